@@ -1,0 +1,264 @@
+{{/*
+Workload templates shared by the five services. Each file under
+templates/<service>/ renders one of these for its service:
+
+  {{ include "switchyard.deployment" (dict "root" $ "component" "gateway") }}
+*/}}
+
+{{/* Deployment of one service. */}}
+{{- define "switchyard.deployment" -}}
+{{- $root := .root -}}
+{{- $component := .component -}}
+{{- $ctx := dict "root" $root "component" $component -}}
+{{- $v := include "switchyard.componentValues" $ctx | fromYaml -}}
+{{- $spec := include "switchyard.componentSpec" $ctx | fromYaml -}}
+{{- $fullname := include "switchyard.componentFullname" $ctx -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ $fullname }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "switchyard.componentLabels" $ctx | nindent 4 }}
+spec:
+  {{- if not $v.autoscaling.enabled }}
+  replicas: {{ $v.replicaCount }}
+  {{- end }}
+  revisionHistoryLimit: {{ $v.revisionHistoryLimit }}
+  {{- with $v.strategy }}
+  strategy:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  selector:
+    matchLabels:
+      {{- include "switchyard.selectorLabels" $ctx | nindent 6 }}
+  template:
+    metadata:
+      annotations:
+        {{- include "switchyard.checksumAnnotations" $root | nindent 8 }}
+        {{- with $v.podAnnotations }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      labels:
+        {{- include "switchyard.componentLabels" $ctx | nindent 8 }}
+        {{- with $v.podLabels }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+    spec:
+      serviceAccountName: {{ include "switchyard.serviceAccountName" $root }}
+      automountServiceAccountToken: {{ $root.Values.serviceAccount.automountServiceAccountToken }}
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.priorityClassName }}
+      priorityClassName: {{ . }}
+      {{- end }}
+      securityContext:
+        {{- include "switchyard.podSecurityContext" $root | nindent 8 }}
+      terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
+      containers:
+        - name: {{ $component }}
+          image: {{ include "switchyard.image" $root }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          command: ["node", "dist/switchyard.mjs"]
+          args: [{{ $component | quote }}]
+          workingDir: /app
+          ports:
+            - name: http
+              containerPort: {{ $root.Values.config.port }}
+              protocol: TCP
+            {{- if $spec.grpcServer }}
+            - name: grpc
+              containerPort: {{ $root.Values.config.grpcPort }}
+              protocol: TCP
+            {{- end }}
+          envFrom:
+            - configMapRef:
+                name: {{ $fullname }}
+            {{- with $v.extraEnvFrom }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          env:
+            {{- include "switchyard.componentSecretEnv" $ctx | nindent 12 }}
+            {{- with $v.extraEnv }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          startupProbe:
+            httpGet:
+              path: /healthz
+              port: http
+            {{- toYaml $v.probes.startup | nindent 12 }}
+          livenessProbe:
+            httpGet:
+              path: /healthz
+              port: http
+            {{- toYaml $v.probes.liveness | nindent 12 }}
+          readinessProbe:
+            httpGet:
+              path: /readyz
+              port: http
+            {{- toYaml $v.probes.readiness | nindent 12 }}
+          lifecycle:
+            preStop:
+              exec:
+                command: ["sleep", {{ $v.preStopSleepSeconds | toString | quote }}]
+          {{- with $v.resources }}
+          resources:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+          securityContext:
+            {{- include "switchyard.containerSecurityContext" $root | nindent 12 }}
+          volumeMounts:
+            - name: tmp
+              mountPath: /tmp
+            {{- if $root.Values.grpcTls.enabled }}
+            - name: grpc-tls
+              mountPath: {{ $root.Values.grpcTls.mountPath }}
+              readOnly: true
+            {{- end }}
+      volumes:
+        - name: tmp
+          emptyDir: {{ if $v.tmpSizeLimit }}{ sizeLimit: {{ $v.tmpSizeLimit }} }{{ else }}{}{{ end }}
+        {{- if $root.Values.grpcTls.enabled }}
+        - name: grpc-tls
+          secret:
+            secretName: {{ required "grpcTls.existingSecret is required when grpcTls.enabled is true" $root.Values.grpcTls.existingSecret }}
+            defaultMode: 0440
+            items:
+              - key: ca.crt
+                path: ca.crt
+              - key: tls.crt
+                path: tls.crt
+              - key: tls.key
+                path: tls.key
+        {{- end }}
+      {{- with $v.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.affinity }}
+      affinity:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $v.topologySpreadConstraints }}
+      topologySpreadConstraints:
+        {{- range . }}
+        {{- $c := deepCopy . }}
+        {{- if not (hasKey $c "labelSelector") }}
+        {{- $_ := set $c "labelSelector" (dict "matchLabels" (include "switchyard.selectorLabels" $ctx | fromYaml)) }}
+        {{- end }}
+        - {{ toYaml $c | indent 10 | trim }}
+        {{- end }}
+      {{- end }}
+{{- end -}}
+
+{{/* Service of one service: http, plus grpc for the gRPC servers. */}}
+{{- define "switchyard.service" -}}
+{{- $root := .root -}}
+{{- $ctx := dict "root" $root "component" .component -}}
+{{- $spec := include "switchyard.componentSpec" $ctx | fromYaml -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "switchyard.componentFullname" $ctx }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "switchyard.componentLabels" $ctx | nindent 4 }}
+  {{- with $root.Values.service.annotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  type: {{ $root.Values.service.type }}
+  selector:
+    {{- include "switchyard.selectorLabels" $ctx | nindent 4 }}
+  ports:
+    - name: http
+      port: {{ $root.Values.service.httpPort }}
+      targetPort: http
+      protocol: TCP
+    {{- if $spec.grpcServer }}
+    - name: grpc
+      port: {{ $root.Values.service.grpcPort }}
+      targetPort: grpc
+      protocol: TCP
+    {{- end }}
+{{- end -}}
+
+{{/* HorizontalPodAutoscaler of one service (when autoscaling.enabled). */}}
+{{- define "switchyard.hpa" -}}
+{{- $root := .root -}}
+{{- $ctx := dict "root" $root "component" .component -}}
+{{- $v := include "switchyard.componentValues" $ctx | fromYaml -}}
+{{- if $v.autoscaling.enabled -}}
+{{- $a := $v.autoscaling -}}
+{{- if not (or $a.targetCPUUtilizationPercentage $a.targetMemoryUtilizationPercentage) -}}
+{{- fail (printf "%s: autoscaling needs targetCPUUtilizationPercentage or targetMemoryUtilizationPercentage" .component) -}}
+{{- end -}}
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: {{ include "switchyard.componentFullname" $ctx }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "switchyard.componentLabels" $ctx | nindent 4 }}
+spec:
+  scaleTargetRef:
+    apiVersion: apps/v1
+    kind: Deployment
+    name: {{ include "switchyard.componentFullname" $ctx }}
+  minReplicas: {{ $a.minReplicas }}
+  maxReplicas: {{ $a.maxReplicas }}
+  metrics:
+    {{- with $a.targetCPUUtilizationPercentage }}
+    - type: Resource
+      resource:
+        name: cpu
+        target:
+          type: Utilization
+          averageUtilization: {{ . }}
+    {{- end }}
+    {{- with $a.targetMemoryUtilizationPercentage }}
+    - type: Resource
+      resource:
+        name: memory
+        target:
+          type: Utilization
+          averageUtilization: {{ . }}
+    {{- end }}
+  {{- with $a.behavior }}
+  behavior:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+{{- end -}}
+
+{{/* PodDisruptionBudget of one service (when pdb.enabled). */}}
+{{- define "switchyard.pdb" -}}
+{{- $root := .root -}}
+{{- $ctx := dict "root" $root "component" .component -}}
+{{- $v := include "switchyard.componentValues" $ctx | fromYaml -}}
+{{- if $v.pdb.enabled -}}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ include "switchyard.componentFullname" $ctx }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "switchyard.componentLabels" $ctx | nindent 4 }}
+spec:
+  {{- if ne (toString $v.pdb.minAvailable) "" }}
+  minAvailable: {{ $v.pdb.minAvailable }}
+  {{- else }}
+  maxUnavailable: {{ required (printf "%s: pdb needs minAvailable or maxUnavailable" .component) $v.pdb.maxUnavailable }}
+  {{- end }}
+  selector:
+    matchLabels:
+      {{- include "switchyard.selectorLabels" $ctx | nindent 6 }}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,172 @@
+import passport from 'passport';
+import { Strategy } from 'passport-strategy';
+import type { Request, RequestHandler } from 'express';
+import { sha256Hex } from './crypto.ts';
+import { Forbidden, Unauthorized } from './errors.ts';
+
+export type ApiKeyKind = 'organisation_admin' | 'workspace_service' | 'workspace_user';
+
+/** Who is calling, as resolved from an API key. */
+export interface Principal {
+  apiKeyId: string;
+  organisationId: string;
+  /** Null for organisation admin keys. */
+  workspaceId: string | null;
+  workspaceSlug: string | null;
+  kind: ApiKeyKind;
+  scopes: string[];
+  /** Epoch milliseconds, or null when the key never expires. */
+  expiresAt: number | null;
+  userId: string | null;
+  name: string;
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      principal?: Principal;
+    }
+  }
+}
+
+export type PrincipalLookup = (keyHash: string) => Promise<Principal | null>;
+
+interface CacheEntry {
+  principal: Principal | null;
+  expiresAt: number;
+}
+
+/**
+ * Keeps resolved keys in memory so the hot path makes no remote call for a known key.
+ * Entries expire after a short TTL and are dropped at once when a change event names them.
+ */
+export class ApiKeyCache {
+  private readonly entries = new Map<string, CacheEntry>();
+  private readonly inflight = new Map<string, Promise<Principal | null>>();
+
+  constructor(
+    private readonly lookup: PrincipalLookup,
+    private readonly options: { ttlMs?: number; negativeTtlMs?: number; maxEntries?: number } = {},
+  ) {}
+
+  async resolve(token: string): Promise<Principal | null> {
+    const hash = sha256Hex(token);
+    const now = Date.now();
+    const cached = this.entries.get(hash);
+    let principal: Principal | null;
+    if (cached && cached.expiresAt > now) {
+      principal = cached.principal;
+    } else {
+      let pending = this.inflight.get(hash);
+      if (!pending) {
+        pending = this.lookup(hash).finally(() => this.inflight.delete(hash));
+        this.inflight.set(hash, pending);
+      }
+      principal = await pending;
+      this.remember(hash, principal);
+    }
+    if (principal?.expiresAt && principal.expiresAt <= now) return null;
+    return principal;
+  }
+
+  invalidate(keyHash: string): void {
+    this.entries.delete(keyHash);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  private remember(hash: string, principal: Principal | null): void {
+    const max = this.options.maxEntries ?? 50_000;
+    if (this.entries.size >= max) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    const ttl = principal ? (this.options.ttlMs ?? 30_000) : (this.options.negativeTtlMs ?? 2_000);
+    this.entries.set(hash, { principal, expiresAt: Date.now() + ttl });
+  }
+}
+
+/** The gateway key: `<prefix>api-key` header first, else `Authorization: Bearer`. */
+export function presentedApiKey(req: Request, headerPrefix: string): string | undefined {
+  const header = req.headers[`${headerPrefix}api-key`];
+  if (typeof header === 'string' && header.length > 0) return header.trim();
+  const authorization = req.headers.authorization;
+  if (authorization && /^bearer\s+/i.test(authorization)) {
+    const token = authorization.replace(/^bearer\s+/i, '').trim();
+    return token.length > 0 ? token : undefined;
+  }
+  return undefined;
+}
+
+class ApiKeyStrategy extends Strategy {
+  name = 'api-key';
+
+  constructor(
+    private readonly cache: ApiKeyCache,
+    private readonly headerPrefix: string,
+  ) {
+    super();
+  }
+
+  override authenticate(req: Request): void {
+    const token = presentedApiKey(req, this.headerPrefix);
+    if (!token || token.length > 512) {
+      this.fail('missing', 401);
+      return;
+    }
+    this.cache.resolve(token).then(
+      (principal) => (principal ? this.success(principal) : this.fail('invalid', 401)),
+      (err: unknown) => this.error(err as Error),
+    );
+  }
+}
+
+export interface ApiKeyAuthOptions {
+  cache: ApiKeyCache;
+  headerPrefix: string;
+}
+
+/** Express middleware: resolves the caller's API key through passport into req.principal. */
+export function apiKeyAuthentication(options: ApiKeyAuthOptions): RequestHandler {
+  const authenticator = new passport.Passport();
+  authenticator.use(new ApiKeyStrategy(options.cache, options.headerPrefix));
+  return (req, res, next) => {
+    if (req.method === 'OPTIONS') {
+      next();
+      return;
+    }
+    authenticator.authenticate('api-key', { session: false }, (err: unknown, principal: Principal | false) => {
+      if (err) return next(err);
+      if (!principal) return next(new Unauthorized('Missing or invalid API key.'));
+      req.principal = principal;
+      next();
+    })(req, res, next);
+  };
+}
+
+export function requirePrincipal(req: Request): Principal {
+  if (!req.principal) throw new Unauthorized();
+  return req.principal;
+}
+
+/** Data-plane and workspace-scoped routes need a key bound to a workspace. */
+export function requireWorkspacePrincipal(req: Request): Principal & { workspaceId: string } {
+  const principal = requirePrincipal(req);
+  if (!principal.workspaceId) {
+    throw new Forbidden('This route needs a workspace API key; organisation admin keys are not bound to a workspace.', {
+      code: 'workspace_key_required',
+    });
+  }
+  return principal as Principal & { workspaceId: string };
+}
+
+export function requireOrganisationAdmin(req: Request): Principal {
+  const principal = requirePrincipal(req);
+  if (principal.kind !== 'organisation_admin') {
+    throw new Forbidden('This route needs an organisation admin API key.', { code: 'admin_key_required' });
+  }
+  return principal;
+}

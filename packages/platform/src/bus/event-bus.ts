@@ -1,0 +1,49 @@
+export interface BusMessage {
+  topic: string;
+  key: string;
+  value: Uint8Array;
+  partition: number;
+  offset: string;
+}
+
+export interface OutgoingMessage {
+  topic: string;
+  key: string;
+  value: Uint8Array;
+}
+
+export type MessageHandler = (message: BusMessage) => Promise<void>;
+
+export interface SubscribeOptions {
+  groupId: string;
+  topics: string[];
+  /** A new consumer group starts at the oldest retained message instead of the newest. */
+  fromBeginning?: boolean;
+  handler: MessageHandler;
+}
+
+export interface Subscription {
+  stop(): Promise<void>;
+}
+
+export interface PublishStats {
+  buffered: number;
+  published: number;
+  dropped: number;
+  failedAttempts: number;
+}
+
+/**
+ * Events between services. publish() never blocks and never throws: messages wait in a
+ * bounded buffer until the broker takes them. Delivery to subscribers is at-least-once,
+ * so handlers must be idempotent.
+ */
+export interface EventBus {
+  publish(message: OutgoingMessage): void;
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  /** Resolves when everything published so far has been accepted, or after timeoutMs. */
+  flush(timeoutMs?: number): Promise<void>;
+  check(): Promise<void>;
+  stats(): PublishStats;
+  close(): Promise<void>;
+}

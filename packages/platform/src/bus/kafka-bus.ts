@@ -1,0 +1,192 @@
+import { Kafka, logLevel, type Consumer, type Producer, type LogEntry } from 'kafkajs';
+import type { Logger } from '../logger.ts';
+import type { EventBus, OutgoingMessage, PublishStats, SubscribeOptions, Subscription } from './event-bus.ts';
+import { PublishBuffer } from './publish-buffer.ts';
+
+export interface KafkaBusOptions {
+  brokers: string[];
+  clientId: string;
+  logger: Logger;
+  maxBuffered?: number;
+}
+
+function kafkaLogger(logger: Logger) {
+  return () =>
+    ({ namespace, level, log }: LogEntry) => {
+      const { message, ...extra } = log;
+      const method = level === logLevel.ERROR ? 'error' : level === logLevel.WARN ? 'warn' : 'debug';
+      // The client reports every broker outage at ERROR; we log it once per attempt ourselves.
+      logger.log(method === 'error' ? 'warn' : method, `kafka: ${message}`, { namespace, ...extra });
+    };
+}
+
+/** Kafka through kafkajs: an idempotent producer behind a bounded buffer, at-least-once consumers. */
+export class KafkaEventBus implements EventBus {
+  private readonly kafka: Kafka;
+  private readonly producer: Producer;
+  private producerConnected: Promise<void> | undefined;
+  private readonly buffer: PublishBuffer;
+  private readonly consumers = new Set<Consumer>();
+  private readonly knownTopics = new Set<string>();
+
+  constructor(private readonly options: KafkaBusOptions) {
+    this.kafka = new Kafka({
+      clientId: options.clientId,
+      brokers: options.brokers,
+      connectionTimeout: 3_000,
+      requestTimeout: 10_000,
+      retry: { initialRetryTime: 100, retries: 3, maxRetryTime: 2_000 },
+      logLevel: logLevel.WARN,
+      logCreator: kafkaLogger(options.logger),
+    });
+    this.producer = this.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: true,
+      retry: { initialRetryTime: 100, retries: 3, maxRetryTime: 2_000 },
+    });
+    this.producer.on(this.producer.events.DISCONNECT, () => {
+      this.producerConnected = undefined;
+    });
+    this.buffer = new PublishBuffer({
+      maxBuffered: options.maxBuffered,
+      send: (batch) => this.send(batch),
+      onError: (err, attempt) => {
+        if (attempt === 1 || attempt % 20 === 0) {
+          options.logger.warn('kafka publish failed; events kept in buffer', {
+            attempt,
+            buffered: this.buffer.stats().buffered,
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+      },
+      onDrop: (message) => options.logger.error('event buffer full; event dropped', { topic: message.topic }),
+    });
+  }
+
+  publish(message: OutgoingMessage): void {
+    this.buffer.push(message);
+  }
+
+  private async connectProducer(): Promise<void> {
+    this.producerConnected ??= this.producer.connect().catch((err: unknown) => {
+      this.producerConnected = undefined;
+      throw err;
+    });
+    await this.producerConnected;
+  }
+
+  private async send(batch: OutgoingMessage[]): Promise<void> {
+    try {
+      await this.connectProducer();
+      await this.ensureTopics(batch.map((m) => m.topic));
+      const byTopic = new Map<string, Array<{ key: string; value: Buffer }>>();
+      for (const m of batch) {
+        const list = byTopic.get(m.topic) ?? [];
+        list.push({ key: m.key, value: Buffer.from(m.value) });
+        byTopic.set(m.topic, list);
+      }
+      await this.producer.sendBatch({
+        acks: -1,
+        topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+      });
+    } catch (err) {
+      // Start from a clean session next time: a broker restart can leave the producer stale.
+      this.producerConnected = undefined;
+      await this.producer.disconnect().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Creates missing topics with the broker's defaults; safe to call repeatedly. */
+  async ensureTopics(topics: string[]): Promise<void> {
+    const missing = [...new Set(topics)].filter((t) => !this.knownTopics.has(t));
+    if (missing.length === 0) return;
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      await admin.createTopics({ topics: missing.map((topic) => ({ topic })), waitForLeaders: true });
+      for (const t of missing) this.knownTopics.add(t);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    await this.ensureTopics(options.topics);
+    const consumer = this.kafka.consumer({
+      groupId: options.groupId,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5_000 },
+    });
+    let stopped = false;
+    consumer.on(consumer.events.CRASH, (event) => {
+      this.options.logger.warn('kafka consumer crashed', {
+        groupId: options.groupId,
+        error: String(event.payload.error),
+        restart: event.payload.restart,
+      });
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
+    await consumer.run({
+      autoCommit: true,
+      eachMessage: async ({ topic, partition, message }) => {
+        let attempt = 0;
+        // At-least-once: the offset is committed only after the handler succeeds.
+        for (;;) {
+          try {
+            await options.handler({
+              topic,
+              partition,
+              offset: message.offset,
+              key: message.key?.toString('utf8') ?? '',
+              value: message.value ?? Buffer.alloc(0),
+            });
+            return;
+          } catch (err) {
+            attempt++;
+            if (stopped) throw err;
+            if (attempt === 1 || attempt % 10 === 0) {
+              this.options.logger.warn('event handler failed; retrying', { topic, attempt, error: String(err) });
+            }
+            await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 50 * 2 ** Math.min(attempt, 7))));
+          }
+        }
+      },
+    });
+    this.consumers.add(consumer);
+    return {
+      stop: async () => {
+        stopped = true;
+        this.consumers.delete(consumer);
+        await consumer.disconnect();
+      },
+    };
+  }
+
+  flush(timeoutMs?: number): Promise<void> {
+    return this.buffer.flush(timeoutMs);
+  }
+
+  async check(): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      await admin.describeCluster();
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  stats(): PublishStats {
+    return this.buffer.stats();
+  }
+
+  async close(timeoutMs = 10_000): Promise<void> {
+    await Promise.all([...this.consumers].map((c) => c.disconnect().catch(() => undefined)));
+    await this.buffer.close(timeoutMs);
+    await this.producer.disconnect().catch(() => undefined);
+  }
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+/** Thrown at start-up when the environment does not satisfy a service's schema. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses the environment once, at start-up. A bad or missing variable is named in the
+ * error so an operator can fix it without reading code.
+ */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+const blankToUndefined = (value: unknown) => (value === '' ? undefined : value);
+
+export const env = {
+  string: (fallback?: string) =>
+    fallback === undefined
+      ? z.preprocess(blankToUndefined, z.string())
+      : z.preprocess(blankToUndefined, z.string().default(fallback)),
+  optionalString: () => z.preprocess(blankToUndefined, z.string().optional()),
+  port: (fallback: number) => z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65535).default(fallback)),
+  int: (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+    z.preprocess(blankToUndefined, z.coerce.number().int().min(min).max(max).default(fallback)),
+  bool: (fallback: boolean) =>
+    z.preprocess(
+      blankToUndefined,
+      z
+        .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], { message: 'expected true or false' })
+        .default(fallback ? 'true' : 'false')
+        .transform((v) => ['true', '1', 'yes', 'on'].includes(v)),
+    ),
+  list: () =>
+    z.preprocess(
+      blankToUndefined,
+      z
+        .string()
+        .default('')
+        .transform((v) =>
+          v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        ),
+    ),
+  url: () => z.preprocess(blankToUndefined, z.url()),
+  logLevel: () => z.preprocess(blankToUndefined, z.enum(['error', 'warn', 'info', 'http', 'debug']).default('info')),
+};
+
+/** Settings every service process reads. */
+export const baseEnvSchema = z.object({
+  NODE_ENV: env.string('development'),
+  LOG_LEVEL: env.logLevel(),
+  HOST: env.string('0.0.0.0'),
+  PORT: env.port(8080),
+  SHUTDOWN_GRACE_MS: env.int(10_000, 0, 600_000),
+  GRPC_AUTH_TOKEN: env.optionalString(),
+  GRPC_TLS_CA_FILE: env.optionalString(),
+  GRPC_TLS_CERT_FILE: env.optionalString(),
+  GRPC_TLS_KEY_FILE: env.optionalString(),
+});
+export type BaseEnv = z.output<typeof baseEnvSchema>;

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
+import { requestContext } from './context.ts';
+import { AppError, BadRequest, NotFound, PayloadTooLarge, toAppError } from './errors.ts';
+import type { Logger } from './logger.ts';
+import type { Metrics } from './metrics.ts';
+
+export type ReadinessCheck = () => Promise<void>;
+
+export interface HttpAppOptions {
+  service: string;
+  logger: Logger;
+  metrics: Metrics;
+  readiness: Record<string, ReadinessCheck>;
+  /** Mounted in order, after health endpoints. */
+  routers: Array<{ prefix?: string; router: Router | RequestHandler }>;
+  isStopping?: () => boolean;
+}
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/** Reads and validates a JSON body; malformed JSON becomes a 400, oversize a 413. */
+export function jsonBody(limit = '10mb'): RequestHandler {
+  return express.json({ limit, type: ['application/json', 'application/*+json'] });
+}
+
+export function requestIdMiddleware(): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.header(REQUEST_ID_HEADER);
+    const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    res.setHeader(REQUEST_ID_HEADER, requestId);
+    requestContext.run({ requestId }, next);
+  };
+}
+
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const appError = translateFrameworkError(err) ?? toAppError(err);
+    if (appError.status >= 500) {
+      logger.error('request failed', { method: req.method, path: req.path, status: appError.status, error: err });
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+    res.status(appError.status).json(appError.toBody());
+  };
+}
+
+/** body-parser errors carry a `type`; map them onto the error vocabulary. */
+function translateFrameworkError(err: unknown): AppError | undefined {
+  if (!err || typeof err !== 'object' || err instanceof AppError) return undefined;
+  const e = err as { type?: string; status?: number; message?: string };
+  switch (e.type) {
+    case 'entity.parse.failed':
+      return new BadRequest(`Request body is not valid JSON: ${e.message ?? ''}`.trim(), { code: 'invalid_json' });
+    case 'entity.too.large':
+      return new PayloadTooLarge('Request body is too large.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new BadRequest('Unsupported request body encoding.');
+    case 'request.aborted':
+      return new BadRequest('Request was aborted by the client.');
+  }
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    return new AppError(e.status, 'invalid_request_error', e.message ?? 'Bad request.');
+  }
+  return undefined;
+}
+
+/** Health, readiness, metrics, request ids, access metrics, routers, one error handler. */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(requestIdMiddleware());
+  app.use((req, res, next) => {
+    const end = options.metrics.httpDuration.startTimer({ service: options.service, method: req.method });
+    res.on('finish', () => {
+      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      end({ route });
+      options.metrics.httpRequests.inc({
+        service: options.service,
+        method: req.method,
+        route,
+        status: String(res.statusCode),
+      });
+    });
+    next();
+  });
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    if (options.isStopping?.()) {
+      res.status(503).json({ status: 'stopping' });
+      return;
+    }
+    const results = await checkReadiness(options.readiness);
+    res.status(results.ok ? 200 : 503).json({ status: results.ok ? 'ready' : 'not_ready', checks: results.checks });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('content-type', options.metrics.registry.contentType);
+    res.send(await options.metrics.registry.metrics());
+  });
+  for (const { prefix, router } of options.routers) {
+    if (prefix) app.use(prefix, router);
+    else app.use(router);
+  }
+  app.use((req, _res, next) => next(new NotFound(`No route for ${req.method} ${req.path}.`)));
+  app.use(errorMiddleware(options.logger));
+  return app;
+}
+
+export async function checkReadiness(
+  checks: Record<string, ReadinessCheck>,
+): Promise<{ ok: boolean; checks: Record<string, string> }> {
+  const entries = await Promise.all(
+    Object.entries(checks).map(async ([name, check]) => {
+      try {
+        await withTimeout(check(), 2000, `${name} readiness check timed out`);
+        return [name, 'ok'] as const;
+      } catch (err) {
+        return [name, err instanceof Error ? err.message : String(err)] as const;
+      }
+    }),
+  );
+  return { ok: entries.every(([, v]) => v === 'ok'), checks: Object.fromEntries(entries) };
+}
+
+export function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(message)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Listens and returns a close() that stops accepting, lets in-flight requests finish, then ends idle sockets. */
+export async function listen(
+  app: Express | ((req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void),
+  host: string,
+  port: number,
+): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
+  const { createServer } = await import('node:http');
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, app);
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  return {
+    server,
+    port: actualPort,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}

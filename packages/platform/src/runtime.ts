@@ -1,0 +1,224 @@
+import type { Router } from 'express';
+import type { DataSource, EntitySchema, MigrationInterface } from 'typeorm';
+import { z } from 'zod';
+import { admin, identity, policy } from '@switchyard/proto';
+import type { EventBus } from './bus/event-bus.ts';
+import { KafkaEventBus } from './bus/kafka-bus.ts';
+import { baseEnvSchema, env, loadConfig } from './config.ts';
+import { createGrpcClient, checkGrpcHealth, GrpcServer, type GrpcSecurity, type ServiceClient } from './grpc.ts';
+import { createHttpApp, listen, type ReadinessCheck } from './http.ts';
+import type { KeyValueStore } from './kv/key-value-store.ts';
+import { RedisKeyValueStore } from './kv/redis-store.ts';
+import { Lifecycle } from './lifecycle.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createMetrics, type Metrics } from './metrics.ts';
+import type { ServiceName } from './routes.ts';
+import { checkDataSource, createDataSource, migrate } from './store/data-source.ts';
+
+export interface Clients {
+  identity: ServiceClient<typeof identity.IdentityService>;
+  integrations: ServiceClient<typeof admin.IntegrationService>;
+  policy: ServiceClient<typeof policy.PolicyService>;
+}
+export type ClientName = keyof Clients;
+
+/** Which service serves each client, and the variable holding its address in distributed mode. */
+export const clientTargets: Record<ClientName, { service: ServiceName; addressVariable: string }> = {
+  identity: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
+  integrations: { service: 'admin', addressVariable: 'ADMIN_GRPC_ADDRESS' },
+  policy: { service: 'policy', addressVariable: 'POLICY_GRPC_ADDRESS' },
+};
+
+const clientServices = {
+  identity: identity.IdentityService,
+  integrations: admin.IntegrationService,
+  policy: policy.PolicyService,
+} as const;
+
+export interface ServiceDeps {
+  logger: Logger;
+  metrics: Metrics;
+  env: NodeJS.ProcessEnv;
+  db?: DataSource;
+  bus?: EventBus;
+  kv?: KeyValueStore;
+  clients: Partial<Clients>;
+}
+
+export interface ServiceInstance {
+  router?: Router;
+  grpc?: (server: GrpcServer) => void;
+  readiness?: Record<string, ReadinessCheck>;
+  /** Runs after the servers listen, e.g. to start consumers. */
+  start?(): Promise<void>;
+  stop?(): Promise<void>;
+}
+
+export interface DatabaseNeeds {
+  schema: string;
+  entities: EntitySchema[];
+  migrations: Array<new () => MigrationInterface>;
+}
+
+/** What a service needs and how to build it; runners supply real or embedded adapters. */
+export interface ServiceDefinition {
+  name: ServiceName;
+  database?: DatabaseNeeds;
+  bus?: boolean;
+  kv?: boolean;
+  clients?: ClientName[];
+  create(deps: ServiceDeps): Promise<ServiceInstance>;
+}
+
+export function need<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`service wiring error: ${what} was not provided`);
+  return value;
+}
+
+export function grpcSecurityFrom(config: {
+  GRPC_AUTH_TOKEN?: string | undefined;
+  GRPC_TLS_CA_FILE?: string | undefined;
+  GRPC_TLS_CERT_FILE?: string | undefined;
+  GRPC_TLS_KEY_FILE?: string | undefined;
+}): GrpcSecurity {
+  const { GRPC_TLS_CA_FILE: caFile, GRPC_TLS_CERT_FILE: certFile, GRPC_TLS_KEY_FILE: keyFile } = config;
+  return {
+    authToken: config.GRPC_AUTH_TOKEN,
+    tls: caFile && certFile && keyFile ? { caFile, certFile, keyFile } : undefined,
+  };
+}
+
+export function createClients(
+  names: ClientName[],
+  addressOf: (name: ClientName) => string,
+  security: GrpcSecurity,
+): { clients: Partial<Clients>; readiness: Record<string, ReadinessCheck>; close(): void } {
+  const clients: Record<string, { close(): void }> = {};
+  const readiness: Record<string, ReadinessCheck> = {};
+  for (const name of names) {
+    const target = clientTargets[name].service;
+    const options = { address: addressOf(name), target, security };
+    clients[name] = createGrpcClient(clientServices[name] as never, options) as { close(): void };
+    readiness[target] = () => checkGrpcHealth(options);
+  }
+  return {
+    clients: clients as Partial<Clients>,
+    readiness,
+    close: () => Object.values(clients).forEach((c) => c.close()),
+  };
+}
+
+function standaloneSchema(definition: ServiceDefinition) {
+  const required = (needed: boolean | undefined, schema: z.ZodType) => (needed ? schema : schema.optional());
+  const clientAddresses = Object.fromEntries(
+    (Object.keys(clientTargets) as ClientName[]).map((name) => [
+      clientTargets[name].addressVariable,
+      required(definition.clients?.includes(name), env.string()),
+    ]),
+  );
+  return baseEnvSchema.extend({
+    DATABASE_URL: required(!!definition.database, env.url()),
+    DB_POOL_SIZE: env.int(12, 1, 500),
+    MIGRATE_ON_START: env.bool(false),
+    KAFKA_BROKERS: definition.bus ? env.list().refine((l) => l.length > 0, 'at least one broker') : env.list(),
+    KAFKA_CLIENT_ID: env.string(`switchyard-${definition.name}`),
+    REDIS_URL: required(definition.kv, env.url()),
+    GRPC_HOST: env.string('0.0.0.0'),
+    GRPC_PORT: env.port(50051),
+    ...clientAddresses,
+  });
+}
+
+/** Runs one service as its own process on real Postgres, Kafka and Redis. */
+export async function runStandalone(definition: ServiceDefinition, processEnv = process.env): Promise<void> {
+  const config = loadConfig(standaloneSchema(definition), processEnv) as Record<string, unknown> &
+    z.output<typeof baseEnvSchema> & {
+      DATABASE_URL?: string;
+      DB_POOL_SIZE: number;
+      MIGRATE_ON_START: boolean;
+      KAFKA_BROKERS: string[];
+      KAFKA_CLIENT_ID: string;
+      REDIS_URL?: string;
+      GRPC_HOST: string;
+      GRPC_PORT: number;
+    };
+  const logger = createLogger(definition.name, config.LOG_LEVEL);
+  const metrics = createMetrics();
+  const lifecycle = new Lifecycle(logger, config.SHUTDOWN_GRACE_MS);
+  lifecycle.handleSignals();
+  const security = grpcSecurityFrom(config);
+  const readiness: Record<string, ReadinessCheck> = {};
+
+  let db: DataSource | undefined;
+  if (definition.database && config.DATABASE_URL) {
+    const database = definition.database;
+    const dataSource = createDataSource({ url: config.DATABASE_URL, poolSize: config.DB_POOL_SIZE, logger, ...database });
+    db = dataSource;
+    if (config.MIGRATE_ON_START) await migrate(dataSource, database.schema, logger);
+    else await dataSource.initialize();
+    lifecycle.onStop('database', () => dataSource.destroy());
+    readiness.database = () => checkDataSource(dataSource);
+  }
+  let bus: EventBus | undefined;
+  if (definition.bus) {
+    const kafka = new KafkaEventBus({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
+    bus = kafka;
+    lifecycle.onStop('kafka', () => kafka.close(config.SHUTDOWN_GRACE_MS));
+    readiness.kafka = () => kafka.check();
+  }
+  let kv: KeyValueStore | undefined;
+  if (definition.kv && config.REDIS_URL) {
+    const redis = new RedisKeyValueStore(config.REDIS_URL, logger);
+    await redis.connect();
+    kv = redis;
+    lifecycle.onStop('redis', () => redis.close());
+    readiness.redis = () => redis.check();
+  }
+  const clientSet = createClients(
+    definition.clients ?? [],
+    (name) => String(config[clientTargets[name].addressVariable]),
+    security,
+  );
+  lifecycle.onStop('grpc clients', () => clientSet.close());
+  Object.assign(readiness, clientSet.readiness);
+
+  const instance = await definition.create({ logger, metrics, env: processEnv, db, bus, kv, clients: clientSet.clients });
+  lifecycle.onStop('service', () => instance.stop?.());
+  Object.assign(readiness, instance.readiness);
+
+  if (instance.grpc) {
+    const grpcServer = new GrpcServer({ logger, security });
+    instance.grpc(grpcServer);
+    const port = await grpcServer.listen(config.GRPC_HOST, config.GRPC_PORT);
+    lifecycle.onStop('grpc server', () => grpcServer.close());
+    logger.info('grpc listening', { host: config.GRPC_HOST, port });
+  }
+  const app = createHttpApp({
+    service: definition.name,
+    logger,
+    metrics,
+    readiness,
+    routers: instance.router ? [{ router: instance.router }] : [],
+    isStopping: () => lifecycle.isStopping,
+  });
+  const http = await listen(app, config.HOST, config.PORT);
+  lifecycle.onStop('http server', http.close);
+  logger.info('http listening', { host: config.HOST, port: http.port });
+  await instance.start?.();
+}
+
+/** Applies every service's migrations to DATABASE_URL, then returns (the Helm pre-install Job). */
+export async function runMigrations(definitions: ServiceDefinition[], processEnv = process.env): Promise<void> {
+  const config = loadConfig(baseEnvSchema.extend({ DATABASE_URL: env.url() }), processEnv);
+  const logger = createLogger('migrate', config.LOG_LEVEL);
+  for (const definition of definitions) {
+    if (!definition.database) continue;
+    const dataSource = createDataSource({ url: config.DATABASE_URL, poolSize: 1, logger, ...definition.database });
+    try {
+      await migrate(dataSource, definition.database.schema, logger);
+    } finally {
+      if (dataSource.isInitialized) await dataSource.destroy();
+    }
+  }
+  logger.info('migrations complete');
+}

@@ -1,0 +1,46 @@
+import { DataSource, type EntitySchema, type MixedList } from 'typeorm';
+import type { Logger } from '../logger.ts';
+
+export interface StoreOptions {
+  url: string;
+  /** Each service owns one Postgres schema; its tables and migration history live there. */
+  schema: string;
+  entities: EntitySchema[];
+  migrations: MixedList<new () => unknown>;
+  poolSize: number;
+  logger: Logger;
+}
+
+/** A TypeORM data source over `pg`. Schema changes only through migrations, never synchronize. */
+export function createDataSource(options: StoreOptions): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: options.url,
+    schema: options.schema,
+    entities: options.entities,
+    migrations: options.migrations as MixedList<string | (new () => never)>,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+    extra: {
+      max: options.poolSize,
+      connectionTimeoutMillis: 5_000,
+      idleTimeoutMillis: 30_000,
+      application_name: `switchyard-${options.schema}`,
+    },
+  });
+}
+
+/** Connects, creates the service's schema if missing, and applies pending migrations. */
+export async function migrate(dataSource: DataSource, schema: string, logger: Logger): Promise<void> {
+  if (!dataSource.isInitialized) await dataSource.initialize();
+  await dataSource.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`);
+  const applied = await dataSource.runMigrations({ transaction: 'each' });
+  if (applied.length > 0) logger.info('migrations applied', { schema, migrations: applied.map((m) => m.name) });
+}
+
+export async function checkDataSource(dataSource: DataSource): Promise<void> {
+  await dataSource.query('SELECT 1');
+}

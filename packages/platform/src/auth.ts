@@ -163,10 +163,8 @@ export function requireWorkspacePrincipal(req: Request): Principal & { workspace
   return principal as Principal & { workspaceId: string };
 }
 
-export function requireOrganisationAdmin(req: Request): Principal {
-  const principal = requirePrincipal(req);
+export function assertOrganisationAdmin(principal: Principal): void {
   if (principal.kind !== 'organisation_admin') {
-    throw new Forbidden('This route needs an organisation admin API key.', { code: 'admin_key_required' });
+    throw new Forbidden('This operation needs an organisation admin API key.', { code: 'admin_key_required' });
   }
-  return principal;
 }

@@ -19,3 +19,5 @@ export * from './kv/memory-store.ts';
 export * from './kv/redis-store.ts';
 export * from './store/data-source.ts';
 export * from './store/embedded-postgres.ts';
+export * from './validation.ts';
+export * from './identity.ts';

@@ -61,13 +61,13 @@ export interface DatabaseNeeds {
 }
 
 /** What a service needs and how to build it; runners supply real or embedded adapters. */
-export interface ServiceDefinition {
+export interface ServiceDefinition<I extends ServiceInstance = ServiceInstance> {
   name: ServiceName;
   database?: DatabaseNeeds;
   bus?: boolean;
   kv?: boolean;
   clients?: ClientName[];
-  create(deps: ServiceDeps): Promise<ServiceInstance>;
+  create(deps: ServiceDeps): Promise<I>;
 }
 
 export function need<T>(value: T | undefined, what: string): T {

@@ -22,6 +22,12 @@ export class MemoryKeyValueStore implements KeyValueStore {
     this.entries.set(key, { value, expiresAt: ttlMs ? this.now() + ttlMs : Infinity });
   }
 
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    if (this.live(key)) return false;
+    this.entries.set(key, { value, expiresAt: this.now() + ttlMs });
+    return true;
+  }
+
   async delete(key: string): Promise<void> {
     this.entries.delete(key);
   }

@@ -47,6 +47,14 @@ export class RedisKeyValueStore implements KeyValueStore {
     await this.client.set(this.prefix + key, value, ttlMs ? { expiration: { type: 'PX', value: ttlMs } } : undefined);
   }
 
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const result = await this.client.set(this.prefix + key, value, {
+      condition: 'NX',
+      expiration: { type: 'PX', value: ttlMs },
+    });
+    return result === 'OK';
+  }
+
   async delete(key: string): Promise<void> {
     await this.client.del(this.prefix + key);
   }

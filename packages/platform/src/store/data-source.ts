@@ -44,3 +44,8 @@ export async function migrate(dataSource: DataSource, schema: string, logger: Lo
 export async function checkDataSource(dataSource: DataSource): Promise<void> {
   await dataSource.query('SELECT 1');
 }
+
+/** True when a write failed on a unique constraint (Postgres error 23505). */
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { driverError?: { code?: string } }).driverError?.code === '23505';
+}

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { identity } from '@switchyard/proto';
+import type { ApiKeyCache, ApiKeyKind, Principal, PrincipalLookup } from './auth.ts';
+import type { EventBus, Subscription } from './bus/event-bus.ts';
+import { Topics, subscribeEvents } from './events.ts';
+import type { ServiceClient } from './grpc.ts';
+import type { Logger } from './logger.ts';
+import { events } from '@switchyard/proto';
+
+const kinds: Record<number, ApiKeyKind> = {
+  [identity.ApiKeyKind.ORGANISATION_ADMIN]: 'organisation_admin',
+  [identity.ApiKeyKind.WORKSPACE_SERVICE]: 'workspace_service',
+  [identity.ApiKeyKind.WORKSPACE_USER]: 'workspace_user',
+};
+
+export function principalFromProto(p: identity.ApiKeyPrincipal): Principal | null {
+  const kind = kinds[p.kind];
+  if (!kind) return null;
+  const expiresAt = Number(p.expiresAtMs);
+  return {
+    apiKeyId: p.apiKeyId,
+    organisationId: p.organisationId,
+    workspaceId: p.workspaceId || null,
+    workspaceSlug: p.workspaceSlug || null,
+    kind,
+    scopes: p.scopes,
+    expiresAt: expiresAt > 0 ? expiresAt : null,
+    userId: p.userId || null,
+    name: p.name,
+  };
+}
+
+/** Resolves key hashes through control-plane's IdentityService. */
+export function remotePrincipalLookup(client: ServiceClient<typeof identity.IdentityService>): PrincipalLookup {
+  return async (keyHash) => {
+    const response = await client.resolveApiKey({ keyHash }, { deadlineMs: 2_000 });
+    return response.principal ? principalFromProto(response.principal) : null;
+  };
+}
+
+/**
+ * Every instance sees every change (a consumer group of its own), so each drops stale
+ * entries from its own caches.
+ */
+export function onChanges(
+  bus: EventBus,
+  logger: Logger,
+  service: string,
+  handler: (change: events.ChangeEvent) => void,
+): Promise<Subscription> {
+  return subscribeEvents(bus, logger, {
+    groupId: `${service}.changes.${randomUUID()}`,
+    topic: Topics.changes,
+    schema: events.ChangeEventSchema,
+    fromBeginning: false,
+    handler: async (change) => handler(change),
+  });
+}
+
+export function invalidateApiKeys(cache: ApiKeyCache): (change: events.ChangeEvent) => void {
+  return (change) => {
+    if (change.entity === 'api_key' && change.cacheKey) cache.invalidate(change.cacheKey);
+  };
+}

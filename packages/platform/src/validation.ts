@@ -1,0 +1,53 @@
+import type { z } from 'zod';
+import { BadRequest } from './errors.ts';
+
+/** `messages[2].content` style path of a validation issue. */
+export function paramPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.reduce<string>((out, part) => {
+    if (typeof part === 'number') return `${out}[${part}]`;
+    return out ? `${out}.${String(part)}` : String(part);
+  }, '');
+}
+
+/** Parses untrusted input; the first problem becomes a 400 that names the parameter. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where = 'body'): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const param = paramPath(issue.path);
+  const message = param ? `Invalid ${where} parameter '${param}': ${issue.message}` : `Invalid ${where}: ${issue.message}`;
+  throw new BadRequest(message, { param: param || null, code: 'invalid_parameter' });
+}
+
+export interface PageQuery {
+  offset: number;
+  limit: number;
+  page: number;
+  pageSize: number;
+}
+
+/** `current_page` (from 0) and `page_size` (1 to 1000, default 100), as list endpoints take them. */
+export function parsePage(query: Record<string, unknown>): PageQuery {
+  const read = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = query[name];
+    if (raw === undefined || raw === '') return fallback;
+    const n = Number(raw);
+    if (typeof raw !== 'string' || !Number.isInteger(n) || n < min || n > max) {
+      throw new BadRequest(`Query parameter '${name}' must be an integer from ${min} to ${max}.`, { param: name });
+    }
+    return n;
+  };
+  const page = read('current_page', 0, 0, 1_000_000);
+  const pageSize = read('page_size', 100, 1, 1000);
+  return { page, pageSize, offset: page * pageSize, limit: pageSize };
+}
+
+export interface ListBody<T> {
+  object: 'list';
+  total: number;
+  data: T[];
+}
+
+export function listBody<T>(data: T[], total: number): ListBody<T> {
+  return { object: 'list', total, data };
+}

@@ -1,0 +1,118 @@
+import {
+  assertOrganisationAdmin,
+  Forbidden,
+  NotFound,
+  maskSecret,
+  publishChange,
+  type EventBus,
+  type Logger,
+  type PageQuery,
+  type Principal,
+  type SecretBox,
+} from '@switchyard/platform';
+import { events } from '@switchyard/proto';
+import type { IntegrationRepository } from '../store/integration.repository.ts';
+import type { Integration, IntegrationConfigurations } from '../store/entities.ts';
+import { knownProviders, type ProviderId } from './providers.ts';
+
+export interface CreateIntegrationInput {
+  name: string;
+  slug?: string | undefined;
+  provider: ProviderId;
+  key?: string | undefined;
+  description?: string | undefined;
+  workspaceId?: string | undefined;
+  configurations: IntegrationConfigurations;
+}
+
+export interface DecryptedIntegration {
+  integration: Integration;
+  apiKey: string;
+}
+
+/** Integrations hold provider credentials; the key is encrypted before it reaches the database. */
+export class IntegrationService {
+  constructor(
+    private readonly repo: IntegrationRepository,
+    private readonly secrets: SecretBox,
+    private readonly bus: EventBus,
+    private readonly logger: Logger,
+  ) {}
+
+  async create(principal: Principal, input: CreateIntegrationInput): Promise<Integration> {
+    assertOrganisationAdmin(principal);
+    return this.repo.insert({
+      organisationId: principal.organisationId,
+      workspaceId: input.workspaceId ?? null,
+      slug: input.slug ?? input.name.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').slice(0, 63),
+      name: input.name,
+      description: input.description ?? null,
+      provider: input.provider,
+      encryptedKey: input.key ? this.secrets.encrypt(input.key) : null,
+      configurations: input.configurations,
+    });
+  }
+
+  async get(principal: Principal, slug: string): Promise<Integration> {
+    const integration = await this.repo.findLive(principal.organisationId, slug, principal.workspaceId);
+    if (!integration) throw new NotFound(`Integration '${slug}' not found.`);
+    return integration;
+  }
+
+  list(principal: Principal, page: PageQuery): Promise<[Integration[], number]> {
+    return this.repo.list(principal.organisationId, page, principal.workspaceId);
+  }
+
+  /** Archives the integration; gateways drop cached credentials on the change event. */
+  async delete(principal: Principal, slug: string): Promise<void> {
+    assertOrganisationAdmin(principal);
+    const integration = await this.get(principal, slug);
+    await this.repo.archive(integration.id);
+    publishChange(this.bus, {
+      entity: 'integration',
+      entityId: integration.id,
+      organisationId: integration.organisationId,
+      workspaceId: integration.workspaceId ?? '',
+      action: events.ChangeAction.DELETED,
+      cacheKey: `${integration.organisationId}:${integration.slug}`,
+    });
+  }
+
+  maskedKey(integration: Integration): string | null {
+    return integration.encryptedKey ? maskSecret(this.secrets.decrypt(integration.encryptedKey)) : null;
+  }
+
+  /** For the gateway only, over the authenticated service channel. */
+  async credentials(organisationId: string, workspaceId: string, slug: string): Promise<DecryptedIntegration | null> {
+    const integration = await this.repo.findLive(organisationId, slug, workspaceId || null);
+    if (!integration) return null;
+    return {
+      integration,
+      apiKey: integration.encryptedKey ? this.secrets.decrypt(integration.encryptedKey) : '',
+    };
+  }
+
+  /** All-in-one convenience: a provider key in the environment becomes a ready integration. */
+  async seedFromEnvironment(organisationId: string, processEnv: NodeJS.ProcessEnv): Promise<string[]> {
+    const seeded: string[] = [];
+    for (const [provider, source] of Object.entries(knownProviders)) {
+      const key = source.envKey ? processEnv[source.envKey] : undefined;
+      if (!key) continue;
+      if (await this.repo.findLive(organisationId, provider, null)) continue;
+      const baseUrl = source.envBaseUrl ? processEnv[source.envBaseUrl] : undefined;
+      await this.repo.insert({
+        organisationId,
+        workspaceId: null,
+        slug: provider,
+        name: `${provider} (from ${source.envKey})`,
+        description: `Created from the ${source.envKey} environment variable.`,
+        provider,
+        encryptedKey: this.secrets.encrypt(key),
+        configurations: baseUrl ? { custom_host: baseUrl } : {},
+      });
+      seeded.push(provider);
+      this.logger.info('integration created from environment', { provider, slug: provider });
+    }
+    return seeded;
+  }
+}

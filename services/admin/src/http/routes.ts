@@ -1,0 +1,52 @@
+import { Router } from 'express';
+import {
+  apiKeyAuthentication,
+  jsonBody,
+  listBody,
+  parseInput,
+  parsePage,
+  requirePrincipal,
+  type ApiKeyCache,
+} from '@switchyard/platform';
+import type { IntegrationService } from '../domain/integration.service.ts';
+import { presentIntegration, presentIntegrationDetail } from './presenters.ts';
+import { createIntegrationBody, slugParam } from './schemas.ts';
+
+function integrationsRouter(integrations: IntegrationService): Router {
+  const router = Router();
+  router.post('/', async (req, res) => {
+    const body = parseInput(createIntegrationBody, req.body);
+    const integration = await integrations.create(requirePrincipal(req), {
+      name: body.name,
+      slug: body.slug,
+      provider: body.ai_provider_id,
+      key: body.key,
+      description: body.description,
+      workspaceId: body.workspace_id,
+      configurations: body.configurations,
+    });
+    res.json({ id: integration.id, slug: integration.slug });
+  });
+  router.get('/', async (req, res) => {
+    const [list, total] = await integrations.list(requirePrincipal(req), parsePage(req.query));
+    res.json(listBody(list.map(presentIntegration), total));
+  });
+  router.get('/:slug', async (req, res) => {
+    const integration = await integrations.get(requirePrincipal(req), parseInput(slugParam, req.params.slug, 'path'));
+    res.json(presentIntegrationDetail(integration, integrations.maskedKey(integration)));
+  });
+  router.delete('/:slug', async (req, res) => {
+    await integrations.delete(requirePrincipal(req), parseInput(slugParam, req.params.slug, 'path'));
+    res.json({});
+  });
+  return router;
+}
+
+export function adminRouter(integrations: IntegrationService, keys: ApiKeyCache, headerPrefix: string): Router {
+  const router = Router();
+  const authenticated = [apiKeyAuthentication({ cache: keys, headerPrefix }), jsonBody('1mb')];
+  const integrationRoutes = integrationsRouter(integrations);
+  router.use('/admin/v2/integrations', ...authenticated, integrationRoutes);
+  router.use('/v1/integrations', ...authenticated, integrationRoutes);
+  return router;
+}

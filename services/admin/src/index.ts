@@ -1,0 +1,1 @@
+export { adminService, type Admin } from './service.ts';

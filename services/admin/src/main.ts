@@ -1,0 +1,4 @@
+import { runStandalone } from '@switchyard/platform';
+import { adminService } from './service.ts';
+
+await runStandalone(adminService);

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import {
+  ApiKeyCache,
+  SecretBox,
+  env,
+  invalidateApiKeys,
+  loadConfig,
+  need,
+  onChanges,
+  remotePrincipalLookup,
+  type ServiceDefinition,
+  type ServiceInstance,
+} from '@switchyard/platform';
+import { admin } from '@switchyard/proto';
+import { IntegrationService } from './domain/integration.service.ts';
+import { integrationHandlers } from './grpc/integration.handlers.ts';
+import { adminRouter } from './http/routes.ts';
+import { SCHEMA, entities } from './store/entities.ts';
+import { IntegrationRepository } from './store/integration.repository.ts';
+import { Init1763700000001 } from './store/migrations/1763700000001-init.ts';
+
+const configSchema = z.object({
+  SWITCHYARD_ENCRYPTION_KEY: env.string().refine((v) => {
+    try {
+      new SecretBox(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be 32 bytes, base64 or hex'),
+  HEADER_PREFIX: env.string('x-vendor-'),
+});
+
+export interface Admin extends ServiceInstance {
+  seedIntegrationsFromEnvironment(organisationId: string): Promise<string[]>;
+}
+
+/** Integrations (provider credentials) and organisation settings. */
+export const adminService: ServiceDefinition<Admin> = {
+  name: 'admin',
+  database: { schema: SCHEMA, entities, migrations: [Init1763700000001] },
+  bus: true,
+  clients: ['identity'],
+  async create({ db, bus, clients, env: processEnv, logger }) {
+    const config = loadConfig(configSchema, processEnv);
+    const events = need(bus, 'event bus');
+    const integrations = new IntegrationService(
+      new IntegrationRepository(need(db, 'database').manager),
+      new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY),
+      events,
+      logger,
+    );
+    const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
+    return {
+      router: adminRouter(integrations, keys, config.HEADER_PREFIX),
+      grpc: (server) => server.add(admin.IntegrationService, integrationHandlers(integrations)),
+      seedIntegrationsFromEnvironment: (organisationId) => integrations.seedFromEnvironment(organisationId, processEnv),
+      async start() {
+        await onChanges(events, logger, 'admin', invalidateApiKeys(keys));
+      },
+    };
+  },
+};

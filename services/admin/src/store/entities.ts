@@ -1,0 +1,49 @@
+import { EntitySchema } from 'typeorm';
+
+export const SCHEMA = 'admin';
+
+export type IntegrationStatus = 'active' | 'archived';
+
+/** Non-secret provider settings; secrets live only in `encryptedKey`. */
+export interface IntegrationConfigurations {
+  custom_host?: string;
+  api_version?: string;
+  headers?: Record<string, string>;
+}
+
+export interface Integration {
+  id: string;
+  organisationId: string;
+  /** Null when every workspace of the organisation may use it. */
+  workspaceId: string | null;
+  slug: string;
+  name: string;
+  description: string | null;
+  provider: string;
+  encryptedKey: string | null;
+  configurations: IntegrationConfigurations;
+  status: IntegrationStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const IntegrationEntity = new EntitySchema<Integration>({
+  name: 'Integration',
+  tableName: 'integrations',
+  columns: {
+    id: { type: 'uuid', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    workspaceId: { name: 'workspace_id', type: 'uuid', nullable: true },
+    slug: { type: 'text' },
+    name: { type: 'text' },
+    description: { type: 'text', nullable: true },
+    provider: { type: 'text' },
+    encryptedKey: { name: 'encrypted_key', type: 'text', nullable: true },
+    configurations: { type: 'jsonb' },
+    status: { type: 'text' },
+    createdAt: { name: 'created_at', type: 'timestamptz', createDate: true },
+    updatedAt: { name: 'updated_at', type: 'timestamptz', updateDate: true },
+  },
+});
+
+export const entities = [IntegrationEntity];

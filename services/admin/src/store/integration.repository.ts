@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import { IsNull, type EntityManager } from 'typeorm';
+import { Conflict, isUniqueViolation } from '@switchyard/platform';
+import { IntegrationEntity, type Integration } from './entities.ts';
+
+export class IntegrationRepository {
+  constructor(private readonly manager: EntityManager) {}
+
+  async insert(input: Omit<Integration, 'id' | 'createdAt' | 'updatedAt' | 'status'>): Promise<Integration> {
+    const now = new Date();
+    const integration: Integration = { id: randomUUID(), status: 'active', createdAt: now, updatedAt: now, ...input };
+    try {
+      await this.manager.getRepository(IntegrationEntity).insert(integration);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new Conflict(`An integration with slug "${input.slug}" already exists.`, { param: 'slug' });
+      throw err;
+    }
+    return integration;
+  }
+
+  /** The live integration with this slug that the workspace (or, with null, the organisation) may use. */
+  async findLive(organisationId: string, slug: string, workspaceId: string | null): Promise<Integration | null> {
+    const integration = await this.manager
+      .getRepository(IntegrationEntity)
+      .findOneBy({ organisationId, slug, status: 'active' });
+    if (!integration) return null;
+    if (workspaceId && integration.workspaceId && integration.workspaceId !== workspaceId) return null;
+    return integration;
+  }
+
+  async list(
+    organisationId: string,
+    page: { offset: number; limit: number },
+    workspaceId: string | null,
+  ): Promise<[Integration[], number]> {
+    const base = { organisationId, status: 'active' as const };
+    return this.manager.getRepository(IntegrationEntity).findAndCount({
+      where: workspaceId ? [{ ...base, workspaceId: IsNull() }, { ...base, workspaceId }] : base,
+      order: { createdAt: 'ASC', id: 'ASC' },
+      skip: page.offset,
+      take: page.limit,
+    });
+  }
+
+  async archive(id: string): Promise<void> {
+    await this.manager.getRepository(IntegrationEntity).update({ id }, { status: 'archived', updatedAt: new Date() });
+  }
+}

@@ -1,0 +1,198 @@
+import { randomBytes } from 'node:crypto';
+import {
+  assertOrganisationAdmin,
+  Forbidden,
+  NotFound,
+  BadRequest,
+  publishChange,
+  type EventBus,
+  type Logger,
+  type PageQuery,
+  type Principal,
+} from '@switchyard/platform';
+import { events } from '@switchyard/proto';
+import type { IdentityRepository } from '../store/identity.repository.ts';
+import type { ApiKey, Organisation, Workspace } from '../store/entities.ts';
+import { generateApiKey, isUsable, keyMaterialOf, kindFor, toPrincipal } from './api-keys.ts';
+import { slugFrom } from './slugs.ts';
+
+export interface BootstrapResult {
+  created: boolean;
+  organisation: Organisation;
+  workspace: Workspace | null;
+  /** Present only when this call generated the key (it is never stored in clear). */
+  adminKey?: string;
+  workspaceKey?: string;
+}
+
+export interface CreateApiKeyInput {
+  type: 'organisation' | 'workspace';
+  subType: 'service' | 'user';
+  name: string;
+  description?: string | undefined;
+  workspaceId?: string | undefined;
+  scopes: string[];
+  expiresAt?: Date | undefined;
+  userId?: string | undefined;
+}
+
+/** Organisations, workspaces and API keys: the rules, over the repository. */
+export class IdentityService {
+  constructor(
+    private readonly repo: IdentityRepository,
+    private readonly bus: EventBus,
+    private readonly logger: Logger,
+    private readonly apiKeyPrefix: string,
+  ) {}
+
+  async resolveApiKey(keyHash: string): Promise<Principal | null> {
+    const apiKey = await this.repo.findApiKeyByHash(keyHash);
+    if (!apiKey || !isUsable(apiKey)) return null;
+    const workspace = apiKey.workspaceId ? await this.repo.findWorkspaceById(apiKey.workspaceId) : null;
+    return toPrincipal(apiKey, workspace);
+  }
+
+  /**
+   * Creates the first organisation, its default workspace and an admin key, once. Safe to
+   * run from several replicas at the same time.
+   */
+  async bootstrap(options: { adminKey?: string | undefined; withWorkspaceKey: boolean }): Promise<BootstrapResult> {
+    return this.repo.transaction(async (repo) => {
+      await repo.lockBootstrap();
+      const existing = await repo.firstOrganisation();
+      if (existing) return { created: false, organisation: existing, workspace: null };
+      const organisation = await repo.createOrganisation('Default organisation', 'default');
+      const workspace = await repo.createWorkspace({
+        organisationId: organisation.id,
+        name: 'Default workspace',
+        slug: 'default',
+        description: null,
+      });
+      const generated = options.adminKey ? undefined : generateApiKey(this.apiKeyPrefix);
+      const adminKey = options.adminKey ?? generated!.key;
+      await repo.insertApiKey({
+        organisationId: organisation.id,
+        workspaceId: null,
+        kind: 'organisation_admin',
+        name: 'Bootstrap admin key',
+        description: 'Created when the organisation was bootstrapped.',
+        scopes: [],
+        userId: null,
+        expiresAt: null,
+        ...keyMaterialOf(adminKey, this.apiKeyPrefix),
+      });
+      let workspaceKey: string | undefined;
+      if (options.withWorkspaceKey) {
+        const material = generateApiKey(this.apiKeyPrefix);
+        await repo.insertApiKey({
+          organisationId: organisation.id,
+          workspaceId: workspace.id,
+          kind: 'workspace_service',
+          name: 'Default workspace key',
+          description: null,
+          scopes: [],
+          userId: null,
+          expiresAt: null,
+          keyHash: material.keyHash,
+          keyHint: material.keyHint,
+        });
+        workspaceKey = material.key;
+      }
+      this.logger.info('bootstrapped organisation', { organisation_id: organisation.id, workspace_id: workspace.id });
+      return { created: true, organisation, workspace, adminKey: generated?.key, workspaceKey };
+    });
+  }
+
+  async createWorkspace(
+    principal: Principal,
+    input: { name: string; slug?: string | undefined; description?: string | undefined },
+  ): Promise<Workspace> {
+    assertOrganisationAdmin(principal);
+    const workspace = await this.repo.createWorkspace({
+      organisationId: principal.organisationId,
+      name: input.name,
+      slug: input.slug ?? slugFrom(input.name, randomBytes(3).toString('hex')),
+      description: input.description ?? null,
+    });
+    publishChange(this.bus, {
+      entity: 'workspace',
+      entityId: workspace.id,
+      organisationId: workspace.organisationId,
+      workspaceId: workspace.id,
+      action: events.ChangeAction.CREATED,
+    });
+    return workspace;
+  }
+
+  /** A workspace key sees only its own workspace; anything else is "not found". */
+  async getWorkspace(principal: Principal, idOrSlug: string): Promise<Workspace> {
+    const workspace = await this.repo.findWorkspace(principal.organisationId, idOrSlug);
+    if (!workspace || (principal.workspaceId && workspace.id !== principal.workspaceId)) {
+      throw new NotFound(`Workspace '${idOrSlug}' not found.`);
+    }
+    return workspace;
+  }
+
+  listWorkspaces(principal: Principal, page: PageQuery): Promise<[Workspace[], number]> {
+    return this.repo.listWorkspaces(principal.organisationId, page, principal.workspaceId ?? undefined);
+  }
+
+  async createApiKey(principal: Principal, input: CreateApiKeyInput): Promise<{ apiKey: ApiKey; key: string }> {
+    assertOrganisationAdmin(principal);
+    if (input.type === 'organisation' && input.subType !== 'service') {
+      throw new BadRequest('Organisation keys are service keys: use /v2/api-keys/organisation/service.', {
+        param: 'sub-type',
+      });
+    }
+    let workspaceId: string | null = null;
+    if (input.type === 'workspace') {
+      if (!input.workspaceId) throw new BadRequest('workspace_id is required for a workspace key.', { param: 'workspace_id' });
+      workspaceId = (await this.getWorkspace(principal, input.workspaceId)).id;
+    }
+    if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
+      throw new BadRequest('expires_at must be in the future.', { param: 'expires_at' });
+    }
+    const material = generateApiKey(this.apiKeyPrefix);
+    const apiKey = await this.repo.insertApiKey({
+      organisationId: principal.organisationId,
+      workspaceId,
+      kind: kindFor(input.type, input.subType),
+      name: input.name,
+      description: input.description ?? null,
+      scopes: input.scopes,
+      userId: input.userId ?? null,
+      expiresAt: input.expiresAt ?? null,
+      keyHash: material.keyHash,
+      keyHint: material.keyHint,
+    });
+    return { apiKey, key: material.key };
+  }
+
+  async getApiKey(principal: Principal, id: string): Promise<ApiKey> {
+    const apiKey = await this.repo.findApiKey(principal.organisationId, id);
+    if (!apiKey || (principal.workspaceId && apiKey.workspaceId !== principal.workspaceId)) {
+      throw new NotFound(`API key '${id}' not found.`);
+    }
+    return apiKey;
+  }
+
+  listApiKeys(principal: Principal, page: PageQuery): Promise<[ApiKey[], number]> {
+    return this.repo.listApiKeys(principal.organisationId, page, principal.workspaceId ?? undefined);
+  }
+
+  /** Revokes at once: every cache holding the key drops it on the change event. */
+  async revokeApiKey(principal: Principal, id: string): Promise<void> {
+    assertOrganisationAdmin(principal);
+    const apiKey = await this.getApiKey(principal, id);
+    if (apiKey.id === principal.apiKeyId) throw new Forbidden('An API key cannot revoke itself.');
+    await this.repo.revokeApiKey(apiKey.id);
+    publishChange(this.bus, {
+      entity: 'api_key',
+      entityId: apiKey.id,
+      organisationId: apiKey.organisationId,
+      workspaceId: apiKey.workspaceId ?? '',
+      action: events.ChangeAction.DELETED,
+      cacheKey: apiKey.keyHash,
+    });
+  }
+}

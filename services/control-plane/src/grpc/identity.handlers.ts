@@ -1,0 +1,31 @@
+import type { ServiceHandlers } from '@switchyard/platform';
+import { identity } from '@switchyard/proto';
+import type { IdentityService } from '../domain/identity.service.ts';
+
+const kinds = {
+  organisation_admin: identity.ApiKeyKind.ORGANISATION_ADMIN,
+  workspace_service: identity.ApiKeyKind.WORKSPACE_SERVICE,
+  workspace_user: identity.ApiKeyKind.WORKSPACE_USER,
+} as const;
+
+export function identityHandlers(service: IdentityService): ServiceHandlers<typeof identity.IdentityService> {
+  return {
+    resolveApiKey: async ({ keyHash }) => {
+      const principal = await service.resolveApiKey(keyHash);
+      if (!principal) return {};
+      return {
+        principal: {
+          apiKeyId: principal.apiKeyId,
+          organisationId: principal.organisationId,
+          workspaceId: principal.workspaceId ?? '',
+          workspaceSlug: principal.workspaceSlug ?? '',
+          kind: kinds[principal.kind],
+          scopes: principal.scopes,
+          expiresAtMs: String(principal.expiresAt ?? 0),
+          userId: principal.userId ?? '',
+          name: principal.name,
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,41 @@
+import type { ApiKey, Workspace } from '../store/entities.ts';
+import { maskedKey } from '../domain/api-keys.ts';
+
+export function presentWorkspace(workspace: Workspace) {
+  return {
+    id: workspace.id,
+    slug: workspace.slug,
+    name: workspace.name,
+    description: workspace.description,
+    organisation_id: workspace.organisationId,
+    created_at: workspace.createdAt.toISOString(),
+    last_updated_at: workspace.updatedAt.toISOString(),
+    object: 'workspace' as const,
+  };
+}
+
+const typeNames = {
+  organisation_admin: 'organisation-service',
+  workspace_service: 'workspace-service',
+  workspace_user: 'workspace-user',
+} as const;
+
+/** An API key as every response shows it: masked, never the secret. */
+export function presentApiKey(apiKey: ApiKey) {
+  return {
+    id: apiKey.id,
+    key: maskedKey(apiKey),
+    name: apiKey.name,
+    description: apiKey.description,
+    type: typeNames[apiKey.kind],
+    organisation_id: apiKey.organisationId,
+    workspace_id: apiKey.workspaceId,
+    user_id: apiKey.userId,
+    status: apiKey.status,
+    scopes: apiKey.scopes,
+    created_at: apiKey.createdAt.toISOString(),
+    last_updated_at: apiKey.updatedAt.toISOString(),
+    expires_at: apiKey.expiresAt?.toISOString() ?? null,
+    object: 'api-key' as const,
+  };
+}

@@ -1,0 +1,4 @@
+import { runStandalone } from '@switchyard/platform';
+import { controlPlane } from './service.ts';
+
+await runStandalone(controlPlane);

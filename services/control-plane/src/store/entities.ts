@@ -1,0 +1,92 @@
+import { EntitySchema } from 'typeorm';
+import type { ApiKeyKind } from '@switchyard/platform';
+
+export const SCHEMA = 'control_plane';
+
+export interface Organisation {
+  id: string;
+  name: string;
+  slug: string;
+  createdAt: Date;
+}
+
+export interface Workspace {
+  id: string;
+  organisationId: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type ApiKeyStatus = 'active' | 'revoked';
+
+export interface ApiKey {
+  id: string;
+  organisationId: string;
+  workspaceId: string | null;
+  kind: ApiKeyKind;
+  name: string;
+  description: string | null;
+  keyHash: string;
+  /** The first characters of the key, kept so a masked form can be shown. */
+  keyHint: string;
+  scopes: string[];
+  status: ApiKeyStatus;
+  userId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  expiresAt: Date | null;
+}
+
+const timestamps = {
+  createdAt: { name: 'created_at', type: 'timestamptz', createDate: true },
+  updatedAt: { name: 'updated_at', type: 'timestamptz', updateDate: true },
+} as const;
+
+export const OrganisationEntity = new EntitySchema<Organisation>({
+  name: 'Organisation',
+  tableName: 'organisations',
+  columns: {
+    id: { type: 'uuid', primary: true },
+    name: { type: 'text' },
+    slug: { type: 'text', unique: true },
+    createdAt: timestamps.createdAt,
+  },
+});
+
+export const WorkspaceEntity = new EntitySchema<Workspace>({
+  name: 'Workspace',
+  tableName: 'workspaces',
+  columns: {
+    id: { type: 'uuid', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    name: { type: 'text' },
+    slug: { type: 'text' },
+    description: { type: 'text', nullable: true },
+    ...timestamps,
+  },
+});
+
+export const ApiKeyEntity = new EntitySchema<ApiKey>({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  columns: {
+    id: { type: 'uuid', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    workspaceId: { name: 'workspace_id', type: 'uuid', nullable: true },
+    kind: { type: 'text' },
+    name: { type: 'text' },
+    description: { type: 'text', nullable: true },
+    keyHash: { name: 'key_hash', type: 'text', unique: true },
+    keyHint: { name: 'key_hint', type: 'text' },
+    scopes: { type: 'jsonb' },
+    status: { type: 'text' },
+    userId: { name: 'user_id', type: 'uuid', nullable: true },
+    ...timestamps,
+    expiresAt: { name: 'expires_at', type: 'timestamptz', nullable: true },
+  },
+});
+
+export const entities = [OrganisationEntity, WorkspaceEntity, ApiKeyEntity];

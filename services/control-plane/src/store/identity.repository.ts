@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { Conflict, isUniqueViolation } from '@switchyard/platform';
+import {
+  ApiKeyEntity,
+  OrganisationEntity,
+  WorkspaceEntity,
+  type ApiKey,
+  type Organisation,
+  type Workspace,
+} from './entities.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Organisations, workspaces and API keys. The only place control-plane touches the database. */
+export class IdentityRepository {
+  constructor(private readonly manager: EntityManager) {}
+
+  transaction<T>(work: (repo: IdentityRepository) => Promise<T>): Promise<T> {
+    return this.manager.transaction((manager) => work(new IdentityRepository(manager)));
+  }
+
+  /** Serialises concurrent bootstraps across replicas for the rest of the transaction. */
+  async lockBootstrap(): Promise<void> {
+    await this.manager.query(`SELECT pg_advisory_xact_lock(hashtext('switchyard.bootstrap'))`);
+  }
+
+  async firstOrganisation(): Promise<Organisation | null> {
+    return this.manager.getRepository(OrganisationEntity).findOne({ where: {}, order: { createdAt: 'ASC' } });
+  }
+
+  async createOrganisation(name: string, slug: string): Promise<Organisation> {
+    const organisation = { id: randomUUID(), name, slug, createdAt: new Date() };
+    await this.manager.getRepository(OrganisationEntity).insert(organisation);
+    return organisation;
+  }
+
+  async createWorkspace(input: Pick<Workspace, 'organisationId' | 'name' | 'slug' | 'description'>): Promise<Workspace> {
+    const now = new Date();
+    const workspace: Workspace = { id: randomUUID(), createdAt: now, updatedAt: now, ...input };
+    try {
+      await this.manager.getRepository(WorkspaceEntity).insert(workspace);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new Conflict(`A workspace with slug "${input.slug}" already exists.`, { param: 'slug' });
+      throw err;
+    }
+    return workspace;
+  }
+
+  /** By id or slug, only within the organisation. */
+  async findWorkspace(organisationId: string, idOrSlug: string): Promise<Workspace | null> {
+    const repo = this.manager.getRepository(WorkspaceEntity);
+    if (UUID.test(idOrSlug)) {
+      const byId = await repo.findOneBy({ organisationId, id: idOrSlug });
+      if (byId) return byId;
+    }
+    return repo.findOneBy({ organisationId, slug: idOrSlug });
+  }
+
+  async findWorkspaceById(id: string): Promise<Workspace | null> {
+    return this.manager.getRepository(WorkspaceEntity).findOneBy({ id });
+  }
+
+  async listWorkspaces(
+    organisationId: string,
+    page: { offset: number; limit: number },
+    onlyId?: string,
+  ): Promise<[Workspace[], number]> {
+    return this.manager.getRepository(WorkspaceEntity).findAndCount({
+      where: onlyId ? { organisationId, id: onlyId } : { organisationId },
+      order: { createdAt: 'ASC', id: 'ASC' },
+      skip: page.offset,
+      take: page.limit,
+    });
+  }
+
+  async insertApiKey(input: Omit<ApiKey, 'id' | 'createdAt' | 'updatedAt' | 'status'>): Promise<ApiKey> {
+    const now = new Date();
+    const apiKey: ApiKey = { id: randomUUID(), status: 'active', createdAt: now, updatedAt: now, ...input };
+    try {
+      await this.manager.getRepository(ApiKeyEntity).insert(apiKey);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new Conflict('This API key already exists.');
+      throw err;
+    }
+    return apiKey;
+  }
+
+  async findApiKeyByHash(keyHash: string): Promise<ApiKey | null> {
+    return this.manager.getRepository(ApiKeyEntity).findOneBy({ keyHash });
+  }
+
+  async findApiKey(organisationId: string, id: string): Promise<ApiKey | null> {
+    if (!UUID.test(id)) return null;
+    return this.manager.getRepository(ApiKeyEntity).findOneBy({ organisationId, id });
+  }
+
+  async listApiKeys(
+    organisationId: string,
+    page: { offset: number; limit: number },
+    workspaceId?: string,
+  ): Promise<[ApiKey[], number]> {
+    return this.manager.getRepository(ApiKeyEntity).findAndCount({
+      where: workspaceId ? { organisationId, workspaceId } : { organisationId },
+      order: { createdAt: 'ASC', id: 'ASC' },
+      skip: page.offset,
+      take: page.limit,
+    });
+  }
+
+  async revokeApiKey(id: string): Promise<void> {
+    await this.manager.getRepository(ApiKeyEntity).update({ id }, { status: 'revoked', updatedAt: new Date() });
+  }
+}

@@ -1,0 +1,48 @@
+import { ServiceUnavailable, TooManyRequests, type Logger, type Principal, type ServiceClient } from '@switchyard/platform';
+import { policy } from '@switchyard/proto';
+
+export interface PolicyGateOptions {
+  timeoutMs: number;
+  /** When the policy service cannot answer in time, let the request through (and say so in the log). */
+  failOpen: boolean;
+}
+
+/** One policy call per request, bounded by a deadline. */
+export class PolicyGate {
+  private lastWarning = 0;
+
+  constructor(
+    private readonly client: ServiceClient<typeof policy.PolicyService>,
+    private readonly logger: Logger,
+    private readonly options: PolicyGateOptions,
+  ) {}
+
+  async check(principal: Principal, provider: string, model: string, metadata: Record<string, string>): Promise<void> {
+    let response: policy.CheckResponse;
+    try {
+      response = await this.client.check(
+        {
+          organisationId: principal.organisationId,
+          workspaceId: principal.workspaceId ?? '',
+          apiKeyId: principal.apiKeyId,
+          provider,
+          model,
+          metadata,
+        },
+        { deadlineMs: this.options.timeoutMs },
+      );
+    } catch (err) {
+      if (!this.options.failOpen) throw new ServiceUnavailable('Policy service is unavailable.', { cause: err });
+      if (Date.now() - this.lastWarning > 10_000) {
+        this.lastWarning = Date.now();
+        this.logger.warn('policy check failed; allowing request (fail-open)', { error: String(err) });
+      }
+      return;
+    }
+    if (response.decision === policy.Decision.DENY) {
+      throw new TooManyRequests(response.message || 'Request denied by policy.', response.retryAfterSeconds || 1, {
+        code: response.code || 'policy_denied',
+      });
+    }
+  }
+}

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { Topics, publishEvent, type EventBus, type Principal } from '@switchyard/platform';
+import { events } from '@switchyard/proto';
+import type { GatewayHeaders } from '../http/gateway-headers.ts';
+
+const MAX_LOGGED_BODY = 1_000_000;
+
+export interface CompletedRequest {
+  requestId: string;
+  principal: Principal;
+  headers: GatewayHeaders;
+  method: string;
+  path: string;
+  provider: string;
+  model: string;
+  integrationSlug: string | undefined;
+  status: number;
+  stream: boolean;
+  createdAtMs: number;
+  latencyMs: number;
+  requestBody: string;
+  responseBody: string;
+  errorMessage: string | undefined;
+}
+
+interface UsageFields {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+}
+
+function usageOf(usage: unknown): UsageFields | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  const u = usage as Record<string, unknown>;
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
+  return {
+    promptTokens: n(u.prompt_tokens),
+    completionTokens: n(u.completion_tokens),
+    totalTokens: n(u.total_tokens),
+    cachedTokens: n((u.prompt_tokens_details as Record<string, unknown> | undefined)?.cached_tokens),
+    reasoningTokens: n((u.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens),
+  };
+}
+
+/** Usage from a JSON response, or from the last SSE chunk that carries it. */
+export function extractUsage(responseBody: string, stream: boolean): UsageFields | undefined {
+  if (!stream) {
+    try {
+      return usageOf((JSON.parse(responseBody) as { usage?: unknown }).usage);
+    } catch {
+      return undefined;
+    }
+  }
+  let found: UsageFields | undefined;
+  for (const line of responseBody.split('\n')) {
+    if (!line.startsWith('data: {') || !line.includes('"usage"')) continue;
+    try {
+      found = usageOf((JSON.parse(line.slice(6)) as { usage?: unknown }).usage) ?? found;
+    } catch {
+      // A chunk cut by the log size cap.
+    }
+  }
+  return found;
+}
+
+/** Publishes the request log and usage events; never blocks and never throws. */
+export function publishRequestEvents(bus: EventBus, done: CompletedRequest): void {
+  const usage = extractUsage(done.responseBody, done.stream);
+  const p = done.principal;
+  publishEvent(bus, Topics.requestLogs, events.RequestLogEventSchema, p.workspaceId ?? p.organisationId, {
+    id: done.requestId,
+    organisationId: p.organisationId,
+    workspaceId: p.workspaceId ?? '',
+    apiKeyId: p.apiKeyId,
+    traceId: done.headers.traceId,
+    spanId: done.headers.spanId ?? '',
+    parentSpanId: done.headers.parentSpanId ?? '',
+    spanName: done.headers.spanName ?? '',
+    metadata: done.headers.metadata,
+    method: done.method,
+    path: done.path,
+    provider: done.provider,
+    model: done.model,
+    integrationSlug: done.integrationSlug ?? '',
+    status: done.status,
+    stream: done.stream,
+    createdAtMs: String(done.createdAtMs),
+    latencyMs: Math.round(done.latencyMs),
+    requestBody: done.requestBody.slice(0, MAX_LOGGED_BODY),
+    responseBody: done.responseBody.slice(0, MAX_LOGGED_BODY),
+    usage,
+    errorMessage: done.errorMessage ?? '',
+  });
+  if (done.status < 400) {
+    publishEvent(bus, Topics.usage, events.UsageEventSchema, p.apiKeyId, {
+      id: randomUUID(),
+      organisationId: p.organisationId,
+      workspaceId: p.workspaceId ?? '',
+      apiKeyId: p.apiKeyId,
+      provider: done.provider,
+      model: done.model,
+      usage,
+      occurredAtMs: String(done.createdAtMs),
+    });
+  }
+}

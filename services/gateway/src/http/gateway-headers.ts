@@ -1,0 +1,57 @@
+import type { Request } from 'express';
+import { randomUUID } from 'node:crypto';
+import { BadRequest } from '@switchyard/platform';
+
+export interface GatewayHeaders {
+  provider: string | undefined;
+  traceId: string;
+  spanId: string | undefined;
+  parentSpanId: string | undefined;
+  spanName: string | undefined;
+  metadata: Record<string, string>;
+}
+
+const MAX_HEADER_VALUE = 1024;
+
+/** Reads the `<prefix>*` request headers once, validating each. */
+export function readGatewayHeaders(req: Request, prefix: string): GatewayHeaders {
+  const single = (name: string): string | undefined => {
+    const value = req.headers[`${prefix}${name}`];
+    if (value === undefined) return undefined;
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text === undefined || text === '') return undefined;
+    if (text.length > (name === 'metadata' ? 16_384 : MAX_HEADER_VALUE)) {
+      throw new BadRequest(`Header ${prefix}${name} is too long.`, { param: `${prefix}${name}` });
+    }
+    return text;
+  };
+  return {
+    provider: single('provider'),
+    traceId: single('trace-id') ?? randomUUID(),
+    spanId: single('span-id'),
+    parentSpanId: single('parent-span-id'),
+    spanName: single('span-name'),
+    metadata: parseMetadata(single('metadata'), `${prefix}metadata`),
+  };
+}
+
+function parseMetadata(raw: string | undefined, header: string): Record<string, string> {
+  if (raw === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new BadRequest(`Header ${header} must be a JSON object of strings.`, { param: header });
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new BadRequest(`Header ${header} must be a JSON object of strings.`, { param: header });
+  }
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (typeof value !== 'string') {
+      throw new BadRequest(`Header ${header}: value of '${key}' must be a string.`, { param: header });
+    }
+    out[key] = value;
+  }
+  return out;
+}

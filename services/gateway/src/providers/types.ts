@@ -1,0 +1,38 @@
+import type { Readable } from 'node:stream';
+
+/** Where one request goes: the provider kind and the credentials to use there. */
+export interface ProviderTarget {
+  provider: string;
+  apiKey: string;
+  /** Overrides the provider's default base URL (e.g. an OpenAI-compatible host). */
+  baseUrl?: string;
+  headers: Record<string, string>;
+  integrationSlug?: string;
+}
+
+export interface ChatCall {
+  /** The parsed request body (already with the upstream model name). */
+  body: ChatBody;
+  /** The client's bytes, when they can be forwarded unchanged. */
+  rawBody: Buffer | undefined;
+  target: ProviderTarget;
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+export interface ChatBody {
+  model: string;
+  messages: unknown[];
+  stream?: boolean | null;
+  [key: string]: unknown;
+}
+
+export type ProviderResponse =
+  | { kind: 'json'; status: number; body: Buffer; contentType: string }
+  | { kind: 'stream'; status: number; body: AsyncIterable<Uint8Array> | Readable; contentType: string };
+
+/** A provider adapter: one folder under providers/. */
+export interface ChatProvider {
+  readonly id: string;
+  chatCompletions(call: ChatCall): Promise<ProviderResponse>;
+}

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import {
+  ApiKeyCache,
+  env,
+  invalidateApiKeys,
+  loadConfig,
+  need,
+  onChanges,
+  remotePrincipalLookup,
+  type ServiceDefinition,
+  type Subscription,
+} from '@switchyard/platform';
+import { ChatCompletions } from './domain/chat-completions.ts';
+import { IntegrationCache } from './domain/integration-cache.ts';
+import { PolicyGate } from './domain/policy-gate.ts';
+import { gatewayRouter } from './http/routes.ts';
+import { mockProvider } from './providers/mock/chat-complete.ts';
+import { openAiProvider } from './providers/openai/chat-complete.ts';
+import type { ChatProvider } from './providers/types.ts';
+import { createUpstreamDispatcher } from './upstream/http-client.ts';
+
+const configSchema = z.object({
+  HEADER_PREFIX: env.string('x-vendor-'),
+  REQUEST_TIMEOUT: env.int(300_000, 1, 3_600_000),
+  POLICY_TIMEOUT_MS: env.int(250, 1, 60_000),
+  POLICY_FAIL_OPEN: env.bool(true),
+  MAX_REQUEST_BODY: env.string('25mb'),
+});
+
+/** The data plane: stateless, scaled horizontally; no database and no synchronous Kafka write on the hot path. */
+export const gatewayService: ServiceDefinition = {
+  name: 'gateway',
+  bus: true,
+  clients: ['identity', 'integrations', 'policy'],
+  async create({ bus, clients, env: processEnv, logger }) {
+    const config = loadConfig(configSchema, processEnv);
+    const events = need(bus, 'event bus');
+    const dispatcher = createUpstreamDispatcher(processEnv);
+    const providers = new Map<string, ChatProvider>(
+      [openAiProvider(dispatcher), openAiProvider(dispatcher, 'openai-compatible'), mockProvider()].map((p) => [p.id, p]),
+    );
+    const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
+    const integrations = new IntegrationCache(need(clients.integrations, 'integrations client'));
+    const chat = new ChatCompletions({
+      providers,
+      integrations,
+      policy: new PolicyGate(need(clients.policy, 'policy client'), logger, {
+        timeoutMs: config.POLICY_TIMEOUT_MS,
+        failOpen: config.POLICY_FAIL_OPEN,
+      }),
+      bus: events,
+      logger,
+      headerPrefix: config.HEADER_PREFIX.toLowerCase(),
+      requestTimeoutMs: config.REQUEST_TIMEOUT,
+    });
+    let subscription: Subscription | undefined;
+    return {
+      router: gatewayRouter(chat, keys, config.HEADER_PREFIX.toLowerCase(), config.MAX_REQUEST_BODY),
+      async start() {
+        const dropApiKey = invalidateApiKeys(keys);
+        subscription = await onChanges(events, logger, 'gateway', (change) => {
+          dropApiKey(change);
+          if (change.entity === 'integration' && change.cacheKey) integrations.invalidate(change.cacheKey);
+        });
+      },
+      async stop() {
+        await subscription?.stop();
+        await dispatcher.close();
+      },
+    };
+  },
+};

@@ -1,0 +1,65 @@
+import { Agent, EnvHttpProxyAgent, errors, request, type Dispatcher } from 'undici';
+import { RequestTimeout, UpstreamError } from '@switchyard/platform';
+
+/**
+ * One pooled, keep-alive dispatcher for every upstream call. When a proxy is configured in
+ * the environment (HTTP_PROXY / HTTPS_PROXY) it is used, honouring NO_PROXY.
+ */
+export function createUpstreamDispatcher(env: NodeJS.ProcessEnv): Dispatcher {
+  const options = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 256, pipelining: 1 };
+  const proxied = env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy;
+  return proxied ? new EnvHttpProxyAgent(options) : new Agent(options);
+}
+
+export interface UpstreamRequest {
+  url: string;
+  method: 'GET' | 'POST' | 'DELETE';
+  headers: Record<string, string>;
+  body?: Buffer | string;
+  signal: AbortSignal;
+  timeoutMs: number;
+  provider: string;
+}
+
+export async function upstreamRequest(dispatcher: Dispatcher, req: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+  try {
+    return await request(req.url, {
+      dispatcher,
+      method: req.method,
+      headers: req.headers,
+      body: req.body,
+      signal: req.signal,
+      headersTimeout: req.timeoutMs,
+      bodyTimeout: req.timeoutMs,
+    });
+  } catch (err) {
+    if (err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError) {
+      throw new RequestTimeout(`${req.provider} did not answer within ${req.timeoutMs} ms.`);
+    }
+    if (req.signal.aborted) throw err;
+    throw new UpstreamError(502, `${req.provider}: could not reach the upstream (${(err as Error).message}).`, {
+      code: 'upstream_unreachable',
+    });
+  }
+}
+
+/** The upstream's error body, mapped onto the one error shape with the provider named. */
+export async function upstreamErrorFrom(provider: string, status: number, body: Buffer): Promise<UpstreamError> {
+  let message = body.toString('utf8').slice(0, 2_000) || `HTTP ${status}`;
+  let type: string | undefined;
+  let code: string | null = null;
+  let param: string | null = null;
+  try {
+    const parsed = JSON.parse(message) as { error?: { message?: string; type?: string; code?: string; param?: string } };
+    if (parsed.error?.message) message = parsed.error.message;
+    type = parsed.error?.type;
+    code = parsed.error?.code ?? null;
+    param = parsed.error?.param ?? null;
+  } catch {
+    // Not JSON: keep the text.
+  }
+  return new UpstreamError(status, `${provider} error: ${message}`, {
+    code: code ?? type ?? 'upstream_error',
+    param,
+  });
+}

@@ -1,0 +1,37 @@
+import type { RequestLog } from '../store/entities.ts';
+
+function parsedOrText(body: string): unknown {
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}
+
+export function presentRequestLog(log: RequestLog) {
+  return {
+    id: log.id,
+    object: 'log' as const,
+    created_at: log.createdAt.toISOString(),
+    organisation_id: log.organisationId,
+    workspace_id: log.workspaceId,
+    api_key_id: log.apiKeyId,
+    trace_id: log.traceId,
+    span_id: log.spanId,
+    parent_span_id: log.parentSpanId,
+    span_name: log.spanName,
+    metadata: log.metadata,
+    provider: log.provider,
+    model: log.model,
+    integration_slug: log.integrationSlug,
+    status: log.status,
+    stream: log.stream,
+    latency_ms: log.latencyMs,
+    cache_status: log.cacheStatus,
+    usage: log.usage,
+    cost: log.cost,
+    error_message: log.errorMessage,
+    request: { method: log.method, path: log.path, body: parsedOrText(log.requestBody) },
+    response: { status: log.status, body: parsedOrText(log.responseBody) },
+  };
+}

@@ -1,0 +1,1 @@
+export { logExportService } from './service.ts';

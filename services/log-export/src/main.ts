@@ -1,0 +1,4 @@
+import { runStandalone } from '@switchyard/platform';
+import { logExportService } from './service.ts';
+
+await runStandalone(logExportService);

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import {
+  ApiKeyCache,
+  env,
+  invalidateApiKeys,
+  loadConfig,
+  need,
+  onChanges,
+  remotePrincipalLookup,
+  type ServiceDefinition,
+  type Subscription,
+} from '@switchyard/platform';
+import { RequestLogService } from './domain/request-logs.ts';
+import { consumeRequestLogs } from './events/request-log.consumer.ts';
+import { logExportRouter } from './http/routes.ts';
+import { SCHEMA, entities } from './store/entities.ts';
+import { Init1763700000002 } from './store/migrations/1763700000002-init.ts';
+import { RequestLogRepository } from './store/request-log.repository.ts';
+
+const configSchema = z.object({ HEADER_PREFIX: env.string('x-vendor-') });
+
+/** Request logs from Kafka into Postgres, served per workspace. */
+export const logExportService: ServiceDefinition = {
+  name: 'log-export',
+  database: { schema: SCHEMA, entities, migrations: [Init1763700000002] },
+  bus: true,
+  clients: ['identity'],
+  async create({ db, bus, clients, env: processEnv, logger }) {
+    const config = loadConfig(configSchema, processEnv);
+    const events = need(bus, 'event bus');
+    const logs = new RequestLogService(new RequestLogRepository(need(db, 'database').manager));
+    const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
+    const subscriptions: Subscription[] = [];
+    return {
+      router: logExportRouter(logs, keys, config.HEADER_PREFIX),
+      async start() {
+        subscriptions.push(await consumeRequestLogs(events, logger, logs));
+        subscriptions.push(await onChanges(events, logger, 'log-export', invalidateApiKeys(keys)));
+      },
+      async stop() {
+        await Promise.all(subscriptions.map((s) => s.stop()));
+      },
+    };
+  },
+};

@@ -1,0 +1,71 @@
+import { EntitySchema } from 'typeorm';
+
+export const SCHEMA = 'log_export';
+
+export interface RequestLogUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+}
+
+export interface RequestLog {
+  id: string;
+  organisationId: string;
+  workspaceId: string;
+  apiKeyId: string;
+  traceId: string | null;
+  spanId: string | null;
+  parentSpanId: string | null;
+  spanName: string | null;
+  metadata: Record<string, string>;
+  method: string;
+  path: string;
+  provider: string | null;
+  model: string | null;
+  integrationSlug: string | null;
+  status: number;
+  stream: boolean;
+  createdAt: Date;
+  latencyMs: number;
+  requestBody: string;
+  responseBody: string;
+  usage: RequestLogUsage;
+  cost: number;
+  errorMessage: string | null;
+  cacheStatus: string | null;
+}
+
+export const RequestLogEntity = new EntitySchema<RequestLog>({
+  name: 'RequestLog',
+  tableName: 'request_logs',
+  columns: {
+    id: { type: 'text', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    workspaceId: { name: 'workspace_id', type: 'uuid' },
+    apiKeyId: { name: 'api_key_id', type: 'uuid' },
+    traceId: { name: 'trace_id', type: 'text', nullable: true },
+    spanId: { name: 'span_id', type: 'text', nullable: true },
+    parentSpanId: { name: 'parent_span_id', type: 'text', nullable: true },
+    spanName: { name: 'span_name', type: 'text', nullable: true },
+    metadata: { type: 'jsonb' },
+    method: { type: 'text' },
+    path: { type: 'text' },
+    provider: { type: 'text', nullable: true },
+    model: { type: 'text', nullable: true },
+    integrationSlug: { name: 'integration_slug', type: 'text', nullable: true },
+    status: { type: 'int' },
+    stream: { type: 'boolean' },
+    createdAt: { name: 'created_at', type: 'timestamptz' },
+    latencyMs: { name: 'latency_ms', type: 'int' },
+    requestBody: { name: 'request_body', type: 'text' },
+    responseBody: { name: 'response_body', type: 'text' },
+    usage: { type: 'jsonb' },
+    cost: { type: 'double precision' },
+    errorMessage: { name: 'error_message', type: 'text', nullable: true },
+    cacheStatus: { name: 'cache_status', type: 'text', nullable: true },
+  },
+});
+
+export const entities = [RequestLogEntity];

@@ -1,0 +1,1 @@
+export { policyService } from './service.ts';

@@ -1,0 +1,4 @@
+import { runStandalone } from '@switchyard/platform';
+import { policyService } from './service.ts';
+
+await runStandalone(policyService);

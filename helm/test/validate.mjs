@@ -35,25 +35,51 @@ const GRPC_CONTAINER_PORT = 50051;
 const IMAGE_COMMAND = ['node', 'dist/switchyard.mjs'];
 const TLS_DIR = '/etc/switchyard/grpc-tls';
 
-const ENV_ALL = ['LOG_LEVEL', 'PORT', 'HOST', 'NODE_ENV', 'GRPC_AUTH_TOKEN', 'SHUTDOWN_GRACE_MS'];
+const ENV_ALL = [
+  'LOG_LEVEL',
+  'PORT',
+  'HOST',
+  'NODE_ENV',
+  'GRPC_AUTH_TOKEN',
+  'SHUTDOWN_GRACE_MS',
+  'HEADER_PREFIX',
+];
 const ENV_TLS = ['GRPC_TLS_CA_FILE', 'GRPC_TLS_CERT_FILE', 'GRPC_TLS_KEY_FILE'];
 const ENV_BY_COMPONENT = {
   gateway: [
-    'KAFKA_BROKERS', 'KAFKA_CLIENT_ID', 'REDIS_URL',
-    'CONTROL_PLANE_GRPC_ADDRESS', 'ADMIN_GRPC_ADDRESS', 'POLICY_GRPC_ADDRESS',
-    'HEADER_PREFIX', 'BLOCK_INLINE_CONFIG',
+    'KAFKA_BROKERS',
+    'KAFKA_CLIENT_ID',
+    'REDIS_URL',
+    'CONTROL_PLANE_GRPC_ADDRESS',
+    'ADMIN_GRPC_ADDRESS',
+    'POLICY_GRPC_ADDRESS',
+    'BLOCK_INLINE_CONFIG',
   ],
   'control-plane': [
-    'GRPC_PORT', 'GRPC_HOST', 'DATABASE_URL', 'DB_POOL_SIZE',
-    'KAFKA_BROKERS', 'KAFKA_CLIENT_ID', 'SWITCHYARD_ADMIN_KEY',
+    'GRPC_PORT',
+    'GRPC_HOST',
+    'DATABASE_URL',
+    'DB_POOL_SIZE',
+    'KAFKA_BROKERS',
+    'KAFKA_CLIENT_ID',
+    'SWITCHYARD_ADMIN_KEY',
   ],
   admin: [
-    'GRPC_PORT', 'GRPC_HOST', 'DATABASE_URL', 'DB_POOL_SIZE',
-    'CONTROL_PLANE_GRPC_ADDRESS', 'SWITCHYARD_ENCRYPTION_KEY',
+    'GRPC_PORT',
+    'GRPC_HOST',
+    'DATABASE_URL',
+    'DB_POOL_SIZE',
+    'KAFKA_BROKERS',
+    'KAFKA_CLIENT_ID',
+    'CONTROL_PLANE_GRPC_ADDRESS',
+    'SWITCHYARD_ENCRYPTION_KEY',
   ],
   policy: ['GRPC_PORT', 'GRPC_HOST', 'KAFKA_BROKERS', 'KAFKA_CLIENT_ID', 'REDIS_URL'],
   'log-export': [
-    'DATABASE_URL', 'DB_POOL_SIZE', 'KAFKA_BROKERS', 'KAFKA_CLIENT_ID',
+    'DATABASE_URL',
+    'DB_POOL_SIZE',
+    'KAFKA_BROKERS',
+    'KAFKA_CLIENT_ID',
     'CONTROL_PLANE_GRPC_ADDRESS',
   ],
 };
@@ -149,8 +175,7 @@ const labelsMatch = (selector, labels) =>
 
 const isHex64 = (s) => typeof s === 'string' && /^[0-9a-f]{64}$/.test(s);
 const b64 = (s) => Buffer.from(String(s ?? ''), 'base64').toString('utf8');
-const b64Valid = (s) =>
-  typeof s === 'string' && s.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(s);
+const b64Valid = (s) => typeof s === 'string' && s.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(s);
 
 function hookEvents(obj) {
   return String(obj?.metadata?.annotations?.['helm.sh/hook'] ?? '')
@@ -204,8 +229,15 @@ function checkPodSecurity(what, podSpec) {
   for (const c of [...(podSpec?.initContainers ?? []), ...(podSpec?.containers ?? [])]) {
     const sc = c.securityContext ?? {};
     const w = `${what}/${c.name}`;
-    check(`${w}: runAsNonRoot not disabled`, sc.runAsNonRoot !== false && (sc.runAsNonRoot === true || psc.runAsNonRoot === true));
-    check(`${w}: runAsUser non-root`, (sc.runAsUser ?? psc.runAsUser) > 0, `got ${sc.runAsUser ?? psc.runAsUser}`);
+    check(
+      `${w}: runAsNonRoot not disabled`,
+      sc.runAsNonRoot !== false && (sc.runAsNonRoot === true || psc.runAsNonRoot === true),
+    );
+    check(
+      `${w}: runAsUser non-root`,
+      (sc.runAsUser ?? psc.runAsUser) > 0,
+      `got ${sc.runAsUser ?? psc.runAsUser}`,
+    );
     check(`${w}: readOnlyRootFilesystem`, sc.readOnlyRootFilesystem === true);
     check(`${w}: allowPrivilegeEscalation false`, sc.allowPrivilegeEscalation === false);
     check(`${w}: not privileged`, sc.privileged !== true);
@@ -231,7 +263,9 @@ function checkPodSecurity(what, podSpec) {
 // ---------------------------------------------------------------------------
 async function validateCase(tc, routes) {
   scope = `[${tc.name}] `;
-  console.log(`case ${tc.name}: ${tc.file} (hpa=${tc.hpa ? 'on' : 'off'}, ingress=${tc.ingress ? 'on' : 'off'}, mtls=${tc.mtls ? 'on' : 'off'})`);
+  console.log(
+    `case ${tc.name}: ${tc.file} (hpa=${tc.hpa ? 'on' : 'off'}, ingress=${tc.ingress ? 'on' : 'off'}, mtls=${tc.mtls ? 'on' : 'off'})`,
+  );
   const before = { passed, failed };
 
   // --- parse -----------------------------------------------------------------
@@ -247,7 +281,8 @@ async function validateCase(tc, routes) {
   const objects = [];
   docs.forEach((d, i) => {
     const problems = [...d.errors, ...d.warnings];
-    if (!check(`document ${i} parses`, problems.length === 0, problems.map((p) => p.message).join('; '))) return;
+    if (!check(`document ${i} parses`, problems.length === 0, problems.map((p) => p.message).join('; ')))
+      return;
     const o = d.toJS();
     if (o == null) return;
     objects.push(o);
@@ -258,7 +293,10 @@ async function validateCase(tc, routes) {
   const byKindName = new Map();
   for (const o of objects) {
     const id = `${o?.kind}/${o?.metadata?.name}`;
-    check(`${id}: has apiVersion, kind, metadata.name`, Boolean(o?.apiVersion && o?.kind && o?.metadata?.name));
+    check(
+      `${id}: has apiVersion, kind, metadata.name`,
+      Boolean(o?.apiVersion && o?.kind && o?.metadata?.name),
+    );
     const Model = await modelFor(o.apiVersion, o.kind);
     if (check(`${id}: known kind ${o.apiVersion} ${o.kind}`, Boolean(Model))) {
       try {
@@ -291,12 +329,15 @@ async function validateCase(tc, routes) {
     if (s.data?.SWITCHYARD_ENCRYPTION_KEY) {
       const inner = b64(s.data.SWITCHYARD_ENCRYPTION_KEY);
       check(
-        `Secret/${s.metadata.name}: SWITCHYARD_ENCRYPTION_KEY is base64 of 32 bytes`,
-        b64Valid(inner) && Buffer.from(inner, 'base64').length === 32,
+        `Secret/${s.metadata.name}: SWITCHYARD_ENCRYPTION_KEY is 32 bytes (base64 or hex)`,
+        (b64Valid(inner) && Buffer.from(inner, 'base64').length === 32) || /^[0-9a-fA-F]{64}$/.test(inner),
       );
     }
     if (s.data?.GRPC_AUTH_TOKEN) {
-      check(`Secret/${s.metadata.name}: GRPC_AUTH_TOKEN at least 32 characters`, b64(s.data.GRPC_AUTH_TOKEN).length >= 32);
+      check(
+        `Secret/${s.metadata.name}: GRPC_AUTH_TOKEN at least 32 characters`,
+        b64(s.data.GRPC_AUTH_TOKEN).length >= 32,
+      );
     }
   }
 
@@ -316,11 +357,22 @@ async function validateCase(tc, routes) {
     const w = `Deployment/${dep.metadata.name}`;
 
     check(`${w}: selector matches pod labels`, labelsMatch(dep.spec?.selector?.matchLabels, podLabels));
-    check(`${w}: selector includes component label`, dep.spec?.selector?.matchLabels?.['app.kubernetes.io/component'] === comp);
+    check(
+      `${w}: selector includes component label`,
+      dep.spec?.selector?.matchLabels?.['app.kubernetes.io/component'] === comp,
+    );
 
     const ann = tpl.metadata?.annotations ?? {};
-    check(`${w}: checksum/config annotation (sha256)`, isHex64(ann['checksum/config']), ann['checksum/config']);
-    check(`${w}: checksum/secret annotation (sha256)`, isHex64(ann['checksum/secret']), ann['checksum/secret']);
+    check(
+      `${w}: checksum/config annotation (sha256)`,
+      isHex64(ann['checksum/config']),
+      ann['checksum/config'],
+    );
+    check(
+      `${w}: checksum/secret annotation (sha256)`,
+      isHex64(ann['checksum/secret']),
+      ann['checksum/secret'],
+    );
     checksums.config.add(ann['checksum/config']);
     checksums.secret.add(ann['checksum/secret']);
 
@@ -335,9 +387,17 @@ async function validateCase(tc, routes) {
 
     // ports
     const ports = Object.fromEntries((c.ports ?? []).map((p) => [p.name, p.containerPort]));
-    check(`${w}: container port http=${HTTP_CONTAINER_PORT}`, ports.http === HTTP_CONTAINER_PORT, JSON.stringify(ports));
+    check(
+      `${w}: container port http=${HTTP_CONTAINER_PORT}`,
+      ports.http === HTTP_CONTAINER_PORT,
+      JSON.stringify(ports),
+    );
     if (GRPC_SERVERS.has(comp)) {
-      check(`${w}: container port grpc=${GRPC_CONTAINER_PORT}`, ports.grpc === GRPC_CONTAINER_PORT, JSON.stringify(ports));
+      check(
+        `${w}: container port grpc=${GRPC_CONTAINER_PORT}`,
+        ports.grpc === GRPC_CONTAINER_PORT,
+        JSON.stringify(ports),
+      );
     } else {
       check(`${w}: no grpc port (no gRPC server)`, ports.grpc === undefined);
     }
@@ -346,22 +406,34 @@ async function validateCase(tc, routes) {
     check(`${w}: liveness probe GET /healthz`, probePath(c.livenessProbe) === '/healthz');
     check(`${w}: readiness probe GET /readyz`, probePath(c.readinessProbe) === '/readyz');
     check(`${w}: startup probe GET /healthz`, probePath(c.startupProbe) === '/healthz');
-    for (const [name, probe] of [['liveness', c.livenessProbe], ['readiness', c.readinessProbe], ['startup', c.startupProbe]]) {
+    for (const [name, probe] of [
+      ['liveness', c.livenessProbe],
+      ['readiness', c.readinessProbe],
+      ['startup', c.startupProbe],
+    ]) {
       const port = probe?.httpGet?.port;
-      check(`${w}: ${name} probe targets the http port`, port === 'http' || port === HTTP_CONTAINER_PORT, String(port));
+      check(
+        `${w}: ${name} probe targets the http port`,
+        port === 'http' || port === HTTP_CONTAINER_PORT,
+        String(port),
+      );
     }
 
     // environment
     const env = containerEnv(c, byKindName);
     for (const src of c.envFrom ?? []) {
       if (src.configMapRef) {
-        check(`${w}: envFrom ConfigMap ${src.configMapRef.name} is rendered`, byKindName.has(`ConfigMap/${src.configMapRef.name}`));
+        check(
+          `${w}: envFrom ConfigMap ${src.configMapRef.name} is rendered`,
+          byKindName.has(`ConfigMap/${src.configMapRef.name}`),
+        );
       }
     }
     const required = [...ENV_ALL, ...ENV_BY_COMPONENT[comp], ...(tc.mtls ? ENV_TLS : [])];
     for (const name of required) check(`${w}: env ${name}`, env.has(name));
     for (const name of SECRET_ENV) {
-      if (!ENV_BY_COMPONENT[comp].includes(name)) check(`${w}: no ${name} (not used by ${comp})`, !env.has(name));
+      if (!ENV_BY_COMPONENT[comp].includes(name))
+        check(`${w}: no ${name} (not used by ${comp})`, !env.has(name));
     }
     for (const name of ['GRPC_AUTH_TOKEN', ...SECRET_ENV]) {
       const e = env.get(name);
@@ -379,25 +451,55 @@ async function validateCase(tc, routes) {
       }
     }
     if (!tc.mtls) for (const name of ENV_TLS) check(`${w}: no ${name} without mTLS`, !env.has(name));
-    if (env.has('PORT')) check(`${w}: PORT=${HTTP_CONTAINER_PORT}`, String(env.get('PORT').value) === String(HTTP_CONTAINER_PORT));
-    if (env.has('GRPC_PORT')) check(`${w}: GRPC_PORT=${GRPC_CONTAINER_PORT}`, String(env.get('GRPC_PORT').value) === String(GRPC_CONTAINER_PORT));
+    if (env.has('PORT'))
+      check(
+        `${w}: PORT=${HTTP_CONTAINER_PORT}`,
+        String(env.get('PORT').value) === String(HTTP_CONTAINER_PORT),
+      );
+    if (env.has('GRPC_PORT'))
+      check(
+        `${w}: GRPC_PORT=${GRPC_CONTAINER_PORT}`,
+        String(env.get('GRPC_PORT').value) === String(GRPC_CONTAINER_PORT),
+      );
     if (env.has('KAFKA_BROKERS')) {
       const brokers = String(env.get('KAFKA_BROKERS').value ?? '').split(',');
-      check(`${w}: KAFKA_BROKERS is a host:port list`, brokers.length > 0 && brokers.every((b) => /^[A-Za-z0-9.-]+:\d+$/.test(b)), env.get('KAFKA_BROKERS').value);
+      check(
+        `${w}: KAFKA_BROKERS is a host:port list`,
+        brokers.length > 0 && brokers.every((b) => /^[A-Za-z0-9.-]+:\d+$/.test(b)),
+        env.get('KAFKA_BROKERS').value,
+      );
     }
 
     // mTLS material
     const tlsMount = (c.volumeMounts ?? []).find((m) => m.mountPath === TLS_DIR);
     if (tc.mtls) {
-      for (const [name, file] of [['GRPC_TLS_CA_FILE', 'ca.crt'], ['GRPC_TLS_CERT_FILE', 'tls.crt'], ['GRPC_TLS_KEY_FILE', 'tls.key']]) {
-        check(`${w}: ${name}=${TLS_DIR}/${file}`, env.get(name)?.value === `${TLS_DIR}/${file}`, env.get(name)?.value);
+      for (const [name, file] of [
+        ['GRPC_TLS_CA_FILE', 'ca.crt'],
+        ['GRPC_TLS_CERT_FILE', 'tls.crt'],
+        ['GRPC_TLS_KEY_FILE', 'tls.key'],
+      ]) {
+        check(
+          `${w}: ${name}=${TLS_DIR}/${file}`,
+          env.get(name)?.value === `${TLS_DIR}/${file}`,
+          env.get(name)?.value,
+        );
       }
       const vol = tlsMount && (podSpec.volumes ?? []).find((v) => v.name === tlsMount.name);
-      check(`${w}: gRPC TLS Secret mounted read-only at ${TLS_DIR}`, Boolean(vol?.secret?.secretName) && tlsMount.readOnly === true);
+      check(
+        `${w}: gRPC TLS Secret mounted read-only at ${TLS_DIR}`,
+        Boolean(vol?.secret?.secretName) && tlsMount.readOnly === true,
+      );
       const items = (vol?.secret?.items ?? []).map((i) => i.key);
-      check(`${w}: gRPC TLS volume provides ca.crt, tls.crt, tls.key`, ['ca.crt', 'tls.crt', 'tls.key'].every((k) => items.length === 0 || items.includes(k)));
+      check(
+        `${w}: gRPC TLS volume provides ca.crt, tls.crt, tls.key`,
+        ['ca.crt', 'tls.crt', 'tls.key'].every((k) => items.length === 0 || items.includes(k)),
+      );
       const mode = vol?.secret?.defaultMode;
-      check(`${w}: gRPC TLS files not world-readable`, mode !== undefined && (mode & 0o007) === 0, String(mode));
+      check(
+        `${w}: gRPC TLS files not world-readable`,
+        mode !== undefined && (mode & 0o007) === 0,
+        String(mode),
+      );
     } else {
       check(`${w}: no gRPC TLS mount without mTLS`, !tlsMount);
     }
@@ -425,13 +527,18 @@ async function validateCase(tc, routes) {
       check(`${sw}: selector matches ${comp} pods`, labelsMatch(svc.spec?.selector, podLabels));
       check(
         `${sw}: selector does not match other services' pods`,
-        deployments.filter((d) => d !== dep).every((d) => !labelsMatch(svc.spec?.selector, d.spec?.template?.metadata?.labels)),
+        deployments
+          .filter((d) => d !== dep)
+          .every((d) => !labelsMatch(svc.spec?.selector, d.spec?.template?.metadata?.labels)),
       );
       const sp = Object.fromEntries((svc.spec?.ports ?? []).map((p) => [p.name, p]));
       const targets = (p) => p && (p.targetPort === 'http' || p.targetPort === HTTP_CONTAINER_PORT);
       check(`${sw}: port http -> container http`, targets(sp.http));
       if (GRPC_SERVERS.has(comp)) {
-        check(`${sw}: port grpc -> container grpc`, Boolean(sp.grpc) && (sp.grpc.targetPort === 'grpc' || sp.grpc.targetPort === GRPC_CONTAINER_PORT));
+        check(
+          `${sw}: port grpc -> container grpc`,
+          Boolean(sp.grpc) && (sp.grpc.targetPort === 'grpc' || sp.grpc.targetPort === GRPC_CONTAINER_PORT),
+        );
       } else {
         check(`${sw}: no grpc port`, !sp.grpc);
       }
@@ -447,9 +554,13 @@ async function validateCase(tc, routes) {
         check(`${hw}: autoscaling/v2`, hpa.apiVersion === 'autoscaling/v2');
         check(
           `${hw}: targets Deployment/${dep.metadata.name}`,
-          hpa.spec?.scaleTargetRef?.kind === 'Deployment' && hpa.spec?.scaleTargetRef?.name === dep.metadata.name,
+          hpa.spec?.scaleTargetRef?.kind === 'Deployment' &&
+            hpa.spec?.scaleTargetRef?.name === dep.metadata.name,
         );
-        check(`${hw}: 1 <= minReplicas <= maxReplicas`, hpa.spec?.minReplicas >= 1 && hpa.spec.minReplicas <= hpa.spec?.maxReplicas);
+        check(
+          `${hw}: 1 <= minReplicas <= maxReplicas`,
+          hpa.spec?.minReplicas >= 1 && hpa.spec.minReplicas <= hpa.spec?.maxReplicas,
+        );
         check(`${hw}: has a metric`, (hpa.spec?.metrics ?? []).length > 0);
         for (const m of hpa.spec?.metrics ?? []) {
           const r = m.resource?.name;
@@ -475,13 +586,19 @@ async function validateCase(tc, routes) {
       const hasMax = pdb.spec?.maxUnavailable !== undefined;
       check(`${pw}: exactly one of minAvailable/maxUnavailable`, hasMin !== hasMax);
       if (hasMin && Number.isInteger(pdb.spec.minAvailable)) {
-        check(`${pw}: minAvailable (${pdb.spec.minAvailable}) below minimum replicas (${minReplicas}) so drains can proceed`, pdb.spec.minAvailable < minReplicas);
+        check(
+          `${pw}: minAvailable (${pdb.spec.minAvailable}) below minimum replicas (${minReplicas}) so drains can proceed`,
+          pdb.spec.minAvailable < minReplicas,
+        );
       }
       if (hasMin && typeof pdb.spec.minAvailable === 'string') {
         check(`${pw}: minAvailable is not 100%`, pdb.spec.minAvailable !== '100%');
       }
       if (hasMax) {
-        check(`${pw}: maxUnavailable allows an eviction`, pdb.spec.maxUnavailable !== 0 && pdb.spec.maxUnavailable !== '0%');
+        check(
+          `${pw}: maxUnavailable allows an eviction`,
+          pdb.spec.maxUnavailable !== 0 && pdb.spec.maxUnavailable !== '0%',
+        );
       }
     }
   }
@@ -525,11 +642,15 @@ async function validateCase(tc, routes) {
       const paths = rule.http?.paths ?? [];
       const actual = paths.map((p) => {
         const svc = ofKind('Service').find((s) => s.metadata.name === p.backend?.service?.name);
-        return { prefix: p.path, service: svc?.metadata?.labels?.['app.kubernetes.io/component'] ?? `?${p.backend?.service?.name}` };
+        return {
+          prefix: p.path,
+          service: svc?.metadata?.labels?.['app.kubernetes.io/component'] ?? `?${p.backend?.service?.name}`,
+        };
       });
       check(
         `${rw}: paths equal files/routes.json (prefix, service, order)`,
-        JSON.stringify(actual) === JSON.stringify(routes.map((r) => ({ prefix: r.prefix, service: r.service }))),
+        JSON.stringify(actual) ===
+          JSON.stringify(routes.map((r) => ({ prefix: r.prefix, service: r.service }))),
         `\n      got      ${JSON.stringify(actual)}\n      expected ${JSON.stringify(routes)}`,
       );
       check(`${rw}: paths unique`, new Set(paths.map((p) => p.path)).size === paths.length);
@@ -539,7 +660,9 @@ async function validateCase(tc, routes) {
         const svc = ofKind('Service').find((s) => s.metadata.name === name);
         if (check(`${rw}: ${p.path} backend Service ${name} is rendered`, Boolean(svc))) {
           const port = p.backend.service.port ?? {};
-          const sp = (svc.spec?.ports ?? []).find((x) => (port.name ? x.name === port.name : x.port === port.number));
+          const sp = (svc.spec?.ports ?? []).find((x) =>
+            port.name ? x.name === port.name : x.port === port.number,
+          );
           check(
             `${rw}: ${p.path} backend port is the Service's http port`,
             Boolean(sp) && sp.name === 'http',
@@ -556,27 +679,50 @@ async function validateCase(tc, routes) {
     for (const t of ing.spec?.tls ?? []) {
       check(`${iw}: TLS secretName set`, Boolean(t.secretName));
       for (const h of t.hosts ?? []) {
-        check(`${iw}: TLS host ${h} has a rule`, rules.some((r) => r.host === h));
+        check(
+          `${iw}: TLS host ${h} has a rule`,
+          rules.some((r) => r.host === h),
+        );
       }
     }
   }
-  for (const r of routes) check(`route ${r.prefix} -> known service ${r.service}`, COMPONENTS.includes(r.service));
+  for (const r of routes)
+    check(`route ${r.prefix} -> known service ${r.service}`, COMPONENTS.includes(r.service));
 
   // --- migrations hook -------------------------------------------------------
   const jobs = ofKind('Job');
-  const job = jobs.find((j) => JSON.stringify(j.spec?.template?.spec?.containers?.[0]?.args ?? []).includes('"migrate"'));
+  const job = jobs.find((j) =>
+    JSON.stringify(j.spec?.template?.spec?.containers?.[0]?.args ?? []).includes('"migrate"'),
+  );
   if (check('migration Job exists', Boolean(job))) {
     const jw = `Job/${job.metadata.name}`;
     const a = job.metadata.annotations ?? {};
-    check(`${jw}: hook pre-install,pre-upgrade`, JSON.stringify(hookEvents(job)) === JSON.stringify(['pre-install', 'pre-upgrade']), a['helm.sh/hook']);
-    const policies = String(a['helm.sh/hook-delete-policy'] ?? '').split(',').map((s) => s.trim());
-    check(`${jw}: hook-delete-policy before-hook-creation,hook-succeeded`, policies.includes('before-hook-creation') && policies.includes('hook-succeeded'), a['helm.sh/hook-delete-policy']);
+    check(
+      `${jw}: hook pre-install,pre-upgrade`,
+      JSON.stringify(hookEvents(job)) === JSON.stringify(['pre-install', 'pre-upgrade']),
+      a['helm.sh/hook'],
+    );
+    const policies = String(a['helm.sh/hook-delete-policy'] ?? '')
+      .split(',')
+      .map((s) => s.trim());
+    check(
+      `${jw}: hook-delete-policy before-hook-creation,hook-succeeded`,
+      policies.includes('before-hook-creation') && policies.includes('hook-succeeded'),
+      a['helm.sh/hook-delete-policy'],
+    );
     const podSpec = job.spec?.template?.spec ?? {};
     const c = podSpec.containers?.[0] ?? {};
-    check(`${jw}: runs node dist/switchyard.mjs migrate`, JSON.stringify([...(c.command ?? []), ...(c.args ?? [])]) === JSON.stringify([...IMAGE_COMMAND, 'migrate']));
+    check(
+      `${jw}: runs node dist/switchyard.mjs migrate`,
+      JSON.stringify([...(c.command ?? []), ...(c.args ?? [])]) ===
+        JSON.stringify([...IMAGE_COMMAND, 'migrate']),
+    );
     check(`${jw}: restartPolicy Never or OnFailure`, ['Never', 'OnFailure'].includes(podSpec.restartPolicy));
     check(`${jw}: bounded retries`, Number.isInteger(job.spec?.backoffLimit));
-    check(`${jw}: bounded run time`, Number.isInteger(job.spec?.activeDeadlineSeconds) && job.spec.activeDeadlineSeconds > 0);
+    check(
+      `${jw}: bounded run time`,
+      Number.isInteger(job.spec?.activeDeadlineSeconds) && job.spec.activeDeadlineSeconds > 0,
+    );
     checkPodSecurity(jw, podSpec);
 
     // Everything the Job references must exist before the release's regular
@@ -584,8 +730,10 @@ async function validateCase(tc, routes) {
     // or something the chart does not create at all (an existing object).
     const refs = [];
     for (const e of c.env ?? []) {
-      if (e.valueFrom?.secretKeyRef) refs.push(['Secret', e.valueFrom.secretKeyRef.name, e.name, e.valueFrom.secretKeyRef.key]);
-      if (e.valueFrom?.configMapKeyRef) refs.push(['ConfigMap', e.valueFrom.configMapKeyRef.name, e.name, e.valueFrom.configMapKeyRef.key]);
+      if (e.valueFrom?.secretKeyRef)
+        refs.push(['Secret', e.valueFrom.secretKeyRef.name, e.name, e.valueFrom.secretKeyRef.key]);
+      if (e.valueFrom?.configMapKeyRef)
+        refs.push(['ConfigMap', e.valueFrom.configMapKeyRef.name, e.name, e.valueFrom.configMapKeyRef.key]);
     }
     for (const s of c.envFrom ?? []) {
       if (s.secretRef) refs.push(['Secret', s.secretRef.name, 'envFrom']);
@@ -598,30 +746,40 @@ async function validateCase(tc, routes) {
     refs.push(['ServiceAccount', podSpec.serviceAccountName ?? 'default', 'serviceAccountName']);
     for (const [kind, name, use, key] of refs) {
       const target = byKindName.get(`${kind}/${name}`);
-      const ok =
-        !target ||
-        (isHook(target) &&
-          JSON.stringify(hookEvents(target)) === JSON.stringify(hookEvents(job)) &&
-          hookWeight(target) < hookWeight(job));
-      check(`${jw}: ${use} uses ${kind}/${name} that exists when the hook runs`, ok, target ? 'rendered as a regular release object (created after pre-install hooks)' : '');
-      if (target && key && kind === 'Secret') check(`${jw}: ${use} key ${key} exists in ${kind}/${name}`, Object.hasOwn(target.data ?? {}, key));
+      let why = '';
+      if (target && !isHook(target))
+        why = 'a regular release object, created only after the pre-install hooks';
+      else if (target && JSON.stringify(hookEvents(target)) !== JSON.stringify(hookEvents(job)))
+        why = `a hook of other events (${hookEvents(target)})`;
+      else if (target && hookWeight(target) >= hookWeight(job))
+        why = `hook weight ${hookWeight(target)} is not below the Job's ${hookWeight(job)}`;
+      check(`${jw}: ${use} uses ${kind}/${name} that exists when the hook runs`, !why, why);
+      if (target && key && kind === 'Secret')
+        check(`${jw}: ${use} key ${key} exists in ${kind}/${name}`, Object.hasOwn(target.data ?? {}, key));
     }
     const jobEnv = new Set([...(c.env ?? []).map((e) => e.name)]);
     for (const name of ['DATABASE_URL', 'DB_POOL_SIZE']) check(`${jw}: env ${name}`, jobEnv.has(name));
   }
   for (const o of objects.filter(isHook)) {
-    check(`${o.kind}/${o.metadata.name}: hook object has a delete policy`, Boolean(o.metadata.annotations?.['helm.sh/hook-delete-policy']));
+    check(
+      `${o.kind}/${o.metadata.name}: hook object has a delete policy`,
+      Boolean(o.metadata.annotations?.['helm.sh/hook-delete-policy']),
+    );
   }
 
   // --- service account -------------------------------------------------------
   for (const dep of deployments) {
     const sa = dep.spec?.template?.spec?.serviceAccountName;
     const rendered = byKindName.get(`ServiceAccount/${sa}`);
-    check(`Deployment/${dep.metadata.name}: ServiceAccount ${sa} is rendered`, Boolean(sa) && Boolean(rendered));
+    check(
+      `Deployment/${dep.metadata.name}: ServiceAccount ${sa} is rendered`,
+      Boolean(sa) && Boolean(rendered),
+    );
     check(
       `Deployment/${dep.metadata.name}: no Kubernetes API token mounted`,
       dep.spec?.template?.spec?.automountServiceAccountToken === false ||
-        (dep.spec?.template?.spec?.automountServiceAccountToken === undefined && rendered?.automountServiceAccountToken === false),
+        (dep.spec?.template?.spec?.automountServiceAccountToken === undefined &&
+          rendered?.automountServiceAccountToken === false),
     );
   }
   check('regular objects exist besides hooks', regular.length > 0);

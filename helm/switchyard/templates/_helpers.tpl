@@ -117,6 +117,7 @@ application, not a tunable, so it lives here rather than in values.
   kafka:          needs KAFKA_BROKERS / KAFKA_CLIENT_ID
   redis:          needs REDIS_URL
   controlPlaneClient: calls control-plane over gRPC
+(gateway additionally calls admin and policy.)
 */}}
 {{- define "switchyard.componentSpecs" -}}
 gateway:
@@ -134,7 +135,7 @@ control-plane:
 admin:
   grpcServer: true
   database: true
-  kafka: false
+  kafka: true
   redis: false
   controlPlaneClient: true
 policy:
@@ -288,10 +289,11 @@ so there they are random on every run.
 {{- else -}}
 {{- $_ := set $data "GRPC_AUTH_TOKEN" (randAlphaNum 48 | b64enc) -}}
 {{- end -}}
-{{- /* SWITCHYARD_ENCRYPTION_KEY: base64 of exactly 32 bytes */ -}}
+{{- /* SWITCHYARD_ENCRYPTION_KEY: 32 bytes, base64 (generated form) or hex */ -}}
 {{- if .Values.secrets.encryptionKey -}}
-{{- if ne (len (b64dec .Values.secrets.encryptionKey)) 32 -}}
-{{- fail "secrets.encryptionKey must be the base64 encoding of exactly 32 bytes (e.g. `openssl rand -base64 32`)" -}}
+{{- $key := .Values.secrets.encryptionKey -}}
+{{- if not (or (regexMatch "^[0-9a-fA-F]{64}$" $key) (and (regexMatch "^[A-Za-z0-9+/]{43}=$" $key) (eq (len (b64dec $key)) 32))) -}}
+{{- fail "secrets.encryptionKey must be 32 bytes, base64 (`openssl rand -base64 32`) or hex (`openssl rand -hex 32`)" -}}
 {{- end -}}
 {{- $_ := set $data "SWITCHYARD_ENCRYPTION_KEY" (.Values.secrets.encryptionKey | b64enc) -}}
 {{- else if hasKey $existingData "SWITCHYARD_ENCRYPTION_KEY" -}}
@@ -353,6 +355,7 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
   "HOST" (toString $c.host)
   "PORT" (toString $c.port)
   "SHUTDOWN_GRACE_MS" (toString $c.shutdownGraceMs)
+  "HEADER_PREFIX" (toString $c.headerPrefix)
 -}}
 {{- if $root.Values.grpcTls.enabled -}}
 {{- $dir := trimSuffix "/" $root.Values.grpcTls.mountPath -}}
@@ -378,7 +381,6 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- $g := $c.gateway -}}
 {{- $_ := set $env "ADMIN_GRPC_ADDRESS" (include "switchyard.grpcAddress" (dict "root" $root "key" "admin" "component" "admin")) -}}
 {{- $_ := set $env "POLICY_GRPC_ADDRESS" (include "switchyard.grpcAddress" (dict "root" $root "key" "policy" "component" "policy")) -}}
-{{- $_ := set $env "HEADER_PREFIX" (toString $g.headerPrefix) -}}
 {{- $_ := set $env "BLOCK_INLINE_CONFIG" (toString $g.blockInlineConfig) -}}
 {{- if $g.requestTimeout -}}
 {{- $_ := set $env "REQUEST_TIMEOUT" (toString $g.requestTimeout) -}}

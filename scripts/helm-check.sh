@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Checks the deployment artefacts:
+#   - helm/switchyard: `helm lint --strict`, `helm template` for several value
+#     sets (and renders the chart must refuse), every rendered object validated
+#     by helm/test/validate.mjs (Kubernetes schemas + chart-level invariants);
+#   - deploy/Dockerfile and .dockerignore: static checks.
+#
+# Installs what it needs when missing: the pinned helm CLI, built from the Go
+# module proxy into .tools/bin (a few minutes the first time, cached after),
+# and the validator's npm dependencies in helm/test (npm ci).
+#
+# Usage: bash scripts/helm-check.sh [--verbose]
+# Closing line: "helm: N passed, M failed"; exit status 1 on any failure.
+set -uo pipefail
+
+HELM_VERSION="v3.22.0"
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+CHART="helm/switchyard"
+PROD_VALUES="$CHART/values-production.yaml"
+TEST_DIR="helm/test"
+TOOLS_BIN="$ROOT/.tools/bin"
+VERBOSE=""
+[[ "${1:-}" == "--verbose" || "${1:-}" == "-v" ]] && VERBOSE="--verbose"
+
+OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
+
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); [[ -n "$VERBOSE" ]] && echo "  ok   $1"; return 0; }
+fail() { failed=$((failed + 1)); echo "  FAIL $1"; return 0; }
+expect() { # expect <label> <command...>: passes when the command succeeds
+  local label="$1"; shift
+  if "$@" >"$OUT/last.log" 2>&1; then pass "$label"; else fail "$label"; sed 's/^/       /' "$OUT/last.log" | tail -n 20; fi
+}
+refuse() { # refuse <label> <command...>: passes when the command fails
+  local label="$1"; shift
+  if "$@" >"$OUT/last.log" 2>&1; then fail "$label (was accepted)"; else pass "$label"; fi
+}
+
+# --- tools ------------------------------------------------------------------
+helm_version_of() { "$1" version --template '{{.Version}}' 2>/dev/null; }
+
+ensure_helm() {
+  if [[ -x "$TOOLS_BIN/helm" && "$(helm_version_of "$TOOLS_BIN/helm")" == "$HELM_VERSION" ]]; then
+    HELM="$TOOLS_BIN/helm"; return 0
+  fi
+  if command -v helm >/dev/null 2>&1 && [[ "$(helm_version_of "$(command -v helm)")" == "$HELM_VERSION" ]]; then
+    HELM="$(command -v helm)"; return 0
+  fi
+  if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
+    export PATH="$PATH:/usr/local/go/bin"
+  fi
+  if ! command -v go >/dev/null 2>&1; then
+    echo "helm-check: helm $HELM_VERSION not found and no Go toolchain to build it" >&2
+    return 1
+  fi
+  echo "helm-check: building helm $HELM_VERSION into .tools/bin (first run takes a few minutes)"
+  mkdir -p "$TOOLS_BIN"
+  CGO_ENABLED=0 GOBIN="$TOOLS_BIN" go install \
+    -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" \
+    "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" || return 1
+  HELM="$TOOLS_BIN/helm"
+  [[ "$(helm_version_of "$HELM")" == "$HELM_VERSION" ]]
+}
+
+ensure_validator_deps() {
+  if [[ -d "$TEST_DIR/node_modules/kubernetes-models" && -d "$TEST_DIR/node_modules/yaml" \
+        && ! "$TEST_DIR/package-lock.json" -nt "$TEST_DIR/node_modules/.package-lock.json" ]]; then
+    return 0
+  fi
+  echo "helm-check: installing validator dependencies (npm ci in $TEST_DIR)"
+  npm ci --prefix "$TEST_DIR" --no-audit --no-fund --loglevel=error
+}
+
+if ! ensure_helm; then echo "helm: 0 passed, 1 failed"; exit 1; fi
+if ! ensure_validator_deps; then echo "helm: 0 passed, 1 failed"; exit 1; fi
+echo "helm-check: using $("$HELM" version --short 2>/dev/null) ($HELM)"
+
+# --- lint -------------------------------------------------------------------
+echo "helm-check: lint"
+expect "helm lint --strict (default values)" "$HELM" lint --strict "$CHART"
+expect "helm lint --strict (production values)" "$HELM" lint --strict "$CHART" -f "$PROD_VALUES"
+expect "helm lint --strict (ingress off, mTLS off)" "$HELM" lint --strict "$CHART" \
+  --set ingress.enabled=false --set grpcTls.enabled=false
+
+# --- render -----------------------------------------------------------------
+echo "helm-check: template"
+cases=()
+render() { # render <name> <hpa> <ingress> <mtls> <helm template args...>
+  local name="$1" hpa="$2" ingress="$3" mtls="$4"; shift 4
+  if "$HELM" template "$@" >"$OUT/$name.yaml" 2>"$OUT/$name.err"; then
+    pass "helm template ($name)"
+    cases+=(--case "name=$name,file=$OUT/$name.yaml,hpa=$hpa,ingress=$ingress,mtls=$mtls")
+  else
+    fail "helm template ($name)"; sed 's/^/       /' "$OUT/$name.err" | tail -n 20
+  fi
+}
+# Chart-managed secrets, single replicas, ingress on, no mTLS.
+render default off on off switchyard "$CHART" --namespace switchyard
+# External Postgres/Kafka/Redis via existing Secrets, HPA everywhere, TLS ingress, mTLS.
+render production on on on switchyard "$CHART" --namespace switchyard -f "$PROD_VALUES"
+# Ingress disabled and mTLS off; app secrets external but database/redis URLs
+# inline (chart Secret + migration hook Secret); a release name without the chart name.
+render no-ingress off off off sy "$CHART" --namespace sy \
+  --set ingress.enabled=false --set grpcTls.enabled=false \
+  --set secrets.existingSecret=sy-app-secrets
+
+# Values the chart must refuse to render.
+echo "helm-check: refused values"
+refuse "refuses mTLS without grpcTls.existingSecret" \
+  "$HELM" template x "$CHART" --set grpcTls.enabled=true
+refuse "refuses terminationGracePeriodSeconds <= preStop + SHUTDOWN_GRACE_MS" \
+  "$HELM" template x "$CHART" --set defaults.terminationGracePeriodSeconds=10
+refuse "refuses an encryption key that is not 32 bytes" \
+  "$HELM" template x "$CHART" --set secrets.encryptionKey=c2hvcnQ=
+expect "accepts a hex encryption key" \
+  "$HELM" template x "$CHART" --set secrets.encryptionKey=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
+refuse "refuses no database" \
+  "$HELM" template x "$CHART" --set postgres.url=
+refuse "refuses an empty Kafka broker list" \
+  "$HELM" template x "$CHART" --set 'kafka.brokers=null'
+refuse "refuses a misspelt service name (values.schema.json)" \
+  "$HELM" template x "$CHART" --set components.gatway.replicaCount=2
+refuse "refuses a Kafka broker without a port (values.schema.json)" \
+  "$HELM" template x "$CHART" --set 'kafka.brokers[0]=kafka'
+refuse "refuses autoscaling minReplicas > maxReplicas" \
+  "$HELM" template x "$CHART" --set components.gateway.autoscaling.enabled=true \
+  --set components.gateway.autoscaling.minReplicas=9 --set components.gateway.autoscaling.maxReplicas=3
+
+# --- Dockerfile (static; the image itself is built elsewhere) ----------------
+echo "helm-check: Dockerfile"
+DOCKERFILE="deploy/Dockerfile"
+if [[ ! -f "$DOCKERFILE" ]]; then
+  fail "$DOCKERFILE exists"
+else
+  pass "$DOCKERFILE exists"
+  # Instructions without comments, continuation lines joined.
+  sed -e 's/\r$//' -e '/^[[:space:]]*#/d' "$DOCKERFILE" | sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' >"$OUT/Dockerfile.flat"
+  froms="$(grep -iE '^[[:space:]]*FROM[[:space:]]' "$OUT/Dockerfile.flat" | awk '{ for (i = 2; i <= NF; i++) if ($i !~ /^--/) { print $i; break } }')"
+  [[ "$(printf '%s\n' "$froms" | grep -c .)" -ge 2 ]] && pass "Dockerfile is multi-stage" || fail "Dockerfile is multi-stage"
+  while read -r img; do
+    [[ -z "$img" ]] && continue
+    if [[ "$img" =~ ^[^:@]+(:[A-Za-z0-9_][A-Za-z0-9_.-]*[0-9][A-Za-z0-9_.-]*|@sha256:[0-9a-f]{64})$ && ! "$img" =~ :latest$ ]]; then
+      pass "FROM $img is pinned"
+    else
+      fail "FROM $img is pinned (explicit version tag or digest, not latest)"
+    fi
+  done <<<"$froms"
+  last_from_line="$(grep -niE '^[[:space:]]*FROM[[:space:]]' "$OUT/Dockerfile.flat" | tail -n 1 | cut -d: -f1)"
+  final_user="$(tail -n "+${last_from_line:-1}" "$OUT/Dockerfile.flat" | grep -iE '^[[:space:]]*USER[[:space:]]' | tail -n 1 | awk '{ print $2 }')"
+  final_uid="${final_user%%:*}"
+  if [[ -n "$final_uid" && "$final_uid" != "root" && "$final_uid" != "0" ]]; then
+    pass "runtime stage runs as non-root USER ($final_user)"
+  else
+    fail "runtime stage runs as non-root USER (got '${final_user:-none}')"
+  fi
+  chart_uid="$(grep -oE 'runAsUser: [0-9]+' "$CHART/templates/_helpers.tpl" | head -n 1 | awk '{ print $2 }')"
+  [[ -n "$chart_uid" && "$final_uid" == "$chart_uid" ]] && pass "image USER matches the chart's runAsUser ($chart_uid)" \
+    || fail "image USER ($final_uid) matches the chart's runAsUser ($chart_uid)"
+  grep -qE '^[[:space:]]*HEALTHCHECK' "$OUT/Dockerfile.flat" && fail "no HEALTHCHECK (probes are the orchestrator's)" \
+    || pass "no HEALTHCHECK (probes are the orchestrator's)"
+  grep -qE '^[[:space:]]*ENTRYPOINT[[:space:]]+\[[[:space:]]*"node",[[:space:]]*"dist/switchyard\.mjs"[[:space:]]*\]' "$OUT/Dockerfile.flat" \
+    && pass 'ENTRYPOINT ["node", "dist/switchyard.mjs"]' || fail 'ENTRYPOINT ["node", "dist/switchyard.mjs"]'
+  grep -qE '^[[:space:]]*CMD[[:space:]]+\[[[:space:]]*"all-in-one"[[:space:]]*\]' "$OUT/Dockerfile.flat" \
+    && pass 'CMD ["all-in-one"]' || fail 'CMD ["all-in-one"]'
+  grep -qE '^[[:space:]]*EXPOSE[[:space:]].*\b8080\b' "$OUT/Dockerfile.flat" && grep -qE '^[[:space:]]*EXPOSE[[:space:]].*\b50051\b' "$OUT/Dockerfile.flat" \
+    && pass "EXPOSE 8080 50051" || fail "EXPOSE 8080 50051"
+  grep -qE 'NODE_ENV=production' "$OUT/Dockerfile.flat" && pass "NODE_ENV=production" || fail "NODE_ENV=production"
+  grep -qE 'pnpm install[^&|;]*--frozen-lockfile' "$OUT/Dockerfile.flat" && pass "pnpm install --frozen-lockfile" \
+    || fail "pnpm install --frozen-lockfile"
+  pm="$(node -p "require('./package.json').packageManager || ''" 2>/dev/null)"
+  if [[ -n "$pm" ]] && grep -qF "$pm" "$OUT/Dockerfile.flat"; then
+    pass "Dockerfile installs the repository's $pm"
+  else
+    fail "Dockerfile installs the repository's packageManager (${pm:-unknown})"
+  fi
+  grep -qE '(^|[[:space:]])(curl|wget)[[:space:]][^|]*\|[[:space:]]*(ba)?sh' "$OUT/Dockerfile.flat" \
+    && fail "no piping downloads into a shell" || pass "no piping downloads into a shell"
+fi
+# Helper files the Dockerfile uses exist.
+for f in $(grep -oE 'deploy/docker/[A-Za-z0-9._/-]+' "$DOCKERFILE" 2>/dev/null | sort -u); do
+  [[ -f "$f" ]] && pass "$f (used by the Dockerfile) exists" || fail "$f (used by the Dockerfile) exists"
+done
+# The image build gate: externals of the bundle must resolve from the shipped node_modules.
+if [[ -f deploy/docker/check-externals.mjs ]]; then
+  mkdir -p "$OUT/image/dist"
+  ln -s "$ROOT/$TEST_DIR/node_modules" "$OUT/image/node_modules"
+  cp deploy/docker/check-externals.mjs "$OUT/image/dist/"
+  printf 'import { createRequire } from "node:module";\nimport fs from "fs";\nimport { parse } from "yaml";\nimport {\n  Pod,\n} from "kubernetes-models/v1";\nvar __require = createRequire(import.meta.url);\nconst y = __require("yaml");\n' >"$OUT/image/dist/switchyard.mjs"
+  expect "check-externals accepts a bundle whose imports resolve" node "$OUT/image/dist/check-externals.mjs" switchyard.mjs
+  printf 'import missing from "switchyard-no-such-package";\n' >>"$OUT/image/dist/switchyard.mjs"
+  refuse "check-externals rejects a bundle importing a package not shipped" node "$OUT/image/dist/check-externals.mjs" switchyard.mjs
+fi
+if [[ -f .dockerignore ]]; then
+  for p in node_modules .git .tools .data dist; do
+    grep -qxE "(\*\*/)?/?${p//./\\.}/?" .dockerignore && pass ".dockerignore excludes $p" || fail ".dockerignore excludes $p"
+  done
+else
+  fail ".dockerignore exists"
+fi
+
+# --- validate rendered objects ----------------------------------------------
+echo "helm-check: validate rendered objects"
+if [[ ${#cases[@]} -eq 0 ]]; then
+  echo "helm: $passed passed, $((failed + 1)) failed"
+  exit 1
+fi
+node "$TEST_DIR/validate.mjs" "${cases[@]}" --prior-passed "$passed" --prior-failed "$failed" $VERBOSE

@@ -122,6 +122,7 @@ function standaloneSchema(definition: ServiceDefinition) {
     MIGRATE_ON_START: env.bool(false),
     KAFKA_BROKERS: definition.bus ? env.list().refine((l) => l.length > 0, 'at least one broker') : env.list(),
     KAFKA_CLIENT_ID: env.string(`switchyard-${definition.name}`),
+    KAFKA_TOPIC_PREFIX: env.string(''),
     REDIS_URL: required(definition.kv, env.url()),
     GRPC_HOST: env.string('0.0.0.0'),
     GRPC_PORT: env.port(50051),
@@ -138,6 +139,7 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
       MIGRATE_ON_START: boolean;
       KAFKA_BROKERS: string[];
       KAFKA_CLIENT_ID: string;
+      KAFKA_TOPIC_PREFIX: string;
       REDIS_URL?: string;
       GRPC_HOST: string;
       GRPC_PORT: number;
@@ -161,7 +163,12 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
   }
   let bus: EventBus | undefined;
   if (definition.bus) {
-    const kafka = new KafkaEventBus({ brokers: config.KAFKA_BROKERS, clientId: config.KAFKA_CLIENT_ID, logger });
+    const kafka = new KafkaEventBus({
+      brokers: config.KAFKA_BROKERS,
+      clientId: config.KAFKA_CLIENT_ID,
+      topicPrefix: config.KAFKA_TOPIC_PREFIX,
+      logger,
+    });
     bus = kafka;
     lifecycle.onStop('kafka', () => kafka.close(config.SHUTDOWN_GRACE_MS));
     readiness.kafka = () => kafka.check();

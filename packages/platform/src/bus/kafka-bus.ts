@@ -8,6 +8,8 @@ export interface KafkaBusOptions {
   clientId: string;
   logger: Logger;
   maxBuffered?: number;
+  /** Prepended to every topic and consumer group, so several installations can share a cluster. */
+  topicPrefix?: string;
 }
 
 function kafkaLogger(logger: Logger) {
@@ -65,7 +67,11 @@ export class KafkaEventBus implements EventBus {
   }
 
   publish(message: OutgoingMessage): void {
-    this.buffer.push(message);
+    this.buffer.push({ ...message, topic: this.prefix + message.topic });
+  }
+
+  private get prefix(): string {
+    return this.options.topicPrefix ?? '';
   }
 
   private async connectProducer(): Promise<void> {
@@ -113,9 +119,10 @@ export class KafkaEventBus implements EventBus {
   }
 
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
-    await this.ensureTopics(options.topics);
+    const topics = options.topics.map((t) => this.prefix + t);
+    await this.ensureTopics(topics);
     const consumer = this.kafka.consumer({
-      groupId: options.groupId,
+      groupId: this.prefix + options.groupId,
       sessionTimeout: 30_000,
       heartbeatInterval: 3_000,
       retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5_000 },
@@ -129,7 +136,7 @@ export class KafkaEventBus implements EventBus {
       });
     });
     await consumer.connect();
-    await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? false });
+    await consumer.subscribe({ topics, fromBeginning: options.fromBeginning ?? false });
     await consumer.run({
       autoCommit: true,
       eachMessage: async ({ topic, partition, message }) => {
@@ -138,7 +145,7 @@ export class KafkaEventBus implements EventBus {
         for (;;) {
           try {
             await options.handler({
-              topic,
+              topic: topic.slice(this.prefix.length),
               partition,
               offset: message.offset,
               key: message.key?.toString('utf8') ?? '',

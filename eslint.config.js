@@ -3,7 +3,16 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '**/dist/**', '.data/**', '.tools/**', 'packages/proto/src/gen/**', 'helm/**'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      '.data/**',
+      '.tools/**',
+      'packages/proto/src/gen/**',
+      'helm/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -13,7 +13,9 @@ await build({
   target: 'node20',
   sourcemap: true,
   legalComments: 'none',
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+  },
   plugins: [
     {
       name: 'externalise-third-party',

@@ -3,7 +3,12 @@ import { readFileSync, writeFileSync, readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 
-const dirs = ['.', ...['packages', 'services'].flatMap((d) => readdirSync(d).map((n) => join(d, n))), 'test-e2e', 'bench'];
+const dirs = [
+  '.',
+  ...['packages', 'services'].flatMap((d) => readdirSync(d).map((n) => join(d, n))),
+  'test-e2e',
+  'bench',
+];
 for (const dir of dirs) {
   const file = join(dir, 'package.json');
   if (!existsSync(file)) continue;

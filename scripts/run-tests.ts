@@ -38,15 +38,33 @@ if (files.length === 0) {
   process.exit(1);
 }
 
-const args = ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-reporter-destination=stdout',
-  '--test-reporter=tap', '--test-reporter-destination=' + join(root, `.data/test-${group}.tap`)];
+const args = [
+  '--import',
+  'tsx',
+  '--test',
+  '--test-reporter=spec',
+  '--test-reporter-destination=stdout',
+  '--test-reporter=tap',
+  '--test-reporter-destination=' + join(root, `.data/test-${group}.tap`),
+];
 if (group !== 'unit') args.push('--test-concurrency=1');
-const child = spawn(process.execPath, [...args, ...files.map((f) => relative(root, f))], { cwd: root, stdio: 'inherit' });
+const child = spawn(process.execPath, [...args, ...files.map((f) => relative(root, f))], {
+  cwd: root,
+  stdio: 'inherit',
+});
 const code: number = await new Promise((resolve) => child.on('exit', (c) => resolve(c ?? 1)));
 
 const { readFileSync } = await import('node:fs');
 const tap = readFileSync(join(root, `.data/test-${group}.tap`), 'utf8');
-const count = (name: string) => Number(/^# (\w+) (\d+)$/m.exec(tap.split('\n').filter((l) => l.startsWith(`# ${name} `)).pop() ?? '')?.[2] ?? 0);
+const count = (name: string) =>
+  Number(
+    /^# (\w+) (\d+)$/m.exec(
+      tap
+        .split('\n')
+        .filter((l) => l.startsWith(`# ${name} `))
+        .pop() ?? '',
+    )?.[2] ?? 0,
+  );
 const passed = count('pass');
 const failed = count('fail') + count('cancelled');
 console.log(`${group}: ${passed} passed, ${failed} failed`);

@@ -85,7 +85,12 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     const serviceLogger = createLogger(definition.name, config.LOG_LEVEL);
     let db;
     if (definition.database) {
-      db = createDataSource({ url: postgres.url, poolSize: 4, logger: serviceLogger, ...definition.database });
+      db = createDataSource({
+        url: postgres.url,
+        poolSize: 4,
+        logger: serviceLogger,
+        ...definition.database,
+      });
       await migrate(db, definition.database.schema, serviceLogger);
       const dataSource = db;
       lifecycle.onStop(`${definition.name} database`, () => dataSource.destroy());
@@ -94,7 +99,9 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     const clientSet = createClients(
       definition.clients ?? [],
       (name: ClientName) => {
-        const target = { identity: 'control-plane', integrations: 'admin', policy: 'policy' }[name] as ServiceName;
+        const target = { identity: 'control-plane', integrations: 'admin', policy: 'policy' }[
+          name
+        ] as ServiceName;
         return grpcAddresses.get(target)!;
       },
       security,
@@ -119,13 +126,19 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
       grpcAddresses.set(definition.name, `127.0.0.1:${port}`);
       lifecycle.onStop(`${definition.name} grpc`, () => server.close());
     }
-    for (const [name, check] of Object.entries(instance.readiness ?? {})) readiness[`${definition.name}.${name}`] = check;
+    for (const [name, check] of Object.entries(instance.readiness ?? {}))
+      readiness[`${definition.name}.${name}`] = check;
   }
   lifecycle.onStop('event bus', () => bus.close());
 
   const controlPlane = instances.get('control-plane') as ControlPlane;
-  const bootstrap = await controlPlane.bootstrap({ adminKey: config.SWITCHYARD_ADMIN_KEY, withWorkspaceKey: true });
-  const seeded = await (instances.get('admin') as Admin).seedIntegrationsFromEnvironment(bootstrap.organisation.id);
+  const bootstrap = await controlPlane.bootstrap({
+    adminKey: config.SWITCHYARD_ADMIN_KEY,
+    withWorkspaceKey: true,
+  });
+  const seeded = await (instances.get('admin') as Admin).seedIntegrationsFromEnvironment(
+    bootstrap.organisation.id,
+  );
   for (const instance of instances.values()) await instance.start?.();
 
   const app = createHttpApp({

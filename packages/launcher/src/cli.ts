@@ -1,4 +1,12 @@
-import { createDataSource, createLogger, env, loadConfig, migrate, runMigrations, runStandalone } from '@switchyard/platform';
+import {
+  createDataSource,
+  createLogger,
+  env,
+  loadConfig,
+  migrate,
+  runMigrations,
+  runStandalone,
+} from '@switchyard/platform';
 import { bootstrapDatabase } from '@switchyard/control-plane';
 import { z } from 'zod';
 import { runAllInOne } from './all-in-one.ts';

@@ -12,7 +12,11 @@ export interface WelcomeInfo {
 /** What an operator needs for a first request, printed once the server listens. */
 export function printWelcome(info: WelcomeInfo): void {
   const { bootstrap } = info;
-  const lines = ['', `Switchyard is running (all-in-one) at ${info.baseUrl}`, `  data folder:   ${info.dataDir}`];
+  const lines = [
+    '',
+    `Switchyard is running (all-in-one) at ${info.baseUrl}`,
+    `  data folder:   ${info.dataDir}`,
+  ];
   if (bootstrap.created) {
     lines.push(
       `  organisation:  ${bootstrap.organisation.id}`,
@@ -40,7 +44,10 @@ export function printWelcome(info: WelcomeInfo): void {
     );
   }
   if (info.seededIntegrations.length > 0) {
-    lines.push('', `Integrations created from the environment: ${info.seededIntegrations.map((s) => `@${s}`).join(', ')}`);
+    lines.push(
+      '',
+      `Integrations created from the environment: ${info.seededIntegrations.map((s) => `@${s}`).join(', ')}`,
+    );
   }
   lines.push('');
   process.stdout.write(`${lines.join('\n')}\n`);

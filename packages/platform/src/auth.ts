@@ -138,12 +138,16 @@ export function apiKeyAuthentication(options: ApiKeyAuthOptions): RequestHandler
       next();
       return;
     }
-    authenticator.authenticate('api-key', { session: false }, (err: unknown, principal: Principal | false) => {
-      if (err) return next(err);
-      if (!principal) return next(new Unauthorized('Missing or invalid API key.'));
-      req.principal = principal;
-      next();
-    })(req, res, next);
+    authenticator.authenticate(
+      'api-key',
+      { session: false },
+      (err: unknown, principal: Principal | false) => {
+        if (err) return next(err);
+        if (!principal) return next(new Unauthorized('Missing or invalid API key.'));
+        req.principal = principal;
+        next();
+      },
+    )(req, res, next);
   };
 }
 
@@ -156,15 +160,20 @@ export function requirePrincipal(req: Request): Principal {
 export function requireWorkspacePrincipal(req: Request): Principal & { workspaceId: string } {
   const principal = requirePrincipal(req);
   if (!principal.workspaceId) {
-    throw new Forbidden('This route needs a workspace API key; organisation admin keys are not bound to a workspace.', {
-      code: 'workspace_key_required',
-    });
+    throw new Forbidden(
+      'This route needs a workspace API key; organisation admin keys are not bound to a workspace.',
+      {
+        code: 'workspace_key_required',
+      },
+    );
   }
   return principal as Principal & { workspaceId: string };
 }
 
 export function assertOrganisationAdmin(principal: Principal): void {
   if (principal.kind !== 'organisation_admin') {
-    throw new Forbidden('This operation needs an organisation admin API key.', { code: 'admin_key_required' });
+    throw new Forbidden('This operation needs an organisation admin API key.', {
+      code: 'admin_key_required',
+    });
   }
 }

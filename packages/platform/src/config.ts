@@ -9,10 +9,15 @@ export class ConfigError extends Error {
  * Parses the environment once, at start-up. A bad or missing variable is named in the
  * error so an operator can fix it without reading code.
  */
-export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+export function loadConfig<S extends z.ZodType>(
+  schema: S,
+  env: NodeJS.ProcessEnv = process.env,
+): z.output<S> {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`);
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`,
+    );
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
   return parsed.data;
@@ -26,7 +31,8 @@ export const env = {
       ? z.preprocess(blankToUndefined, z.string())
       : z.preprocess(blankToUndefined, z.string().default(fallback)),
   optionalString: () => z.preprocess(blankToUndefined, z.string().optional()),
-  port: (fallback: number) => z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65535).default(fallback)),
+  port: (fallback: number) =>
+    z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65535).default(fallback)),
   int: (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
     z.preprocess(blankToUndefined, z.coerce.number().int().min(min).max(max).default(fallback)),
   bool: (fallback: boolean) =>
@@ -51,7 +57,8 @@ export const env = {
         ),
     ),
   url: () => z.preprocess(blankToUndefined, z.url()),
-  logLevel: () => z.preprocess(blankToUndefined, z.enum(['error', 'warn', 'info', 'http', 'debug']).default('info')),
+  logLevel: () =>
+    z.preprocess(blankToUndefined, z.enum(['error', 'warn', 'info', 'http', 'debug']).default('info')),
 };
 
 /** Settings every service process reads. */

@@ -1,4 +1,11 @@
-import { create, fromBinary, toBinary, type DescMessage, type MessageInitShape, type MessageShape } from '@bufbuild/protobuf';
+import {
+  create,
+  fromBinary,
+  toBinary,
+  type DescMessage,
+  type MessageInitShape,
+  type MessageShape,
+} from '@bufbuild/protobuf';
 import { events } from '@switchyard/proto';
 import type { BusMessage, EventBus, Subscription } from './bus/event-bus.ts';
 import type { Logger } from './logger.ts';
@@ -42,7 +49,11 @@ export function subscribeEvents<D extends DescMessage>(
       try {
         event = fromBinary(options.schema, message.value);
       } catch (err) {
-        logger.error('skipping undecodable event', { topic: message.topic, offset: message.offset, error: String(err) });
+        logger.error('skipping undecodable event', {
+          topic: message.topic,
+          offset: message.offset,
+          error: String(err),
+        });
         return;
       }
       await options.handler(event, message);
@@ -50,7 +61,10 @@ export function subscribeEvents<D extends DescMessage>(
   });
 }
 
-export function publishChange(bus: EventBus, change: MessageInitShape<typeof events.ChangeEventSchema>): void {
+export function publishChange(
+  bus: EventBus,
+  change: MessageInitShape<typeof events.ChangeEventSchema>,
+): void {
   publishEvent(bus, Topics.changes, events.ChangeEventSchema, change.entityId ?? '', {
     occurredAtMs: String(Date.now()),
     ...change,

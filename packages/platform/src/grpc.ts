@@ -203,8 +203,13 @@ export class GrpcServer {
     'grpc.keepalive_permit_without_calls': 1,
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
   });
-  private readonly statuses = new Map<string, HealthStatus>([['', health.HealthCheckResponse_ServingStatus.SERVING]]);
-  private readonly watchers = new Set<{ service: string; call: grpc.ServerWritableStream<unknown, unknown> }>();
+  private readonly statuses = new Map<string, HealthStatus>([
+    ['', health.HealthCheckResponse_ServingStatus.SERVING],
+  ]);
+  private readonly watchers = new Set<{
+    service: string;
+    call: grpc.ServerWritableStream<unknown, unknown>;
+  }>();
 
   constructor(private readonly options: GrpcServerOptions) {
     this.addHealthService();
@@ -214,8 +219,7 @@ export class GrpcServer {
     const implementation: grpc.UntypedServiceImplementation = {};
     for (const method of service.methods) {
       const handler = (handlers as Record<string, unknown>)[method.localName] as
-        | ((req: unknown, ctx: CallContext) => Promise<MessageInitShape<DescMessage>>)
-        | undefined;
+        ((req: unknown, ctx: CallContext) => Promise<MessageInitShape<DescMessage>>) | undefined;
       if (method.methodKind !== 'unary' || !handler) {
         throw new Error(`${service.typeName}.${method.name}: only unary handlers are supported`);
       }
@@ -292,7 +296,10 @@ export class GrpcServer {
         callback(null, this.healthOf(call.request.service));
       },
       watch: (call: grpc.ServerWritableStream<health.HealthCheckRequest, unknown>) => {
-        const watcher = { service: call.request.service, call: call as grpc.ServerWritableStream<unknown, unknown> };
+        const watcher = {
+          service: call.request.service,
+          call: call as grpc.ServerWritableStream<unknown, unknown>,
+        };
         this.watchers.add(watcher);
         call.write(this.healthOf(call.request.service));
         call.on('cancelled', () => this.watchers.delete(watcher));
@@ -332,7 +339,10 @@ function retryServiceConfig(service: DescService): string {
 }
 
 /** A typed promise client; idempotent methods are retried on UNAVAILABLE. */
-export function createGrpcClient<S extends AnyService>(service: S, options: GrpcClientOptions): ServiceClient<S> {
+export function createGrpcClient<S extends AnyService>(
+  service: S,
+  options: GrpcClientOptions,
+): ServiceClient<S> {
   const client = new grpc.Client(options.address, channelCredentials(options.security), {
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_timeout_ms': 10_000,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
 import { requestContext } from './context.ts';
 import { AppError, BadRequest, NotFound, PayloadTooLarge, toAppError } from './errors.ts';
@@ -38,7 +38,12 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const appError = translateFrameworkError(err) ?? toAppError(err);
     if (appError.status >= 500) {
-      logger.error('request failed', { method: req.method, path: req.path, status: appError.status, error: err });
+      logger.error('request failed', {
+        method: req.method,
+        path: req.path,
+        status: appError.status,
+        error: err,
+      });
     }
     if (res.headersSent) {
       res.destroy();
@@ -55,7 +60,9 @@ function translateFrameworkError(err: unknown): AppError | undefined {
   const e = err as { type?: string; status?: number; message?: string };
   switch (e.type) {
     case 'entity.parse.failed':
-      return new BadRequest(`Request body is not valid JSON: ${e.message ?? ''}`.trim(), { code: 'invalid_json' });
+      return new BadRequest(`Request body is not valid JSON: ${e.message ?? ''}`.trim(), {
+        code: 'invalid_json',
+      });
     case 'entity.too.large':
       return new PayloadTooLarge('Request body is too large.');
     case 'encoding.unsupported':
@@ -100,7 +107,9 @@ export function createHttpApp(options: HttpAppOptions): Express {
       return;
     }
     const results = await checkReadiness(options.readiness);
-    res.status(results.ok ? 200 : 503).json({ status: results.ok ? 'ready' : 'not_ready', checks: results.checks });
+    res
+      .status(results.ok ? 200 : 503)
+      .json({ status: results.ok ? 'ready' : 'not_ready', checks: results.checks });
   });
   app.get('/metrics', async (_req, res) => {
     res.setHeader('content-type', options.metrics.registry.contentType);
@@ -143,11 +152,10 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, message: string)
 
 /** Listens and returns a close() that stops accepting, lets in-flight requests finish, then ends idle sockets. */
 export async function listen(
-  app: Express | ((req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => void),
+  app: Express | ((req: IncomingMessage, res: ServerResponse) => void),
   host: string,
   port: number,
 ): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
-  const { createServer } = await import('node:http');
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, app);
   server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {

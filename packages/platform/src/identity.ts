@@ -31,7 +31,9 @@ export function principalFromProto(p: identity.ApiKeyPrincipal): Principal | nul
 }
 
 /** Resolves key hashes through control-plane's IdentityService. */
-export function remotePrincipalLookup(client: ServiceClient<typeof identity.IdentityService>): PrincipalLookup {
+export function remotePrincipalLookup(
+  client: ServiceClient<typeof identity.IdentityService>,
+): PrincipalLookup {
   return async (keyHash) => {
     const response = await client.resolveApiKey({ keyHash }, { deadlineMs: 2_000 });
     return response.principal ? principalFromProto(response.principal) : null;

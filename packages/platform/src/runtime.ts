@@ -1,11 +1,17 @@
 import type { Router } from 'express';
 import type { DataSource, EntitySchema, MigrationInterface } from 'typeorm';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { admin, identity, policy } from '@switchyard/proto';
 import type { EventBus } from './bus/event-bus.ts';
 import { KafkaEventBus } from './bus/kafka-bus.ts';
 import { baseEnvSchema, env, loadConfig } from './config.ts';
-import { createGrpcClient, checkGrpcHealth, GrpcServer, type GrpcSecurity, type ServiceClient } from './grpc.ts';
+import {
+  createGrpcClient,
+  checkGrpcHealth,
+  GrpcServer,
+  type GrpcSecurity,
+  type ServiceClient,
+} from './grpc.ts';
 import { createHttpApp, listen, type ReadinessCheck } from './http.ts';
 import type { KeyValueStore } from './kv/key-value-store.ts';
 import { RedisKeyValueStore } from './kv/redis-store.ts';
@@ -120,7 +126,9 @@ function standaloneSchema(definition: ServiceDefinition) {
     DATABASE_URL: required(!!definition.database, env.url()),
     DB_POOL_SIZE: env.int(12, 1, 500),
     MIGRATE_ON_START: env.bool(false),
-    KAFKA_BROKERS: definition.bus ? env.list().refine((l) => l.length > 0, 'at least one broker') : env.list(),
+    KAFKA_BROKERS: definition.bus
+      ? env.list().refine((l) => l.length > 0, 'at least one broker')
+      : env.list(),
     KAFKA_CLIENT_ID: env.string(`switchyard-${definition.name}`),
     KAFKA_TOPIC_PREFIX: env.string(''),
     REDIS_URL: required(definition.kv, env.url()),
@@ -154,7 +162,12 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
   let db: DataSource | undefined;
   if (definition.database && config.DATABASE_URL) {
     const database = definition.database;
-    const dataSource = createDataSource({ url: config.DATABASE_URL, poolSize: config.DB_POOL_SIZE, logger, ...database });
+    const dataSource = createDataSource({
+      url: config.DATABASE_URL,
+      poolSize: config.DB_POOL_SIZE,
+      logger,
+      ...database,
+    });
     db = dataSource;
     if (config.MIGRATE_ON_START) await migrate(dataSource, database.schema, logger);
     else await dataSource.initialize();
@@ -189,7 +202,15 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
   lifecycle.onStop('grpc clients', () => clientSet.close());
   Object.assign(readiness, clientSet.readiness);
 
-  const instance = await definition.create({ logger, metrics, env: processEnv, db, bus, kv, clients: clientSet.clients });
+  const instance = await definition.create({
+    logger,
+    metrics,
+    env: processEnv,
+    db,
+    bus,
+    kv,
+    clients: clientSet.clients,
+  });
   lifecycle.onStop('service', () => instance.stop?.());
   Object.assign(readiness, instance.readiness);
 
@@ -215,12 +236,20 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
 }
 
 /** Applies every service's migrations to DATABASE_URL, then returns (the Helm pre-install Job). */
-export async function runMigrations(definitions: ServiceDefinition[], processEnv = process.env): Promise<void> {
+export async function runMigrations(
+  definitions: ServiceDefinition[],
+  processEnv = process.env,
+): Promise<void> {
   const config = loadConfig(baseEnvSchema.extend({ DATABASE_URL: env.url() }), processEnv);
   const logger = createLogger('migrate', config.LOG_LEVEL);
   for (const definition of definitions) {
     if (!definition.database) continue;
-    const dataSource = createDataSource({ url: config.DATABASE_URL, poolSize: 1, logger, ...definition.database });
+    const dataSource = createDataSource({
+      url: config.DATABASE_URL,
+      poolSize: 1,
+      logger,
+      ...definition.database,
+    });
     try {
       await migrate(dataSource, definition.database.schema, logger);
     } finally {

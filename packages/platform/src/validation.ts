@@ -15,7 +15,9 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const param = paramPath(issue.path);
-  const message = param ? `Invalid ${where} parameter '${param}': ${issue.message}` : `Invalid ${where}: ${issue.message}`;
+  const message = param
+    ? `Invalid ${where} parameter '${param}': ${issue.message}`
+    : `Invalid ${where}: ${issue.message}`;
   throw new BadRequest(message, { param: param || null, code: 'invalid_parameter' });
 }
 
@@ -33,7 +35,9 @@ export function parsePage(query: Record<string, unknown>): PageQuery {
     if (raw === undefined || raw === '') return fallback;
     const n = Number(raw);
     if (typeof raw !== 'string' || !Number.isInteger(n) || n < min || n > max) {
-      throw new BadRequest(`Query parameter '${name}' must be an integer from ${min} to ${max}.`, { param: name });
+      throw new BadRequest(`Query parameter '${name}' must be an integer from ${min} to ${max}.`, {
+        param: name,
+      });
     }
     return n;
   };

@@ -19,7 +19,11 @@ try {
   const env = { ...process.env, PATH: [...bins, process.env.PATH ?? ''].join(':') };
   const prettierConfig = join(root, '..', '..', '.prettierrc.json');
   execFileSync('buf', ['generate', '-o', out], { cwd: root, env, stdio: 'inherit' });
-  execFileSync('prettier', ['--config', prettierConfig, '--write', join(out, 'src/gen')], { cwd: root, env, stdio: 'ignore' });
+  execFileSync('prettier', ['--config', prettierConfig, '--write', join(out, 'src/gen')], {
+    cwd: root,
+    env,
+    stdio: 'ignore',
+  });
   const expected = new Map(files(join(out, 'src/gen')).map((f) => [relative(join(out, 'src/gen'), f), f]));
   const actual = new Map(files(join(root, 'src/gen')).map((f) => [relative(join(root, 'src/gen'), f), f]));
   const stale = [...new Set([...expected.keys(), ...actual.keys()])].filter((name) => {

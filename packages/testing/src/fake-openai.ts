@@ -50,7 +50,13 @@ export async function startFakeOpenAi(options: { apiKey?: string; port?: number 
   return state;
 }
 
-function sendError(res: ServerResponse, status: number, message: string, type: string, code: string | null): void {
+function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  type: string,
+  code: string | null,
+): void {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (status === 429) headers['retry-after'] = '2';
   res.writeHead(status, headers);
@@ -69,10 +75,21 @@ async function handle(
     return;
   }
   if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-    sendError(res, 404, `Unknown request URL: ${req.method} ${req.url}.`, 'invalid_request_error', 'unknown_url');
+    sendError(
+      res,
+      404,
+      `Unknown request URL: ${req.method} ${req.url}.`,
+      'invalid_request_error',
+      'unknown_url',
+    );
     return;
   }
-  let body: { model?: string; messages?: Array<{ role: string; content: unknown }>; stream?: boolean; stream_options?: { include_usage?: boolean } };
+  let body: {
+    model?: string;
+    messages?: Array<{ role: string; content: unknown }>;
+    stream?: boolean;
+    stream_options?: { include_usage?: boolean };
+  };
   try {
     body = JSON.parse(raw);
   } catch {
@@ -82,7 +99,13 @@ async function handle(
   const model = body.model ?? '';
   const status = /^error-(\d{3})$/.exec(model);
   if (status) {
-    sendError(res, Number(status[1]), `Simulated error ${status[1]}.`, 'server_error', `simulated_${status[1]}`);
+    sendError(
+      res,
+      Number(status[1]),
+      `Simulated error ${status[1]}.`,
+      'server_error',
+      `simulated_${status[1]}`,
+    );
     return;
   }
   res.on('close', () => {
@@ -109,7 +132,11 @@ async function handle(
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: toolCalls ? null : content, ...(toolCalls ? { tool_calls: toolCalls } : {}) },
+            message: {
+              role: 'assistant',
+              content: toolCalls ? null : content,
+              ...(toolCalls ? { tool_calls: toolCalls } : {}),
+            },
             logprobs: null,
             finish_reason: toolCalls ? 'tool_calls' : 'stop',
           },

@@ -54,7 +54,8 @@ export const adminService: ServiceDefinition<Admin> = {
     return {
       router: adminRouter(integrations, keys, config.HEADER_PREFIX),
       grpc: (server) => server.add(admin.IntegrationService, integrationHandlers(integrations)),
-      seedIntegrationsFromEnvironment: (organisationId) => integrations.seedFromEnvironment(organisationId, processEnv),
+      seedIntegrationsFromEnvironment: (organisationId) =>
+        integrations.seedFromEnvironment(organisationId, processEnv),
       async start() {
         await onChanges(events, logger, 'admin', invalidateApiKeys(keys));
       },

@@ -1,11 +1,14 @@
+import type { DataSource } from 'typeorm';
 import { z } from 'zod';
 import {
+  MemoryEventBus,
   ApiKeyCache,
   env,
   invalidateApiKeys,
   onChanges,
   loadConfig,
   need,
+  type Logger,
   type ServiceDefinition,
   type ServiceInstance,
 } from '@switchyard/platform';
@@ -55,11 +58,15 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
 
 /** The `bootstrap` command: creates the first organisation on an already-migrated database. */
 export async function bootstrapDatabase(
-  dataSource: import('typeorm').DataSource,
-  logger: import('@switchyard/platform').Logger,
+  dataSource: DataSource,
+  logger: Logger,
   options: { adminKey?: string | undefined; apiKeyPrefix: string },
 ): Promise<BootstrapResult> {
-  const { MemoryEventBus } = await import('@switchyard/platform');
-  const service = new IdentityService(new IdentityRepository(dataSource.manager), new MemoryEventBus(), logger, options.apiKeyPrefix);
+  const service = new IdentityService(
+    new IdentityRepository(dataSource.manager),
+    new MemoryEventBus(),
+    logger,
+    options.apiKeyPrefix,
+  );
   return service.bootstrap({ adminKey: options.adminKey, withWorkspaceKey: true });
 }

@@ -37,7 +37,9 @@ export const gatewayService: ServiceDefinition = {
     const events = need(bus, 'event bus');
     const dispatcher = createUpstreamDispatcher(processEnv);
     const providers = new Map<string, ChatProvider>(
-      [openAiProvider(dispatcher), openAiProvider(dispatcher, 'openai-compatible'), mockProvider()].map((p) => [p.id, p]),
+      [openAiProvider(dispatcher), openAiProvider(dispatcher, 'openai-compatible'), mockProvider()].map(
+        (p) => [p.id, p],
+      ),
     );
     const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
     const integrations = new IntegrationCache(need(clients.integrations, 'integrations client'));

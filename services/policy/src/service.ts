@@ -1,4 +1,10 @@
-import { Topics, need, subscribeEvents, type ServiceDefinition, type Subscription } from '@switchyard/platform';
+import {
+  Topics,
+  need,
+  subscribeEvents,
+  type ServiceDefinition,
+  type Subscription,
+} from '@switchyard/platform';
 import { events, policy } from '@switchyard/proto';
 import { UsageCounter } from './domain/usage-counter.ts';
 import { policyHandlers } from './grpc/policy.handlers.ts';

@@ -1,4 +1,11 @@
-import type { BusMessage, EventBus, OutgoingMessage, PublishStats, SubscribeOptions, Subscription } from './event-bus.ts';
+import type {
+  BusMessage,
+  EventBus,
+  OutgoingMessage,
+  PublishStats,
+  SubscribeOptions,
+  Subscription,
+} from './event-bus.ts';
 
 interface Group {
   offsets: Map<string, number>;
@@ -28,7 +35,8 @@ export class MemoryEventBus implements EventBus {
       this.groups.set(options.groupId, group);
     }
     for (const topic of options.topics) {
-      if (!group.offsets.has(topic)) group.offsets.set(topic, options.fromBeginning ? 0 : this.log(topic).length);
+      if (!group.offsets.has(topic))
+        group.offsets.set(topic, options.fromBeginning ? 0 : this.log(topic).length);
     }
     const pump = new Pump(this, group, options);
     this.pumps.add(pump);
@@ -82,7 +90,10 @@ class Pump {
   ) {}
 
   pending(): boolean {
-    return this.running !== undefined || this.options.topics.some((t) => (this.group.offsets.get(t) ?? 0) < this.bus.log(t).length);
+    return (
+      this.running !== undefined ||
+      this.options.topics.some((t) => (this.group.offsets.get(t) ?? 0) < this.bus.log(t).length)
+    );
   }
 
   wake(): void {

@@ -44,7 +44,11 @@ export class RedisKeyValueStore implements KeyValueStore {
   }
 
   async set(key: string, value: string, ttlMs?: number): Promise<void> {
-    await this.client.set(this.prefix + key, value, ttlMs ? { expiration: { type: 'PX', value: ttlMs } } : undefined);
+    await this.client.set(
+      this.prefix + key,
+      value,
+      ttlMs ? { expiration: { type: 'PX', value: ttlMs } } : undefined,
+    );
   }
 
   async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {

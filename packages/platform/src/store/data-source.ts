@@ -38,7 +38,8 @@ export async function migrate(dataSource: DataSource, schema: string, logger: Lo
   if (!dataSource.isInitialized) await dataSource.initialize();
   await dataSource.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`);
   const applied = await dataSource.runMigrations({ transaction: 'each' });
-  if (applied.length > 0) logger.info('migrations applied', { schema, migrations: applied.map((m) => m.name) });
+  if (applied.length > 0)
+    logger.info('migrations applied', { schema, migrations: applied.map((m) => m.name) });
 }
 
 export async function checkDataSource(dataSource: DataSource): Promise<void> {
@@ -47,5 +48,9 @@ export async function checkDataSource(dataSource: DataSource): Promise<void> {
 
 /** True when a write failed on a unique constraint (Postgres error 23505). */
 export function isUniqueViolation(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { driverError?: { code?: string } }).driverError?.code === '23505';
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    (err as { driverError?: { code?: string } }).driverError?.code === '23505'
+  );
 }

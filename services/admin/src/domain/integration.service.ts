@@ -1,6 +1,5 @@
 import {
   assertOrganisationAdmin,
-  Forbidden,
   NotFound,
   maskSecret,
   publishChange,
@@ -44,7 +43,12 @@ export class IntegrationService {
     return this.repo.insert({
       organisationId: principal.organisationId,
       workspaceId: input.workspaceId ?? null,
-      slug: input.slug ?? input.name.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').slice(0, 63),
+      slug:
+        input.slug ??
+        input.name
+          .toLowerCase()
+          .replace(/[^a-z0-9_-]+/g, '-')
+          .slice(0, 63),
       name: input.name,
       description: input.description ?? null,
       provider: input.provider,
@@ -83,7 +87,11 @@ export class IntegrationService {
   }
 
   /** For the gateway only, over the authenticated service channel. */
-  async credentials(organisationId: string, workspaceId: string, slug: string): Promise<DecryptedIntegration | null> {
+  async credentials(
+    organisationId: string,
+    workspaceId: string,
+    slug: string,
+  ): Promise<DecryptedIntegration | null> {
     const integration = await this.repo.findLive(organisationId, slug, workspaceId || null);
     if (!integration) return null;
     return {

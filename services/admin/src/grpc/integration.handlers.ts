@@ -1,8 +1,10 @@
 import type { ServiceHandlers } from '@switchyard/platform';
-import { admin } from '@switchyard/proto';
+import type { admin } from '@switchyard/proto';
 import type { IntegrationService } from '../domain/integration.service.ts';
 
-export function integrationHandlers(service: IntegrationService): ServiceHandlers<typeof admin.IntegrationService> {
+export function integrationHandlers(
+  service: IntegrationService,
+): ServiceHandlers<typeof admin.IntegrationService> {
   return {
     getIntegrationCredentials: async ({ organisationId, workspaceId, slug }) => {
       const found = await service.credentials(organisationId, workspaceId, slug);

@@ -32,7 +32,10 @@ function integrationsRouter(integrations: IntegrationService): Router {
     res.json(listBody(list.map(presentIntegration), total));
   });
   router.get('/:slug', async (req, res) => {
-    const integration = await integrations.get(requirePrincipal(req), parseInput(slugParam, req.params.slug, 'path'));
+    const integration = await integrations.get(
+      requirePrincipal(req),
+      parseInput(slugParam, req.params.slug, 'path'),
+    );
     res.json(presentIntegrationDetail(integration, integrations.maskedKey(integration)));
   });
   router.delete('/:slug', async (req, res) => {
@@ -42,7 +45,11 @@ function integrationsRouter(integrations: IntegrationService): Router {
   return router;
 }
 
-export function adminRouter(integrations: IntegrationService, keys: ApiKeyCache, headerPrefix: string): Router {
+export function adminRouter(
+  integrations: IntegrationService,
+  keys: ApiKeyCache,
+  headerPrefix: string,
+): Router {
   const router = Router();
   const authenticated = [apiKeyAuthentication({ cache: keys, headerPrefix }), jsonBody('1mb')];
   const integrationRoutes = integrationsRouter(integrations);

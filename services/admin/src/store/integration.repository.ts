@@ -8,18 +8,29 @@ export class IntegrationRepository {
 
   async insert(input: Omit<Integration, 'id' | 'createdAt' | 'updatedAt' | 'status'>): Promise<Integration> {
     const now = new Date();
-    const integration: Integration = { id: randomUUID(), status: 'active', createdAt: now, updatedAt: now, ...input };
+    const integration: Integration = {
+      id: randomUUID(),
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+      ...input,
+    };
     try {
       await this.manager.getRepository(IntegrationEntity).insert(integration);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new Conflict(`An integration with slug "${input.slug}" already exists.`, { param: 'slug' });
+      if (isUniqueViolation(err))
+        throw new Conflict(`An integration with slug "${input.slug}" already exists.`, { param: 'slug' });
       throw err;
     }
     return integration;
   }
 
   /** The live integration with this slug that the workspace (or, with null, the organisation) may use. */
-  async findLive(organisationId: string, slug: string, workspaceId: string | null): Promise<Integration | null> {
+  async findLive(
+    organisationId: string,
+    slug: string,
+    workspaceId: string | null,
+  ): Promise<Integration | null> {
     const integration = await this.manager
       .getRepository(IntegrationEntity)
       .findOneBy({ organisationId, slug, status: 'active' });
@@ -35,7 +46,12 @@ export class IntegrationRepository {
   ): Promise<[Integration[], number]> {
     const base = { organisationId, status: 'active' as const };
     return this.manager.getRepository(IntegrationEntity).findAndCount({
-      where: workspaceId ? [{ ...base, workspaceId: IsNull() }, { ...base, workspaceId }] : base,
+      where: workspaceId
+        ? [
+            { ...base, workspaceId: IsNull() },
+            { ...base, workspaceId },
+          ]
+        : base,
       order: { createdAt: 'ASC', id: 'ASC' },
       skip: page.offset,
       take: page.limit,
@@ -43,6 +59,8 @@ export class IntegrationRepository {
   }
 
   async archive(id: string): Promise<void> {
-    await this.manager.getRepository(IntegrationEntity).update({ id }, { status: 'archived', updatedAt: new Date() });
+    await this.manager
+      .getRepository(IntegrationEntity)
+      .update({ id }, { status: 'archived', updatedAt: new Date() });
   }
 }

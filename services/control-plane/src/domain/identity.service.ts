@@ -56,7 +56,10 @@ export class IdentityService {
    * Creates the first organisation, its default workspace and an admin key, once. Safe to
    * run from several replicas at the same time.
    */
-  async bootstrap(options: { adminKey?: string | undefined; withWorkspaceKey: boolean }): Promise<BootstrapResult> {
+  async bootstrap(options: {
+    adminKey?: string | undefined;
+    withWorkspaceKey: boolean;
+  }): Promise<BootstrapResult> {
     return this.repo.transaction(async (repo) => {
       await repo.lockBootstrap();
       const existing = await repo.firstOrganisation();
@@ -98,7 +101,10 @@ export class IdentityService {
         });
         workspaceKey = material.key;
       }
-      this.logger.info('bootstrapped organisation', { organisation_id: organisation.id, workspace_id: workspace.id });
+      this.logger.info('bootstrapped organisation', {
+        organisation_id: organisation.id,
+        workspace_id: workspace.id,
+      });
       return { created: true, organisation, workspace, adminKey: generated?.key, workspaceKey };
     });
   }
@@ -137,7 +143,10 @@ export class IdentityService {
     return this.repo.listWorkspaces(principal.organisationId, page, principal.workspaceId ?? undefined);
   }
 
-  async createApiKey(principal: Principal, input: CreateApiKeyInput): Promise<{ apiKey: ApiKey; key: string }> {
+  async createApiKey(
+    principal: Principal,
+    input: CreateApiKeyInput,
+  ): Promise<{ apiKey: ApiKey; key: string }> {
     assertOrganisationAdmin(principal);
     if (input.type === 'organisation' && input.subType !== 'service') {
       throw new BadRequest('Organisation keys are service keys: use /v2/api-keys/organisation/service.', {
@@ -146,7 +155,8 @@ export class IdentityService {
     }
     let workspaceId: string | null = null;
     if (input.type === 'workspace') {
-      if (!input.workspaceId) throw new BadRequest('workspace_id is required for a workspace key.', { param: 'workspace_id' });
+      if (!input.workspaceId)
+        throw new BadRequest('workspace_id is required for a workspace key.', { param: 'workspace_id' });
       workspaceId = (await this.getWorkspace(principal, input.workspaceId)).id;
     }
     if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {

@@ -1,16 +1,32 @@
 import { Router } from 'express';
-import { apiKeyAuthentication, jsonBody, listBody, parseInput, parsePage, requirePrincipal, type ApiKeyCache } from '@switchyard/platform';
+import {
+  apiKeyAuthentication,
+  jsonBody,
+  listBody,
+  parseInput,
+  parsePage,
+  requirePrincipal,
+  type ApiKeyCache,
+} from '@switchyard/platform';
 import type { IdentityService } from '../domain/identity.service.ts';
 import { presentApiKey, presentWorkspace } from './presenters.ts';
 import { apiKeyPathParams, createApiKeyBody, createWorkspaceBody } from './schemas.ts';
 
-export function controlPlaneRouter(identity: IdentityService, keys: ApiKeyCache, headerPrefix: string): Router {
+export function controlPlaneRouter(
+  identity: IdentityService,
+  keys: ApiKeyCache,
+  headerPrefix: string,
+): Router {
   const router = Router();
   const v2 = Router();
   v2.use(apiKeyAuthentication({ cache: keys, headerPrefix }), jsonBody('1mb'));
 
   v2.post('/workspaces', async (req, res) => {
-    res.json(presentWorkspace(await identity.createWorkspace(requirePrincipal(req), parseInput(createWorkspaceBody, req.body))));
+    res.json(
+      presentWorkspace(
+        await identity.createWorkspace(requirePrincipal(req), parseInput(createWorkspaceBody, req.body)),
+      ),
+    );
   });
   v2.get('/workspaces', async (req, res) => {
     const [workspaces, total] = await identity.listWorkspaces(requirePrincipal(req), parsePage(req.query));

@@ -35,13 +35,16 @@ export class IdentityRepository {
     return organisation;
   }
 
-  async createWorkspace(input: Pick<Workspace, 'organisationId' | 'name' | 'slug' | 'description'>): Promise<Workspace> {
+  async createWorkspace(
+    input: Pick<Workspace, 'organisationId' | 'name' | 'slug' | 'description'>,
+  ): Promise<Workspace> {
     const now = new Date();
     const workspace: Workspace = { id: randomUUID(), createdAt: now, updatedAt: now, ...input };
     try {
       await this.manager.getRepository(WorkspaceEntity).insert(workspace);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new Conflict(`A workspace with slug "${input.slug}" already exists.`, { param: 'slug' });
+      if (isUniqueViolation(err))
+        throw new Conflict(`A workspace with slug "${input.slug}" already exists.`, { param: 'slug' });
       throw err;
     }
     return workspace;
@@ -109,6 +112,8 @@ export class IdentityRepository {
   }
 
   async revokeApiKey(id: string): Promise<void> {
-    await this.manager.getRepository(ApiKeyEntity).update({ id }, { status: 'revoked', updatedAt: new Date() });
+    await this.manager
+      .getRepository(ApiKeyEntity)
+      .update({ id }, { status: 'revoked', updatedAt: new Date() });
   }
 }

@@ -46,7 +46,12 @@ export class ChatCompletions {
     const headers = readGatewayHeaders(req, prefix);
     res.setHeader(`${prefix}trace-id`, headers.traceId);
     const raw = req.body as Buffer;
-    const record = { provider: '', model: '', integrationSlug: undefined as string | undefined, stream: false };
+    const record = {
+      provider: '',
+      model: '',
+      integrationSlug: undefined as string | undefined,
+      stream: false,
+    };
     try {
       const parsed = parseChatBody(raw);
       record.stream = parsed.stream === true;
@@ -66,9 +71,12 @@ export class ChatCompletions {
       });
       const provider = this.options.providers.get(routed.target.provider);
       if (!provider) {
-        throw new NotImplemented(`The '${routed.target.provider}' provider adapter is not available in this release.`, {
-          code: 'provider_not_supported',
-        });
+        throw new NotImplemented(
+          `The '${routed.target.provider}' provider adapter is not available in this release.`,
+          {
+            code: 'provider_not_supported',
+          },
+        );
       }
       await this.options.policy.check(principal, routed.target.provider, routed.body.model, headers.metadata);
 
@@ -85,11 +93,32 @@ export class ChatCompletions {
       });
       res.setHeader(`${prefix}provider`, routed.target.provider);
       const responseBody = await this.send(res, response);
-      this.publish(req, principal, headers, raw, record, res.statusCode, responseBody, undefined, started, createdAtMs);
+      this.publish(
+        req,
+        principal,
+        headers,
+        raw,
+        record,
+        res.statusCode,
+        responseBody,
+        undefined,
+        started,
+        createdAtMs,
+      );
     } catch (err) {
       const appError = toAppError(err);
-      this.publish(req, principal, headers, raw, record, appError.status, JSON.stringify(appError.toBody()),
-        appError.message, started, createdAtMs);
+      this.publish(
+        req,
+        principal,
+        headers,
+        raw,
+        record,
+        appError.status,
+        JSON.stringify(appError.toBody()),
+        appError.message,
+        started,
+        createdAtMs,
+      );
       throw err;
     }
   }
@@ -119,7 +148,10 @@ export class ChatCompletions {
     } catch (err) {
       if (!res.destroyed) {
         const appError = err instanceof AppError ? err : toAppError(err);
-        const message = appError.status >= 500 && !(err instanceof AppError) ? 'The upstream stream failed.' : appError.message;
+        const message =
+          appError.status >= 500 && !(err instanceof AppError)
+            ? 'The upstream stream failed.'
+            : appError.message;
         res.write(`data: ${JSON.stringify({ error: { ...appError.toBody().error, message } })}\n\n`);
         this.options.logger.warn('upstream stream failed', { error: String(err) });
       }

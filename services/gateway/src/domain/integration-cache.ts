@@ -27,7 +27,11 @@ export class IntegrationCache {
     private readonly ttlMs = 60_000,
   ) {}
 
-  async get(organisationId: string, workspaceId: string, slug: string): Promise<IntegrationCredentials | null> {
+  async get(
+    organisationId: string,
+    workspaceId: string,
+    slug: string,
+  ): Promise<IntegrationCredentials | null> {
     const key = `${organisationId}:${slug}|${workspaceId}`;
     const cached = this.entries.get(key);
     if (cached && cached.expiresAt > Date.now()) return cached.value;
@@ -46,7 +50,11 @@ export class IntegrationCache {
     for (const key of this.entries.keys()) if (key.startsWith(`${cacheKey}|`)) this.entries.delete(key);
   }
 
-  private async fetch(organisationId: string, workspaceId: string, slug: string): Promise<IntegrationCredentials | null> {
+  private async fetch(
+    organisationId: string,
+    workspaceId: string,
+    slug: string,
+  ): Promise<IntegrationCredentials | null> {
     const { integration } = await this.client.getIntegrationCredentials(
       { organisationId, workspaceId, slug },
       { deadlineMs: 2_000 },

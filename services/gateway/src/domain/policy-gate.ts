@@ -1,4 +1,10 @@
-import { ServiceUnavailable, TooManyRequests, type Logger, type Principal, type ServiceClient } from '@switchyard/platform';
+import {
+  ServiceUnavailable,
+  TooManyRequests,
+  type Logger,
+  type Principal,
+  type ServiceClient,
+} from '@switchyard/platform';
 import { policy } from '@switchyard/proto';
 
 export interface PolicyGateOptions {
@@ -17,7 +23,12 @@ export class PolicyGate {
     private readonly options: PolicyGateOptions,
   ) {}
 
-  async check(principal: Principal, provider: string, model: string, metadata: Record<string, string>): Promise<void> {
+  async check(
+    principal: Principal,
+    provider: string,
+    model: string,
+    metadata: Record<string, string>,
+  ): Promise<void> {
     let response: policy.CheckResponse;
     try {
       response = await this.client.check(
@@ -32,7 +43,8 @@ export class PolicyGate {
         { deadlineMs: this.options.timeoutMs },
       );
     } catch (err) {
-      if (!this.options.failOpen) throw new ServiceUnavailable('Policy service is unavailable.', { cause: err });
+      if (!this.options.failOpen)
+        throw new ServiceUnavailable('Policy service is unavailable.', { cause: err });
       if (Date.now() - this.lastWarning > 10_000) {
         this.lastWarning = Date.now();
         this.logger.warn('policy check failed; allowing request (fail-open)', { error: String(err) });
@@ -40,9 +52,13 @@ export class PolicyGate {
       return;
     }
     if (response.decision === policy.Decision.DENY) {
-      throw new TooManyRequests(response.message || 'Request denied by policy.', response.retryAfterSeconds || 1, {
-        code: response.code || 'policy_denied',
-      });
+      throw new TooManyRequests(
+        response.message || 'Request denied by policy.',
+        response.retryAfterSeconds || 1,
+        {
+          code: response.code || 'policy_denied',
+        },
+      );
     }
   }
 }

@@ -39,7 +39,11 @@ export async function routeRequest(input: {
 
   if (slug) {
     const integration = await input.integrations.get(principal.organisationId, principal.workspaceId, slug);
-    if (!integration) throw new NotFound(`Integration '${slug}' not found.`, { param: 'model', code: 'integration_not_found' });
+    if (!integration)
+      throw new NotFound(`Integration '${slug}' not found.`, {
+        param: 'model',
+        code: 'integration_not_found',
+      });
     return {
       body,
       bodyUnchanged,
@@ -56,7 +60,11 @@ export async function routeRequest(input: {
     if (!input.directProviders.has(providerHeader)) {
       throw new BadRequest(`Unknown provider '${providerHeader}'.`, { param: `${headerPrefix}provider` });
     }
-    return { body, bodyUnchanged, target: { provider: providerHeader, apiKey: input.providerKey ?? '', headers: {} } };
+    return {
+      body,
+      bodyUnchanged,
+      target: { provider: providerHeader, apiKey: input.providerKey ?? '', headers: {} },
+    };
   }
   throw new BadRequest(
     `No provider selected: set the ${headerPrefix}provider header (e.g. "mock", "openai" or "@integration-slug"), ` +

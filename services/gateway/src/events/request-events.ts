@@ -40,7 +40,9 @@ function usageOf(usage: unknown): UsageFields | undefined {
     completionTokens: n(u.completion_tokens),
     totalTokens: n(u.total_tokens),
     cachedTokens: n((u.prompt_tokens_details as Record<string, unknown> | undefined)?.cached_tokens),
-    reasoningTokens: n((u.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens),
+    reasoningTokens: n(
+      (u.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens,
+    ),
   };
 }
 

@@ -13,7 +13,9 @@ export function parseChatBody(raw: unknown): ChatBody {
   try {
     body = JSON.parse(raw.toString('utf8'));
   } catch (err) {
-    throw new BadRequest(`Request body is not valid JSON: ${(err as Error).message}`, { code: 'invalid_json' });
+    throw new BadRequest(`Request body is not valid JSON: ${(err as Error).message}`, {
+      code: 'invalid_json',
+    });
   }
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
     throw new BadRequest('Request body must be a JSON object.', { code: 'invalid_json' });

@@ -21,7 +21,10 @@ export interface UpstreamRequest {
   provider: string;
 }
 
-export async function upstreamRequest(dispatcher: Dispatcher, req: UpstreamRequest): Promise<Dispatcher.ResponseData> {
+export async function upstreamRequest(
+  dispatcher: Dispatcher,
+  req: UpstreamRequest,
+): Promise<Dispatcher.ResponseData> {
   try {
     return await request(req.url, {
       dispatcher,
@@ -37,20 +40,30 @@ export async function upstreamRequest(dispatcher: Dispatcher, req: UpstreamReque
       throw new RequestTimeout(`${req.provider} did not answer within ${req.timeoutMs} ms.`);
     }
     if (req.signal.aborted) throw err;
-    throw new UpstreamError(502, `${req.provider}: could not reach the upstream (${(err as Error).message}).`, {
-      code: 'upstream_unreachable',
-    });
+    throw new UpstreamError(
+      502,
+      `${req.provider}: could not reach the upstream (${(err as Error).message}).`,
+      {
+        code: 'upstream_unreachable',
+      },
+    );
   }
 }
 
 /** The upstream's error body, mapped onto the one error shape with the provider named. */
-export async function upstreamErrorFrom(provider: string, status: number, body: Buffer): Promise<UpstreamError> {
+export async function upstreamErrorFrom(
+  provider: string,
+  status: number,
+  body: Buffer,
+): Promise<UpstreamError> {
   let message = body.toString('utf8').slice(0, 2_000) || `HTTP ${status}`;
   let type: string | undefined;
   let code: string | null = null;
   let param: string | null = null;
   try {
-    const parsed = JSON.parse(message) as { error?: { message?: string; type?: string; code?: string; param?: string } };
+    const parsed = JSON.parse(message) as {
+      error?: { message?: string; type?: string; code?: string; param?: string };
+    };
     if (parsed.error?.message) message = parsed.error.message;
     type = parsed.error?.type;
     code = parsed.error?.code ?? null;

@@ -49,7 +49,10 @@ export class RequestLogService {
 
   /** Workspace keys see their workspace's logs; another workspace's log is "not found". */
   async get(principal: Principal, id: string): Promise<RequestLog> {
-    const log = await this.repo.find(id, { organisationId: principal.organisationId, workspaceId: principal.workspaceId });
+    const log = await this.repo.find(id, {
+      organisationId: principal.organisationId,
+      workspaceId: principal.workspaceId,
+    });
     if (!log) throw new NotFound(`Log '${id}' not found.`);
     return log;
   }

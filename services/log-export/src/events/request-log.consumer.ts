@@ -3,7 +3,11 @@ import { events } from '@switchyard/proto';
 import type { RequestLogService } from '../domain/request-logs.ts';
 
 /** One consumer group for all replicas: each request log is stored by exactly one of them (at least once). */
-export function consumeRequestLogs(bus: EventBus, logger: Logger, logs: RequestLogService): Promise<Subscription> {
+export function consumeRequestLogs(
+  bus: EventBus,
+  logger: Logger,
+  logs: RequestLogService,
+): Promise<Subscription> {
   return subscribeEvents(bus, logger, {
     groupId: 'log-export.request-logs',
     topic: Topics.requestLogs,

@@ -10,7 +10,9 @@ export function logExportRouter(logs: RequestLogService, keys: ApiKeyCache, head
   const router = Router();
   router.use('/v1/logs', apiKeyAuthentication({ cache: keys, headerPrefix }));
   router.get('/v1/logs/:id', async (req, res) => {
-    res.json(presentRequestLog(await logs.get(requirePrincipal(req), parseInput(logId, req.params.id, 'path'))));
+    res.json(
+      presentRequestLog(await logs.get(requirePrincipal(req), parseInput(logId, req.params.id, 'path'))),
+    );
   });
   return router;
 }

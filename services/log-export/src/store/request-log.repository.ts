@@ -16,11 +16,16 @@ export class RequestLogRepository {
     return (result.raw as unknown[]).length > 0;
   }
 
-  async find(id: string, scope: { organisationId: string; workspaceId: string | null }): Promise<RequestLog | null> {
-    return this.manager.getRepository(RequestLogEntity).findOneBy(
-      scope.workspaceId
-        ? { id, organisationId: scope.organisationId, workspaceId: scope.workspaceId }
-        : { id, organisationId: scope.organisationId },
-    );
+  async find(
+    id: string,
+    scope: { organisationId: string; workspaceId: string | null },
+  ): Promise<RequestLog | null> {
+    return this.manager
+      .getRepository(RequestLogEntity)
+      .findOneBy(
+        scope.workspaceId
+          ? { id, organisationId: scope.organisationId, workspaceId: scope.workspaceId }
+          : { id, organisationId: scope.organisationId },
+      );
   }
 }

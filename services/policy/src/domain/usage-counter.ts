@@ -21,7 +21,6 @@ export class UsageCounter {
     ]);
     return true;
   }
-
 }
 
 function dayOf(epochMs: number): string {

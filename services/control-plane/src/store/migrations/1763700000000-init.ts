@@ -40,7 +40,9 @@ export class Init1763700000000 implements MigrationInterface {
         expires_at timestamptz,
         CHECK ((kind = 'organisation_admin') = (workspace_id IS NULL))
       )`);
-    await q.query(`CREATE INDEX api_keys_organisation_idx ON control_plane.api_keys (organisation_id, created_at)`);
+    await q.query(
+      `CREATE INDEX api_keys_organisation_idx ON control_plane.api_keys (organisation_id, created_at)`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

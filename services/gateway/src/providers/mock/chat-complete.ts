@@ -5,7 +5,9 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .map((part) => (part && typeof part === 'object' && 'text' in part ? String((part as { text: unknown }).text) : ''))
+      .map((part) =>
+        part && typeof part === 'object' && 'text' in part ? String((part as { text: unknown }).text) : '',
+      )
       .join(' ');
   }
   return '';
@@ -27,7 +29,10 @@ export function mockProvider(): ChatProvider {
       const lastUser = [...messages].reverse().find((m) => m?.role === 'user');
       const prompt = textOf(lastUser?.content).slice(0, 200);
       const content = `Mock response to: ${prompt}`;
-      const digest = createHash('sha256').update(JSON.stringify(call.body.messages)).digest('hex').slice(0, 24);
+      const digest = createHash('sha256')
+        .update(JSON.stringify(call.body.messages))
+        .digest('hex')
+        .slice(0, 24);
       const id = `chatcmpl-mock-${digest}`;
       const created = 1_700_000_000;
       const promptTokens = messages.reduce((n, m) => n + words(textOf(m?.content)), 0);
@@ -42,18 +47,35 @@ export function mockProvider(): ChatProvider {
           object: 'chat.completion',
           created,
           model: call.body.model,
-          choices: [{ index: 0, message: { role: 'assistant', content }, logprobs: null, finish_reason: 'stop' }],
+          choices: [
+            { index: 0, message: { role: 'assistant', content }, logprobs: null, finish_reason: 'stop' },
+          ],
           usage,
           system_fingerprint: 'mock',
         };
-        return { kind: 'json', status: 200, body: Buffer.from(JSON.stringify(body)), contentType: 'application/json' };
+        return {
+          kind: 'json',
+          status: 200,
+          body: Buffer.from(JSON.stringify(body)),
+          contentType: 'application/json',
+        };
       }
-      const includeUsage = (call.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
-      const base = { id, object: 'chat.completion.chunk', created, model: call.body.model, system_fingerprint: 'mock' };
+      const includeUsage =
+        (call.body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+      const base = {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: call.body.model,
+        system_fingerprint: 'mock',
+      };
       const pieces = content.split(/(?<=\s)/);
       async function* chunks(): AsyncGenerator<Uint8Array> {
         const encode = (value: unknown) => Buffer.from(`data: ${JSON.stringify(value)}\n\n`);
-        yield encode({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+        yield encode({
+          ...base,
+          choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }],
+        });
         for (const piece of pieces) {
           yield encode({ ...base, choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] });
         }

@@ -31,7 +31,9 @@ export class Init1763700000002 implements MigrationInterface {
         error_message text,
         cache_status text
       )`);
-    await q.query(`CREATE INDEX request_logs_workspace_time ON log_export.request_logs (workspace_id, created_at DESC)`);
+    await q.query(
+      `CREATE INDEX request_logs_workspace_time ON log_export.request_logs (workspace_id, created_at DESC)`,
+    );
     await q.query(`CREATE INDEX request_logs_trace ON log_export.request_logs (workspace_id, trace_id)`);
   }
 

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds dist/switchyard.mjs, lays it out with production-only dependencies exactly as the
+# image does, and answers one chat completion through it (all-in-one, mock provider).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=.data/bundle
+data=$(mktemp -d)
+log="$data/server.log"
+pid=""
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+  rm -rf "$data"
+}
+trap cleanup EXIT
+
+pnpm run build
+rm -rf "$out"
+pnpm --filter @switchyard/launcher deploy --prod --legacy --offline --config.node-linker=hoisted "$out" >/dev/null
+cp -r dist "$out/dist"
+
+port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+(cd "$out" && PORT=$port SWITCHYARD_DATA_DIR="$data/state" LOG_LEVEL=warn exec node dist/switchyard.mjs all-in-one) >"$log" 2>&1 &
+pid=$!
+for _ in $(seq 1 120); do
+  grep -q 'workspace key:' "$log" 2>/dev/null && break
+  kill -0 "$pid" 2>/dev/null || { cat "$log"; echo "bundle: server exited" >&2; exit 1; }
+  sleep 0.25
+done
+key=$(grep -o 'workspace key: [^ ]*' "$log" | awk '{print $3}')
+[ -n "$key" ] || { cat "$log"; echo "bundle: no workspace key printed" >&2; exit 1; }
+answer=$(curl -sS --max-time 10 "http://127.0.0.1:$port/v1/chat/completions" \
+  -H "Authorization: Bearer $key" -H 'x-vendor-provider: mock' -H 'Content-Type: application/json' \
+  -d '{"model":"mock-1","messages":[{"role":"user","content":"bundle check"}]}')
+case "$answer" in
+  *'"content":"Mock response to: bundle check"'*) echo "bundle: dist/switchyard.mjs answered a chat completion" ;;
+  *) echo "bundle: unexpected answer: $answer" >&2; exit 1 ;;
+esac

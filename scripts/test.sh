@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The one test command: installs whatever is missing, then runs every check and test.
+#   static checks -> unit tests -> bundle smoke run -> real Postgres/Kafka/Redis ->
+#   adapter contract tests -> distributed e2e -> Helm chart checks
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$PWD
+PNPM_VERSION=10.34.8
+export CI="${CI:-true}"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "toolchain"
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+node_minor=$(node -p 'process.versions.node.split(".")[1]')
+if [ "$node_major" -lt 20 ] || { [ "$node_major" -eq 20 ] && [ "$node_minor" -lt 19 ]; }; then
+  echo "Node.js >= 20.19 is required (found $(node --version))" >&2
+  exit 1
+fi
+if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$PNPM_VERSION" ]; then
+  npm install --global --no-audit --no-fund "pnpm@$PNPM_VERSION" >/dev/null
+fi
+pnpm --version
+
+step "dependencies"
+pnpm install --frozen-lockfile
+
+mkdir -p .data
+rm -f .data/test-summary.txt
+
+step "static checks: format, lint, types, protobuf"
+pnpm run lint
+pnpm run typecheck
+pnpm --filter @switchyard/proto run lint
+pnpm run proto:check
+
+step "unit tests"
+pnpm run test:unit
+
+step "bundle: build and run the image layout"
+bash scripts/bundle-smoke.sh
+
+step "real dependencies: PostgreSQL, Redis, Kafka (KRaft)"
+bash deploy/local/deps.sh up
+eval "$(bash deploy/local/deps.sh env)"
+
+step "adapter contract tests (embedded stand-ins and real services)"
+pnpm run test:contract
+
+step "distributed end-to-end tests"
+pnpm run test:e2e
+
+step "Helm chart"
+helm_out=$(mktemp)
+bash scripts/helm-check.sh | tee "$helm_out"
+helm_line=$(grep -E '^helm: [0-9]+ passed, [0-9]+ failed$' "$helm_out" | tail -1)
+rm -f "$helm_out"
+echo "helm ${helm_line#helm: }" | sed -E 's/^helm ([0-9]+) passed, ([0-9]+) failed$/helm \1 \2/' >> .data/test-summary.txt
+
+step "summary"
+cat .data/test-summary.txt | awk '{ printf "  %-9s %6d passed, %d failed\n", $1, $2, $3; p += $2; f += $3 } END { printf "\nall: %d passed, %d failed\n", p, f; exit (f > 0) }'

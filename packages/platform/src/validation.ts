@@ -9,12 +9,34 @@ export function paramPath(path: ReadonlyArray<PropertyKey>): string {
   }, '');
 }
 
+type Issue = z.core.$ZodIssue;
+
+/**
+ * When a union failed and only one of its branches matched the input's shape, that
+ * branch's own problem is the useful one: it names the deepest offending parameter.
+ */
+function mostSpecific(issue: Issue, path: PropertyKey[]): { issue: Issue; path: PropertyKey[] } {
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    // A branch whose every problem is at its root (wrong type, not one of its values) did not match at all.
+    const plausible = issue.errors.filter(
+      (branch) =>
+        !branch.every(
+          (i) => i.path.length === 0 && (i.code === 'invalid_type' || i.code === 'invalid_value'),
+        ),
+    );
+    const inner = plausible.length === 1 ? plausible[0]![0] : undefined;
+    if (inner) return mostSpecific(inner, [...path, ...inner.path]);
+  }
+  return { issue, path };
+}
+
 /** Parses untrusted input; the first problem becomes a 400 that names the parameter. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where = 'body'): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const param = paramPath(issue.path);
+  const first = result.error.issues[0]!;
+  const { issue, path } = mostSpecific(first, [...first.path]);
+  const param = paramPath(path);
   const message = param
     ? `Invalid ${where} parameter '${param}': ${issue.message}`
     : `Invalid ${where}: ${issue.message}`;

@@ -106,9 +106,9 @@ pg_ensure_db() {
   local bin="$1"
   "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_SOCKET_DIR" -p "$PG_PORT" -U postgres -d postgres \
     -v role="$PG_ROLE" -v password="$PG_PASSWORD" -v db="$PG_DB" >/dev/null <<'SQL'
-SELECT format('CREATE ROLE %I LOGIN', :'role')
+SELECT format('CREATE ROLE %I LOGIN CREATEDB', :'role')
  WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = :'role') \gexec
-SELECT format('ALTER ROLE %I WITH LOGIN PASSWORD %L', :'role', :'password') \gexec
+SELECT format('ALTER ROLE %I WITH LOGIN CREATEDB PASSWORD %L', :'role', :'password') \gexec
 SELECT format('CREATE DATABASE %I OWNER %I', :'db', :'role')
  WHERE NOT EXISTS (SELECT 1 FROM pg_database WHERE datname = :'db') \gexec
 SQL

@@ -71,6 +71,8 @@ export interface ServiceDefinition<I extends ServiceInstance = ServiceInstance> 
   name: ServiceName;
   database?: DatabaseNeeds;
   bus?: boolean;
+  /** Serves on while Kafka is away (events wait in the buffer), so an outage does not make it unready. */
+  toleratesBusOutage?: boolean;
   kv?: boolean;
   clients?: ClientName[];
   create(deps: ServiceDeps): Promise<I>;
@@ -184,7 +186,7 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
     });
     bus = kafka;
     lifecycle.onStop('kafka', () => kafka.close(config.SHUTDOWN_GRACE_MS));
-    readiness.kafka = () => kafka.check();
+    if (!definition.toleratesBusOutage) readiness.kafka = () => kafka.check();
   }
   let kv: KeyValueStore | undefined;
   if (definition.kv && config.REDIS_URL) {
@@ -221,6 +223,8 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
     lifecycle.onStop('grpc server', () => grpcServer.close());
     logger.info('grpc listening', { host: config.GRPC_HOST, port });
   }
+  // Consumers and start-up work run before HTTP accepts traffic, so "ready" means ready.
+  await instance.start?.();
   const app = createHttpApp({
     service: definition.name,
     logger,
@@ -232,7 +236,6 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
   const http = await listen(app, config.HOST, config.PORT);
   lifecycle.onStop('http server', http.close);
   logger.info('http listening', { host: config.HOST, port: http.port });
-  await instance.start?.();
 }
 
 /** Applies every service's migrations to DATABASE_URL, then returns (the Helm pre-install Job). */

@@ -31,6 +31,7 @@ const configSchema = z.object({
 export const gatewayService: ServiceDefinition = {
   name: 'gateway',
   bus: true,
+  toleratesBusOutage: true,
   clients: ['identity', 'integrations', 'policy'],
   async create({ bus, clients, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);

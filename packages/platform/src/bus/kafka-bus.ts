@@ -1,4 +1,12 @@
-import { Kafka, logLevel, type Consumer, type Producer, type LogEntry } from 'kafkajs';
+import {
+  Kafka,
+  Partitioners,
+  logLevel,
+  type Consumer,
+  type EachMessagePayload,
+  type LogEntry,
+  type Producer,
+} from 'kafkajs';
 import type { Logger } from '../logger.ts';
 import type { EventBus, OutgoingMessage, PublishStats, SubscribeOptions, Subscription } from './event-bus.ts';
 import { PublishBuffer } from './publish-buffer.ts';
@@ -45,6 +53,7 @@ export class KafkaEventBus implements EventBus {
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: true,
+      createPartitioner: Partitioners.DefaultPartitioner,
       retry: { initialRetryTime: 100, retries: 3, maxRetryTime: 2_000 },
     });
     this.producer.on(this.producer.events.DISCONNECT, () => {
@@ -118,57 +127,102 @@ export class KafkaEventBus implements EventBus {
     }
   }
 
+  /**
+   * Starts a consumer. A broker that is away (or a consumer that crashes for good) does not
+   * fail the caller: the consumer is started again with backoff until it runs or is stopped.
+   */
   async subscribe(options: SubscribeOptions): Promise<Subscription> {
     const topics = options.topics.map((t) => this.prefix + t);
-    await this.ensureTopics(topics);
-    const consumer = this.kafka.consumer({
-      groupId: this.prefix + options.groupId,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
-      retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5_000 },
-    });
+    const logger = this.options.logger;
+    let consumer: Consumer | undefined;
     let stopped = false;
-    consumer.on(consumer.events.CRASH, (event) => {
-      this.options.logger.warn('kafka consumer crashed', {
-        groupId: options.groupId,
-        error: String(event.payload.error),
-        restart: event.payload.restart,
-      });
-    });
-    await consumer.connect();
-    await consumer.subscribe({ topics, fromBeginning: options.fromBeginning ?? false });
-    await consumer.run({
-      autoCommit: true,
-      eachMessage: async ({ topic, partition, message }) => {
-        let attempt = 0;
-        // At-least-once: the offset is committed only after the handler succeeds.
-        for (;;) {
-          try {
-            await options.handler({
-              topic: topic.slice(this.prefix.length),
-              partition,
-              offset: message.offset,
-              key: message.key?.toString('utf8') ?? '',
-              value: message.value ?? Buffer.alloc(0),
-            });
-            return;
-          } catch (err) {
-            attempt++;
-            if (stopped) throw err;
-            if (attempt === 1 || attempt % 10 === 0) {
-              this.options.logger.warn('event handler failed; retrying', { topic, attempt, error: String(err) });
-            }
-            await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 50 * 2 ** Math.min(attempt, 7))));
+    let retryTimer: NodeJS.Timeout | undefined;
+
+    const handle = async ({ topic, partition, message }: EachMessagePayload): Promise<void> => {
+      // At-least-once: the offset is committed only after the handler succeeds.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await options.handler({
+            topic: topic.slice(this.prefix.length),
+            partition,
+            offset: message.offset,
+            key: message.key?.toString('utf8') ?? '',
+            value: message.value ?? Buffer.alloc(0),
+          });
+          return;
+        } catch (err) {
+          if (stopped) throw err;
+          if (attempt === 1 || attempt % 10 === 0) {
+            logger.warn('event handler failed; retrying', { topic, attempt, error: String(err) });
           }
+          await sleep(Math.min(5_000, 50 * 2 ** Math.min(attempt, 7)));
         }
-      },
-    });
-    this.consumers.add(consumer);
+      }
+    };
+
+    const start = async (): Promise<void> => {
+      await this.ensureTopics(topics);
+      const next = this.kafka.consumer({
+        groupId: this.prefix + options.groupId,
+        // Short enough that a member lost with a crashed broker is replaced quickly.
+        sessionTimeout: 10_000,
+        heartbeatInterval: 1_000,
+        retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5_000 },
+      });
+      next.on(next.events.CRASH, (event) => {
+        logger.warn('kafka consumer crashed', {
+          groupId: options.groupId,
+          error: String(event.payload.error),
+          restart: event.payload.restart,
+        });
+        if (!event.payload.restart && !stopped) {
+          consumer = undefined;
+          void next.disconnect().catch(() => undefined);
+          schedule(1);
+        }
+      });
+      consumer = next;
+      try {
+        await next.connect();
+        await next.subscribe({ topics, fromBeginning: options.fromBeginning ?? false });
+        await next.run({ autoCommit: true, eachMessage: handle });
+        this.consumers.add(next);
+      } catch (err) {
+        consumer = undefined;
+        await next.disconnect().catch(() => undefined);
+        throw err;
+      }
+    };
+
+    const attempt = async (n: number): Promise<void> => {
+      if (stopped) return;
+      try {
+        await start();
+      } catch (err) {
+        if (stopped) return;
+        if (n === 0 || n % 10 === 0) {
+          logger.warn('kafka consumer could not start; retrying', {
+            groupId: options.groupId,
+            error: String(err),
+          });
+        }
+        schedule(n + 1);
+      }
+    };
+    const schedule = (n: number) => {
+      retryTimer = setTimeout(() => void attempt(n), Math.min(10_000, 250 * 2 ** Math.min(n, 6)));
+      retryTimer.unref();
+    };
+
+    await attempt(0);
     return {
       stop: async () => {
         stopped = true;
-        this.consumers.delete(consumer);
-        await consumer.disconnect();
+        clearTimeout(retryTimer);
+        if (consumer) {
+          this.consumers.delete(consumer);
+          await consumer.disconnect();
+        }
       },
     };
   }
@@ -196,4 +250,8 @@ export class KafkaEventBus implements EventBus {
     await this.buffer.close(timeoutMs);
     await this.producer.disconnect().catch(() => undefined);
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,0 +1,225 @@
+// The five services as separate processes on real PostgreSQL, Redis and Kafka, isolated per
+// run by a fresh database, a topic prefix and fresh secrets.
+import { randomBytes } from 'node:crypto';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { serviceForPath, type ServiceName } from '@switchyard/platform';
+import { startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
+import { createRunDatabase, type RunDatabase } from './database.ts';
+import { ensureDependencies, type DependencyUrls } from './deps.ts';
+import { httpRequest, type ApiResponse, type Json, type RequestOptions } from './http.ts';
+import { KafkaProbe } from './kafka.ts';
+import { logDir, runCli, ServiceProcess } from './processes.ts';
+
+/** Start order: each service's gRPC peers come before it. */
+export const serviceOrder: ServiceName[] = ['control-plane', 'policy', 'admin', 'log-export', 'gateway'];
+
+const READY_TIMEOUT_MS = 60_000;
+
+export interface StackOptions {
+  /** The key the fake OpenAI upstream insists on. */
+  upstreamKey: string;
+  /** Extra environment for every service process. */
+  env?: Record<string, string>;
+}
+
+export interface StackRequestOptions extends RequestOptions {
+  /** Overrides the routing table, e.g. for `/readyz` of one particular service. */
+  service?: ServiceName;
+}
+
+export interface Stack {
+  runId: string;
+  topicPrefix: string;
+  adminKey: string;
+  dependencies: DependencyUrls;
+  database: RunDatabase;
+  kafka: KafkaProbe;
+  upstream: FakeOpenAi;
+  /** Base URL of one service's HTTP server. */
+  url(service: ServiceName): string;
+  /** A call against the platform as if through the ingress: the path picks the service. */
+  request<T = Json>(method: string, path: string, options?: StackRequestOptions): Promise<ApiResponse<T>>;
+  process(service: ServiceName): ServiceProcess;
+  /** Stops one service (SIGTERM, then SIGKILL). */
+  stopService(service: ServiceName): Promise<void>;
+  /** Starts a stopped service again on the same ports and waits until it is ready. */
+  startService(service: ServiceName): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function freePorts(count: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const server = createServer();
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => resolve());
+      });
+      const address = server.address();
+      if (!address || typeof address !== 'object') throw new Error('could not allocate a port');
+      ports.push(address.port);
+    }
+    return ports;
+  } finally {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  }
+}
+
+/**
+ * Only the basics of the parent environment reach the services, so that whatever Switchyard
+ * settings, proxies or debugger flags the caller's shell holds cannot change what is tested.
+ */
+function baseEnvironment(): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'USER', 'LOGNAME', 'TMPDIR', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'CI'];
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of keep) if (process.env[name] !== undefined) env[name] = process.env[name];
+  env.NO_PROXY = '127.0.0.1,localhost';
+  return env;
+}
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const dependencies = await ensureDependencies();
+  const runId = randomBytes(4).toString('hex');
+  const topicPrefix = `e2e-${runId}.`;
+  const adminKey = `sy-e2e-admin-${randomBytes(24).toString('base64url')}`;
+  const cleanups: Array<() => Promise<void>> = [];
+  const cleanUp = async () => {
+    const errors: unknown[] = [];
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      try {
+        await cleanup();
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    if (errors.length > 0)
+      throw new AggregateError(errors, `stack clean-up failed: ${errors.map(String).join('; ')}`);
+  };
+
+  try {
+    const database = await createRunDatabase(dependencies.databaseUrl);
+    cleanups.push(() => database.drop());
+    const kafka = new KafkaProbe(dependencies.kafkaBrokers, topicPrefix);
+    cleanups.push(() => kafka.deleteRunTopics().catch(() => undefined));
+    const upstream = await startFakeOpenAi({ apiKey: options.upstreamKey });
+    cleanups.push(() => upstream.close());
+
+    mkdirSync(logDir, { recursive: true });
+    for (const name of ['migrate', ...serviceOrder]) writeFileSync(join(logDir, `${name}.log`), '');
+
+    const ports = await freePorts(serviceOrder.length * 2);
+    const httpPort = new Map(serviceOrder.map((s, i) => [s, ports[i * 2]!]));
+    const grpcPort = new Map(serviceOrder.map((s, i) => [s, ports[i * 2 + 1]!]));
+    const shared: NodeJS.ProcessEnv = {
+      ...baseEnvironment(),
+      LOG_LEVEL: 'warn',
+      SHUTDOWN_GRACE_MS: '5000',
+      HOST: '127.0.0.1',
+      GRPC_HOST: '127.0.0.1',
+      DATABASE_URL: database.url,
+      KAFKA_BROKERS: dependencies.kafkaBrokers.join(','),
+      KAFKA_TOPIC_PREFIX: topicPrefix,
+      REDIS_URL: dependencies.redisUrl,
+      GRPC_AUTH_TOKEN: randomBytes(24).toString('base64url'),
+      SWITCHYARD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+      SWITCHYARD_ADMIN_KEY: adminKey,
+      CONTROL_PLANE_GRPC_ADDRESS: `127.0.0.1:${grpcPort.get('control-plane')}`,
+      ADMIN_GRPC_ADDRESS: `127.0.0.1:${grpcPort.get('admin')}`,
+      POLICY_GRPC_ADDRESS: `127.0.0.1:${grpcPort.get('policy')}`,
+      ...options.env,
+    };
+
+    await runCli('migrate', ['migrate'], shared, 120_000);
+
+    const processes = new Map<ServiceName, ServiceProcess>(
+      serviceOrder.map((service) => [
+        service,
+        new ServiceProcess(service, [service], {
+          ...shared,
+          PORT: String(httpPort.get(service)),
+          GRPC_PORT: String(grpcPort.get(service)),
+        }),
+      ]),
+    );
+    // The gateway first (it flushes its buffered events), then the rest together.
+    cleanups.push(async () => {
+      await processes.get('gateway')!.stop();
+      await Promise.all(serviceOrder.map((service) => processes.get(service)!.stop()));
+    });
+
+    const url = (service: ServiceName) => `http://127.0.0.1:${httpPort.get(service)}`;
+
+    const waitUntilReady = async (service: ServiceName) => {
+      const child = processes.get(service)!;
+      const deadline = Date.now() + READY_TIMEOUT_MS;
+      let last = 'no answer yet';
+      for (;;) {
+        if (!child.isRunning) {
+          await sleep(200); // let the last output arrive
+          throw new Error(
+            `${service} exited (${child.describeExit()}) before GET /readyz returned 200; last /readyz: ${last}\n` +
+              `--- ${service} output (full log: .data/e2e-logs/${service}.log) ---\n${child.tail()}`,
+          );
+        }
+        try {
+          const response = await httpRequest(url(service), 'GET', '/readyz', { timeoutMs: 5_000 });
+          if (response.status === 200) return;
+          last = `${response.status} ${response.text}`;
+        } catch (err) {
+          last = (err as Error).message;
+        }
+        if (Date.now() >= deadline) {
+          throw new Error(
+            `${service} was not ready within ${READY_TIMEOUT_MS} ms; last /readyz: ${last}\n` +
+              `--- ${service} output (full log: .data/e2e-logs/${service}.log) ---\n${child.tail()}`,
+          );
+        }
+        await sleep(250);
+      }
+    };
+
+    const startService = async (service: ServiceName) => {
+      processes.get(service)!.start();
+      await waitUntilReady(service);
+    };
+
+    for (const service of serviceOrder) await startService(service);
+
+    const request = <T = Json>(method: string, path: string, requestOptions: StackRequestOptions = {}) => {
+      const service = requestOptions.service ?? serviceForPath(path.split('?')[0]!);
+      if (!service) throw new Error(`No service serves ${path} (see helm/switchyard/files/routes.json)`);
+      return httpRequest<T>(url(service), method, path, requestOptions);
+    };
+
+    // A ready control-plane has already bootstrapped the organisation for SWITCHYARD_ADMIN_KEY.
+    const adminCheck = await request('GET', '/v2/workspaces', { key: adminKey });
+    if (adminCheck.status !== 200) {
+      throw new Error(`control-plane is ready but rejects SWITCHYARD_ADMIN_KEY (HTTP ${adminCheck.status})`);
+    }
+
+    return {
+      runId,
+      topicPrefix,
+      adminKey,
+      dependencies,
+      database,
+      kafka,
+      upstream,
+      url,
+      request,
+      process: (service) => processes.get(service)!,
+      stopService: (service) => processes.get(service)!.stop(),
+      startService,
+      stop: cleanUp,
+    };
+  } catch (err) {
+    await cleanUp().catch(() => undefined);
+    throw err;
+  }
+}

@@ -43,7 +43,7 @@ interface CacheEntry {
  */
 export class ApiKeyCache {
   private readonly entries = new Map<string, CacheEntry>();
-  private readonly inflight = new Map<string, Promise<Principal | null>>();
+  private readonly inflight = new Map<string, { promise: Promise<Principal | null>; stale: boolean }>();
 
   constructor(
     private readonly lookup: PrincipalLookup,
@@ -60,11 +60,16 @@ export class ApiKeyCache {
     } else {
       let pending = this.inflight.get(hash);
       if (!pending) {
-        pending = this.lookup(hash).finally(() => this.inflight.delete(hash));
-        this.inflight.set(hash, pending);
+        const started = { stale: false } as { promise: Promise<Principal | null>; stale: boolean };
+        started.promise = this.lookup(hash).finally(() => {
+          if (this.inflight.get(hash) === started) this.inflight.delete(hash);
+        });
+        this.inflight.set(hash, started);
+        pending = started;
       }
-      principal = await pending;
-      this.remember(hash, principal);
+      principal = await pending.promise;
+      // A lookup that was under way when the key was invalidated may carry the old state.
+      if (!pending.stale) this.remember(hash, principal);
     }
     if (principal?.expiresAt && principal.expiresAt <= now) return null;
     return principal;
@@ -72,10 +77,17 @@ export class ApiKeyCache {
 
   invalidate(keyHash: string): void {
     this.entries.delete(keyHash);
+    const pending = this.inflight.get(keyHash);
+    if (pending) {
+      pending.stale = true;
+      this.inflight.delete(keyHash);
+    }
   }
 
   clear(): void {
     this.entries.clear();
+    for (const pending of this.inflight.values()) pending.stale = true;
+    this.inflight.clear();
   }
 
   private remember(hash: string, principal: Principal | null): void {

@@ -42,7 +42,8 @@ export class SecretBox {
   decrypt(ciphertext: string): string {
     if (!ciphertext.startsWith('v1.')) throw new Error('unknown ciphertext format');
     const raw = Buffer.from(ciphertext.slice(3), 'base64');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
+    // A fixed tag length: otherwise a ciphertext cut short is checked against a shorter tag.
+    const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12), { authTagLength: 16 });
     decipher.setAuthTag(raw.subarray(12, 28));
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
   }

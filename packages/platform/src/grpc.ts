@@ -20,13 +20,16 @@ import {
   BadRequest,
   Conflict,
   Forbidden,
+  GuardrailDenied,
   InternalError,
   NotFound,
   NotImplemented,
+  PayloadTooLarge,
   RequestTimeout,
   ServiceUnavailable,
   TooManyRequests,
   Unauthorized,
+  UnprocessableEntity,
   toAppError,
 } from './errors.ts';
 import { safeEqual } from './crypto.ts';
@@ -165,7 +168,16 @@ export function fromGrpcError(err: grpc.ServiceError, target: string): AppError 
       return new ServiceUnavailable(`${target} is unavailable.`, { cause: err });
     case grpc.status.UNIMPLEMENTED:
       return new NotImplemented(message, options);
+    case grpc.status.FAILED_PRECONDITION:
+      return new UnprocessableEntity(message, options);
     default:
+      // Client errors without a gRPC code of their own travel as INTERNAL with their HTTP status.
+      switch (single(HTTP_STATUS_METADATA)) {
+        case '413':
+          return new PayloadTooLarge(message, options);
+        case '446':
+          return new GuardrailDenied(message, options);
+      }
       return new InternalError(`${target} failed.`, { cause: err });
   }
 }

@@ -172,7 +172,13 @@ export async function listen(
     port: actualPort,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // A keep-alive connection busy now turns idle once its response is done; end it
+        // then rather than at the keep-alive timeout.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
         server.closeIdleConnections();
       }),
   };

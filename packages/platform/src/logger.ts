@@ -16,7 +16,20 @@ function redact(value: unknown, depth = 0): unknown {
   if (depth > 6) return value;
   if (typeof value === 'string') return value.replace(SECRET_VALUE, (m) => maskSecret(m));
   if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
-  if (value && typeof value === 'object' && !(value instanceof Error)) {
+  if (value instanceof Date) return value;
+  // Errors have no enumerable fields and would be written as {}; keep what an operator needs.
+  if (value instanceof Error) {
+    const out: Record<string, unknown> = {
+      name: value.name,
+      message: redact(value.message, depth + 1),
+      stack: redact(value.stack, depth + 1),
+    };
+    const code = (value as { code?: unknown }).code;
+    if (typeof code === 'string' || typeof code === 'number') out.code = code;
+    if (value.cause !== undefined) out.cause = redact(value.cause, depth + 1);
+    return out;
+  }
+  if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
       out[k] = SECRET_KEY.test(k) && typeof v === 'string' ? maskSecret(v) : redact(v, depth + 1);

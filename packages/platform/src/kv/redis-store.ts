@@ -2,10 +2,12 @@ import { createClient, type RedisClientType } from 'redis';
 import type { Logger } from '../logger.ts';
 import type { KeyValueStore } from './key-value-store.ts';
 
-// INCRBY and set the expiry only when this call created the counter, atomically.
+// INCRBY and set the expiry only when this call created the counter, atomically. (Comparing
+// the result with the amount would also re-arm the expiry of a counter that was at zero.)
 const INCREMENT_SCRIPT = `
+local created = redis.call('EXISTS', KEYS[1]) == 0
 local v = redis.call('INCRBY', KEYS[1], ARGV[1])
-if v == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if created then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return v`;
 
 export class RedisKeyValueStore implements KeyValueStore {

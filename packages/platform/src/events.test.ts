@@ -1,0 +1,159 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { create, fromBinary } from '@bufbuild/protobuf';
+import { events, identity } from '@switchyard/proto';
+import { MemoryEventBus } from './bus/memory-bus.ts';
+import { Topics, publishChange, publishEvent, subscribeEvents } from './events.ts';
+import { ApiKeyCache, type Principal } from './auth.ts';
+import { sha256Hex } from './crypto.ts';
+import { invalidateApiKeys, onChanges, principalFromProto } from './identity.ts';
+import { captureLogger, settleLogs } from './testing/logger.ts';
+import { eventually } from './testing/wait.ts';
+
+describe('typed events', () => {
+  test('an event published with its schema arrives decoded, keyed as published', async (t) => {
+    const bus = new MemoryEventBus();
+    t.after(() => bus.close());
+    const received: Array<{ event: events.UsageEvent; key: string }> = [];
+    await subscribeEvents(bus, captureLogger().logger, {
+      groupId: 'usage-test',
+      topic: Topics.usage,
+      schema: events.UsageEventSchema,
+      handler: async (event, message) => {
+        received.push({ event, key: message.key });
+      },
+    });
+    publishEvent(bus, Topics.usage, events.UsageEventSchema, 'key-1', {
+      id: 'u1',
+      apiKeyId: 'key-1',
+      model: 'gpt-4o',
+      usage: { promptTokens: 3, completionTokens: 4, totalTokens: 7 },
+      cost: 0.25,
+      occurredAtMs: '1763700000000',
+    });
+    await eventually(() => assert.equal(received.length, 1));
+    const { event, key } = received[0]!;
+    assert.equal(key, 'key-1');
+    assert.equal(event.id, 'u1');
+    assert.equal(event.model, 'gpt-4o');
+    assert.equal(event.usage?.totalTokens, 7);
+    assert.equal(event.cost, 0.25);
+    assert.equal(event.occurredAtMs, '1763700000000');
+  });
+
+  test('an undecodable message is logged and skipped, and later events still arrive', async (t) => {
+    const bus = new MemoryEventBus();
+    t.after(() => bus.close());
+    const log = captureLogger();
+    const ids: string[] = [];
+    await subscribeEvents(bus, log.logger, {
+      groupId: 'skip-test',
+      topic: Topics.changes,
+      schema: events.ChangeEventSchema,
+      handler: async (event) => {
+        ids.push(event.id);
+      },
+    });
+    bus.publish({ topic: Topics.changes, key: 'x', value: new Uint8Array([0xff, 0xff, 0xff, 0xff]) });
+    publishChange(bus, { id: 'c1', entity: 'api_key', entityId: 'k1' });
+    await eventually(() => assert.deepEqual(ids, ['c1']));
+    await settleLogs();
+    const line = log.lines().find((l) => l.message === 'skipping undecodable event');
+    assert.ok(line);
+    assert.equal(line.topic, Topics.changes);
+    assert.equal(line.offset, '0');
+  });
+
+  test('publishChange keys the event by entity id and stamps the time', async (t) => {
+    const bus = new MemoryEventBus();
+    t.after(() => bus.close());
+    const before = Date.now();
+    publishChange(bus, {
+      id: 'c1',
+      entity: 'integration',
+      entityId: 'int-9',
+      action: events.ChangeAction.UPDATED,
+    });
+    const [message] = bus.log(Topics.changes);
+    assert.ok(message);
+    assert.equal(message.key, 'int-9');
+    const change = fromBinary(events.ChangeEventSchema, message.value);
+    assert.equal(change.action, events.ChangeAction.UPDATED);
+    assert.ok(Number(change.occurredAtMs) >= before && Number(change.occurredAtMs) <= Date.now());
+  });
+});
+
+describe('identity helpers', () => {
+  test('principalFromProto maps kinds, empty strings to null and 0 expiry to never', () => {
+    const p = principalFromProto(
+      create(identity.ApiKeyPrincipalSchema, {
+        apiKeyId: 'k',
+        organisationId: 'o',
+        kind: identity.ApiKeyKind.ORGANISATION_ADMIN,
+        scopes: ['admin'],
+        expiresAtMs: '0',
+        name: 'root',
+      }),
+    );
+    assert.deepEqual(p, {
+      apiKeyId: 'k',
+      organisationId: 'o',
+      workspaceId: null,
+      workspaceSlug: null,
+      kind: 'organisation_admin',
+      scopes: ['admin'],
+      expiresAt: null,
+      userId: null,
+      name: 'root',
+    });
+    const expiring = principalFromProto(
+      create(identity.ApiKeyPrincipalSchema, {
+        kind: identity.ApiKeyKind.WORKSPACE_USER,
+        workspaceId: 'w',
+        expiresAtMs: '1763700000000',
+      }),
+    );
+    assert.equal(expiring?.kind, 'workspace_user');
+    assert.equal(expiring?.workspaceId, 'w');
+    assert.equal(expiring?.expiresAt, 1_763_700_000_000);
+  });
+
+  test('principalFromProto refuses an unspecified key kind', () => {
+    assert.equal(principalFromProto(create(identity.ApiKeyPrincipalSchema, { apiKeyId: 'k' })), null);
+  });
+
+  test('an api_key change event drops that key from the cache; other changes do not', async (t) => {
+    const bus = new MemoryEventBus();
+    t.after(() => bus.close());
+    let lookups = 0;
+    const p: Principal = {
+      apiKeyId: 'k',
+      organisationId: 'o',
+      workspaceId: 'w',
+      workspaceSlug: 'w',
+      kind: 'workspace_service',
+      scopes: [],
+      expiresAt: null,
+      userId: null,
+      name: 'n',
+    };
+    const cache = new ApiKeyCache(async () => {
+      lookups++;
+      return p;
+    });
+    const subscription = await onChanges(bus, captureLogger().logger, 'gateway', invalidateApiKeys(cache));
+    t.after(() => subscription.stop());
+    await cache.resolve('sy-key');
+    assert.equal(lookups, 1);
+
+    publishChange(bus, { id: 'c1', entity: 'integration', entityId: 'i', cacheKey: sha256Hex('sy-key') });
+    await bus.flush(1_000);
+    await cache.resolve('sy-key');
+    assert.equal(lookups, 1, 'a change to another entity keeps the key cached');
+
+    publishChange(bus, { id: 'c2', entity: 'api_key', entityId: 'k', cacheKey: sha256Hex('sy-key') });
+    await bus.flush(1_000);
+    await cache.resolve('sy-key');
+    assert.equal(lookups, 2, 'the key was looked up again after its change event');
+  });
+});

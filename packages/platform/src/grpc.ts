@@ -132,7 +132,9 @@ export function toGrpcError(err: unknown): Partial<grpc.StatusObject> {
   if (appError.code) metadata.set(ERROR_CODE_METADATA, appError.code);
   const retryAfter = appError.headers['retry-after'];
   if (retryAfter) metadata.set('retry-after', retryAfter);
-  return { code, details: appError.status >= 500 ? 'Internal error.' : appError.message, metadata };
+  // Only unexpected faults hide their message; deliberate errors (501, 503, ...) keep theirs.
+  const details = appError instanceof InternalError ? 'Internal error.' : appError.message;
+  return { code, details, metadata };
 }
 
 /** The one translation from a gRPC failure back to the error vocabulary. */

@@ -138,7 +138,7 @@ export class KafkaEventBus implements EventBus {
     let stopped = false;
     let retryTimer: NodeJS.Timeout | undefined;
 
-    const handle = async ({ topic, partition, message }: EachMessagePayload): Promise<void> => {
+    const handle = async ({ topic, partition, message, heartbeat }: EachMessagePayload): Promise<void> => {
       // At-least-once: the offset is committed only after the handler succeeds.
       for (let attempt = 1; ; attempt++) {
         try {
@@ -156,6 +156,9 @@ export class KafkaEventBus implements EventBus {
             logger.warn('event handler failed; retrying', { topic, attempt, error: String(err) });
           }
           await sleep(Math.min(5_000, 50 * 2 ** Math.min(attempt, 7)));
+          // Stay a live member of the group while retrying, so the partition is not reassigned;
+          // if a rebalance is under way this throws and the new owner handles the message.
+          await heartbeat();
         }
       }
     };
@@ -167,6 +170,8 @@ export class KafkaEventBus implements EventBus {
         // Short enough that a member lost with a crashed broker is replaced quickly.
         sessionTimeout: 10_000,
         heartbeatInterval: 1_000,
+        // Bounds how long a stop waits for the fetch long-poll to return.
+        maxWaitTimeInMs: 1_000,
         retry: { initialRetryTime: 200, retries: 8, maxRetryTime: 5_000 },
       });
       next.on(next.events.CRASH, (event) => {

@@ -1,1 +1,2 @@
 export * from './fake-openai.ts';
+export * from './service-harness.ts';

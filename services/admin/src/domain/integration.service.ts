@@ -38,9 +38,10 @@ export class IntegrationService {
     private readonly logger: Logger,
   ) {}
 
+  /** Announced like a deletion, so that gateways drop a cached "not found" for the slug at once. */
   async create(principal: Principal, input: CreateIntegrationInput): Promise<Integration> {
     assertOrganisationAdmin(principal);
-    return this.repo.insert({
+    const integration = await this.repo.insert({
       organisationId: principal.organisationId,
       workspaceId: input.workspaceId ?? null,
       slug:
@@ -55,6 +56,15 @@ export class IntegrationService {
       encryptedKey: input.key ? this.secrets.encrypt(input.key) : null,
       configurations: input.configurations,
     });
+    publishChange(this.bus, {
+      entity: 'integration',
+      entityId: integration.id,
+      organisationId: integration.organisationId,
+      workspaceId: integration.workspaceId ?? '',
+      action: events.ChangeAction.CREATED,
+      cacheKey: `${integration.organisationId}:${integration.slug}`,
+    });
+    return integration;
   }
 
   async get(principal: Principal, slug: string): Promise<Integration> {

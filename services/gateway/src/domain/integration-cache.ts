@@ -20,7 +20,10 @@ interface Entry {
  */
 export class IntegrationCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly inflight = new Map<string, Promise<IntegrationCredentials | null>>();
+  private readonly inflight = new Map<
+    string,
+    { promise: Promise<IntegrationCredentials | null>; stale: boolean }
+  >();
 
   constructor(
     private readonly client: ServiceClient<typeof admin.IntegrationService>,
@@ -37,17 +40,29 @@ export class IntegrationCache {
     if (cached && cached.expiresAt > Date.now()) return cached.value;
     let pending = this.inflight.get(key);
     if (!pending) {
-      pending = this.fetch(organisationId, workspaceId, slug).finally(() => this.inflight.delete(key));
-      this.inflight.set(key, pending);
+      const started = { stale: false } as { promise: Promise<IntegrationCredentials | null>; stale: boolean };
+      started.promise = this.fetch(organisationId, workspaceId, slug).finally(() => {
+        if (this.inflight.get(key) === started) this.inflight.delete(key);
+      });
+      this.inflight.set(key, started);
+      pending = started;
     }
-    const value = await pending;
-    this.entries.set(key, { value, expiresAt: Date.now() + (value ? this.ttlMs : 2_000) });
+    const value = await pending.promise;
+    // An answer that was under way when the integration changed may carry the old state.
+    if (!pending.stale) {
+      this.entries.set(key, { value, expiresAt: Date.now() + (value ? this.ttlMs : 2_000) });
+    }
     return value;
   }
 
   /** `organisationId:slug`, as change events name it. */
   invalidate(cacheKey: string): void {
     for (const key of this.entries.keys()) if (key.startsWith(`${cacheKey}|`)) this.entries.delete(key);
+    for (const [key, pending] of this.inflight) {
+      if (!key.startsWith(`${cacheKey}|`)) continue;
+      pending.stale = true;
+      this.inflight.delete(key);
+    }
   }
 
   private async fetch(

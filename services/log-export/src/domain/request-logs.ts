@@ -3,29 +3,36 @@ import type { events } from '@switchyard/proto';
 import type { RequestLog } from '../store/entities.ts';
 import type { RequestLogRepository } from '../store/request-log.repository.ts';
 
+/** Postgres text and jsonb cannot hold U+0000; it becomes U+FFFD so that the log can still be stored. */
+function storable(text: string): string {
+  return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+}
+
 export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
   const usage = event.usage;
   return {
-    id: event.id,
+    id: storable(event.id),
     organisationId: event.organisationId,
     workspaceId: event.workspaceId,
     apiKeyId: event.apiKeyId,
-    traceId: event.traceId || null,
-    spanId: event.spanId || null,
-    parentSpanId: event.parentSpanId || null,
-    spanName: event.spanName || null,
-    metadata: event.metadata,
-    method: event.method,
-    path: event.path,
-    provider: event.provider || null,
-    model: event.model || null,
-    integrationSlug: event.integrationSlug || null,
+    traceId: storable(event.traceId) || null,
+    spanId: storable(event.spanId) || null,
+    parentSpanId: storable(event.parentSpanId) || null,
+    spanName: storable(event.spanName) || null,
+    metadata: Object.fromEntries(
+      Object.entries(event.metadata).map(([key, value]) => [storable(key), storable(value)]),
+    ),
+    method: storable(event.method),
+    path: storable(event.path),
+    provider: storable(event.provider) || null,
+    model: storable(event.model) || null,
+    integrationSlug: storable(event.integrationSlug) || null,
     status: event.status,
     stream: event.stream,
     createdAt: new Date(Number(event.createdAtMs)),
     latencyMs: event.latencyMs,
-    requestBody: event.requestBody,
-    responseBody: event.responseBody,
+    requestBody: storable(event.requestBody),
+    responseBody: storable(event.responseBody),
     usage: {
       prompt_tokens: usage?.promptTokens ?? 0,
       completion_tokens: usage?.completionTokens ?? 0,
@@ -34,8 +41,8 @@ export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
       reasoning_tokens: usage?.reasoningTokens ?? 0,
     },
     cost: event.cost,
-    errorMessage: event.errorMessage || null,
-    cacheStatus: event.cacheStatus || null,
+    errorMessage: storable(event.errorMessage) || null,
+    cacheStatus: storable(event.cacheStatus) || null,
   };
 }
 

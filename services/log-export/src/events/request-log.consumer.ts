@@ -13,7 +13,19 @@ export function consumeRequestLogs(
     topic: Topics.requestLogs,
     schema: events.RequestLogEventSchema,
     handler: async (event) => {
-      await logs.record(event);
+      try {
+        await logs.record(event);
+      } catch (err) {
+        // Retrying cannot help an event the database rejects as invalid, and would hold back every later log.
+        if (!isInvalidData(err)) throw err;
+        logger.error('skipping request log the database rejects', { id: event.id, error: String(err) });
+      }
     },
   });
+}
+
+/** Postgres data exceptions (class 22) and integrity violations (class 23): the row itself is at fault. */
+function isInvalidData(err: unknown): boolean {
+  const code = (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }

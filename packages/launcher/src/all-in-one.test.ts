@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { eventually, startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+const cli = join('packages', 'launcher', 'src', 'cli.ts');
+
+/** Variables of the developer's shell that would change what all-in-one does. */
+const inheritedButIgnored =
+  /^(SWITCHYARD_|OPENAI_|AZURE_OPENAI_|ANTHROPIC_|GEMINI_|GROQ_|MISTRAL_|TOGETHER_|DEEPSEEK_|FIREWORKS_|OPENROUTER_|OLLAMA_|VLLM_|HTTPS?_PROXY$|PORT$|HOST$)/i;
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  banner: string;
+  field(label: string): string | undefined;
+  required(label: string): string;
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
+}
+
+const running = new Set<ChildProcess>();
+
+/** Starts `switchyard all-in-one` as an operator would, and waits for its welcome text. */
+async function startAllInOne(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
+  const childEnv: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !inheritedButIgnored.test(name)) childEnv[name] = value;
+  }
+  Object.assign(
+    childEnv,
+    { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', SWITCHYARD_DATA_DIR: dataDir },
+    env,
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'all-in-one'], {
+    cwd: root,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+
+  const banner = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`no welcome text within 90 s:\n${stdout}\n${stderr}`)),
+      90_000,
+    );
+    // The welcome text is one write that ends with an empty line.
+    const check = () => {
+      const start = stdout.indexOf('Switchyard is running');
+      if (start >= 0 && stdout.endsWith('\n\n')) {
+        clearTimeout(timer);
+        resolve(stdout.slice(start));
+      }
+    };
+    child.stdout!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`all-in-one exited with ${code} before it was ready:\n${stdout}\n${stderr}`));
+    });
+  });
+  const url = /running \(all-in-one\) at (http:\/\/\S+)/.exec(banner)?.[1];
+  assert.ok(url, banner);
+  const field = (label: string) => new RegExp(`^\\s*${label}:\\s+(\\S+)`, 'm').exec(banner)?.[1];
+  return {
+    child,
+    url,
+    banner,
+    field,
+    required: (label) => {
+      const value = field(label);
+      assert.ok(value, `no ${label} in:\n${banner}`);
+      return value;
+    },
+    stop: async () => {
+      const started = performance.now();
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+        child.once('exit', (code, signal) => resolve([code, signal])),
+      );
+      child.kill('SIGTERM');
+      const [code, signal] = await exited;
+      return { code, signal, ms: performance.now() - started };
+    },
+  };
+}
+
+async function call(url: string, method: string, path: string, key: string, body?: unknown, headers = {}) {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
+}
+
+const hello = { model: 'mock-1', messages: [{ role: 'user', content: 'Hello, Switchyard' }] };
+
+async function expectCleanStop(app: Running) {
+  const { code, signal, ms } = await app.stop();
+  assert.equal(signal, null);
+  assert.equal(code, 0);
+  assert.ok(ms < 5_000, `took ${Math.round(ms)} ms to stop`);
+}
+
+let fake: FakeOpenAi;
+const dataDirs: string[] = [];
+const upstreamKey = 'sk-upstream-key-for-all-in-one-0000';
+
+function freshDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-all-in-one-'));
+  dataDirs.push(dir);
+  return dir;
+}
+
+before(async () => {
+  fake = await startFakeOpenAi({ apiKey: upstreamKey });
+});
+after(async () => {
+  for (const child of running) child.kill('SIGKILL');
+  await fake.close();
+  for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('all-in-one', { timeout: 240_000 }, () => {
+  test('serves a first request with the printed key and keeps its state across a restart', async () => {
+    const dataDir = freshDataDir();
+    const first = await startAllInOne(dataDir);
+    const workspaceKey = first.required('workspace key');
+    const adminKey = first.required('admin key');
+    const organisationId = first.required('organisation');
+    assert.match(workspaceKey, /^sy-/);
+    assert.match(adminKey, /^sy-/);
+    assert.ok(first.banner.includes(`-H 'Authorization: Bearer ${workspaceKey}'`));
+
+    const answer = await call(first.url, 'POST', '/v1/chat/completions', workspaceKey, hello, {
+      'x-vendor-provider': 'mock',
+    });
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.body.choices[0].message.content, 'Mock response to: Hello, Switchyard');
+    const logId = answer.headers.get('x-request-id')!;
+    await eventually(
+      async () =>
+        (await call(first.url, 'GET', `/v1/logs/${logId}`, workspaceKey)).status === 200 ? true : undefined,
+      { what: 'the request log' },
+    );
+    const integration = await call(first.url, 'POST', '/admin/v2/integrations', adminKey, {
+      name: 'Persisted',
+      slug: 'persisted',
+      ai_provider_id: 'openai',
+      key: upstreamKey,
+      configurations: { custom_host: fake.baseUrl },
+    });
+    assert.equal(integration.status, 200, integration.text);
+    await expectCleanStop(first);
+
+    const second = await startAllInOne(dataDir);
+    assert.equal(second.field('workspace key'), undefined, 'keys are shown only once');
+    assert.match(second.banner, /Keys were printed when this data folder was first started/);
+    assert.equal(second.field('organisation'), organisationId);
+
+    const again = await call(second.url, 'POST', '/v1/chat/completions', workspaceKey, hello, {
+      'x-vendor-provider': 'mock',
+    });
+    assert.equal(again.status, 200, again.text);
+    const earlier = await call(second.url, 'GET', `/v1/logs/${logId}`, workspaceKey);
+    assert.equal(earlier.status, 200, earlier.text);
+    assert.equal(earlier.body.id, logId);
+    assert.equal((await call(second.url, 'GET', '/v2/workspaces', adminKey)).status, 200);
+
+    // The integration's key was encrypted with a key kept in the data folder: it still decrypts.
+    const upstream = await call(second.url, 'POST', '/v1/chat/completions', workspaceKey, {
+      ...hello,
+      model: '@persisted/gpt-x',
+    });
+    assert.equal(upstream.status, 200, upstream.text);
+    assert.equal(fake.requests.at(-1)?.headers.authorization, `Bearer ${upstreamKey}`);
+    await expectCleanStop(second);
+  });
+
+  test('takes the admin key from SWITCHYARD_ADMIN_KEY and makes OPENAI_API_KEY the @openai integration', async () => {
+    const adminKey = 'sy-admin-key-chosen-by-the-operator-01';
+    const app = await startAllInOne(freshDataDir(), {
+      SWITCHYARD_ADMIN_KEY: adminKey,
+      OPENAI_API_KEY: upstreamKey,
+      OPENAI_BASE_URL: fake.baseUrl,
+    });
+    try {
+      assert.ok(!app.banner.includes(adminKey), 'the preset admin key was printed');
+      assert.match(app.banner, /admin key:\s+the value of SWITCHYARD_ADMIN_KEY/);
+      assert.match(app.banner, /Integrations created from the environment: @openai/);
+
+      const workspaces = await call(app.url, 'GET', '/v2/workspaces', adminKey);
+      assert.equal(workspaces.status, 200, workspaces.text);
+      assert.equal(workspaces.body.total, 1);
+
+      const workspaceKey = app.required('workspace key');
+      const seen = fake.requests.length;
+      const answer = await call(app.url, 'POST', '/v1/chat/completions', workspaceKey, {
+        ...hello,
+        model: '@openai/gpt-x',
+      });
+      assert.equal(answer.status, 200, answer.text);
+      assert.equal(answer.body.choices[0].message.content, 'Echo: Hello, Switchyard');
+      assert.equal(fake.requests.length, seen + 1);
+      const upstream = fake.requests.at(-1)!;
+      assert.equal(upstream.headers.authorization, `Bearer ${upstreamKey}`);
+      assert.equal(JSON.parse(upstream.body).model, 'gpt-x');
+    } finally {
+      await expectCleanStop(app);
+    }
+  });
+});

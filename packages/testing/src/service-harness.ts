@@ -1,0 +1,333 @@
+import type { Router } from 'express';
+import {
+  GrpcServer,
+  MemoryEventBus,
+  MemoryKeyValueStore,
+  SecretBox,
+  clientTargets,
+  createClients,
+  createDataSource,
+  createHttpApp,
+  createLogger,
+  createMetrics,
+  listen,
+  migrate,
+  randomToken,
+  serviceForPath,
+  startEmbeddedPostgres,
+  type ClientName,
+  type Clients,
+  type GrpcSecurity,
+  type Logger,
+  type ServiceDefinition,
+  type ServiceInstance,
+  type ServiceName,
+} from '@switchyard/platform';
+
+type DataSource = ReturnType<typeof createDataSource>;
+
+export interface ServiceHarnessOptions {
+  /** In dependency order, as the launcher lists them: a service's gRPC peers come before it. */
+  services: ServiceDefinition[];
+  /** What the services read from their environment, on top of a generated SWITCHYARD_ENCRYPTION_KEY. */
+  env?: Record<string, string | undefined>;
+  /** The admin key bootstrap stores; without it bootstrap generates one. */
+  adminKey?: string;
+  /** Bootstrap the first organisation when control-plane is present (default true). */
+  bootstrap?: boolean;
+  /** gRPC addresses for clients whose service is not in `services`, e.g. a stand-in the test controls. */
+  clientAddresses?: Partial<Record<ClientName, string>>;
+  /** Service logs; silent unless asked for. */
+  logLevel?: 'silent' | 'error' | 'warn' | 'info' | 'debug';
+}
+
+/** Response bodies in tests are read field by field, so they are loosely typed. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyBody = any;
+
+export interface HarnessResponse<T = AnyBody> {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON when the response is JSON, else the text. */
+  body: T;
+  text: string;
+}
+
+export interface HarnessRequest {
+  /** Sent as `Authorization: Bearer <key>`. */
+  key?: string | undefined;
+  /** Serialised as the JSON body. */
+  json?: unknown;
+  /** Sent as is (takes precedence over json). */
+  body?: string | Buffer;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface ServiceHarness {
+  /** The one HTTP entry point, routing by path prefix like the ingress and the launcher. */
+  url: string;
+  adminKey: string;
+  workspaceKey: string;
+  organisationId: string;
+  workspaceId: string;
+  /** The embedded Postgres every service's data source points at (one schema each). */
+  postgresUrl: string;
+  /** What the services were given as their environment. */
+  env: Record<string, string>;
+  bus: MemoryEventBus;
+  kv: MemoryKeyValueStore;
+  /** The token every gRPC call between services carries. */
+  security: GrpcSecurity;
+  databases: Partial<Record<ServiceName, DataSource>>;
+  db(service: ServiceName): DataSource;
+  instance<T extends ServiceInstance = ServiceInstance>(service: ServiceName): T;
+  grpcAddress(service: ServiceName): string;
+  /** A gRPC client as other services use it, closed with the harness. */
+  client<N extends ClientName>(name: N): NonNullable<Clients[N]>;
+  request<T = AnyBody>(method: string, path: string, options?: HarnessRequest): Promise<HarnessResponse<T>>;
+  close(): Promise<void>;
+}
+
+interface BootstrapCapable extends ServiceInstance {
+  bootstrap(options: { adminKey?: string | undefined; withWorkspaceKey: boolean }): Promise<{
+    organisation: { id: string };
+    workspace: { id: string } | null;
+    adminKey?: string | undefined;
+    workspaceKey?: string | undefined;
+  }>;
+}
+
+function quietLogger(name: string, level: ServiceHarnessOptions['logLevel']): Logger {
+  const logger = createLogger(name, level === 'silent' || !level ? 'error' : level);
+  if (level === 'silent' || !level) logger.silent = true;
+  return logger;
+}
+
+/**
+ * Starts the chosen services the way the all-in-one launcher does: embedded Postgres with
+ * each service's migrations, an in-process bus and key-value store, every gRPC server on
+ * loopback behind a shared token, clients wired to them, and one HTTP server on 127.0.0.1
+ * that routes by path. When control-plane is among them, the first organisation is
+ * bootstrapped with a workspace key.
+ */
+export async function startServiceHarness(options: ServiceHarnessOptions): Promise<ServiceHarness> {
+  const closers: Array<() => Promise<void> | void> = [];
+  const close = async () => {
+    for (const closer of closers.splice(0).reverse()) {
+      try {
+        await closer();
+      } catch {
+        // Keep closing the rest.
+      }
+    }
+  };
+  try {
+    return await start(options, closers, close);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+async function start(
+  options: ServiceHarnessOptions,
+  closers: Array<() => Promise<void> | void>,
+  close: () => Promise<void>,
+): Promise<ServiceHarness> {
+  const logger = quietLogger('harness', options.logLevel);
+  const needsDatabase = options.services.some((d) => d.database);
+  const postgres = needsDatabase ? await startEmbeddedPostgres() : undefined;
+  if (postgres) closers.push(() => postgres.close());
+  const bus = new MemoryEventBus();
+  const kv = new MemoryKeyValueStore();
+  closers.push(() => kv.close());
+  const security: GrpcSecurity = { authToken: randomToken(24) };
+  const env: Record<string, string> = { SWITCHYARD_ENCRYPTION_KEY: SecretBox.generateKey() };
+  for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
+
+  const databases: Partial<Record<ServiceName, DataSource>> = {};
+  const grpcAddresses = new Map<ServiceName, string>();
+  const routers = new Map<ServiceName, Router>();
+  const instances = new Map<ServiceName, ServiceInstance>();
+  const addressOf = (name: ClientName): string => {
+    const address = options.clientAddresses?.[name] ?? grpcAddresses.get(clientTargets[name].service);
+    if (!address) {
+      throw new Error(
+        `no gRPC server for the ${name} client: list ${clientTargets[name].service} before the services using it, or pass clientAddresses.${name}`,
+      );
+    }
+    return address;
+  };
+
+  for (const definition of options.services) {
+    const serviceLogger = quietLogger(definition.name, options.logLevel);
+    let db: DataSource | undefined;
+    if (definition.database && postgres) {
+      const dataSource = createDataSource({
+        url: postgres.url,
+        poolSize: 4,
+        logger: serviceLogger,
+        ...definition.database,
+      });
+      closers.push(() => (dataSource.isInitialized ? dataSource.destroy() : undefined));
+      await migrate(dataSource, definition.database.schema, serviceLogger);
+      databases[definition.name] = db = dataSource;
+    }
+    const clientSet = createClients(definition.clients ?? [], addressOf, security);
+    closers.push(() => clientSet.close());
+    const instance = await definition.create({
+      logger: serviceLogger,
+      metrics: createMetrics(),
+      env: { ...env },
+      db,
+      bus: definition.bus ? bus : undefined,
+      kv: definition.kv ? kv : undefined,
+      clients: clientSet.clients,
+    });
+    closers.push(() => instance.stop?.());
+    instances.set(definition.name, instance);
+    if (instance.router) routers.set(definition.name, instance.router);
+    if (instance.grpc) {
+      const server = new GrpcServer({ logger: serviceLogger, security });
+      instance.grpc(server);
+      const port = await server.listen('127.0.0.1', 0);
+      grpcAddresses.set(definition.name, `127.0.0.1:${port}`);
+      closers.push(() => server.close());
+    }
+  }
+  closers.push(() => bus.close());
+
+  let identity:
+    { adminKey: string; workspaceKey: string; organisationId: string; workspaceId: string } | undefined;
+  const controlPlane = instances.get('control-plane') as BootstrapCapable | undefined;
+  if (controlPlane?.bootstrap && options.bootstrap !== false) {
+    const result = await controlPlane.bootstrap({ adminKey: options.adminKey, withWorkspaceKey: true });
+    identity = {
+      adminKey: options.adminKey ?? result.adminKey ?? '',
+      workspaceKey: result.workspaceKey ?? '',
+      organisationId: result.organisation.id,
+      workspaceId: result.workspace?.id ?? '',
+    };
+  }
+  for (const instance of instances.values()) await instance.start?.();
+
+  const app = createHttpApp({
+    service: 'harness',
+    logger,
+    metrics: createMetrics(),
+    readiness: {},
+    routers: [
+      {
+        router: (req, res, next) => {
+          const service = serviceForPath(req.path);
+          const router = service ? routers.get(service) : undefined;
+          if (router) router(req, res, next);
+          else next();
+        },
+      },
+    ],
+  });
+  const http = await listen(app, '127.0.0.1', 0);
+  closers.push(async () => {
+    const closed = http.close();
+    http.server.closeAllConnections();
+    await closed;
+  });
+  const url = `http://127.0.0.1:${http.port}`;
+
+  const extraClients = new Map<ClientName, unknown>();
+  const bootstrapped = <K extends keyof NonNullable<typeof identity>>(field: K) => {
+    if (!identity) throw new Error(`${String(field)}: this harness bootstrapped no organisation`);
+    return identity[field];
+  };
+
+  return {
+    url,
+    postgresUrl: postgres?.url ?? '',
+    get adminKey() {
+      return bootstrapped('adminKey');
+    },
+    get workspaceKey() {
+      return bootstrapped('workspaceKey');
+    },
+    get organisationId() {
+      return bootstrapped('organisationId');
+    },
+    get workspaceId() {
+      return bootstrapped('workspaceId');
+    },
+    env,
+    bus,
+    kv,
+    security,
+    databases,
+    db(service) {
+      const db = databases[service];
+      if (!db) throw new Error(`${service} has no database in this harness`);
+      return db;
+    },
+    instance<T extends ServiceInstance>(service: ServiceName) {
+      const instance = instances.get(service);
+      if (!instance) throw new Error(`${service} is not among the harness services`);
+      return instance as T;
+    },
+    grpcAddress(service) {
+      const address = grpcAddresses.get(service);
+      if (!address) throw new Error(`${service} serves no gRPC in this harness`);
+      return address;
+    },
+    client<N extends ClientName>(name: N) {
+      let client = extraClients.get(name);
+      if (!client) {
+        const set = createClients([name], addressOf, security);
+        closers.push(() => set.close());
+        client = set.clients[name];
+        extraClients.set(name, client);
+      }
+      return client as NonNullable<Clients[N]>;
+    },
+    request: (method, path, requestOptions) => httpRequest(url, method, path, requestOptions),
+    close,
+  };
+}
+
+async function httpRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: HarnessRequest = {},
+): Promise<HarnessResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+  let body: string | Buffer | undefined = options.body;
+  if (body === undefined && options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, body, signal: options.signal });
+  const text = await response.text();
+  let parsed: unknown = text;
+  if ((response.headers.get('content-type') ?? '').includes('json')) {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = text;
+    }
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+/** Polls until `probe` returns something other than undefined, or fails after `timeoutMs`. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  { timeoutMs = 5_000, intervalMs = 10, what = 'condition' } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}

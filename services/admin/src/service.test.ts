@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { maskSecret } from '@switchyard/platform';
+import { controlPlane } from '@switchyard/control-plane';
+import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
+import { adminService, type Admin } from './service.ts';
+
+const openAiKey = 'sk-from-the-environment-0123456789';
+const openAiBaseUrl = 'http://127.0.0.1:9/v1';
+let h: ServiceHarness;
+
+before(async () => {
+  h = await startServiceHarness({
+    services: [controlPlane, adminService],
+    env: { OPENAI_API_KEY: openAiKey, OPENAI_BASE_URL: openAiBaseUrl },
+  });
+});
+after(() => h.close());
+
+test('OPENAI_API_KEY becomes an openai integration once, however often seeding runs', async () => {
+  const admin = h.instance<Admin>('admin');
+  assert.deepEqual(await admin.seedIntegrationsFromEnvironment(h.organisationId), ['openai']);
+  assert.deepEqual(await admin.seedIntegrationsFromEnvironment(h.organisationId), []);
+  assert.deepEqual(await admin.seedIntegrationsFromEnvironment(h.organisationId), []);
+
+  const rows = await h.db('admin').query(`SELECT slug, status FROM admin.integrations`);
+  assert.deepEqual(rows, [{ slug: 'openai', status: 'active' }]);
+
+  const shown = await h.request('GET', '/admin/v2/integrations/openai', { key: h.adminKey });
+  assert.equal(shown.status, 200);
+  assert.equal(shown.body.ai_provider_id, 'openai');
+  assert.equal(shown.body.workspace_id, null);
+  assert.equal(shown.body.masked_key, maskSecret(openAiKey));
+  assert.equal(shown.body.configurations.custom_host, openAiBaseUrl);
+
+  const { integration } = await h.client('integrations').getIntegrationCredentials({
+    organisationId: h.organisationId,
+    workspaceId: h.workspaceId,
+    slug: 'openai',
+  });
+  assert.equal(integration?.apiKey, openAiKey);
+  assert.equal(integration?.baseUrl, openAiBaseUrl);
+});

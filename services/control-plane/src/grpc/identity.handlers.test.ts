@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createGrpcClient, sha256Hex } from '@switchyard/platform';
+import { identity } from '@switchyard/proto';
+import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
+import { keyMaterialOf } from '../domain/api-keys.ts';
+import { controlPlane } from '../service.ts';
+import { IdentityRepository } from '../store/identity.repository.ts';
+
+let h: ServiceHarness;
+
+before(async () => {
+  h = await startServiceHarness({ services: [controlPlane] });
+});
+after(() => h.close());
+
+const resolve = (key: string) => h.client('identity').resolveApiKey({ keyHash: sha256Hex(key) });
+
+test('ResolveApiKey answers with the principal of a workspace key', async () => {
+  const { principal } = await resolve(h.workspaceKey);
+  assert.ok(principal);
+  assert.equal(principal.organisationId, h.organisationId);
+  assert.equal(principal.workspaceId, h.workspaceId);
+  assert.equal(principal.workspaceSlug, 'default');
+  assert.equal(principal.kind, identity.ApiKeyKind.WORKSPACE_SERVICE);
+  assert.equal(principal.expiresAtMs, '0');
+});
+
+test('ResolveApiKey answers with an organisation admin principal bound to no workspace', async () => {
+  const { principal } = await resolve(h.adminKey);
+  assert.ok(principal);
+  assert.equal(principal.kind, identity.ApiKeyKind.ORGANISATION_ADMIN);
+  assert.equal(principal.workspaceId, '');
+});
+
+test('ResolveApiKey answers with no principal for an unknown key', async () => {
+  const { principal } = await resolve('sy-never-issued');
+  assert.equal(principal, undefined);
+});
+
+test('revoking a key makes ResolveApiKey answer with no principal and the HTTP API refuse it', async () => {
+  const created = await h.request('POST', '/v2/api-keys/workspace/service', {
+    key: h.adminKey,
+    json: { name: 'Short-lived', workspace_id: h.workspaceId },
+  });
+  const { id, key } = created.body as { id: string; key: string };
+  assert.equal((await resolve(key)).principal?.apiKeyId, id);
+  assert.equal((await h.request('GET', '/v2/workspaces', { key })).status, 200);
+
+  const revoked = await h.request('DELETE', `/v2/api-keys/${id}`, { key: h.adminKey });
+  assert.equal(revoked.status, 200);
+
+  assert.equal((await resolve(key)).principal, undefined);
+  assert.equal((await h.request('GET', '/v2/workspaces', { key })).status, 401);
+});
+
+test('an expired key resolves to no principal and is refused', async () => {
+  const key = 'sy-expired-workspace-key-0000000000';
+  await new IdentityRepository(h.db('control-plane').manager).insertApiKey({
+    organisationId: h.organisationId,
+    workspaceId: h.workspaceId,
+    kind: 'workspace_service',
+    name: 'Expired',
+    description: null,
+    scopes: [],
+    userId: null,
+    expiresAt: new Date(Date.now() - 1_000),
+    ...keyMaterialOf(key, 'sy-'),
+  });
+  assert.equal((await resolve(key)).principal, undefined);
+  assert.equal((await h.request('GET', '/v2/workspaces', { key })).status, 401);
+});
+
+test('ResolveApiKey refuses callers without the service token', async () => {
+  const stranger = createGrpcClient(identity.IdentityService, {
+    address: h.grpcAddress('control-plane'),
+    target: 'control-plane',
+    security: { authToken: 'not-the-token' },
+  });
+  try {
+    await assert.rejects(stranger.resolveApiKey({ keyHash: sha256Hex(h.adminKey) }), { status: 503 });
+  } finally {
+    stranger.close();
+  }
+});

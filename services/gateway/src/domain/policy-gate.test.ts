@@ -1,0 +1,267 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import {
+  GrpcServer,
+  ServiceUnavailable,
+  createGrpcClient,
+  createLogger,
+  sha256Hex,
+  type Principal,
+} from '@switchyard/platform';
+import { identity, policy } from '@switchyard/proto';
+import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
+import { gatewayService } from '../service.ts';
+import { PolicyGate } from './policy-gate.ts';
+
+const logger = createLogger('test');
+logger.silent = true;
+
+type Decide = (request: policy.CheckRequest) => Promise<MessageInitShape<typeof policy.CheckResponseSchema>>;
+
+/** A policy service whose answer each test chooses. */
+async function startPolicyStandIn() {
+  const calls: policy.CheckRequest[] = [];
+  const state = { decide: (async () => ({ decision: policy.Decision.ALLOW })) as Decide };
+  const server = new GrpcServer({ logger, security: {} });
+  server.add(policy.PolicyService, {
+    check: async (request) => {
+      calls.push(request);
+      return state.decide(request);
+    },
+  });
+  const port = await server.listen('127.0.0.1', 0);
+  return { address: `127.0.0.1:${port}`, calls, state, close: () => server.close() };
+}
+
+/** Answers for one workspace key, so that the gateway can run without control-plane. */
+async function startIdentityStandIn(key: string, principal: Principal) {
+  const server = new GrpcServer({ logger, security: {} });
+  server.add(identity.IdentityService, {
+    resolveApiKey: async ({ keyHash }) =>
+      keyHash !== sha256Hex(key)
+        ? {}
+        : {
+            principal: {
+              apiKeyId: principal.apiKeyId,
+              organisationId: principal.organisationId,
+              workspaceId: principal.workspaceId ?? '',
+              workspaceSlug: principal.workspaceSlug ?? '',
+              kind: identity.ApiKeyKind.WORKSPACE_SERVICE,
+              name: principal.name,
+            },
+          },
+  });
+  const port = await server.listen('127.0.0.1', 0);
+  return { address: `127.0.0.1:${port}`, close: () => server.close() };
+}
+
+async function unusedAddress(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return `127.0.0.1:${port}`;
+}
+
+const principal: Principal = {
+  apiKeyId: randomUUID(),
+  organisationId: randomUUID(),
+  workspaceId: randomUUID(),
+  workspaceSlug: 'default',
+  kind: 'workspace_service',
+  scopes: [],
+  expiresAt: null,
+  userId: null,
+  name: 'Test key',
+};
+const workspaceKey = 'sy-workspace-key-for-policy-tests-0000';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const deny =
+  (retryAfterSeconds = 0): Decide =>
+  async () => ({
+    decision: policy.Decision.DENY,
+    code: 'budget_exhausted',
+    message: 'The monthly budget is used up.',
+    retryAfterSeconds,
+  });
+
+describe('PolicyGate', () => {
+  let standIn: Awaited<ReturnType<typeof startPolicyStandIn>>;
+  const clients: Array<{ close(): void }> = [];
+
+  before(async () => {
+    standIn = await startPolicyStandIn();
+  });
+  after(async () => {
+    clients.forEach((c) => c.close());
+    await standIn.close();
+  });
+
+  function gate(address: string, options: { failOpen: boolean; timeoutMs?: number }) {
+    const client = createGrpcClient(policy.PolicyService, { address, target: 'policy', security: {} });
+    clients.push(client);
+    return new PolicyGate(client, logger, {
+      timeoutMs: options.timeoutMs ?? 250,
+      failOpen: options.failOpen,
+    });
+  }
+
+  test('lets an allowed request through, asking about its caller, provider, model and metadata', async () => {
+    standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW });
+    await gate(standIn.address, { failOpen: false }).check(principal, 'openai', 'gpt-4o', { team: 'search' });
+    const asked = standIn.calls.at(-1)!;
+    assert.equal(asked.organisationId, principal.organisationId);
+    assert.equal(asked.workspaceId, principal.workspaceId);
+    assert.equal(asked.apiKeyId, principal.apiKeyId);
+    assert.equal(asked.provider, 'openai');
+    assert.equal(asked.model, 'gpt-4o');
+    assert.deepEqual(asked.metadata, { team: 'search' });
+  });
+
+  test('turns a DENY into a 429 carrying retry-after and the policy’s code and message', async () => {
+    standIn.state.decide = deny(7);
+    await assert.rejects(gate(standIn.address, { failOpen: true }).check(principal, 'openai', 'gpt-4o', {}), {
+      status: 429,
+      code: 'budget_exhausted',
+      message: 'The monthly budget is used up.',
+      headers: { 'retry-after': '7' },
+    });
+  });
+
+  test('a DENY without a retry time still asks the client to wait a second', async () => {
+    standIn.state.decide = deny(0);
+    await assert.rejects(gate(standIn.address, { failOpen: true }).check(principal, 'openai', 'gpt-4o', {}), {
+      status: 429,
+      headers: { 'retry-after': '1' },
+    });
+  });
+
+  test('a policy service that is down lets requests through when failing open', async () => {
+    await gate(await unusedAddress(), { failOpen: true }).check(principal, 'openai', 'gpt-4o', {});
+  });
+
+  test('a policy service that is down is a 503 when not failing open', async () => {
+    await assert.rejects(
+      gate(await unusedAddress(), { failOpen: false }).check(principal, 'openai', 'gpt-4o', {}),
+      {
+        status: 503,
+      },
+    );
+  });
+
+  test('a policy service slower than the deadline counts as down', async () => {
+    standIn.state.decide = async () => {
+      await sleep(1_000);
+      return { decision: policy.Decision.DENY };
+    };
+    const started = performance.now();
+    await gate(standIn.address, { failOpen: true, timeoutMs: 100 }).check(principal, 'openai', 'gpt-4o', {});
+    assert.ok(performance.now() - started < 800, 'waited for the slow answer');
+    await assert.rejects(
+      gate(standIn.address, { failOpen: false, timeoutMs: 100 }).check(principal, 'openai', 'gpt-4o', {}),
+      { status: 503 },
+    );
+  });
+});
+
+const mockChat = {
+  method: 'POST',
+  headers: { 'x-vendor-provider': 'mock' },
+  json: { model: 'mock-1', messages: [{ role: 'user', content: 'Hi' }] },
+};
+
+describe('the gateway with its default policy settings', () => {
+  let h: ServiceHarness;
+  let standIn: Awaited<ReturnType<typeof startPolicyStandIn>>;
+  let identityStandIn: Awaited<ReturnType<typeof startIdentityStandIn>>;
+
+  before(async () => {
+    standIn = await startPolicyStandIn();
+    identityStandIn = await startIdentityStandIn(workspaceKey, principal);
+    h = await startServiceHarness({
+      services: [gatewayService],
+      clientAddresses: {
+        identity: identityStandIn.address,
+        policy: standIn.address,
+        integrations: await unusedAddress(),
+      },
+    });
+  });
+  after(async () => {
+    await h.close();
+    await standIn.close();
+    await identityStandIn.close();
+  });
+
+  const send = () => h.request(mockChat.method, '/v1/chat/completions', { ...mockChat, key: workspaceKey });
+
+  test('answers a policy DENY with 429 and retry-after', async () => {
+    standIn.state.decide = deny(7);
+    const res = await send();
+    assert.equal(res.status, 429);
+    assert.equal(res.headers.get('retry-after'), '7');
+    assert.deepEqual(res.body.error, {
+      message: 'The monthly budget is used up.',
+      type: 'rate_limit_error',
+      param: null,
+      code: 'budget_exhausted',
+    });
+  });
+
+  test('lets requests through when the policy service fails', async () => {
+    standIn.state.decide = async () => {
+      throw new ServiceUnavailable('policy store is down');
+    };
+    const res = await send();
+    assert.equal(res.status, 200, res.text);
+  });
+
+  test('lets requests through when the policy service does not answer in time', async () => {
+    standIn.state.decide = async () => {
+      await sleep(1_000);
+      return { decision: policy.Decision.DENY };
+    };
+    const res = await send();
+    assert.equal(res.status, 200, res.text);
+  });
+
+  test('asks the policy service about every request', async () => {
+    standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW });
+    const before = standIn.calls.length;
+    assert.equal((await send()).status, 200);
+    assert.equal(standIn.calls.length, before + 1);
+    assert.equal(standIn.calls.at(-1)!.provider, 'mock');
+    assert.equal(standIn.calls.at(-1)!.model, 'mock-1');
+  });
+});
+
+describe('the gateway with POLICY_FAIL_OPEN=false', () => {
+  let h: ServiceHarness;
+  let identityStandIn: Awaited<ReturnType<typeof startIdentityStandIn>>;
+
+  before(async () => {
+    identityStandIn = await startIdentityStandIn(workspaceKey, principal);
+    h = await startServiceHarness({
+      services: [gatewayService],
+      env: { POLICY_FAIL_OPEN: 'false' },
+      clientAddresses: {
+        identity: identityStandIn.address,
+        policy: await unusedAddress(),
+        integrations: await unusedAddress(),
+      },
+    });
+  });
+  after(async () => {
+    await h.close();
+    await identityStandIn.close();
+  });
+
+  test('refuses requests with 503 while the policy service is down', async () => {
+    const res = await h.request(mockChat.method, '/v1/chat/completions', { ...mockChat, key: workspaceKey });
+    assert.equal(res.status, 503);
+    assert.equal(res.body.error.type, 'service_unavailable_error');
+  });
+});

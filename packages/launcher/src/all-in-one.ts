@@ -1,29 +1,20 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Router } from 'express';
 import { z } from 'zod';
 import {
-  GrpcServer,
   Lifecycle,
   MemoryEventBus,
   MemoryKeyValueStore,
   SecretBox,
-  checkDataSource,
-  createClients,
-  createDataSource,
+  assembleInProcess,
   createHttpApp,
   createLogger,
   createMetrics,
   env,
   listen,
   loadConfig,
-  migrate,
   randomToken,
-  serviceForPath,
-  type ClientName,
-  type ReadinessCheck,
-  type ServiceInstance,
-  type ServiceName,
+  startEmbeddedPostgres,
 } from '@switchyard/platform';
 import type { Admin } from '@switchyard/admin';
 import type { ControlPlane } from '@switchyard/control-plane';
@@ -65,7 +56,6 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_GRACE_MS);
   lifecycle.handleSignals();
 
-  const { startEmbeddedPostgres } = await import('@switchyard/platform');
   const postgres = await startEmbeddedPostgres(join(dataDir, 'postgres'));
   lifecycle.onStop('embedded postgres', () => postgres.close());
   const bus = new MemoryEventBus();
@@ -77,86 +67,35 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     SWITCHYARD_ENCRYPTION_KEY: encryptionKey(dataDir, config.SWITCHYARD_ENCRYPTION_KEY),
   };
 
-  const grpcAddresses = new Map<ServiceName, string>();
-  const routers = new Map<ServiceName, Router>();
-  const instances = new Map<ServiceName, ServiceInstance>();
-  const readiness: Record<string, ReadinessCheck> = {};
-  for (const definition of allServices) {
-    const serviceLogger = createLogger(definition.name, config.LOG_LEVEL);
-    let db;
-    if (definition.database) {
-      db = createDataSource({
-        url: postgres.url,
-        poolSize: 4,
-        logger: serviceLogger,
-        ...definition.database,
-      });
-      await migrate(db, definition.database.schema, serviceLogger);
-      const dataSource = db;
-      lifecycle.onStop(`${definition.name} database`, () => dataSource.destroy());
-      readiness[`${definition.name}.database`] = () => checkDataSource(dataSource);
-    }
-    const clientSet = createClients(
-      definition.clients ?? [],
-      (name: ClientName) => {
-        const target = { identity: 'control-plane', integrations: 'admin', policy: 'policy' }[
-          name
-        ] as ServiceName;
-        return grpcAddresses.get(target)!;
-      },
-      security,
-    );
-    lifecycle.onStop(`${definition.name} clients`, () => clientSet.close());
-    const instance = await definition.create({
-      logger: serviceLogger,
-      metrics,
-      env: serviceEnv,
-      db,
-      bus: definition.bus ? bus : undefined,
-      kv: definition.kv ? kv : undefined,
-      clients: clientSet.clients,
-    });
-    lifecycle.onStop(definition.name, () => instance.stop?.());
-    instances.set(definition.name, instance);
-    if (instance.router) routers.set(definition.name, instance.router);
-    if (instance.grpc) {
-      const server = new GrpcServer({ logger: serviceLogger, security });
-      instance.grpc(server);
-      const port = await server.listen('127.0.0.1', 0);
-      grpcAddresses.set(definition.name, `127.0.0.1:${port}`);
-      lifecycle.onStop(`${definition.name} grpc`, () => server.close());
-    }
-    for (const [name, check] of Object.entries(instance.readiness ?? {}))
-      readiness[`${definition.name}.${name}`] = check;
-  }
+  const services = await assembleInProcess({
+    definitions: allServices,
+    postgresUrl: postgres.url,
+    bus,
+    kv,
+    env: serviceEnv,
+    security,
+    metrics,
+    loggerFor: (service) => createLogger(service, config.LOG_LEVEL),
+    onStop: (name, close) => lifecycle.onStop(name, close),
+  });
   lifecycle.onStop('event bus', () => bus.close());
 
-  const controlPlane = instances.get('control-plane') as ControlPlane;
+  const controlPlane = services.instances.get('control-plane') as ControlPlane;
   const bootstrap = await controlPlane.bootstrap({
     adminKey: config.SWITCHYARD_ADMIN_KEY,
     withWorkspaceKey: true,
   });
-  const seeded = await (instances.get('admin') as Admin).seedIntegrationsFromEnvironment(
-    bootstrap.organisation.id,
-  );
-  for (const instance of instances.values()) await instance.start?.();
+  const admin = services.instances.get('admin') as Admin;
+  const seeded = await admin.seedIntegrationsFromEnvironment(bootstrap.organisation.id);
+  await services.start();
 
   const app = createHttpApp({
     service: 'all-in-one',
     logger,
     metrics,
-    readiness,
+    readiness: services.readiness,
     isStopping: () => lifecycle.isStopping,
-    routers: [
-      {
-        router: (req, res, next) => {
-          const service = serviceForPath(req.path);
-          const router = service ? routers.get(service) : undefined;
-          if (router) router(req, res, next);
-          else next();
-        },
-      },
-    ],
+    routers: [{ router: services.router }],
   });
   const http = await listen(app, config.HOST, config.PORT);
   lifecycle.onStop('event bus flush', () => bus.flush(config.SHUTDOWN_GRACE_MS));

@@ -189,3 +189,9 @@ export function assertOrganisationAdmin(principal: Principal): void {
     });
   }
 }
+
+/** Route guard for organisation-admin operations: runs before the body is read, so a key without the right gets 403, not a validation error. */
+export const organisationAdminOnly: RequestHandler = (req, _res, next) => {
+  assertOrganisationAdmin(requirePrincipal(req));
+  next();
+};

@@ -25,10 +25,13 @@ export function jsonBody(limit = '10mb'): RequestHandler {
   return express.json({ limit, type: ['application/json', 'application/*+json'] });
 }
 
+/**
+ * Every request gets an id the server chose: it keys the request's log, so a client must
+ * not be able to pick it (and collide with, or suppress, another request's log).
+ */
 export function requestIdMiddleware(): RequestHandler {
-  return (req, res, next) => {
-    const incoming = req.header(REQUEST_ID_HEADER);
-    const requestId = incoming && /^[\w.:-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+  return (_req, res, next) => {
+    const requestId = randomUUID();
     res.setHeader(REQUEST_ID_HEADER, requestId);
     requestContext.run({ requestId }, next);
   };
@@ -88,7 +91,13 @@ export function createHttpApp(options: HttpAppOptions): Express {
     const end = options.metrics.httpDuration.startTimer({ service: options.service, method: req.method });
     res.on('finish', () => {
       const route = (req.route?.path as string | undefined) ?? 'unmatched';
-      end({ route });
+      const seconds = end({ route });
+      options.logger.http('request', {
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        duration_ms: Math.round(seconds * 1000),
+      });
       options.metrics.httpRequests.inc({
         service: options.service,
         method: req.method,

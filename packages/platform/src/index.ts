@@ -21,3 +21,4 @@ export * from './store/data-source.ts';
 export * from './store/embedded-postgres.ts';
 export * from './validation.ts';
 export * from './identity.ts';
+export * from './in-process.ts';

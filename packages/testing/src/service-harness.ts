@@ -1,21 +1,17 @@
-import type { Router } from 'express';
 import {
-  GrpcServer,
   MemoryEventBus,
   MemoryKeyValueStore,
   SecretBox,
-  clientTargets,
+  assembleInProcess,
   createClients,
-  createDataSource,
   createHttpApp,
   createLogger,
   createMetrics,
   listen,
-  migrate,
   randomToken,
-  serviceForPath,
   startEmbeddedPostgres,
   type ClientName,
+  type InProcessServices,
   type Clients,
   type GrpcSecurity,
   type Logger,
@@ -24,7 +20,7 @@ import {
   type ServiceName,
 } from '@switchyard/platform';
 
-type DataSource = ReturnType<typeof createDataSource>;
+type DataSource = InProcessServices['databases'] extends Map<unknown, infer D> ? D : never;
 
 export interface ServiceHarnessOptions {
   /** In dependency order, as the launcher lists them: a service's gRPC peers come before it. */
@@ -146,57 +142,21 @@ async function start(
   const env: Record<string, string> = { SWITCHYARD_ENCRYPTION_KEY: SecretBox.generateKey() };
   for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
 
-  const databases: Partial<Record<ServiceName, DataSource>> = {};
-  const grpcAddresses = new Map<ServiceName, string>();
-  const routers = new Map<ServiceName, Router>();
-  const instances = new Map<ServiceName, ServiceInstance>();
-  const addressOf = (name: ClientName): string => {
-    const address = options.clientAddresses?.[name] ?? grpcAddresses.get(clientTargets[name].service);
-    if (!address) {
-      throw new Error(
-        `no gRPC server for the ${name} client: list ${clientTargets[name].service} before the services using it, or pass clientAddresses.${name}`,
-      );
-    }
-    return address;
-  };
-
-  for (const definition of options.services) {
-    const serviceLogger = quietLogger(definition.name, options.logLevel);
-    let db: DataSource | undefined;
-    if (definition.database && postgres) {
-      const dataSource = createDataSource({
-        url: postgres.url,
-        poolSize: 4,
-        logger: serviceLogger,
-        ...definition.database,
-      });
-      closers.push(() => (dataSource.isInitialized ? dataSource.destroy() : undefined));
-      await migrate(dataSource, definition.database.schema, serviceLogger);
-      databases[definition.name] = db = dataSource;
-    }
-    const clientSet = createClients(definition.clients ?? [], addressOf, security);
-    closers.push(() => clientSet.close());
-    const instance = await definition.create({
-      logger: serviceLogger,
-      metrics: createMetrics(),
-      env: { ...env },
-      db,
-      bus: definition.bus ? bus : undefined,
-      kv: definition.kv ? kv : undefined,
-      clients: clientSet.clients,
-    });
-    closers.push(() => instance.stop?.());
-    instances.set(definition.name, instance);
-    if (instance.router) routers.set(definition.name, instance.router);
-    if (instance.grpc) {
-      const server = new GrpcServer({ logger: serviceLogger, security });
-      instance.grpc(server);
-      const port = await server.listen('127.0.0.1', 0);
-      grpcAddresses.set(definition.name, `127.0.0.1:${port}`);
-      closers.push(() => server.close());
-    }
-  }
+  const services = await assembleInProcess({
+    definitions: options.services,
+    postgresUrl: postgres?.url,
+    bus,
+    kv,
+    env,
+    security,
+    metrics: createMetrics(),
+    loggerFor: (service) => quietLogger(service, options.logLevel),
+    onStop: (_name, closer) => closers.push(closer),
+    clientAddresses: options.clientAddresses,
+  });
   closers.push(() => bus.close());
+  const { instances, grpcAddresses, addressOf } = services;
+  const databases = Object.fromEntries(services.databases) as Partial<Record<ServiceName, DataSource>>;
 
   let identity:
     { adminKey: string; workspaceKey: string; organisationId: string; workspaceId: string } | undefined;
@@ -210,23 +170,14 @@ async function start(
       workspaceId: result.workspace?.id ?? '',
     };
   }
-  for (const instance of instances.values()) await instance.start?.();
+  await services.start();
 
   const app = createHttpApp({
     service: 'harness',
     logger,
     metrics: createMetrics(),
     readiness: {},
-    routers: [
-      {
-        router: (req, res, next) => {
-          const service = serviceForPath(req.path);
-          const router = service ? routers.get(service) : undefined;
-          if (router) router(req, res, next);
-          else next();
-        },
-      },
-    ],
+    routers: [{ router: services.router }],
   });
   const http = await listen(app, '127.0.0.1', 0);
   closers.push(async () => {

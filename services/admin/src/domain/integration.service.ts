@@ -27,6 +27,7 @@ export interface CreateIntegrationInput {
 export interface DecryptedIntegration {
   integration: Integration;
   apiKey: string;
+  headers: Record<string, string>;
 }
 
 /** Integrations hold provider credentials; the key is encrypted before it reaches the database. */
@@ -54,7 +55,7 @@ export class IntegrationService {
       description: input.description ?? null,
       provider: input.provider,
       encryptedKey: input.key ? this.secrets.encrypt(input.key) : null,
-      configurations: input.configurations,
+      configurations: this.sealHeaders(input.configurations),
     });
     publishChange(this.bus, {
       entity: 'integration',
@@ -92,6 +93,15 @@ export class IntegrationService {
     });
   }
 
+  /** Header values can be credentials too: they are stored encrypted like the key. */
+  private sealHeaders(configurations: IntegrationConfigurations): IntegrationConfigurations {
+    if (!configurations.headers) return configurations;
+    const headers = Object.fromEntries(
+      Object.entries(configurations.headers).map(([name, value]) => [name, this.secrets.encrypt(value)]),
+    );
+    return { ...configurations, headers };
+  }
+
   maskedKey(integration: Integration): string | null {
     return integration.encryptedKey ? maskSecret(this.secrets.decrypt(integration.encryptedKey)) : null;
   }
@@ -104,9 +114,16 @@ export class IntegrationService {
   ): Promise<DecryptedIntegration | null> {
     const integration = await this.repo.findLive(organisationId, slug, workspaceId || null);
     if (!integration) return null;
+    const headers = Object.fromEntries(
+      Object.entries(integration.configurations.headers ?? {}).map(([name, value]) => [
+        name,
+        this.secrets.decrypt(value),
+      ]),
+    );
     return {
       integration,
       apiKey: integration.encryptedKey ? this.secrets.decrypt(integration.encryptedKey) : '',
+      headers,
     };
   }
 

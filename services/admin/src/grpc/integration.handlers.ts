@@ -9,7 +9,7 @@ export function integrationHandlers(
     getIntegrationCredentials: async ({ organisationId, workspaceId, slug }) => {
       const found = await service.credentials(organisationId, workspaceId, slug);
       if (!found) return {};
-      const { integration, apiKey } = found;
+      const { integration, apiKey, headers } = found;
       return {
         integration: {
           integrationId: integration.id,
@@ -17,7 +17,7 @@ export function integrationHandlers(
           provider: integration.provider,
           apiKey,
           baseUrl: integration.configurations.custom_host ?? '',
-          headers: integration.configurations.headers ?? {},
+          headers,
         },
       };
     },

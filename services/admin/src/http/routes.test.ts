@@ -65,6 +65,7 @@ describe('creating an integration', () => {
     assert.ok(!row.encrypted_key.includes(plaintext));
     for (const [column, value] of Object.entries(row)) {
       assert.ok(!JSON.stringify(value).includes(plaintext), `column ${column} holds the key`);
+      assert.ok(!JSON.stringify(value).includes(headerValue), `column ${column} holds a header value`);
     }
     assert.equal(new SecretBox(h.env.SWITCHYARD_ENCRYPTION_KEY!).decrypt(row.encrypted_key), plaintext);
   });
@@ -178,6 +179,15 @@ describe('deleting an integration', () => {
     assert.equal((await credentials('reused')).integration?.apiKey, 'sk-second-key-000000');
     const shown = await h.request('GET', '/admin/v2/integrations/reused', { key: h.adminKey });
     assert.equal(shown.body.id, second.id);
+  });
+
+  test('a workspace key is refused with 403 before its body is even validated', async () => {
+    const res = await h.request('POST', '/admin/v2/integrations', {
+      key: h.workspaceKey,
+      json: { name: '' },
+    });
+    assert.equal(res.status, 403);
+    assert.equal(res.body.error.code, 'admin_key_required');
   });
 
   test('a workspace key cannot delete one', async () => {

@@ -3,6 +3,7 @@ import {
   apiKeyAuthentication,
   jsonBody,
   listBody,
+  organisationAdminOnly,
   parseInput,
   parsePage,
   requirePrincipal,
@@ -14,7 +15,7 @@ import { createIntegrationBody, slugParam } from './schemas.ts';
 
 function integrationsRouter(integrations: IntegrationService): Router {
   const router = Router();
-  router.post('/', async (req, res) => {
+  router.post('/', organisationAdminOnly, async (req, res) => {
     const body = parseInput(createIntegrationBody, req.body);
     const integration = await integrations.create(requirePrincipal(req), {
       name: body.name,
@@ -38,7 +39,7 @@ function integrationsRouter(integrations: IntegrationService): Router {
     );
     res.json(presentIntegrationDetail(integration, integrations.maskedKey(integration)));
   });
-  router.delete('/:slug', async (req, res) => {
+  router.delete('/:slug', organisationAdminOnly, async (req, res) => {
     await integrations.delete(requirePrincipal(req), parseInput(slugParam, req.params.slug, 'path'));
     res.json({});
   });

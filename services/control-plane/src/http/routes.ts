@@ -3,6 +3,7 @@ import {
   apiKeyAuthentication,
   jsonBody,
   listBody,
+  organisationAdminOnly,
   parseInput,
   parsePage,
   requirePrincipal,
@@ -21,7 +22,7 @@ export function controlPlaneRouter(
   const v2 = Router();
   v2.use(apiKeyAuthentication({ cache: keys, headerPrefix }), jsonBody('1mb'));
 
-  v2.post('/workspaces', async (req, res) => {
+  v2.post('/workspaces', organisationAdminOnly, async (req, res) => {
     res.json(
       presentWorkspace(
         await identity.createWorkspace(requirePrincipal(req), parseInput(createWorkspaceBody, req.body)),
@@ -36,7 +37,7 @@ export function controlPlaneRouter(
     res.json(presentWorkspace(await identity.getWorkspace(requirePrincipal(req), req.params.id)));
   });
 
-  v2.post('/api-keys/:type/:sub', async (req, res) => {
+  v2.post('/api-keys/:type/:sub', organisationAdminOnly, async (req, res) => {
     const path = parseInput(apiKeyPathParams, { type: req.params.type, 'sub-type': req.params.sub }, 'path');
     const body = parseInput(createApiKeyBody, req.body);
     const { apiKey, key } = await identity.createApiKey(requirePrincipal(req), {
@@ -58,8 +59,8 @@ export function controlPlaneRouter(
   v2.get('/api-keys/:id', async (req, res) => {
     res.json(presentApiKey(await identity.getApiKey(requirePrincipal(req), req.params.id)));
   });
-  v2.delete('/api-keys/:id', async (req, res) => {
-    await identity.revokeApiKey(requirePrincipal(req), req.params.id);
+  v2.delete('/api-keys/:id', organisationAdminOnly, async (req, res) => {
+    await identity.revokeApiKey(requirePrincipal(req), String(req.params.id));
     res.json({});
   });
 

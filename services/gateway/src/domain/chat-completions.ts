@@ -4,6 +4,7 @@ import {
   AppError,
   NotImplemented,
   REQUEST_ID_HEADER,
+  requestContext,
   requireWorkspacePrincipal,
   toAppError,
   type EventBus,
@@ -45,6 +46,8 @@ export class ChatCompletions {
     const prefix = this.options.headerPrefix;
     const headers = readGatewayHeaders(req, prefix);
     res.setHeader(`${prefix}trace-id`, headers.traceId);
+    const context = requestContext.getStore();
+    if (context) context.traceId = headers.traceId;
     const raw = req.body as Buffer;
     const record = {
       provider: '',

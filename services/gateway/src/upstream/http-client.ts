@@ -7,8 +7,15 @@ import { RequestTimeout, UpstreamError } from '@switchyard/platform';
  */
 export function createUpstreamDispatcher(env: NodeJS.ProcessEnv): Dispatcher {
   const options = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 256, pipelining: 1 };
-  const proxied = env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy;
-  return proxied ? new EnvHttpProxyAgent(options) : new Agent(options);
+  const httpProxy = env.HTTP_PROXY || env.http_proxy;
+  const httpsProxy = env.HTTPS_PROXY || env.https_proxy || httpProxy;
+  if (!httpProxy && !httpsProxy) return new Agent(options);
+  return new EnvHttpProxyAgent({
+    ...options,
+    httpProxy,
+    httpsProxy,
+    noProxy: env.NO_PROXY || env.no_proxy || '',
+  });
 }
 
 export interface UpstreamRequest {
@@ -50,12 +57,17 @@ export async function upstreamRequest(
   }
 }
 
-/** The upstream's error body, mapped onto the one error shape with the provider named. */
+/**
+ * The upstream's error, mapped onto the one error shape with the provider named; its
+ * `retry-after` is passed on so clients back off as the provider asked.
+ */
 export async function upstreamErrorFrom(
   provider: string,
-  status: number,
-  body: Buffer,
+  response: Dispatcher.ResponseData,
 ): Promise<UpstreamError> {
+  const status = response.statusCode;
+  const body = Buffer.from(await response.body.arrayBuffer());
+  const retryAfter = response.headers['retry-after'];
   let message = body.toString('utf8').slice(0, 2_000) || `HTTP ${status}`;
   let type: string | undefined;
   let code: string | null = null;
@@ -74,5 +86,9 @@ export async function upstreamErrorFrom(
   return new UpstreamError(status, `${provider} error: ${message}`, {
     code: code ?? type ?? 'upstream_error',
     param,
+    headers:
+      typeof retryAfter === 'string' && /^[\w ,:-]{1,64}$/.test(retryAfter)
+        ? { 'retry-after': retryAfter }
+        : {},
   });
 }

@@ -22,11 +22,7 @@ export function openAiProvider(dispatcher: Dispatcher, id = 'openai'): ChatProvi
       });
       const contentType = String(response.headers['content-type'] ?? 'application/json');
       if (response.statusCode >= 400) {
-        throw await upstreamErrorFrom(
-          id,
-          response.statusCode,
-          Buffer.from(await response.body.arrayBuffer()),
-        );
+        throw await upstreamErrorFrom(id, response);
       }
       if (call.body.stream && contentType.includes('text/event-stream')) {
         return { kind: 'stream', status: response.statusCode, body: response.body, contentType };

@@ -1,0 +1,127 @@
+import type { RequestHandler } from 'express';
+import type { DataSource } from 'typeorm';
+import type { EventBus } from './bus/event-bus.ts';
+import { GrpcServer, type GrpcSecurity } from './grpc.ts';
+import type { ReadinessCheck } from './http.ts';
+import type { KeyValueStore } from './kv/key-value-store.ts';
+import type { Logger } from './logger.ts';
+import type { Metrics } from './metrics.ts';
+import { serviceForPath, type ServiceName } from './routes.ts';
+import {
+  clientTargets,
+  createClients,
+  type ClientName,
+  type ServiceDefinition,
+  type ServiceInstance,
+} from './runtime.ts';
+import { checkDataSource, createDataSource, migrate } from './store/data-source.ts';
+
+export interface InProcessOptions {
+  /** In dependency order: a service's gRPC peers come before it. */
+  definitions: ServiceDefinition[];
+  /** Every service with a database gets its own schema here (migrated on assembly). */
+  postgresUrl: string | undefined;
+  bus: EventBus;
+  kv: KeyValueStore;
+  env: NodeJS.ProcessEnv;
+  security: GrpcSecurity;
+  metrics: Metrics;
+  loggerFor(service: ServiceName): Logger;
+  /** Registers a shutdown step; steps run in reverse order of registration. */
+  onStop(name: string, close: () => Promise<void> | void): void;
+  /** gRPC addresses for clients whose service is not assembled here. */
+  clientAddresses?: Partial<Record<ClientName, string>>;
+  poolSize?: number;
+}
+
+export interface InProcessServices {
+  instances: Map<ServiceName, ServiceInstance>;
+  databases: Map<ServiceName, DataSource>;
+  grpcAddresses: Map<ServiceName, string>;
+  readiness: Record<string, ReadinessCheck>;
+  /** Routes each request to its service's router by the shared path-prefix table. */
+  router: RequestHandler;
+  addressOf(name: ClientName): string;
+  /** Runs every service's start-up work, in order. */
+  start(): Promise<void>;
+}
+
+/**
+ * Several services in one process, each behind its own gRPC server on loopback and
+ * talking to the others only through it, as they would across pods.
+ */
+export async function assembleInProcess(options: InProcessOptions): Promise<InProcessServices> {
+  const instances = new Map<ServiceName, ServiceInstance>();
+  const databases = new Map<ServiceName, DataSource>();
+  const grpcAddresses = new Map<ServiceName, string>();
+  const readiness: Record<string, ReadinessCheck> = {};
+  const addressOf = (name: ClientName): string => {
+    const address = options.clientAddresses?.[name] ?? grpcAddresses.get(clientTargets[name].service);
+    if (!address) {
+      throw new Error(`no gRPC server for the ${name} client: assemble ${clientTargets[name].service} first`);
+    }
+    return address;
+  };
+
+  for (const definition of options.definitions) {
+    const logger = options.loggerFor(definition.name);
+    let db: DataSource | undefined;
+    if (definition.database) {
+      if (!options.postgresUrl) throw new Error(`${definition.name} needs a database`);
+      const dataSource = createDataSource({
+        url: options.postgresUrl,
+        poolSize: options.poolSize ?? 4,
+        logger,
+        ...definition.database,
+      });
+      options.onStop(`${definition.name} database`, () =>
+        dataSource.isInitialized ? dataSource.destroy() : undefined,
+      );
+      await migrate(dataSource, definition.database.schema, logger);
+      databases.set(definition.name, dataSource);
+      readiness[`${definition.name}.database`] = () => checkDataSource(dataSource);
+      db = dataSource;
+    }
+    const clientSet = createClients(definition.clients ?? [], addressOf, options.security);
+    options.onStop(`${definition.name} clients`, () => clientSet.close());
+    const instance = await definition.create({
+      logger,
+      metrics: options.metrics,
+      env: { ...options.env },
+      db,
+      bus: definition.bus ? options.bus : undefined,
+      kv: definition.kv ? options.kv : undefined,
+      clients: clientSet.clients,
+    });
+    options.onStop(definition.name, () => instance.stop?.());
+    instances.set(definition.name, instance);
+    for (const [name, check] of Object.entries(instance.readiness ?? {})) {
+      readiness[`${definition.name}.${name}`] = check;
+    }
+    if (instance.grpc) {
+      const server = new GrpcServer({ logger, security: options.security });
+      instance.grpc(server);
+      const port = await server.listen('127.0.0.1', 0);
+      grpcAddresses.set(definition.name, `127.0.0.1:${port}`);
+      options.onStop(`${definition.name} grpc`, () => server.close());
+    }
+  }
+
+  const router: RequestHandler = (req, res, next) => {
+    const service = serviceForPath(req.path);
+    const serviceRouter = service ? instances.get(service)?.router : undefined;
+    if (serviceRouter) serviceRouter(req, res, next);
+    else next();
+  };
+  return {
+    instances,
+    databases,
+    grpcAddresses,
+    readiness,
+    router,
+    addressOf,
+    async start() {
+      for (const instance of instances.values()) await instance.start?.();
+    },
+  };
+}

@@ -14,9 +14,7 @@ import { ChatCompletions } from './domain/chat-completions.ts';
 import { IntegrationCache } from './domain/integration-cache.ts';
 import { PolicyGate } from './domain/policy-gate.ts';
 import { gatewayRouter } from './http/routes.ts';
-import { mockProvider } from './providers/mock/chat-complete.ts';
-import { openAiProvider } from './providers/openai/chat-complete.ts';
-import type { ChatProvider } from './providers/types.ts';
+import { createProviders } from './providers/index.ts';
 import { createUpstreamDispatcher } from './upstream/http-client.ts';
 
 const configSchema = z.object({
@@ -37,11 +35,7 @@ export const gatewayService: ServiceDefinition = {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
     const dispatcher = createUpstreamDispatcher(processEnv);
-    const providers = new Map<string, ChatProvider>(
-      [openAiProvider(dispatcher), openAiProvider(dispatcher, 'openai-compatible'), mockProvider()].map(
-        (p) => [p.id, p],
-      ),
-    );
+    const providers = createProviders(dispatcher);
     const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
     const integrations = new IntegrationCache(need(clients.integrations, 'integrations client'));
     const chat = new ChatCompletions({

@@ -147,6 +147,25 @@ describe('routing through a saved integration', () => {
     assert.equal(upstream.headers.authorization, `Bearer ${upstreamKey}`);
   });
 
+  test('unknown fields, top-level and nested, reach the upstream when the model is rewritten', async () => {
+    const body = {
+      ...chatBody('@fake/gpt-x'),
+      messages: [{ role: 'user', content: 'hi', vendor_hint: { cache: true } }],
+      reasoning_effort: 'low',
+    };
+    const res = await chat(body);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(JSON.parse(lastUpstreamRequest().body), { ...body, model: 'gpt-x' });
+  });
+
+  test('a request that breaks the interface never reaches the upstream', async () => {
+    const before = fake.requests.length;
+    const res = await chat(chatBody('@fake/gpt-x', { n: 200 }));
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'n');
+    assert.equal(fake.requests.length, before);
+  });
+
   test('sends the integration’s own headers upstream', async () => {
     await createIntegration('with-headers', {
       key: upstreamKey,

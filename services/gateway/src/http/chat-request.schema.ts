@@ -10,23 +10,23 @@ const INT64_MAX = 2 ** 63;
 
 const name = z.string();
 
-const functionObject = z.object({
+const functionObject = z.looseObject({
   name: z.string(),
   description: z.string().optional(),
   parameters: z.record(z.string(), z.unknown()).optional(),
   strict: z.boolean().nullable().optional(),
 });
 
-const toolCall = z.object({
+const toolCall = z.looseObject({
   id: z.string(),
   type: z.literal('function'),
-  function: z.object({ name: z.string(), arguments: z.string() }),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
 });
 
-const textPart = z.object({ type: z.literal('text'), text: z.string() });
-const imagePart = z.object({
+const textPart = z.looseObject({ type: z.literal('text'), text: z.string() });
+const imagePart = z.looseObject({
   type: z.literal('image_url'),
-  image_url: z.object({
+  image_url: z.looseObject({
     url: z.string().refine((v) => URL.canParse(v), 'a URI'),
     detail: z.enum(['auto', 'low', 'high']).optional(),
   }),
@@ -34,30 +34,30 @@ const imagePart = z.object({
 const userContentPart = z.discriminatedUnion('type', [textPart, imagePart]);
 
 export const chatMessage = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('system'), content: z.string(), name: name.optional() }),
-  z.object({ role: z.literal('developer'), content: z.string(), name: name.optional() }),
-  z.object({
+  z.looseObject({ role: z.literal('system'), content: z.string(), name: name.optional() }),
+  z.looseObject({ role: z.literal('developer'), content: z.string(), name: name.optional() }),
+  z.looseObject({
     role: z.literal('user'),
     content: z.union([z.string(), z.array(userContentPart).min(1)]),
     name: name.optional(),
   }),
-  z.object({
+  z.looseObject({
     role: z.literal('assistant'),
     content: z.string().nullable().optional(),
     name: name.optional(),
     tool_calls: z.array(toolCall).optional(),
-    function_call: z.object({ arguments: z.string(), name: z.string() }).nullable().optional(),
+    function_call: z.looseObject({ arguments: z.string(), name: z.string() }).nullable().optional(),
   }),
-  z.object({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string() }),
-  z.object({ role: z.literal('function'), content: z.string().nullable(), name: z.string() }),
+  z.looseObject({ role: z.literal('tool'), content: z.string(), tool_call_id: z.string() }),
+  z.looseObject({ role: z.literal('function'), content: z.string().nullable(), name: z.string() }),
 ]);
 
 const responseFormat = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text') }),
-  z.object({ type: z.literal('json_object') }),
-  z.object({
+  z.looseObject({ type: z.literal('text') }),
+  z.looseObject({ type: z.literal('json_object') }),
+  z.looseObject({
     type: z.literal('json_schema'),
-    json_schema: z.object({
+    json_schema: z.looseObject({
       name: z.string(),
       description: z.string().optional(),
       schema: z.record(z.string(), z.unknown()).optional(),
@@ -84,26 +84,26 @@ export const chatCompletionRequest = z.looseObject({
     .nullable()
     .optional(),
   stream: z.boolean().nullable().optional(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
   thinking: z
     .object({ type: z.enum(['enabled', 'disabled']), budget_tokens: z.number().int().min(1).optional() })
     .nullable()
     .optional(),
   temperature: nullableNumberIn(0, 2),
   top_p: nullableNumberIn(0, 1),
-  tools: z.array(z.object({ type: z.literal('function'), function: functionObject })).optional(),
+  tools: z.array(z.looseObject({ type: z.literal('function'), function: functionObject })).optional(),
   tool_choice: z
     .union([
       z.enum(['none', 'auto', 'required']),
-      z.object({ type: z.literal('function'), function: z.object({ name: z.string() }) }),
+      z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string() }) }),
     ])
     .optional(),
   parallel_tool_calls: z.boolean().optional(),
   user: z.string().optional(),
-  function_call: z.union([z.enum(['none', 'auto']), z.object({ name: z.string() })]).optional(),
+  function_call: z.union([z.enum(['none', 'auto']), z.looseObject({ name: z.string() })]).optional(),
   functions: z
     .array(
-      z.object({
+      z.looseObject({
         name: z.string(),
         description: z.string().optional(),
         parameters: z.record(z.string(), z.unknown()).optional(),

@@ -1,3 +1,4 @@
+import type { ChatCompletionRequest } from '../http/chat-request.schema.ts';
 import type { Readable } from 'node:stream';
 
 /** Where one request goes: the provider kind and the credentials to use there. */
@@ -20,12 +21,8 @@ export interface ChatCall {
   timeoutMs: number;
 }
 
-export interface ChatBody {
-  model: string;
-  messages: unknown[];
-  stream?: boolean | null;
-  [key: string]: unknown;
-}
+/** A validated chat completion request; unknown fields the client sent are kept. */
+export type ChatBody = ChatCompletionRequest;
 
 export type ProviderResponse =
   | { kind: 'json'; status: number; body: Buffer; contentType: string }

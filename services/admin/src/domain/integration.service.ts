@@ -11,7 +11,7 @@ import {
 } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import type { IntegrationRepository } from '../store/integration.repository.ts';
-import type { Integration, IntegrationConfigurations } from '../store/entities.ts';
+import { SECRET_SETTINGS, type Integration, type IntegrationConfigurations } from '../store/entities.ts';
 import { knownProviders, type ProviderId } from './providers.ts';
 
 export interface CreateIntegrationInput {
@@ -28,6 +28,7 @@ export interface DecryptedIntegration {
   integration: Integration;
   apiKey: string;
   headers: Record<string, string>;
+  settings: Record<string, string>;
 }
 
 /** Integrations hold provider credentials; the key is encrypted before it reaches the database. */
@@ -55,7 +56,7 @@ export class IntegrationService {
       description: input.description ?? null,
       provider: input.provider,
       encryptedKey: input.key ? this.secrets.encrypt(input.key) : null,
-      configurations: this.sealHeaders(input.configurations),
+      configurations: this.sealConfigurations(input.configurations),
     });
     publishChange(this.bus, {
       entity: 'integration',
@@ -93,13 +94,19 @@ export class IntegrationService {
     });
   }
 
-  /** Header values can be credentials too: they are stored encrypted like the key. */
-  private sealHeaders(configurations: IntegrationConfigurations): IntegrationConfigurations {
-    if (!configurations.headers) return configurations;
-    const headers = Object.fromEntries(
-      Object.entries(configurations.headers).map(([name, value]) => [name, this.secrets.encrypt(value)]),
-    );
-    return { ...configurations, headers };
+  /** Header values and secret settings are credentials too: stored encrypted like the key. */
+  private sealConfigurations(configurations: IntegrationConfigurations): IntegrationConfigurations {
+    const sealed: IntegrationConfigurations = { ...configurations };
+    if (configurations.headers) {
+      sealed.headers = Object.fromEntries(
+        Object.entries(configurations.headers).map(([name, value]) => [name, this.secrets.encrypt(value)]),
+      );
+    }
+    for (const name of SECRET_SETTINGS) {
+      const value = configurations[name];
+      if (value) sealed[name] = this.secrets.encrypt(value);
+    }
+    return sealed;
   }
 
   maskedKey(integration: Integration): string | null {
@@ -114,16 +121,22 @@ export class IntegrationService {
   ): Promise<DecryptedIntegration | null> {
     const integration = await this.repo.findLive(organisationId, slug, workspaceId || null);
     if (!integration) return null;
+    const { custom_host: _host, headers: sealedHeaders, ...rest } = integration.configurations;
     const headers = Object.fromEntries(
-      Object.entries(integration.configurations.headers ?? {}).map(([name, value]) => [
-        name,
-        this.secrets.decrypt(value),
-      ]),
+      Object.entries(sealedHeaders ?? {}).map(([name, value]) => [name, this.secrets.decrypt(value)]),
     );
+    const settings: Record<string, string> = {};
+    for (const [name, value] of Object.entries(rest)) {
+      if (typeof value !== 'string') continue;
+      settings[name] = (SECRET_SETTINGS as readonly string[]).includes(name)
+        ? this.secrets.decrypt(value)
+        : value;
+    }
     return {
       integration,
       apiKey: integration.encryptedKey ? this.secrets.decrypt(integration.encryptedKey) : '',
       headers,
+      settings,
     };
   }
 

@@ -9,7 +9,7 @@ export function integrationHandlers(
     getIntegrationCredentials: async ({ organisationId, workspaceId, slug }) => {
       const found = await service.credentials(organisationId, workspaceId, slug);
       if (!found) return {};
-      const { integration, apiKey, headers } = found;
+      const { integration, apiKey, headers, settings } = found;
       return {
         integration: {
           integrationId: integration.id,
@@ -18,6 +18,7 @@ export function integrationHandlers(
           apiKey,
           baseUrl: integration.configurations.custom_host ?? '',
           headers,
+          settings,
         },
       };
     },

@@ -1,4 +1,4 @@
-import type { Integration } from '../store/entities.ts';
+import { SECRET_SETTINGS, type Integration } from '../store/entities.ts';
 
 export function presentIntegration(integration: Integration) {
   return {
@@ -16,15 +16,15 @@ export function presentIntegration(integration: Integration) {
   };
 }
 
-/** Detail view: the key only ever appears masked. */
+/** Detail view: secrets only ever appear masked, secret settings under a `masked_` name. */
 export function presentIntegrationDetail(integration: Integration, maskedKey: string | null) {
   const { headers, ...rest } = integration.configurations;
-  return {
-    ...presentIntegration(integration),
-    masked_key: maskedKey,
-    configurations: {
-      ...rest,
-      ...(headers ? { headers: Object.fromEntries(Object.keys(headers).map((name) => [name, '****'])) } : {}),
-    },
-  };
+  const configurations: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(rest)) {
+    if ((SECRET_SETTINGS as readonly string[]).includes(name)) configurations[`masked_${name}`] = '****';
+    else configurations[name] = value;
+  }
+  if (headers)
+    configurations.headers = Object.fromEntries(Object.keys(headers).map((name) => [name, '****']));
+  return { ...presentIntegration(integration), masked_key: maskedKey, configurations };
 }

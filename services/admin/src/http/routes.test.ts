@@ -90,6 +90,44 @@ describe('creating an integration', () => {
     assert.ok(!list.text.includes(headerValue));
   });
 
+  test('secret provider settings are encrypted at rest, shown masked, and handed decrypted to the gateway', async () => {
+    const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
+    await createIntegration({
+      slug: 'aws',
+      ai_provider_id: 'bedrock',
+      configurations: {
+        aws_region: 'eu-west-1',
+        aws_access_key_id: 'AKIAIOSFODNN7EXAMPLE',
+        aws_secret_access_key: secret,
+      },
+    });
+    const [row] = await h
+      .db('admin')
+      .query(`SELECT configurations FROM admin.integrations WHERE slug = 'aws'`);
+    assert.ok(!JSON.stringify(row.configurations).includes(secret));
+    const shown = await h.request('GET', '/admin/v2/integrations/aws', { key: h.adminKey });
+    assert.deepEqual(shown.body.configurations, {
+      aws_region: 'eu-west-1',
+      aws_access_key_id: 'AKIAIOSFODNN7EXAMPLE',
+      masked_aws_secret_access_key: '****',
+    });
+    const { integration } = await credentials('aws');
+    assert.deepEqual(integration?.settings, {
+      aws_region: 'eu-west-1',
+      aws_access_key_id: 'AKIAIOSFODNN7EXAMPLE',
+      aws_secret_access_key: secret,
+    });
+  });
+
+  test('a malformed provider setting is a 400 naming it', async () => {
+    const res = await h.request('POST', '/admin/v2/integrations', {
+      key: h.adminKey,
+      json: { name: 'x', ai_provider_id: 'bedrock', configurations: { aws_region: 'moon' } },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'configurations.aws_region');
+  });
+
   test('hands the decrypted credentials to the gateway over gRPC', async () => {
     const { integration } = await credentials('team-openai');
     assert.ok(integration);

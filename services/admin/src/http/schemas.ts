@@ -15,8 +15,29 @@ export const createIntegrationBody = z.object({
   configurations: z
     .object({
       custom_host: z.url({ protocol: /^https?$/, message: 'an http(s) URL' }).optional(),
-      api_version: z.string().max(64).optional(),
       headers: z.record(headerName, z.string().max(8192)).optional(),
+      api_version: z
+        .string()
+        .regex(/^[\w.-]{1,64}$/, 'an API version such as 2024-10-21')
+        .optional(),
+      resource_name: z
+        .string()
+        .regex(/^[a-zA-Z0-9-]{1,64}$/, 'an Azure resource name')
+        .optional(),
+      deployment: z
+        .string()
+        .regex(/^[\w.-]{1,128}$/, 'a deployment name')
+        .optional(),
+      aws_region: z
+        .string()
+        .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'an AWS region such as us-east-1')
+        .optional(),
+      aws_access_key_id: z
+        .string()
+        .regex(/^[A-Z0-9]{16,128}$/, 'an AWS access key id')
+        .optional(),
+      aws_secret_access_key: z.string().min(1).max(256).optional(),
+      aws_session_token: z.string().min(1).max(4096).optional(),
     })
     .default({}),
 });

@@ -5,10 +5,22 @@ export const SCHEMA = 'admin';
 export type IntegrationStatus = 'active' | 'archived';
 
 /** Non-secret provider settings; secrets live only in `encryptedKey`. */
+/** Settings that are credentials: stored encrypted, shown only masked. */
+export const SECRET_SETTINGS = ['aws_secret_access_key', 'aws_session_token'] as const;
+
+/** Provider settings. Header values and SECRET_SETTINGS are stored encrypted. */
 export interface IntegrationConfigurations {
   custom_host?: string;
-  api_version?: string;
   headers?: Record<string, string>;
+  /** Azure OpenAI */
+  api_version?: string;
+  resource_name?: string;
+  deployment?: string;
+  /** AWS Bedrock */
+  aws_region?: string;
+  aws_access_key_id?: string;
+  aws_secret_access_key?: string;
+  aws_session_token?: string;
 }
 
 export interface Integration {

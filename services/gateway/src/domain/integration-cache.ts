@@ -7,6 +7,7 @@ export interface IntegrationCredentials {
   apiKey: string;
   baseUrl: string | undefined;
   headers: Record<string, string>;
+  settings: Record<string, string>;
 }
 
 interface Entry {
@@ -81,6 +82,7 @@ export class IntegrationCache {
       apiKey: integration.apiKey,
       baseUrl: integration.baseUrl || undefined,
       headers: integration.headers,
+      settings: integration.settings,
     };
   }
 }

@@ -52,6 +52,7 @@ export async function routeRequest(input: {
         apiKey: integration.apiKey,
         baseUrl: integration.baseUrl,
         headers: integration.headers,
+        settings: integration.settings,
         integrationSlug: integration.slug,
       },
     };
@@ -63,7 +64,7 @@ export async function routeRequest(input: {
     return {
       body,
       bodyUnchanged,
-      target: { provider: providerHeader, apiKey: input.providerKey ?? '', headers: {} },
+      target: { provider: providerHeader, apiKey: input.providerKey ?? '', headers: {}, settings: {} },
     };
   }
   throw new BadRequest(

@@ -8,6 +8,8 @@ export interface ProviderTarget {
   /** Overrides the provider's default base URL (e.g. an OpenAI-compatible host). */
   baseUrl?: string;
   headers: Record<string, string>;
+  /** Provider-specific settings (api_version, deployment, aws_region, aws_access_key_id, ...). */
+  settings: Record<string, string>;
   integrationSlug?: string;
 }
 

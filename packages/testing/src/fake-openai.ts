@@ -75,13 +75,15 @@ async function handle(
     return;
   }
   if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-    sendError(
-      res,
-      404,
-      `Unknown request URL: ${req.method} ${req.url}.`,
-      'invalid_request_error',
-      'unknown_url',
-    );
+    if (!otherOperation(req, res, raw)) {
+      sendError(
+        res,
+        404,
+        `Unknown request URL: ${req.method} ${req.url}.`,
+        'invalid_request_error',
+        'unknown_url',
+      );
+    }
     return;
   }
   let body: {
@@ -160,4 +162,105 @@ async function handle(
   send({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
   if (body.stream_options?.include_usage) send({ ...base, choices: [], usage });
   res.end('data: [DONE]\n\n');
+}
+
+function sendJson(res: ServerResponse, body: unknown): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_upstream_1' });
+  res.end(JSON.stringify(body));
+}
+
+/** The rest of the OpenAI surface the gateway forwards, answered in its documented shapes. */
+function otherOperation(req: IncomingMessage, res: ServerResponse, raw: string): boolean {
+  const path = new URL(req.url ?? '/', 'http://fake').pathname;
+  let m: RegExpExecArray | null;
+  if (req.method === 'POST' && (m = /^\/v1\/threads\/([^/]+)\/runs\/([^/]+)$/.exec(path))) {
+    const { metadata } = JSON.parse(raw || '{}') as { metadata?: Record<string, string> };
+    sendJson(res, {
+      id: m[2],
+      object: 'thread.run',
+      created_at: 1_700_000_000,
+      thread_id: m[1],
+      assistant_id: 'asst_1',
+      status: 'completed',
+      required_action: null,
+      last_error: null,
+      expires_at: null,
+      started_at: 1_700_000_001,
+      cancelled_at: null,
+      failed_at: null,
+      completed_at: 1_700_000_002,
+      incomplete_details: null,
+      model: 'gpt-4o-mini',
+      instructions: '',
+      tools: [],
+      metadata: metadata ?? {},
+      usage: { completion_tokens: 1, prompt_tokens: 2, total_tokens: 3 },
+      temperature: 1,
+      top_p: 1,
+      max_prompt_tokens: 1000,
+      max_completion_tokens: 1000,
+      truncation_strategy: { type: 'auto', last_messages: null },
+      response_format: 'auto',
+      tool_choice: 'auto',
+      parallel_tool_calls: true,
+    });
+    return true;
+  }
+  if (req.method === 'POST' && (m = /^\/v1\/fine_tuning\/jobs\/([^/]+)\/cancel$/.exec(path))) {
+    sendJson(res, {
+      id: m[1],
+      object: 'fine_tuning.job',
+      created_at: 1_700_000_000,
+      model: 'gpt-4o-mini-2024-07-18',
+      organization_id: 'org-fake',
+      fine_tuned_model: null,
+      finished_at: null,
+      estimated_finish: null,
+      trained_tokens: null,
+      seed: 42,
+      error: null,
+      hyperparameters: { n_epochs: 'auto' },
+      result_files: [],
+      status: 'cancelled',
+      training_file: 'file-train',
+      validation_file: null,
+      integrations: [],
+    });
+    return true;
+  }
+  if (req.method === 'GET' && (m = /^\/v1\/files\/([^/]+)\/content$/.exec(path))) {
+    res.writeHead(200, { 'content-type': 'application/octet-stream' });
+    res.end(`{"prompt": "content of ${m[1]}"}\n`);
+    return true;
+  }
+  if (req.method === 'POST' && path === '/v1/files') {
+    sendJson(res, {
+      id: 'file-uploaded',
+      object: 'file',
+      bytes: Buffer.byteLength(raw),
+      created_at: 1_700_000_000,
+      filename: /filename="([^"]+)"/.exec(raw)?.[1] ?? 'upload',
+      purpose: /name="purpose"\r\n\r\n([^\r]+)/.exec(raw)?.[1] ?? 'unknown',
+    });
+    return true;
+  }
+  if (req.method === 'POST' && path === '/v1/embeddings') {
+    const { model, input } = JSON.parse(raw || '{}') as { model?: string; input?: string | string[] };
+    const inputs = Array.isArray(input) ? input : [input ?? ''];
+    sendJson(res, {
+      object: 'list',
+      model,
+      data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3] })),
+      usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
+    });
+    return true;
+  }
+  if (req.method === 'GET' && path === '/v1/models') {
+    sendJson(res, {
+      object: 'list',
+      data: [{ id: 'gpt-4o-mini', object: 'model', created: 1_700_000_000, owned_by: 'openai' }],
+    });
+    return true;
+  }
+  return false;
 }

@@ -11,6 +11,7 @@ import {
   type Subscription,
 } from '@switchyard/platform';
 import { ChatCompletions } from './domain/chat-completions.ts';
+import { ForwardedOperations } from './domain/forwarded-operations.ts';
 import { IntegrationCache } from './domain/integration-cache.ts';
 import { PolicyGate } from './domain/policy-gate.ts';
 import { gatewayRouter } from './http/routes.ts';
@@ -38,7 +39,8 @@ export const gatewayService: ServiceDefinition = {
     const providers = createProviders(dispatcher);
     const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
     const integrations = new IntegrationCache(need(clients.integrations, 'integrations client'));
-    const chat = new ChatCompletions({
+    const headerPrefix = config.HEADER_PREFIX.toLowerCase();
+    const context = {
       providers,
       integrations,
       policy: new PolicyGate(need(clients.policy, 'policy client'), logger, {
@@ -46,13 +48,14 @@ export const gatewayService: ServiceDefinition = {
         failOpen: config.POLICY_FAIL_OPEN,
       }),
       bus: events,
-      logger,
-      headerPrefix: config.HEADER_PREFIX.toLowerCase(),
+      headerPrefix,
       requestTimeoutMs: config.REQUEST_TIMEOUT,
-    });
+    };
+    const chat = new ChatCompletions({ ...context, logger });
+    const forwarded = new ForwardedOperations(context);
     let subscription: Subscription | undefined;
     return {
-      router: gatewayRouter(chat, keys, config.HEADER_PREFIX.toLowerCase(), config.MAX_REQUEST_BODY),
+      router: gatewayRouter(chat, forwarded, keys, headerPrefix, config.MAX_REQUEST_BODY),
       async start() {
         const dropApiKey = invalidateApiKeys(keys);
         subscription = await onChanges(events, logger, 'gateway', (change) => {

@@ -1,12 +1,24 @@
 import { BadRequest, NotFound, type Principal } from '@switchyard/platform';
-import type { ChatBody, ProviderTarget } from '../providers/types.ts';
+import type { ProviderTarget } from '../providers/types.ts';
 import type { IntegrationCache } from './integration-cache.ts';
 
-export interface RoutedRequest {
+export interface RoutedTarget {
   target: ProviderTarget;
-  body: ChatBody;
-  /** False when the body had to change (e.g. the model lost its `@integration/` prefix). */
-  bodyUnchanged: boolean;
+  /** The model to send upstream: without its `@integration/` prefix. */
+  model: string | undefined;
+  /** True when the model had to change, so the client's bytes cannot be forwarded as they are. */
+  modelRewritten: boolean;
+}
+
+export interface RoutingInput {
+  principal: Principal & { workspaceId: string };
+  /** The request's model, when it has one. */
+  model: string | undefined;
+  providerHeader: string | undefined;
+  providerKey: string | undefined;
+  integrations: IntegrationCache;
+  headerPrefix: string;
+  directProviders: { has(provider: string): boolean };
 }
 
 const INTEGRATION_MODEL = /^@([a-zA-Z0-9_-]{1,63})\/(.+)$/;
@@ -16,37 +28,29 @@ const INTEGRATION_MODEL = /^@([a-zA-Z0-9_-]{1,63})\/(.+)$/;
  * integration; `<prefix>provider: <kind>` selects a provider directly, with the provider key
  * from `Authorization` (the gateway key then travels in `<prefix>api-key`).
  */
-export async function routeRequest(input: {
-  principal: Principal & { workspaceId: string };
-  body: ChatBody;
-  providerHeader: string | undefined;
-  providerKey: string | undefined;
-  integrations: IntegrationCache;
-  headerPrefix: string;
-  directProviders: ReadonlySet<string>;
-}): Promise<RoutedRequest> {
+export async function routeRequest(input: RoutingInput): Promise<RoutedTarget> {
   const { principal, providerHeader, headerPrefix } = input;
-  let body = input.body;
-  let bodyUnchanged = true;
+  let model = input.model;
   let slug: string | undefined;
-  const modelMatch = INTEGRATION_MODEL.exec(body.model);
+  const modelMatch = model === undefined ? null : INTEGRATION_MODEL.exec(model);
   if (modelMatch) {
     slug = modelMatch[1];
-    body = { ...body, model: modelMatch[2]! };
-    bodyUnchanged = false;
+    model = modelMatch[2]!;
   }
+  const modelRewritten = model !== input.model;
   if (providerHeader?.startsWith('@')) slug = providerHeader.slice(1);
 
   if (slug) {
     const integration = await input.integrations.get(principal.organisationId, principal.workspaceId, slug);
-    if (!integration)
+    if (!integration) {
       throw new NotFound(`Integration '${slug}' not found.`, {
         param: 'model',
         code: 'integration_not_found',
       });
+    }
     return {
-      body,
-      bodyUnchanged,
+      model,
+      modelRewritten,
       target: {
         provider: integration.provider,
         apiKey: integration.apiKey,
@@ -62,8 +66,8 @@ export async function routeRequest(input: {
       throw new BadRequest(`Unknown provider '${providerHeader}'.`, { param: `${headerPrefix}provider` });
     }
     return {
-      body,
-      bodyUnchanged,
+      model,
+      modelRewritten,
       target: { provider: providerHeader, apiKey: input.providerKey ?? '', headers: {}, settings: {} },
     };
   }

@@ -30,8 +30,29 @@ export type ProviderResponse =
   | { kind: 'json'; status: number; body: Buffer; contentType: string }
   | { kind: 'stream'; status: number; body: AsyncIterable<Uint8Array> | Readable; contentType: string };
 
+/** Any other OpenAI-format operation (embeddings, files, runs, ...), forwarded as it came. */
+export interface ForwardCall {
+  method: string;
+  /** The path after `/v1`, with its query string, e.g. `/files/file-1/content`. */
+  path: string;
+  /** Content headers of the client's request (content-type, accept, ...). */
+  headers: Record<string, string>;
+  body: Buffer | Readable | undefined;
+  target: ProviderTarget;
+  signal: AbortSignal;
+  timeoutMs: number;
+}
+
+export interface ForwardResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: AsyncIterable<Uint8Array>;
+}
+
 /** A provider adapter: one folder under providers/. */
 export interface ChatProvider {
   readonly id: string;
   chatCompletions(call: ChatCall): Promise<ProviderResponse>;
+  /** Present on providers that speak the OpenAI format for every operation. */
+  forward?(call: ForwardCall): Promise<ForwardResponse>;
 }

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { Agent, EnvHttpProxyAgent, errors, request, type Dispatcher } from 'undici';
 import { RequestTimeout, UpstreamError } from '@switchyard/platform';
 
@@ -22,7 +23,7 @@ export interface UpstreamRequest {
   url: string;
   method: 'GET' | 'POST' | 'DELETE';
   headers: Record<string, string>;
-  body?: Buffer | string;
+  body?: Buffer | string | Readable;
   signal: AbortSignal;
   timeoutMs: number;
   provider: string;
@@ -91,4 +92,16 @@ export async function upstreamErrorFrom(
         ? { 'retry-after': retryAfter }
         : {},
   });
+}
+
+/** A successful upstream answer's JSON body; one that is not JSON is a 502 naming the provider. */
+export async function readUpstreamJson<T>(provider: string, response: Dispatcher.ResponseData): Promise<T> {
+  const text = await response.body.text();
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new UpstreamError(502, `${provider}: the upstream answered with a body that is not JSON.`, {
+      code: 'upstream_invalid_response',
+    });
+  }
 }

@@ -1,0 +1,153 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { BadRequest, NotFound, NotImplemented, parseInput } from '@switchyard/platform';
+import type { ForwardCall } from '../providers/types.ts';
+import { GatewayRequest, type GatewayContext } from './gateway-request.ts';
+
+/** The OpenAI API surface forwarded as it came to providers that speak the OpenAI format. */
+export const FORWARDED_PREFIXES = [
+  'completions',
+  'embeddings',
+  'images',
+  'audio',
+  'moderations',
+  'models',
+  'files',
+  'uploads',
+  'batches',
+  'fine_tuning',
+  'assistants',
+  'threads',
+  'responses',
+  'rerank',
+  'vector_stores',
+] as const;
+
+const ID = /^[\w.:-]{1,256}$/;
+
+/** Operations the interface specifies in detail are checked before they are forwarded. */
+const specified: Array<{
+  method: string;
+  pattern: RegExp;
+  params: string[];
+  body?: z.ZodType;
+  noBody?: boolean;
+}> = [
+  {
+    // Operation 2: modify a run.
+    method: 'POST',
+    pattern: /^\/threads\/([^/]+)\/runs\/([^/]+)$/,
+    params: ['thread_id', 'run_id'],
+    body: z.looseObject({ metadata: z.record(z.string(), z.unknown()).nullable().optional() }),
+  },
+  {
+    // Operation 3: cancel a fine-tuning job.
+    method: 'POST',
+    pattern: /^\/fine_tuning\/jobs\/([^/]+)\/cancel$/,
+    params: ['fine_tuning_job_id'],
+    noBody: true,
+  },
+  // Operation 4: a file's content.
+  { method: 'GET', pattern: /^\/files\/([^/]+)\/content$/, params: ['file_id'] },
+];
+
+const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'openai-beta'];
+
+/**
+ * Every other `/v1` operation: authenticated, routed, policy-checked, logged, and forwarded
+ * to the provider with its credentials; the answer is streamed back as it arrives.
+ */
+export class ForwardedOperations {
+  constructor(private readonly context: GatewayContext) {}
+
+  async handle(req: Request, res: Response): Promise<void> {
+    const request = new GatewayRequest(this.context, req, res);
+    const json = Buffer.isBuffer(req.body) ? (req.body as Buffer) : undefined;
+    const requestBody = json ? json.toString('utf8') : '';
+    try {
+      const path = upstreamPath(req);
+      let parsed = json && json.length > 0 ? parseJson(json) : undefined;
+      const rule = specified.find((r) => r.method === req.method && r.pattern.test(path.pathname));
+      if (rule) {
+        const values = rule.pattern.exec(path.pathname)!.slice(1);
+        rule.params.forEach((name, i) => {
+          if (!ID.test(decodeURIComponent(values[i]!))) {
+            throw new BadRequest(`Invalid path parameter '${name}'.`, { param: name });
+          }
+        });
+        if (rule.body) parsed = parseInput(rule.body, parsed ?? {}) as Record<string, unknown>;
+      }
+      const model = typeof parsed?.model === 'string' ? parsed.model : undefined;
+      const routed = await request.route(model);
+      request.markStream(parsed?.stream === true);
+      if (!routed.provider.forward) {
+        throw new NotImplemented(
+          `The '${routed.target.provider}' provider supports chat completions only; ${req.method} /v1${path.pathname} is not available for it.`,
+          { code: 'operation_not_supported' },
+        );
+      }
+      const body: ForwardCall['body'] = rule?.noBody
+        ? undefined
+        : json
+          ? routed.modelRewritten
+            ? Buffer.from(JSON.stringify({ ...parsed, model: routed.model }))
+            : json
+          : req.method === 'GET' || req.method === 'DELETE'
+            ? undefined
+            : req;
+      const headers: Record<string, string> = {};
+      for (const name of FORWARDED_REQUEST_HEADERS) {
+        const value = req.headers[name];
+        if (typeof value === 'string') headers[name] = value;
+      }
+      const response = await routed.provider.forward({
+        method: req.method,
+        path: `${path.pathname}${path.search}`,
+        headers,
+        body,
+        target: routed.target,
+        signal: request.abort.signal,
+        timeoutMs: this.context.requestTimeoutMs,
+      });
+      res.status(response.status);
+      for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
+      const copy = await request.relay(response.body, () => res.destroy());
+      const textual = /json|text/.test(response.headers['content-type'] ?? '');
+      request.finish(res.statusCode, requestBody, textual ? copy : `[${copy.length} bytes]`);
+    } catch (err) {
+      request.fail(err, requestBody);
+    }
+  }
+}
+
+function parseJson(raw: Buffer): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw new BadRequest(`Request body is not valid JSON: ${(err as Error).message}`, {
+      code: 'invalid_json',
+    });
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw new BadRequest('Request body must be a JSON object.', { code: 'invalid_json' });
+  }
+  return value as Record<string, unknown>;
+}
+
+/** The path after `/v1`, refusing anything that could climb out of the provider's API root. */
+function upstreamPath(req: Request): URL {
+  const original = req.originalUrl;
+  if (/%2f|%5c|%2e/i.test(original.split('?')[0]!)) {
+    throw new BadRequest('Encoded path separators are not allowed.', { code: 'invalid_path' });
+  }
+  const url = new URL(original.replace(/^\/v1/, ''), 'http://upstream.invalid');
+  const first = url.pathname.split('/')[1] ?? '';
+  if (!(FORWARDED_PREFIXES as readonly string[]).includes(first) || url.pathname.includes('/../')) {
+    throw new NotFound(`No route for ${req.method} /v1${url.pathname}.`);
+  }
+  return url;
+}
+
+/** Matches the paths this handler serves. */
+export const FORWARDED_PATH = new RegExp(`^/v1/(${FORWARDED_PREFIXES.join('|')})(/|$)`);

@@ -1,0 +1,160 @@
+import { once } from 'node:events';
+import type { Request, Response } from 'express';
+import {
+  NotImplemented,
+  REQUEST_ID_HEADER,
+  requestContext,
+  requireWorkspacePrincipal,
+  toAppError,
+  type EventBus,
+  type Principal,
+} from '@switchyard/platform';
+import { publishRequestEvents } from '../events/request-events.ts';
+import { readGatewayHeaders, type GatewayHeaders } from '../http/gateway-headers.ts';
+import type { ChatProvider, ProviderTarget } from '../providers/types.ts';
+import type { IntegrationCache } from './integration-cache.ts';
+import type { PolicyGate } from './policy-gate.ts';
+import { routeRequest, type RoutedTarget } from './provider-routing.ts';
+
+export interface GatewayContext {
+  providers: Map<string, ChatProvider>;
+  integrations: IntegrationCache;
+  policy: PolicyGate;
+  bus: EventBus;
+  headerPrefix: string;
+  requestTimeoutMs: number;
+}
+
+export interface Routed extends RoutedTarget {
+  provider: ChatProvider;
+}
+
+const LOG_COPY_LIMIT = 1_000_000;
+
+/**
+ * One data-plane request from authentication to its events: everything chat completions
+ * and forwarded operations share.
+ */
+export class GatewayRequest {
+  readonly principal: Principal & { workspaceId: string };
+  readonly headers: GatewayHeaders;
+  readonly abort = new AbortController();
+  private readonly started = performance.now();
+  private readonly createdAtMs = Date.now();
+  private routed: Routed | undefined;
+  private stream = false;
+
+  constructor(
+    private readonly context: GatewayContext,
+    private readonly req: Request,
+    private readonly res: Response,
+  ) {
+    this.principal = requireWorkspacePrincipal(req);
+    this.headers = readGatewayHeaders(req, context.headerPrefix);
+    res.setHeader(`${context.headerPrefix}trace-id`, this.headers.traceId);
+    const store = requestContext.getStore();
+    if (store) store.traceId = this.headers.traceId;
+    res.once('close', () => {
+      if (!res.writableFinished) this.abort.abort();
+    });
+  }
+
+  get target(): ProviderTarget | undefined {
+    return this.routed?.target;
+  }
+
+  markStream(stream: boolean): void {
+    this.stream = stream;
+  }
+
+  /** Chooses the provider and its credentials, then asks policy whether the request may go. */
+  async route(model: string | undefined): Promise<Routed> {
+    const prefix = this.context.headerPrefix;
+    const routed = await routeRequest({
+      principal: this.principal,
+      model,
+      providerHeader: this.headers.provider,
+      providerKey: this.req.headers[`${prefix}api-key`] ? bearer(this.req.headers.authorization) : undefined,
+      integrations: this.context.integrations,
+      headerPrefix: prefix,
+      directProviders: this.context.providers,
+    });
+    const provider = this.context.providers.get(routed.target.provider);
+    this.routed = provider ? { ...routed, provider } : undefined;
+    if (!provider || !this.routed) {
+      throw new NotImplemented(
+        `The '${routed.target.provider}' provider adapter is not available in this release.`,
+        {
+          code: 'provider_not_supported',
+        },
+      );
+    }
+    await this.context.policy.check(
+      this.principal,
+      routed.target.provider,
+      routed.model ?? '',
+      this.headers.metadata,
+    );
+    this.res.setHeader(`${prefix}provider`, routed.target.provider);
+    return this.routed;
+  }
+
+  /** Sends a body chunk by chunk with backpressure; returns a bounded copy for the log. */
+  async relay(body: AsyncIterable<Uint8Array>, onError: (err: unknown) => void): Promise<string> {
+    const copy: Buffer[] = [];
+    let copied = 0;
+    try {
+      for await (const chunk of body) {
+        if (this.res.destroyed) break;
+        if (copied < LOG_COPY_LIMIT) {
+          copy.push(Buffer.from(chunk));
+          copied += chunk.length;
+        }
+        if (!this.res.write(chunk)) await once(this.res, 'drain');
+      }
+    } catch (err) {
+      if (!this.res.destroyed) onError(err);
+    }
+    this.res.end();
+    return Buffer.concat(copy).toString('utf8');
+  }
+
+  /** Publishes the request's events once the response is on its way; the client never waits for them. */
+  finish(status: number, requestBody: string, responseBody: string, error?: unknown): void {
+    const latencyMs = performance.now() - this.started;
+    const requestId = String(this.res.getHeader(REQUEST_ID_HEADER) ?? '');
+    const routed = this.routed;
+    const errorMessage = error === undefined ? undefined : toAppError(error).message;
+    setImmediate(() =>
+      publishRequestEvents(this.context.bus, {
+        requestId,
+        principal: this.principal,
+        headers: this.headers,
+        method: this.req.method,
+        path: this.req.originalUrl.split('?')[0] ?? this.req.path,
+        provider: routed?.target.provider ?? '',
+        model: routed?.model ?? '',
+        integrationSlug: routed?.target.integrationSlug,
+        stream: this.stream,
+        status,
+        createdAtMs: this.createdAtMs,
+        latencyMs,
+        requestBody,
+        responseBody,
+        errorMessage,
+      }),
+    );
+  }
+
+  /** Records a failure and lets the error middleware answer it. */
+  fail(err: unknown, requestBody: string): never {
+    const appError = toAppError(err);
+    this.finish(appError.status, requestBody, JSON.stringify(appError.toBody()), err);
+    throw err;
+  }
+}
+
+function bearer(authorization: string | undefined): string | undefined {
+  if (!authorization || !/^bearer\s+/i.test(authorization)) return undefined;
+  return authorization.replace(/^bearer\s+/i, '').trim() || undefined;
+}

@@ -12,6 +12,7 @@ import {
 } from '@switchyard/platform';
 import { ChatCompletions } from './domain/chat-completions.ts';
 import { ForwardedOperations } from './domain/forwarded-operations.ts';
+import { systemResolver } from './domain/unsafe-host.ts';
 import { IntegrationCache } from './domain/integration-cache.ts';
 import { PolicyGate } from './domain/policy-gate.ts';
 import { gatewayRouter } from './http/routes.ts';
@@ -24,6 +25,8 @@ const configSchema = z.object({
   POLICY_TIMEOUT_MS: env.int(250, 1, 60_000),
   POLICY_FAIL_OPEN: env.bool(true),
   MAX_REQUEST_BODY: env.string('25mb'),
+  BLOCK_INLINE_CONFIG: env.bool(false),
+  TRUSTED_CUSTOM_HOSTS: env.list(),
 });
 
 /** The data plane: stateless, scaled horizontally; no database and no synchronous Kafka write on the hot path. */
@@ -42,6 +45,11 @@ export const gatewayService: ServiceDefinition = {
     const headerPrefix = config.HEADER_PREFIX.toLowerCase();
     const context = {
       providers,
+      inline: {
+        blockInlineConfig: config.BLOCK_INLINE_CONFIG,
+        trustedCustomHosts: config.TRUSTED_CUSTOM_HOSTS,
+        resolve: systemResolver,
+      },
       integrations,
       policy: new PolicyGate(need(clients.policy, 'policy client'), logger, {
         timeoutMs: config.POLICY_TIMEOUT_MS,

@@ -14,10 +14,11 @@ import { readGatewayHeaders, type GatewayHeaders } from '../http/gateway-headers
 import type { ChatProvider, ProviderTarget } from '../providers/types.ts';
 import type { IntegrationCache } from './integration-cache.ts';
 import type { PolicyGate } from './policy-gate.ts';
-import { routeRequest, type RoutedTarget } from './provider-routing.ts';
+import { routeRequest, type InlinePolicy, type RoutedTarget } from './provider-routing.ts';
 
 export interface GatewayContext {
   providers: Map<string, ChatProvider>;
+  inline: InlinePolicy;
   integrations: IntegrationCache;
   policy: PolicyGate;
   bus: EventBus;
@@ -73,7 +74,8 @@ export class GatewayRequest {
     const routed = await routeRequest({
       principal: this.principal,
       model,
-      providerHeader: this.headers.provider,
+      headers: this.headers,
+      inline: this.context.inline,
       providerKey: this.req.headers[`${prefix}api-key`] ? bearer(this.req.headers.authorization) : undefined,
       integrations: this.context.integrations,
       headerPrefix: prefix,

@@ -4,6 +4,8 @@ import { BadRequest } from '@switchyard/platform';
 
 export interface GatewayHeaders {
   provider: string | undefined;
+  customHost: string | undefined;
+  config: string | undefined;
   traceId: string;
   spanId: string | undefined;
   parentSpanId: string | undefined;
@@ -27,6 +29,8 @@ export function readGatewayHeaders(req: Request, prefix: string): GatewayHeaders
   };
   return {
     provider: single('provider'),
+    customHost: single('custom-host'),
+    config: single('config'),
     traceId: single('trace-id') ?? randomUUID(),
     spanId: single('span-id'),
     parentSpanId: single('parent-span-id'),

@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { adminService } from '@switchyard/admin';
+import { controlPlane } from '@switchyard/control-plane';
+import { policyService } from '@switchyard/policy';
+import type { ServiceDefinition } from '@switchyard/platform';
+import {
+  startFakeOpenAi,
+  startServiceHarness,
+  type FakeOpenAi,
+  type ServiceHarness,
+} from '@switchyard/testing';
+import { gatewayService } from '../service.ts';
+
+const upstreamKey = 'sk-inline-upstream-0123456789';
+const services = [controlPlane, policyService, adminService, gatewayService] as ServiceDefinition[];
+const body = { model: 'gpt-x', messages: [{ role: 'user', content: 'hi' }] };
+let fake: FakeOpenAi;
+
+before(async () => {
+  fake = await startFakeOpenAi({ apiKey: upstreamKey });
+});
+after(() => fake?.close());
+
+function chat(h: ServiceHarness, headers: Record<string, string>, key = h.workspaceKey) {
+  return h.request('POST', '/v1/chat/completions', { key, json: body, headers });
+}
+
+describe('inline provider selection (BLOCK_INLINE_CONFIG off)', () => {
+  let h: ServiceHarness;
+  before(async () => {
+    h = await startServiceHarness({ services, env: { TRUSTED_CUSTOM_HOSTS: '127.0.0.1' } });
+  });
+  after(() => h?.close());
+
+  test('a direct provider with an inline custom host gets the provider key from Authorization', async () => {
+    const res = await h.request('POST', '/v1/chat/completions', {
+      json: body,
+      headers: {
+        'x-vendor-api-key': h.workspaceKey,
+        authorization: `Bearer ${upstreamKey}`,
+        'x-vendor-provider': 'openai',
+        'x-vendor-custom-host': fake.baseUrl,
+      },
+    });
+    assert.equal(res.status, 200, res.text);
+    const upstream = fake.requests.at(-1)!;
+    assert.equal(upstream.headers.authorization, `Bearer ${upstreamKey}`);
+    assert.ok(!JSON.stringify(upstream.headers).includes(h.workspaceKey));
+  });
+
+  test('an untrusted private custom host is refused by the unsafe-host check', async () => {
+    const res = await chat(h, {
+      'x-vendor-provider': 'openai',
+      'x-vendor-custom-host': 'http://10.1.2.3:8000/v1',
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'unsafe_custom_host');
+    assert.equal(res.body.error.param, 'x-vendor-custom-host');
+  });
+
+  test('a metadata endpoint is refused as a custom host', async () => {
+    const res = await chat(h, {
+      'x-vendor-provider': 'openai',
+      'x-vendor-custom-host': 'http://169.254.169.254/',
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'unsafe_custom_host');
+  });
+
+  test('a custom host cannot redirect a saved integration', async () => {
+    const created = await h.request('POST', '/admin/v2/integrations', {
+      key: h.adminKey,
+      json: {
+        name: 's',
+        slug: 'saved',
+        ai_provider_id: 'openai',
+        key: upstreamKey,
+        configurations: { custom_host: fake.baseUrl },
+      },
+    });
+    assert.equal(created.status, 200);
+    const res = await chat(h, { 'x-vendor-provider': '@saved', 'x-vendor-custom-host': fake.baseUrl });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'x-vendor-custom-host');
+  });
+
+  test('an inline config is answered 501: configs are not built in this release', async () => {
+    const res = await chat(h, {
+      'x-vendor-provider': 'mock',
+      'x-vendor-config': '{"strategy":{"mode":"single"}}',
+    });
+    assert.equal(res.status, 501);
+    assert.equal(res.body.error.param, 'x-vendor-config');
+  });
+});
+
+describe('BLOCK_INLINE_CONFIG on', () => {
+  let h: ServiceHarness;
+  before(async () => {
+    h = await startServiceHarness({
+      services,
+      env: { BLOCK_INLINE_CONFIG: 'true', TRUSTED_CUSTOM_HOSTS: '127.0.0.1' },
+    });
+    const created = await h.request('POST', '/admin/v2/integrations', {
+      key: h.adminKey,
+      json: {
+        name: 's',
+        slug: 'saved',
+        ai_provider_id: 'openai',
+        key: upstreamKey,
+        configurations: { custom_host: fake.baseUrl },
+      },
+    });
+    assert.equal(created.status, 200);
+  });
+  after(() => h?.close());
+
+  for (const [header, value] of [
+    ['x-vendor-provider', 'mock'],
+    ['x-vendor-custom-host', 'https://llm.example.com/v1'],
+    ['x-vendor-config', '{}'],
+  ] as const) {
+    test(`a request setting ${header} is refused with 403 naming it`, async () => {
+      const before = fake.requests.length;
+      const res = await chat(h, {
+        [header]: value,
+        ...(header === 'x-vendor-provider' ? {} : { 'x-vendor-provider': '@saved' }),
+      });
+      assert.equal(res.status, 403);
+      assert.equal(res.body.error.code, 'inline_config_blocked');
+      assert.equal(res.body.error.param, header);
+      assert.equal(fake.requests.length, before);
+    });
+  }
+
+  test('saved integrations keep working', async () => {
+    const byHeader = await chat(h, { 'x-vendor-provider': '@saved' });
+    assert.equal(byHeader.status, 200, byHeader.text);
+    const byModel = await h.request('POST', '/v1/chat/completions', {
+      key: h.workspaceKey,
+      json: { ...body, model: '@saved/gpt-x' },
+    });
+    assert.equal(byModel.status, 200, byModel.text);
+  });
+});

@@ -71,8 +71,11 @@ export interface ServiceDefinition<I extends ServiceInstance = ServiceInstance> 
   name: ServiceName;
   database?: DatabaseNeeds;
   bus?: boolean;
-  /** Serves on while Kafka is away (events wait in the buffer), so an outage does not make it unready. */
-  toleratesBusOutage?: boolean;
+  /**
+   * Dependencies the service serves on without (Kafka: events wait in the buffer; Redis: a
+   * best-effort cache): their outage neither blocks start-up nor makes the service unready.
+   */
+  toleratesOutageOf?: Array<'bus' | 'kv'>;
   kv?: boolean;
   clients?: ClientName[];
   create(deps: ServiceDeps): Promise<I>;
@@ -186,15 +189,19 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
     });
     bus = kafka;
     lifecycle.onStop('kafka', () => kafka.close(config.SHUTDOWN_GRACE_MS));
-    if (!definition.toleratesBusOutage) readiness.kafka = () => kafka.check();
+    if (!definition.toleratesOutageOf?.includes('bus')) readiness.kafka = () => kafka.check();
   }
   let kv: KeyValueStore | undefined;
   if (definition.kv && config.REDIS_URL) {
     const redis = new RedisKeyValueStore(config.REDIS_URL, logger);
-    await redis.connect();
     kv = redis;
     lifecycle.onStop('redis', () => redis.close());
-    readiness.redis = () => redis.check();
+    if (definition.toleratesOutageOf?.includes('kv')) {
+      redis.connect().catch((err: unknown) => logger.warn('redis unavailable at start-up', { error: String(err) }));
+    } else {
+      await redis.connect();
+      readiness.redis = () => redis.check();
+    }
   }
   const clientSet = createClients(
     definition.clients ?? [],

@@ -13,6 +13,7 @@ import {
 import { ChatCompletions } from './domain/chat-completions.ts';
 import { ForwardedOperations } from './domain/forwarded-operations.ts';
 import { systemResolver } from './domain/unsafe-host.ts';
+import { ResponseCache } from './domain/response-cache.ts';
 import { IntegrationCache } from './domain/integration-cache.ts';
 import { PolicyGate } from './domain/policy-gate.ts';
 import { gatewayRouter } from './http/routes.ts';
@@ -33,9 +34,10 @@ const configSchema = z.object({
 export const gatewayService: ServiceDefinition = {
   name: 'gateway',
   bus: true,
-  toleratesBusOutage: true,
+  toleratesOutageOf: ['bus', 'kv'],
+  kv: true,
   clients: ['identity', 'integrations', 'policy'],
-  async create({ bus, clients, env: processEnv, logger }) {
+  async create({ bus, kv, clients, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
     const dispatcher = createUpstreamDispatcher(processEnv);
@@ -58,6 +60,7 @@ export const gatewayService: ServiceDefinition = {
       bus: events,
       headerPrefix,
       requestTimeoutMs: config.REQUEST_TIMEOUT,
+      cache: new ResponseCache(need(kv, 'key-value store'), logger),
     };
     const chat = new ChatCompletions({ ...context, logger });
     const forwarded = new ForwardedOperations(context);

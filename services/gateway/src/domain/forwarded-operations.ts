@@ -111,9 +111,9 @@ export class ForwardedOperations {
       });
       res.status(response.status);
       for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
-      const copy = await request.relay(response.body, () => res.destroy());
+      const { copy } = await request.relay(response.body, () => res.destroy());
       const textual = /json|text/.test(response.headers['content-type'] ?? '');
-      request.finish(res.statusCode, requestBody, textual ? copy : `[${copy.length} bytes]`);
+      request.finish(res.statusCode, requestBody, textual ? copy.toString('utf8') : `[${copy.length} bytes]`);
     } catch (err) {
       request.fail(err, requestBody);
     }

@@ -14,6 +14,7 @@ import { readGatewayHeaders, type GatewayHeaders } from '../http/gateway-headers
 import type { ChatProvider, ProviderTarget } from '../providers/types.ts';
 import type { IntegrationCache } from './integration-cache.ts';
 import type { PolicyGate } from './policy-gate.ts';
+import type { ResponseCache } from './response-cache.ts';
 import { routeRequest, type InlinePolicy, type RoutedTarget } from './provider-routing.ts';
 
 export interface GatewayContext {
@@ -24,6 +25,12 @@ export interface GatewayContext {
   bus: EventBus;
   headerPrefix: string;
   requestTimeoutMs: number;
+  cache?: ResponseCache;
+}
+
+export interface Relayed {
+  copy: Buffer;
+  complete: boolean;
 }
 
 export interface Routed extends RoutedTarget {
@@ -101,28 +108,41 @@ export class GatewayRequest {
     return this.routed;
   }
 
-  /** Sends a body chunk by chunk with backpressure; returns a bounded copy for the log. */
-  async relay(body: AsyncIterable<Uint8Array>, onError: (err: unknown) => void): Promise<string> {
+  /**
+   * Sends a body chunk by chunk with backpressure. Returns a bounded copy (for the log and
+   * the cache) and whether it holds the whole body, delivered in full.
+   */
+  async relay(body: AsyncIterable<Uint8Array>, onError: (err: unknown) => void): Promise<Relayed> {
     const copy: Buffer[] = [];
     let copied = 0;
+    let complete = true;
     try {
       for await (const chunk of body) {
-        if (this.res.destroyed) break;
-        if (copied < LOG_COPY_LIMIT) {
-          copy.push(Buffer.from(chunk));
-          copied += chunk.length;
+        if (this.res.destroyed) {
+          complete = false;
+          break;
         }
+        if (copied < LOG_COPY_LIMIT) copy.push(Buffer.from(chunk));
+        else complete = false;
+        copied += chunk.length;
         if (!this.res.write(chunk)) await once(this.res, 'drain');
       }
     } catch (err) {
+      complete = false;
       if (!this.res.destroyed) onError(err);
     }
     this.res.end();
-    return Buffer.concat(copy).toString('utf8');
+    return { copy: Buffer.concat(copy), complete };
   }
 
   /** Publishes the request's events once the response is on its way; the client never waits for them. */
-  finish(status: number, requestBody: string, responseBody: string, error?: unknown): void {
+  finish(
+    status: number,
+    requestBody: string,
+    responseBody: string,
+    error?: unknown,
+    cacheStatus?: string,
+  ): void {
     const latencyMs = performance.now() - this.started;
     const requestId = String(this.res.getHeader(REQUEST_ID_HEADER) ?? '');
     const routed = this.routed;
@@ -144,14 +164,15 @@ export class GatewayRequest {
         requestBody,
         responseBody,
         errorMessage,
+        cacheStatus,
       }),
     );
   }
 
   /** Records a failure and lets the error middleware answer it. */
-  fail(err: unknown, requestBody: string): never {
+  fail(err: unknown, requestBody: string, cacheStatus?: string): never {
     const appError = toAppError(err);
-    this.finish(appError.status, requestBody, JSON.stringify(appError.toBody()), err);
+    this.finish(appError.status, requestBody, JSON.stringify(appError.toBody()), err, cacheStatus);
     throw err;
   }
 }

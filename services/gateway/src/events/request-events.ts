@@ -21,6 +21,7 @@ export interface CompletedRequest {
   requestBody: string;
   responseBody: string;
   errorMessage: string | undefined;
+  cacheStatus?: string | undefined;
 }
 
 interface UsageFields {
@@ -94,6 +95,7 @@ export function publishRequestEvents(bus: EventBus, done: CompletedRequest): voi
     responseBody: done.responseBody.slice(0, MAX_LOGGED_BODY),
     usage,
     errorMessage: done.errorMessage ?? '',
+    cacheStatus: done.cacheStatus ?? '',
   });
   if (done.status < 400) {
     publishEvent(bus, Topics.usage, events.UsageEventSchema, p.apiKeyId, {

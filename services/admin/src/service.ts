@@ -18,6 +18,7 @@ import { adminRouter } from './http/routes.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { IntegrationRepository } from './store/integration.repository.ts';
 import { Init1763700000001 } from './store/migrations/1763700000001-init.ts';
+import { PricingAdjustments1763700000003 } from './store/migrations/1763700000003-pricing-adjustments.ts';
 
 const configSchema = z.object({
   SWITCHYARD_ENCRYPTION_KEY: env.string().refine((v) => {
@@ -38,7 +39,7 @@ export interface Admin extends ServiceInstance {
 /** Integrations (provider credentials) and organisation settings. */
 export const adminService: ServiceDefinition<Admin> = {
   name: 'admin',
-  database: { schema: SCHEMA, entities, migrations: [Init1763700000001] },
+  database: { schema: SCHEMA, entities, migrations: [Init1763700000001, PricingAdjustments1763700000003] },
   bus: true,
   clients: ['identity'],
   async create({ db, bus, clients, env: processEnv, logger }) {

@@ -11,7 +11,12 @@ import {
 } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import type { IntegrationRepository } from '../store/integration.repository.ts';
-import { SECRET_SETTINGS, type Integration, type IntegrationConfigurations } from '../store/entities.ts';
+import {
+  SECRET_SETTINGS,
+  type Integration,
+  type IntegrationConfigurations,
+  type PricingAdjustments,
+} from '../store/entities.ts';
 import { knownProviders, type ProviderId } from './providers.ts';
 
 export interface CreateIntegrationInput {
@@ -22,6 +27,7 @@ export interface CreateIntegrationInput {
   description?: string | undefined;
   workspaceId?: string | undefined;
   configurations: IntegrationConfigurations;
+  pricingAdjustments?: PricingAdjustments | null;
 }
 
 export interface DecryptedIntegration {
@@ -57,6 +63,7 @@ export class IntegrationService {
       provider: input.provider,
       encryptedKey: input.key ? this.secrets.encrypt(input.key) : null,
       configurations: this.sealConfigurations(input.configurations),
+      pricingAdjustments: input.pricingAdjustments ?? null,
     });
     publishChange(this.bus, {
       entity: 'integration',
@@ -157,6 +164,7 @@ export class IntegrationService {
         provider,
         encryptedKey: this.secrets.encrypt(key),
         configurations: baseUrl ? { custom_host: baseUrl } : {},
+        pricingAdjustments: null,
       });
       seeded.push(provider);
       this.logger.info('integration created from environment', { provider, slug: provider });

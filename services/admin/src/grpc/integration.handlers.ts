@@ -1,6 +1,7 @@
 import type { ServiceHandlers } from '@switchyard/platform';
 import type { admin } from '@switchyard/proto';
 import type { IntegrationService } from '../domain/integration.service.ts';
+import type { Integration } from '../store/entities.ts';
 
 export function integrationHandlers(
   service: IntegrationService,
@@ -19,8 +20,23 @@ export function integrationHandlers(
           baseUrl: integration.configurations.custom_host ?? '',
           headers,
           settings,
+          pricingMultiplier: pricingMultiplier(integration.pricingAdjustments),
         },
       };
     },
+  };
+}
+
+function pricingMultiplier(adjustments: Integration['pricingAdjustments']) {
+  const m = adjustments?.multiplier;
+  if (!m) return undefined;
+  const value = (v: number | null | undefined) => (typeof v === 'number' ? v : undefined);
+  return {
+    default: value(m.default),
+    requestToken: value(m.request_token),
+    responseToken: value(m.response_token),
+    cacheReadInputToken: value(m.cache_read_input_token),
+    cacheWriteInputToken: value(m.cache_write_input_token),
+    reasoningToken: value(m.reasoning_token),
   };
 }

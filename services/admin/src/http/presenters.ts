@@ -26,5 +26,10 @@ export function presentIntegrationDetail(integration: Integration, maskedKey: st
   }
   if (headers)
     configurations.headers = Object.fromEntries(Object.keys(headers).map((name) => [name, '****']));
-  return { ...presentIntegration(integration), masked_key: maskedKey, configurations };
+  return {
+    ...presentIntegration(integration),
+    masked_key: maskedKey,
+    configurations,
+    pricing_adjustments: integration.pricingAdjustments,
+  };
 }

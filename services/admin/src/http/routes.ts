@@ -25,6 +25,7 @@ function integrationsRouter(integrations: IntegrationService): Router {
       description: body.description,
       workspaceId: body.workspace_id,
       configurations: body.configurations,
+      pricingAdjustments: body.pricing_adjustments ?? null,
     });
     res.json({ id: integration.id, slug: integration.slug });
   });

@@ -5,6 +5,21 @@ const slug = z.string().regex(/^[a-zA-Z0-9_-]{1,63}$/, 'letters, digits, - and _
 
 const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'a valid HTTP header name');
 
+const multiplier = z.number().min(0).max(1000).nullable().optional();
+
+export const pricingAdjustments = z.strictObject({
+  multiplier: z
+    .strictObject({
+      default: multiplier,
+      request_token: multiplier,
+      response_token: multiplier,
+      cache_read_input_token: multiplier,
+      cache_write_input_token: multiplier,
+      reasoning_token: multiplier,
+    })
+    .optional(),
+});
+
 export const createIntegrationBody = z.object({
   name: z.string().trim().min(1).max(255),
   slug: slug.optional(),
@@ -12,6 +27,7 @@ export const createIntegrationBody = z.object({
   key: z.string().min(1).max(8192).optional(),
   description: z.string().max(1024).optional(),
   workspace_id: z.uuid().optional(),
+  pricing_adjustments: pricingAdjustments.nullable().optional(),
   configurations: z
     .object({
       custom_host: z.url({ protocol: /^https?$/, message: 'an http(s) URL' }).optional(),

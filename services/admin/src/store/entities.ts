@@ -23,6 +23,20 @@ export interface IntegrationConfigurations {
   aws_session_token?: string;
 }
 
+export interface PricingMultiplier {
+  default?: number | null;
+  request_token?: number | null;
+  response_token?: number | null;
+  cache_read_input_token?: number | null;
+  cache_write_input_token?: number | null;
+  reasoning_token?: number | null;
+}
+
+/** Applied on top of the base model prices for cost tracking. */
+export interface PricingAdjustments {
+  multiplier?: PricingMultiplier;
+}
+
 export interface Integration {
   id: string;
   organisationId: string;
@@ -34,6 +48,7 @@ export interface Integration {
   provider: string;
   encryptedKey: string | null;
   configurations: IntegrationConfigurations;
+  pricingAdjustments: PricingAdjustments | null;
   status: IntegrationStatus;
   createdAt: Date;
   updatedAt: Date;
@@ -52,6 +67,7 @@ export const IntegrationEntity = new EntitySchema<Integration>({
     provider: { type: 'text' },
     encryptedKey: { name: 'encrypted_key', type: 'text', nullable: true },
     configurations: { type: 'jsonb' },
+    pricingAdjustments: { name: 'pricing_adjustments', type: 'jsonb', nullable: true },
     status: { type: 'text' },
     createdAt: { name: 'created_at', type: 'timestamptz', createDate: true },
     updatedAt: { name: 'updated_at', type: 'timestamptz', updateDate: true },

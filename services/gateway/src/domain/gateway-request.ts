@@ -165,6 +165,7 @@ export class GatewayRequest {
         responseBody,
         errorMessage,
         cacheStatus,
+        pricing: routed?.target.pricing,
       }),
     );
   }

@@ -1,5 +1,6 @@
 import type { ServiceClient } from '@switchyard/platform';
 import type { admin } from '@switchyard/proto';
+import type { PricingMultiplier } from '../pricing/cost.ts';
 
 export interface IntegrationCredentials {
   slug: string;
@@ -8,6 +9,7 @@ export interface IntegrationCredentials {
   baseUrl: string | undefined;
   headers: Record<string, string>;
   settings: Record<string, string>;
+  pricing: PricingMultiplier | undefined;
 }
 
 interface Entry {
@@ -83,6 +85,7 @@ export class IntegrationCache {
       baseUrl: integration.baseUrl || undefined,
       headers: integration.headers,
       settings: integration.settings,
+      pricing: integration.pricingMultiplier,
     };
   }
 }

@@ -82,6 +82,7 @@ export async function routeRequest(input: RoutingInput): Promise<RoutedTarget> {
         headers: integration.headers,
         settings: integration.settings,
         integrationSlug: integration.slug,
+        pricing: integration.pricing,
       },
     };
   }

@@ -171,7 +171,7 @@ describe('the response cache', () => {
     ['x-vendor-cache', 'semantic'],
     ['x-vendor-cache-max-age', '-5'],
     ['x-vendor-cache-force-refresh', 'maybe'],
-  ]) {
+  ] as const) {
     test(`a bad ${header} is a 400 naming it`, async () => {
       const { res, upstreamCalls } = await chat(body(unique()), { ...simple, [header]: value });
       assert.equal(res.status, 400);

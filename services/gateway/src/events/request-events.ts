@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Topics, publishEvent, type EventBus, type Principal } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
+import { costOf, type PricingMultiplier } from '../pricing/cost.ts';
 import type { GatewayHeaders } from '../http/gateway-headers.ts';
 
 const MAX_LOGGED_BODY = 1_000_000;
@@ -22,6 +23,7 @@ export interface CompletedRequest {
   responseBody: string;
   errorMessage: string | undefined;
   cacheStatus?: string | undefined;
+  pricing?: PricingMultiplier | undefined;
 }
 
 interface UsageFields {
@@ -71,6 +73,11 @@ export function extractUsage(responseBody: string, stream: boolean): UsageFields
 /** Publishes the request log and usage events; never blocks and never throws. */
 export function publishRequestEvents(bus: EventBus, done: CompletedRequest): void {
   const usage = extractUsage(done.responseBody, done.stream);
+  // A cached answer cost nothing upstream.
+  const cost =
+    usage && done.status < 400 && done.cacheStatus !== 'HIT'
+      ? costOf(done.provider, done.model, usage, done.pricing)
+      : 0;
   const p = done.principal;
   publishEvent(bus, Topics.requestLogs, events.RequestLogEventSchema, p.workspaceId ?? p.organisationId, {
     id: done.requestId,
@@ -94,6 +101,7 @@ export function publishRequestEvents(bus: EventBus, done: CompletedRequest): voi
     requestBody: done.requestBody.slice(0, MAX_LOGGED_BODY),
     responseBody: done.responseBody.slice(0, MAX_LOGGED_BODY),
     usage,
+    cost,
     errorMessage: done.errorMessage ?? '',
     cacheStatus: done.cacheStatus ?? '',
   });
@@ -106,6 +114,7 @@ export function publishRequestEvents(bus: EventBus, done: CompletedRequest): voi
       provider: done.provider,
       model: done.model,
       usage,
+      cost,
       occurredAtMs: String(done.createdAtMs),
     });
   }

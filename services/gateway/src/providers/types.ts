@@ -1,5 +1,6 @@
 import type { ChatCompletionRequest } from '../http/chat-request.schema.ts';
 import type { Readable } from 'node:stream';
+import type { PricingMultiplier } from '../pricing/cost.ts';
 
 /** Where one request goes: the provider kind and the credentials to use there. */
 export interface ProviderTarget {
@@ -11,6 +12,8 @@ export interface ProviderTarget {
   /** Provider-specific settings (api_version, deployment, aws_region, aws_access_key_id, ...). */
   settings: Record<string, string>;
   integrationSlug?: string;
+  /** The integration's pricing_adjustments.multiplier, for cost tracking. */
+  pricing?: PricingMultiplier | undefined;
 }
 
 export interface ChatCall {

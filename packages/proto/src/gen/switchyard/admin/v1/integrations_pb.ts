@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_admin_v1_integrations: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiZzd2l0Y2h5YXJkL2FkbWluL3YxL2ludGVncmF0aW9ucy5wcm90bxITc3dpdGNoeWFyZC5hZG1pbi52MSJfCiBHZXRJbnRlZ3JhdGlvbkNyZWRlbnRpYWxzUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEgwKBHNsdWcYAyABKAki7AIKFkludGVncmF0aW9uQ3JlZGVudGlhbHMSFgoOaW50ZWdyYXRpb25faWQYASABKAkSDAoEc2x1ZxgCIAEoCRIQCghwcm92aWRlchgDIAEoCRIPCgdhcGlfa2V5GAQgASgJEhAKCGJhc2VfdXJsGAUgASgJEkkKB2hlYWRlcnMYBiADKAsyOC5zd2l0Y2h5YXJkLmFkbWluLnYxLkludGVncmF0aW9uQ3JlZGVudGlhbHMuSGVhZGVyc0VudHJ5EksKCHNldHRpbmdzGAcgAygLMjkuc3dpdGNoeWFyZC5hZG1pbi52MS5JbnRlZ3JhdGlvbkNyZWRlbnRpYWxzLlNldHRpbmdzRW50cnkaLgoMSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaLwoNU2V0dGluZ3NFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBImUKIUdldEludGVncmF0aW9uQ3JlZGVudGlhbHNSZXNwb25zZRJACgtpbnRlZ3JhdGlvbhgBIAEoCzIrLnN3aXRjaHlhcmQuYWRtaW4udjEuSW50ZWdyYXRpb25DcmVkZW50aWFsczKmAQoSSW50ZWdyYXRpb25TZXJ2aWNlEo8BChlHZXRJbnRlZ3JhdGlvbkNyZWRlbnRpYWxzEjUuc3dpdGNoeWFyZC5hZG1pbi52MS5HZXRJbnRlZ3JhdGlvbkNyZWRlbnRpYWxzUmVxdWVzdBo2LnN3aXRjaHlhcmQuYWRtaW4udjEuR2V0SW50ZWdyYXRpb25DcmVkZW50aWFsc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw',
+    'CiZzd2l0Y2h5YXJkL2FkbWluL3YxL2ludGVncmF0aW9ucy5wcm90bxITc3dpdGNoeWFyZC5hZG1pbi52MSJfCiBHZXRJbnRlZ3JhdGlvbkNyZWRlbnRpYWxzUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEgwKBHNsdWcYAyABKAkisAMKFkludGVncmF0aW9uQ3JlZGVudGlhbHMSFgoOaW50ZWdyYXRpb25faWQYASABKAkSDAoEc2x1ZxgCIAEoCRIQCghwcm92aWRlchgDIAEoCRIPCgdhcGlfa2V5GAQgASgJEhAKCGJhc2VfdXJsGAUgASgJEkkKB2hlYWRlcnMYBiADKAsyOC5zd2l0Y2h5YXJkLmFkbWluLnYxLkludGVncmF0aW9uQ3JlZGVudGlhbHMuSGVhZGVyc0VudHJ5EksKCHNldHRpbmdzGAcgAygLMjkuc3dpdGNoeWFyZC5hZG1pbi52MS5JbnRlZ3JhdGlvbkNyZWRlbnRpYWxzLlNldHRpbmdzRW50cnkSQgoScHJpY2luZ19tdWx0aXBsaWVyGAggASgLMiYuc3dpdGNoeWFyZC5hZG1pbi52MS5QcmljaW5nTXVsdGlwbGllchouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARovCg1TZXR0aW5nc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEixwIKEVByaWNpbmdNdWx0aXBsaWVyEhQKB2RlZmF1bHQYASABKAFIAIgBARIaCg1yZXF1ZXN0X3Rva2VuGAIgASgBSAGIAQESGwoOcmVzcG9uc2VfdG9rZW4YAyABKAFIAogBARIjChZjYWNoZV9yZWFkX2lucHV0X3Rva2VuGAQgASgBSAOIAQESJAoXY2FjaGVfd3JpdGVfaW5wdXRfdG9rZW4YBSABKAFIBIgBARIcCg9yZWFzb25pbmdfdG9rZW4YBiABKAFIBYgBAUIKCghfZGVmYXVsdEIQCg5fcmVxdWVzdF90b2tlbkIRCg9fcmVzcG9uc2VfdG9rZW5CGQoXX2NhY2hlX3JlYWRfaW5wdXRfdG9rZW5CGgoYX2NhY2hlX3dyaXRlX2lucHV0X3Rva2VuQhIKEF9yZWFzb25pbmdfdG9rZW4iZQohR2V0SW50ZWdyYXRpb25DcmVkZW50aWFsc1Jlc3BvbnNlEkAKC2ludGVncmF0aW9uGAEgASgLMisuc3dpdGNoeWFyZC5hZG1pbi52MS5JbnRlZ3JhdGlvbkNyZWRlbnRpYWxzMqYBChJJbnRlZ3JhdGlvblNlcnZpY2USjwEKGUdldEludGVncmF0aW9uQ3JlZGVudGlhbHMSNS5zd2l0Y2h5YXJkLmFkbWluLnYxLkdldEludGVncmF0aW9uQ3JlZGVudGlhbHNSZXF1ZXN0GjYuc3dpdGNoeWFyZC5hZG1pbi52MS5HZXRJbnRlZ3JhdGlvbkNyZWRlbnRpYWxzUmVzcG9uc2UiA5ACAWIGcHJvdG8z',
   );
 
 /**
@@ -89,6 +89,13 @@ export type IntegrationCredentials = Message<'switchyard.admin.v1.IntegrationCre
    * @generated from field: map<string, string> settings = 7;
    */
   settings: { [key: string]: string };
+
+  /**
+   * pricing_adjustments.multiplier of the integration; unset fields inherit `default`.
+   *
+   * @generated from field: switchyard.admin.v1.PricingMultiplier pricing_multiplier = 8;
+   */
+  pricingMultiplier?: PricingMultiplier | undefined;
 };
 
 /**
@@ -98,6 +105,49 @@ export type IntegrationCredentials = Message<'switchyard.admin.v1.IntegrationCre
 export const IntegrationCredentialsSchema: GenMessage<IntegrationCredentials> =
   /*@__PURE__*/
   messageDesc(file_switchyard_admin_v1_integrations, 1);
+
+/**
+ * @generated from message switchyard.admin.v1.PricingMultiplier
+ */
+export type PricingMultiplier = Message<'switchyard.admin.v1.PricingMultiplier'> & {
+  /**
+   * @generated from field: optional double default = 1;
+   */
+  default?: number | undefined;
+
+  /**
+   * @generated from field: optional double request_token = 2;
+   */
+  requestToken?: number | undefined;
+
+  /**
+   * @generated from field: optional double response_token = 3;
+   */
+  responseToken?: number | undefined;
+
+  /**
+   * @generated from field: optional double cache_read_input_token = 4;
+   */
+  cacheReadInputToken?: number | undefined;
+
+  /**
+   * @generated from field: optional double cache_write_input_token = 5;
+   */
+  cacheWriteInputToken?: number | undefined;
+
+  /**
+   * @generated from field: optional double reasoning_token = 6;
+   */
+  reasoningToken?: number | undefined;
+};
+
+/**
+ * Describes the message switchyard.admin.v1.PricingMultiplier.
+ * Use `create(PricingMultiplierSchema)` to create a new message.
+ */
+export const PricingMultiplierSchema: GenMessage<PricingMultiplier> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_admin_v1_integrations, 2);
 
 /**
  * @generated from message switchyard.admin.v1.GetIntegrationCredentialsResponse
@@ -118,7 +168,7 @@ export type GetIntegrationCredentialsResponse =
  */
 export const GetIntegrationCredentialsResponseSchema: GenMessage<GetIntegrationCredentialsResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_admin_v1_integrations, 2);
+  messageDesc(file_switchyard_admin_v1_integrations, 3);
 
 /**
  * Integrations are served by admin. Only the gateway asks for decrypted credentials, over

@@ -1,0 +1,46 @@
+import { priceOf } from './prices.ts';
+
+export interface TokenCounts {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  reasoningTokens: number;
+}
+
+/** pricing_adjustments.multiplier of an integration; unset fields inherit `default`, else 1. */
+export interface PricingMultiplier {
+  default?: number | undefined;
+  requestToken?: number | undefined;
+  responseToken?: number | undefined;
+  cacheReadInputToken?: number | undefined;
+  reasoningToken?: number | undefined;
+}
+
+const PER_TOKEN = 1 / 1_000_000;
+
+/**
+ * The cost of one request in USD: uncached prompt tokens at the input price, cached ones at
+ * the cached-input price, completion tokens at the output price (reasoning tokens, which are
+ * part of them, at the reasoning price when the model has one), each times its multiplier.
+ * Zero when the model has no listed price.
+ */
+export function costOf(
+  provider: string,
+  model: string,
+  tokens: TokenCounts,
+  multiplier?: PricingMultiplier,
+): number {
+  const price = priceOf(provider, model);
+  if (!price) return 0;
+  const factor = (specific: number | undefined) => specific ?? multiplier?.default ?? 1;
+  const cached = Math.min(tokens.cachedTokens, tokens.promptTokens);
+  const reasoning = Math.min(tokens.reasoningTokens, tokens.completionTokens);
+  const input = (tokens.promptTokens - cached) * price.input * factor(multiplier?.requestToken);
+  const cachedInput = cached * (price.cachedInput ?? price.input) * factor(multiplier?.cacheReadInputToken);
+  const output = (tokens.completionTokens - reasoning) * price.output * factor(multiplier?.responseToken);
+  const reasoningCost =
+    reasoning *
+    (price.reasoning ?? price.output) *
+    factor(multiplier?.reasoningToken ?? multiplier?.responseToken);
+  return (input + cachedInput + output + reasoningCost) * PER_TOKEN;
+}

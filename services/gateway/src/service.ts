@@ -14,6 +14,7 @@ import { ChatCompletions } from './domain/chat-completions.ts';
 import { ForwardedOperations } from './domain/forwarded-operations.ts';
 import { systemResolver } from './domain/unsafe-host.ts';
 import { ResponseCache } from './domain/response-cache.ts';
+import { ModelCatalog } from './domain/model-catalog.ts';
 import { IntegrationCache } from './domain/integration-cache.ts';
 import { PolicyGate } from './domain/policy-gate.ts';
 import { gatewayRouter } from './http/routes.ts';
@@ -43,7 +44,8 @@ export const gatewayService: ServiceDefinition = {
     const dispatcher = createUpstreamDispatcher(processEnv);
     const providers = createProviders(dispatcher);
     const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
-    const integrations = new IntegrationCache(need(clients.integrations, 'integrations client'));
+    const integrationsClient = need(clients.integrations, 'integrations client');
+    const integrations = new IntegrationCache(integrationsClient);
     const headerPrefix = config.HEADER_PREFIX.toLowerCase();
     const context = {
       providers,
@@ -66,7 +68,14 @@ export const gatewayService: ServiceDefinition = {
     const forwarded = new ForwardedOperations(context);
     let subscription: Subscription | undefined;
     return {
-      router: gatewayRouter(chat, forwarded, keys, headerPrefix, config.MAX_REQUEST_BODY),
+      router: gatewayRouter(
+        chat,
+        forwarded,
+        new ModelCatalog(integrationsClient),
+        keys,
+        headerPrefix,
+        config.MAX_REQUEST_BODY,
+      ),
       async start() {
         const dropApiKey = invalidateApiKeys(keys);
         subscription = await onChanges(events, logger, 'gateway', (change) => {

@@ -120,6 +120,11 @@ export class IntegrationService {
     return integration.encryptedKey ? maskSecret(this.secrets.decrypt(integration.encryptedKey)) : null;
   }
 
+  /** Live integrations a workspace may use (at most 1000), for the gateway's model list. */
+  listForWorkspace(organisationId: string, workspaceId: string): Promise<[Integration[], number]> {
+    return this.repo.list(organisationId, { offset: 0, limit: 1000 }, workspaceId || null);
+  }
+
   /** For the gateway only, over the authenticated service channel. */
   async credentials(
     organisationId: string,

@@ -7,6 +7,12 @@ export function integrationHandlers(
   service: IntegrationService,
 ): ServiceHandlers<typeof admin.IntegrationService> {
   return {
+    listIntegrations: async ({ organisationId, workspaceId }) => {
+      const [integrations] = await service.listForWorkspace(organisationId, workspaceId);
+      return {
+        integrations: integrations.map((i) => ({ slug: i.slug, provider: i.provider, name: i.name })),
+      };
+    },
     getIntegrationCredentials: async ({ organisationId, workspaceId, slug }) => {
       const found = await service.credentials(organisationId, workspaceId, slug);
       if (!found) return {};

@@ -25,6 +25,7 @@ before(async () => {
       standIn.calls++;
       return new Promise<Answer>((resolve) => standIn.answers.push(resolve));
     },
+    listIntegrations: async () => ({ integrations: [] }),
   });
   const port = await server.listen('127.0.0.1', 0);
   client = createGrpcClient(admin.IntegrationService, {

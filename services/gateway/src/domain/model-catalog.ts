@@ -1,0 +1,37 @@
+import { requireWorkspacePrincipal, type ServiceClient } from '@switchyard/platform';
+import type { admin } from '@switchyard/proto';
+import type { Request } from 'express';
+import { modelsOf } from '../pricing/prices.ts';
+
+export interface ModelEntry {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+}
+
+/**
+ * GET /v1/models: every model the caller can use, named as it would request it
+ * (`@integration/model`), from the integrations its workspace may use and the catalogue of
+ * each one's provider.
+ */
+export class ModelCatalog {
+  constructor(private readonly integrations: ServiceClient<typeof admin.IntegrationService>) {}
+
+  async list(req: Request): Promise<{ object: 'list'; data: ModelEntry[] }> {
+    const principal = requireWorkspacePrincipal(req);
+    const { integrations } = await this.integrations.listIntegrations(
+      { organisationId: principal.organisationId, workspaceId: principal.workspaceId },
+      { deadlineMs: 2_000 },
+    );
+    const data = integrations.flatMap((integration) =>
+      modelsOf(integration.provider).map((model) => ({
+        id: `@${integration.slug}/${model}`,
+        object: 'model' as const,
+        created: 0,
+        owned_by: integration.provider,
+      })),
+    );
+    return { object: 'list', data };
+  }
+}

@@ -197,7 +197,9 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
     kv = redis;
     lifecycle.onStop('redis', () => redis.close());
     if (definition.toleratesOutageOf?.includes('kv')) {
-      redis.connect().catch((err: unknown) => logger.warn('redis unavailable at start-up', { error: String(err) }));
+      redis
+        .connect()
+        .catch((err: unknown) => logger.warn('redis unavailable at start-up', { error: String(err) }));
     } else {
       await redis.connect();
       readiness.redis = () => redis.check();

@@ -1,2 +1,6 @@
+export * from './fake-anthropic.ts';
+export * from './fake-azure-openai.ts';
+export * from './fake-bedrock.ts';
+export * from './fake-gemini.ts';
 export * from './fake-openai.ts';
 export * from './service-harness.ts';

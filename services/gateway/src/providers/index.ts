@@ -1,5 +1,10 @@
 import type { Dispatcher } from 'undici';
+import { azureOpenAiProvider } from './azure-openai/chat-complete.ts';
+import { bedrockProvider } from './bedrock/chat-complete.ts';
+import { anthropicProvider } from './anthropic/chat-complete.ts';
+import { googleProvider } from './google/chat-complete.ts';
 import { mockProvider } from './mock/chat-complete.ts';
+import { compatibleProviders } from './openai-compatible/chat-complete.ts';
 import { openAiProvider } from './openai/chat-complete.ts';
 import type { ChatProvider } from './types.ts';
 
@@ -7,8 +12,12 @@ import type { ChatProvider } from './types.ts';
 export function createProviders(dispatcher: Dispatcher): Map<string, ChatProvider> {
   const providers: ChatProvider[] = [
     openAiProvider(dispatcher),
-    openAiProvider(dispatcher, 'openai-compatible'),
+    azureOpenAiProvider(dispatcher),
+    bedrockProvider(dispatcher),
+    ...compatibleProviders(dispatcher),
     mockProvider(),
+    anthropicProvider(dispatcher),
+    googleProvider(dispatcher),
   ];
   return new Map(providers.map((p) => [p.id, p]));
 }

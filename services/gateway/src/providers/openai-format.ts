@@ -1,4 +1,5 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { AppError, BadRequest, UpstreamError } from '@switchyard/platform';
 import type { ProviderResponse } from './types.ts';
 
 // The response shapes every client sees, whatever the provider. Adapters that translate
@@ -116,4 +117,75 @@ export async function* readServerSentEvents(body: AsyncIterable<Uint8Array>): As
     .pipeThrough(new TextDecoderStream())
     .pipeThrough(new EventSourceParserStream());
   for await (const message of decoded) yield { event: message.event, data: message.data };
+}
+
+/** The chunks of one streamed completion: every chunk carries the same id, created and model. */
+export function chunkEncoder(meta: { id: string; created: number; model: string }) {
+  const chunk = (choices: ChatCompletionChunk['choices'], usage?: Usage) =>
+    sseEvent({ ...meta, object: 'chat.completion.chunk', choices, ...(usage ? { usage } : {}) });
+  return {
+    delta: (
+      index: number,
+      delta: ChatCompletionChunk['choices'][number]['delta'],
+      logprobs?: ChatCompletionChunk['choices'][number]['logprobs'],
+    ) => chunk([{ index, delta, finish_reason: null, ...(logprobs ? { logprobs } : {}) }]),
+    finish: (index: number, reason: FinishReason) => chunk([{ index, delta: {}, finish_reason: reason }]),
+    usage: (usage: Usage) => chunk([], usage),
+  };
+}
+
+/**
+ * A translated stream as the client receives it: the adapter's chunks, then `data: [DONE]`.
+ * The status line has already gone out, so an upstream failure mid-stream becomes one error
+ * event before the end. A client that went away gets nothing more.
+ */
+export async function* translatedStream(
+  provider: string,
+  chunks: AsyncIterable<Uint8Array>,
+  signal: AbortSignal,
+): AsyncGenerator<Uint8Array> {
+  try {
+    yield* chunks;
+  } catch (err) {
+    if (signal.aborted) throw err;
+    const failure =
+      err instanceof AppError
+        ? err
+        : new UpstreamError(502, `${provider}: the upstream stream failed (${(err as Error).message}).`, {
+            code: 'upstream_stream_failed',
+          });
+    yield sseEvent(failure.toBody());
+  }
+  yield SSE_DONE;
+}
+
+// Reading the client's request, for adapters that translate it.
+
+/** A `data:` URL as its media type and base64 payload; undefined for any other URL. */
+export function parseDataUrl(url: string): { mediaType: string; data: string } | undefined {
+  const match = /^data:([^;,]*)[^,]*?(;base64)?,(.*)$/is.exec(url);
+  if (!match) return undefined;
+  const [, mediaType, base64, payload = ''] = match;
+  const data = base64
+    ? payload
+    : Buffer.from(
+        payload.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+        'latin1',
+      ).toString('base64');
+  return { mediaType: mediaType || 'text/plain', data };
+}
+
+/** A tool call's `arguments` as the object providers take; an empty string means no arguments. */
+export function parseToolArguments(args: string, param: string): Record<string, unknown> {
+  if (args.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new BadRequest('Tool call arguments must be a JSON object.', { param });
+  }
+  return parsed as Record<string, unknown>;
 }

@@ -1,21 +1,28 @@
 import type { Dispatcher } from 'undici';
 import { upstreamErrorFrom, upstreamRequest } from '../../upstream/http-client.ts';
 import type { ChatCall, ChatProvider, ProviderResponse } from '../types.ts';
-import { baseUrl, headers } from './api.ts';
+import { openAiEndpoint, type OpenAiEndpoint } from './api.ts';
+import { forwardOpenAiFormat } from './forward.ts';
 
 /**
  * OpenAI and every OpenAI-compatible host: the request needs no translation, so the
  * client's bytes are forwarded as they are and streams are piped chunk by chunk.
  */
-export function openAiProvider(dispatcher: Dispatcher, id = 'openai'): ChatProvider {
+export function openAiProvider(
+  dispatcher: Dispatcher,
+  id = 'openai',
+  endpoint: OpenAiEndpoint = openAiEndpoint,
+): ChatProvider {
+  const base = endpoint.baseUrl;
   return {
     id,
+    forward: base ? forwardOpenAiFormat(dispatcher, id, (t) => base(t), endpoint.headers) : undefined,
     async chatCompletions(call: ChatCall): Promise<ProviderResponse> {
       const response = await upstreamRequest(dispatcher, {
-        url: `${baseUrl(call.target)}/chat/completions`,
+        url: endpoint.url(call),
         method: 'POST',
-        headers: headers(call.target),
-        body: call.rawBody ?? JSON.stringify(call.body),
+        headers: endpoint.headers(call.target),
+        body: endpoint.body ? endpoint.body(call) : (call.rawBody ?? JSON.stringify(call.body)),
         signal: call.signal,
         timeoutMs: call.timeoutMs,
         provider: id,

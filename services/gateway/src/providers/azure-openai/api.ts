@@ -1,0 +1,41 @@
+import { BadRequest } from '@switchyard/platform';
+import type { OpenAiEndpoint } from '../openai/api.ts';
+import type { ChatCall, ProviderTarget } from '../types.ts';
+
+export const PROVIDER = 'azure-openai';
+/** A GA version, used when the integration names none. */
+export const DEFAULT_API_VERSION = '2024-10-21';
+
+/** The resource endpoint: the integration's custom host, else `https://{resource_name}.openai.azure.com`. */
+export function resourceUrl(target: ProviderTarget): string {
+  if (target.baseUrl) return target.baseUrl.replace(/\/+$/, '').replace(/\/openai$/, '');
+  const resource = target.settings.resource_name;
+  if (!resource) {
+    throw new BadRequest(
+      'The azure-openai integration needs the resource_name setting (or a custom_host): it names the Azure endpoint.',
+      { param: 'resource_name', code: 'provider_setting_missing' },
+    );
+  }
+  return `https://${resource}.openai.azure.com`;
+}
+
+/**
+ * The classic deployment path. The deployment picks the model, so the client's `model` only
+ * names the deployment when the integration sets none.
+ */
+export function chatCompletionsUrl(call: ChatCall): string {
+  const { settings } = call.target;
+  const deployment = encodeURIComponent(settings.deployment || call.body.model);
+  const apiVersion = encodeURIComponent(settings.api_version || DEFAULT_API_VERSION);
+  return `${resourceUrl(call.target)}/openai/deployments/${deployment}/chat/completions?api-version=${apiVersion}`;
+}
+
+export function headers(target: ProviderTarget): Record<string, string> {
+  return {
+    ...target.headers,
+    'content-type': 'application/json',
+    ...(target.apiKey ? { 'api-key': target.apiKey } : {}),
+  };
+}
+
+export const azureEndpoint: OpenAiEndpoint = { url: chatCompletionsUrl, headers };

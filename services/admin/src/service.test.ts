@@ -41,3 +41,17 @@ test('OPENAI_API_KEY becomes an openai integration once, however often seeding r
   assert.equal(integration?.apiKey, openAiKey);
   assert.equal(integration?.baseUrl, openAiBaseUrl);
 });
+
+test('ANTHROPIC_BASE_URL in the Anthropic SDK convention (no /v1) becomes the API root', async () => {
+  const other = await startServiceHarness({
+    services: [controlPlane, adminService],
+    env: { ANTHROPIC_API_KEY: 'sk-ant-0123456789', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/' },
+  });
+  try {
+    await other.instance<Admin>('admin').seedIntegrationsFromEnvironment(other.organisationId);
+    const shown = await other.request('GET', '/admin/v2/integrations/anthropic', { key: other.adminKey });
+    assert.equal(shown.body.configurations.custom_host, 'http://127.0.0.1:9/v1');
+  } finally {
+    await other.close();
+  }
+});

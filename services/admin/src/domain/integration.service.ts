@@ -159,7 +159,7 @@ export class IntegrationService {
       const key = source.envKey ? processEnv[source.envKey] : undefined;
       if (!key) continue;
       if (await this.repo.findLive(organisationId, provider, null)) continue;
-      const baseUrl = source.envBaseUrl ? processEnv[source.envBaseUrl] : undefined;
+      const baseUrl = apiRoot(provider, source.envBaseUrl ? processEnv[source.envBaseUrl] : undefined);
       await this.repo.insert({
         organisationId,
         workspaceId: null,
@@ -176,4 +176,11 @@ export class IntegrationService {
     }
     return seeded;
   }
+}
+
+/** ANTHROPIC_BASE_URL follows the Anthropic SDK's convention (the host, without `/v1`). */
+function apiRoot(provider: string, baseUrl: string | undefined): string | undefined {
+  if (!baseUrl || provider !== 'anthropic') return baseUrl;
+  const trimmed = baseUrl.replace(/\/+$/, '');
+  return trimmed.endsWith('/v1') ? trimmed : `${trimmed}/v1`;
 }

@@ -92,6 +92,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
     res.on('finish', () => {
       const route = (req.route?.path as string | undefined) ?? 'unmatched';
       const seconds = end({ route });
+      if (!options.logger.isLevelEnabled('http')) return;
       options.logger.http('request', {
         method: req.method,
         path: req.path,

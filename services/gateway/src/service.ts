@@ -47,6 +47,10 @@ export const gatewayService: ServiceDefinition = {
     const integrationsClient = need(clients.integrations, 'integrations client');
     const integrations = new IntegrationCache(integrationsClient);
     const headerPrefix = config.HEADER_PREFIX.toLowerCase();
+    const policyGate = new PolicyGate(need(clients.policy, 'policy client'), logger, {
+      timeoutMs: config.POLICY_TIMEOUT_MS,
+      failOpen: config.POLICY_FAIL_OPEN,
+    });
     const context = {
       providers,
       inline: {
@@ -55,10 +59,7 @@ export const gatewayService: ServiceDefinition = {
         resolve: systemResolver,
       },
       integrations,
-      policy: new PolicyGate(need(clients.policy, 'policy client'), logger, {
-        timeoutMs: config.POLICY_TIMEOUT_MS,
-        failOpen: config.POLICY_FAIL_OPEN,
-      }),
+      policy: policyGate,
       bus: events,
       headerPrefix,
       requestTimeoutMs: config.REQUEST_TIMEOUT,
@@ -81,6 +82,7 @@ export const gatewayService: ServiceDefinition = {
         subscription = await onChanges(events, logger, 'gateway', (change) => {
           dropApiKey(change);
           if (change.entity === 'integration' && change.cacheKey) integrations.invalidate(change.cacheKey);
+          if (change.entity === 'policy') policyGate.forgetSkips();
         });
       },
       async stop() {

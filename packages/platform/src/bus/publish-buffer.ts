@@ -29,7 +29,8 @@ export class PublishBuffer {
   constructor(private readonly options: PublishBufferOptions) {
     this.maxBuffered = options.maxBuffered ?? 100_000;
     this.maxBatch = options.maxBatch ?? 500;
-    this.lingerMs = options.lingerMs ?? 5;
+    // Events never wait on the client's path; a longer linger makes fewer, larger batches.
+    this.lingerMs = options.lingerMs ?? 50;
   }
 
   push(message: OutgoingMessage): void {

@@ -121,6 +121,38 @@ describe('PolicyGate', () => {
     assert.deepEqual(asked.metadata, { team: 'search' });
   });
 
+  test('skips the call while the policy service says nothing applies to the key, then asks again', async () => {
+    standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW, skipChecksForMs: 150 });
+    const g = gate(standIn.address, { failOpen: false });
+    const before = standIn.calls.length;
+    await g.check(principal, 'openai', 'gpt-4o', {});
+    await g.check(principal, 'openai', 'gpt-4o', {});
+    await g.check(principal, 'openai', 'gpt-4o', {});
+    assert.equal(standIn.calls.length - before, 1);
+    await sleep(200);
+    await g.check(principal, 'openai', 'gpt-4o', {});
+    assert.equal(standIn.calls.length - before, 2);
+  });
+
+  test('a policy change ends the skip at once', async () => {
+    standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW, skipChecksForMs: 60_000 });
+    const g = gate(standIn.address, { failOpen: false });
+    await g.check(principal, 'openai', 'gpt-4o', {});
+    standIn.state.decide = deny(3);
+    g.forgetSkips();
+    await assert.rejects(g.check(principal, 'openai', 'gpt-4o', {}), { status: 429 });
+  });
+
+  test('a key is not skipped because of another key', async () => {
+    standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW, skipChecksForMs: 60_000 });
+    const g = gate(standIn.address, { failOpen: false });
+    await g.check(principal, 'openai', 'gpt-4o', {});
+    standIn.state.decide = deny(3);
+    await assert.rejects(g.check({ ...principal, apiKeyId: randomUUID() }, 'openai', 'gpt-4o', {}), {
+      status: 429,
+    });
+  });
+
   test('turns a DENY into a 429 carrying retry-after and the policy’s code and message', async () => {
     standIn.state.decide = deny(7);
     await assert.rejects(gate(standIn.address, { failOpen: true }).check(principal, 'openai', 'gpt-4o', {}), {

@@ -13,9 +13,14 @@ export interface PolicyGateOptions {
   failOpen: boolean;
 }
 
-/** One policy call per request, bounded by a deadline. */
+/**
+ * At most one policy call per request, bounded by a deadline, and none while the policy
+ * service has said that nothing applies to the key.
+ */
 export class PolicyGate {
   private lastWarning = 0;
+  /** API key id → until when no policy applies to it. */
+  private readonly unrestricted = new Map<string, number>();
 
   constructor(
     private readonly client: ServiceClient<typeof policy.PolicyService>,
@@ -29,6 +34,11 @@ export class PolicyGate {
     model: string,
     metadata: Record<string, string>,
   ): Promise<void> {
+    const skipUntil = this.unrestricted.get(principal.apiKeyId);
+    if (skipUntil !== undefined) {
+      if (skipUntil > Date.now()) return;
+      this.unrestricted.delete(principal.apiKeyId);
+    }
     let response: policy.CheckResponse;
     try {
       response = await this.client.check(
@@ -51,6 +61,10 @@ export class PolicyGate {
       }
       return;
     }
+    if (response.decision === policy.Decision.ALLOW && response.skipChecksForMs > 0) {
+      if (this.unrestricted.size >= 100_000) this.unrestricted.clear();
+      this.unrestricted.set(principal.apiKeyId, Date.now() + response.skipChecksForMs);
+    }
     if (response.decision === policy.Decision.DENY) {
       throw new TooManyRequests(
         response.message || 'Request denied by policy.',
@@ -60,5 +74,10 @@ export class PolicyGate {
         },
       );
     }
+  }
+
+  /** A policy changed: ask again for every key. */
+  forgetSkips(): void {
+    this.unrestricted.clear();
   }
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createGrpcClient } from '@switchyard/platform';
 import { policy } from '@switchyard/proto';
+import { SKIP_CHECKS_FOR_MS } from './policy.handlers.ts';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { policyService } from '../service.ts';
 
@@ -21,10 +22,11 @@ const request = {
   metadata: { team: 'search' },
 };
 
-test('Check allows every request while no limit policies exist', async () => {
+test('Check allows every request while no limit policies exist, and lets the gateway skip asking for a while', async () => {
   const response = await h.client('policy').check(request);
   assert.equal(response.decision, policy.Decision.ALLOW);
   assert.equal(response.retryAfterSeconds, 0);
+  assert.equal(response.skipChecksForMs, SKIP_CHECKS_FOR_MS);
 });
 
 test('Check allows requests with no workspace or metadata too', async () => {

@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_policy_v1_policy: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiFzd2l0Y2h5YXJkL3BvbGljeS92MS9wb2xpY3kucHJvdG8SFHN3aXRjaHlhcmQucG9saWN5LnYxIucBCgxDaGVja1JlcXVlc3QSFwoPb3JnYW5pc2F0aW9uX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRISCgphcGlfa2V5X2lkGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEg0KBW1vZGVsGAUgASgJEkIKCG1ldGFkYXRhGAYgAygLMjAuc3dpdGNoeWFyZC5wb2xpY3kudjEuQ2hlY2tSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIn0KDUNoZWNrUmVzcG9uc2USMAoIZGVjaXNpb24YASABKA4yHi5zd2l0Y2h5YXJkLnBvbGljeS52MS5EZWNpc2lvbhIMCgRjb2RlGAIgASgJEg8KB21lc3NhZ2UYAyABKAkSGwoTcmV0cnlfYWZ0ZXJfc2Vjb25kcxgEIAEoDSpLCghEZWNpc2lvbhIYChRERUNJU0lPTl9VTlNQRUNJRklFRBAAEhIKDkRFQ0lTSU9OX0FMTE9XEAESEQoNREVDSVNJT05fREVOWRACMmYKDVBvbGljeVNlcnZpY2USVQoFQ2hlY2sSIi5zd2l0Y2h5YXJkLnBvbGljeS52MS5DaGVja1JlcXVlc3QaIy5zd2l0Y2h5YXJkLnBvbGljeS52MS5DaGVja1Jlc3BvbnNlIgOQAgFiBnByb3RvMw',
+    'CiFzd2l0Y2h5YXJkL3BvbGljeS92MS9wb2xpY3kucHJvdG8SFHN3aXRjaHlhcmQucG9saWN5LnYxIucBCgxDaGVja1JlcXVlc3QSFwoPb3JnYW5pc2F0aW9uX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRISCgphcGlfa2V5X2lkGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEg0KBW1vZGVsGAUgASgJEkIKCG1ldGFkYXRhGAYgAygLMjAuc3dpdGNoeWFyZC5wb2xpY3kudjEuQ2hlY2tSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpkBCg1DaGVja1Jlc3BvbnNlEjAKCGRlY2lzaW9uGAEgASgOMh4uc3dpdGNoeWFyZC5wb2xpY3kudjEuRGVjaXNpb24SDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEhsKE3JldHJ5X2FmdGVyX3NlY29uZHMYBCABKA0SGgoSc2tpcF9jaGVja3NfZm9yX21zGAUgASgNKksKCERlY2lzaW9uEhgKFERFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASEgoOREVDSVNJT05fQUxMT1cQARIRCg1ERUNJU0lPTl9ERU5ZEAIyZgoNUG9saWN5U2VydmljZRJVCgVDaGVjaxIiLnN3aXRjaHlhcmQucG9saWN5LnYxLkNoZWNrUmVxdWVzdBojLnN3aXRjaHlhcmQucG9saWN5LnYxLkNoZWNrUmVzcG9uc2UiA5ACAWIGcHJvdG8z',
   );
 
 /**
@@ -85,6 +85,14 @@ export type CheckResponse = Message<'switchyard.policy.v1.CheckResponse'> & {
    * @generated from field: uint32 retry_after_seconds = 4;
    */
   retryAfterSeconds: number;
+
+  /**
+   * When no policy applies to this key: how long the gateway may skip asking again.
+   * A change to policies publishes a "policy" change event that ends this early.
+   *
+   * @generated from field: uint32 skip_checks_for_ms = 5;
+   */
+  skipChecksForMs: number;
 };
 
 /**

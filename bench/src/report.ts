@@ -1,0 +1,215 @@
+import type { LoadResult } from './load.ts';
+import type { StreamResult } from './ttft.ts';
+
+/** What the gateway process spent on a run: CPU per request and how long it stayed busy after the load. */
+export interface GatewayCost {
+  /** Gateway process CPU time (all threads) from the start of the run until it settled, per request, ms. */
+  cpuMsPerRequest: number;
+  /** How long after the load stopped the process kept working (deferred work), ms. */
+  drainMs: number;
+}
+
+export interface NonStreamingPair {
+  concurrency: number;
+  direct: LoadResult;
+  gateway: LoadResult;
+  /** Gateway p50 minus direct p50 (a difference of percentiles), µs. */
+  addedP50Us: number;
+  addedP99Us: number;
+  /** Gateway req/s divided by direct req/s. */
+  throughputRatio: number;
+  gatewayCost: GatewayCost;
+}
+
+export interface Target {
+  name: string;
+  measured: string;
+  goal: string;
+  holds: boolean;
+}
+
+export interface BenchResults {
+  generatedAt: string;
+  environment: { node: string; platform: string; cpus: number; cpuModel: string };
+  config: {
+    mode: string;
+    durationS: number;
+    warmupS: number;
+    concurrencies: number[];
+    streamRequests: number;
+    streamWarmup: number;
+    directModel: string;
+    gatewayModel: string;
+    rssIntervalMs: number;
+  };
+  nonStreaming: NonStreamingPair[];
+  streaming: {
+    concurrency: 1;
+    direct: StreamResult;
+    gateway: StreamResult;
+    overheadP50Us: number;
+    overheadP99Us: number;
+    gatewayCost: GatewayCost;
+  };
+  rss: {
+    idleMiB: number;
+    peakMiB: number;
+    afterMiB: number;
+    samples: number;
+    phasePeakMiB: Record<string, number>;
+  };
+  targets: Target[];
+  allTargetsHold: boolean;
+}
+
+export const GOALS = {
+  addedP50UsAtC1: 500,
+  addedP99UsAtC1: 2000,
+  throughputRatioAtC32: 0.1,
+  rssMiB: 150,
+};
+
+export function pair(
+  concurrency: number,
+  direct: LoadResult,
+  gateway: LoadResult,
+  gatewayCost: GatewayCost,
+): NonStreamingPair {
+  return {
+    gatewayCost,
+    concurrency,
+    direct,
+    gateway,
+    addedP50Us: gateway.latencyUs.p50 - direct.latencyUs.p50,
+    addedP99Us: gateway.latencyUs.p99 - direct.latencyUs.p99,
+    throughputRatio:
+      direct.reqPerSec > 0 ? Math.round((gateway.reqPerSec / direct.reqPerSec) * 1000) / 1000 : 0,
+  };
+}
+
+export function evaluateTargets(nonStreaming: NonStreamingPair[], rss: BenchResults['rss']): Target[] {
+  const targets: Target[] = [];
+  const c1 = nonStreaming.find((p) => p.concurrency === 1);
+  const c32 = nonStreaming.find((p) => p.concurrency === 32);
+  if (c1) {
+    targets.push({
+      name: 'added latency p50, concurrency 1',
+      measured: `${signed(c1.addedP50Us)} µs`,
+      goal: `≤ ${int(GOALS.addedP50UsAtC1)} µs`,
+      holds: c1.addedP50Us <= GOALS.addedP50UsAtC1 && clean(c1),
+    });
+    targets.push({
+      name: 'added latency p99, concurrency 1',
+      measured: `${signed(c1.addedP99Us)} µs`,
+      goal: `≤ ${int(GOALS.addedP99UsAtC1)} µs`,
+      holds: c1.addedP99Us <= GOALS.addedP99UsAtC1 && clean(c1),
+    });
+  }
+  if (c32) {
+    targets.push({
+      name: 'throughput gateway / direct, concurrency 32',
+      measured: pct(c32.throughputRatio),
+      goal: `≥ ${pct(GOALS.throughputRatioAtC32)}`,
+      holds: c32.throughputRatio >= GOALS.throughputRatioAtC32 && clean(c32),
+    });
+  }
+  targets.push({
+    name: 'gateway RSS at idle',
+    measured: `${mb(rss.idleMiB)} MB`,
+    goal: `≤ ${GOALS.rssMiB} MB`,
+    holds: rss.idleMiB > 0 && rss.idleMiB <= GOALS.rssMiB,
+  });
+  targets.push({
+    name: 'gateway RSS peak under load',
+    measured: `${mb(rss.peakMiB)} MB`,
+    goal: `≤ ${GOALS.rssMiB} MB`,
+    holds: rss.peakMiB > 0 && rss.peakMiB <= GOALS.rssMiB,
+  });
+  return targets;
+}
+
+/** A run with errors or non-2xx answers proves nothing about latency or throughput. */
+function clean(p: NonStreamingPair): boolean {
+  return [p.direct, p.gateway].every((r) => r.requests > 0 && r.errors === 0 && r.non2xx === 0);
+}
+
+export function toMarkdown(r: BenchResults): string {
+  const lines: string[] = [];
+  lines.push('## Switchyard gateway benchmark', '');
+  lines.push(
+    `${r.generatedAt} · Node ${r.environment.node} · ${r.environment.platform} · ${r.environment.cpus} CPUs` +
+      ` (${r.environment.cpuModel}) · load generator, fake upstream and gateway share these CPUs`,
+    '',
+    `Non-streaming: ${r.config.durationS} s per run after a ${r.config.warmupS} s warm-up, autocannon, ` +
+      `one request in flight per connection. Streaming: ${r.config.streamRequests} sequential requests per ` +
+      `path after ${r.config.streamWarmup} warm-up requests. Before each run the gateway is left to finish ` +
+      `deferred work (CPU < 5% of a core). Latencies in µs; "added" is gateway minus direct.`,
+    '',
+  );
+
+  lines.push('### Non-streaming `POST /v1/chat/completions`', '');
+  lines.push(
+    '| concurrency | path | req/s | p50 (µs) | p99 (µs) | added p50 (µs) | added p99 (µs) | gateway / direct req/s | gateway CPU per request (ms) | gateway busy after the run (s) | non-2xx / errors |',
+    '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const p of r.nonStreaming) {
+    lines.push(
+      `| ${p.concurrency} | direct | ${int(p.direct.reqPerSec)} | ${int(p.direct.latencyUs.p50)} | ${int(p.direct.latencyUs.p99)} | | | | | | ${p.direct.non2xx} / ${p.direct.errors} |`,
+      `| ${p.concurrency} | gateway | ${int(p.gateway.reqPerSec)} | ${int(p.gateway.latencyUs.p50)} | ${int(p.gateway.latencyUs.p99)} | ${signed(p.addedP50Us)} | ${signed(p.addedP99Us)} | ${pct(p.throughputRatio)} | ${ms(p.gatewayCost.cpuMsPerRequest)} | ${seconds(p.gatewayCost.drainMs)} | ${p.gateway.non2xx} / ${p.gateway.errors} |`,
+    );
+  }
+  lines.push('');
+
+  const s = r.streaming;
+  lines.push('### Streaming (`stream: true`), time to first token, concurrency 1', '');
+  lines.push(
+    '| path | requests | TTFT p50 (µs) | TTFT p99 (µs) | whole stream p50 (µs) | whole stream p99 (µs) | failures |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+    `| direct | ${s.direct.requests} | ${int(s.direct.ttftUs.p50)} | ${int(s.direct.ttftUs.p99)} | ${int(s.direct.totalUs.p50)} | ${int(s.direct.totalUs.p99)} | ${s.direct.failures} |`,
+    `| gateway | ${s.gateway.requests} | ${int(s.gateway.ttftUs.p50)} | ${int(s.gateway.ttftUs.p99)} | ${int(s.gateway.totalUs.p50)} | ${int(s.gateway.totalUs.p99)} | ${s.gateway.failures} |`,
+    `| overhead | | ${signed(s.overheadP50Us)} | ${signed(s.overheadP99Us)} | ${signed(s.gateway.totalUs.p50 - s.direct.totalUs.p50)} | ${signed(s.gateway.totalUs.p99 - s.direct.totalUs.p99)} | |`,
+    '',
+    `Gateway CPU per streaming request: ${ms(s.gatewayCost.cpuMsPerRequest)} ms; busy for ` +
+      `${seconds(s.gatewayCost.drainMs)} s after the last one.`,
+    '',
+  );
+
+  lines.push(`### Gateway process (${r.config.mode}) resident memory`, '');
+  lines.push(
+    `Idle ${mb(r.rss.idleMiB)} MB · peak ${mb(r.rss.peakMiB)} MB · after the runs ${mb(r.rss.afterMiB)} MB ` +
+      `(VmRSS sampled every ${r.config.rssIntervalMs} ms, ${r.rss.samples} samples; MB = 2^20 bytes).`,
+    '',
+  );
+
+  lines.push('### Targets', '');
+  lines.push('| target | measured | goal | holds |', '|---|---:|---:|---|');
+  for (const t of r.targets)
+    lines.push(`| ${t.name} | ${t.measured} | ${t.goal} | ${t.holds ? 'yes' : '**no**'} |`);
+  lines.push('');
+  return `${lines.join('\n')}\n`;
+}
+
+function int(value: number): string {
+  return Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : 'n/a';
+}
+
+function signed(value: number): string {
+  if (!Number.isFinite(value)) return 'n/a';
+  return `${value >= 0 ? '+' : '−'}${int(Math.abs(value))}`;
+}
+
+function ms(value: number): string {
+  return Number.isFinite(value) ? value.toFixed(2) : 'n/a';
+}
+
+function seconds(valueMs: number): string {
+  return (valueMs / 1000).toFixed(1);
+}
+
+function mb(value: number): string {
+  return value.toFixed(1);
+}
+
+function pct(ratio: number): string {
+  return `${(ratio * 100).toFixed(1)}%`;
+}

@@ -1,0 +1,471 @@
+/**
+ * `pnpm bench`: the gateway against a direct fake OpenAI upstream, in one run. By default the
+ * gateway runs as deployed (`--mode distributed`: its own process beside the other four
+ * services, on real PostgreSQL, Kafka and Redis); `--mode all-in-one` measures the one-process mode.
+ * Everything listens on 127.0.0.1; every loop is bounded in count and time; both child
+ * processes and the temporary data folder are removed at the end, on failure and on Ctrl-C.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startStack, type Stack } from '../../test-e2e/harness/index.ts';
+import { Child, freePort } from './children.ts';
+import { runLoad, stopActiveLoad, type LoadResult, type Target } from './load.ts';
+import { profileMarkdown, readProfile, summarizeProfile, type ProfileWindow } from './profile.ts';
+import {
+  evaluateTargets,
+  pair,
+  toMarkdown,
+  type BenchResults,
+  type GatewayCost,
+  type NonStreamingPair,
+} from './report.ts';
+import { RssSampler, readCpuMs, toMiB, waitUntilIdle } from './rss.ts';
+import { measureStreams, type StreamResult } from './ttft.ts';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const outDir = join(repoRoot, '.data', 'bench');
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    'stream-requests': { type: 'string', default: '300' },
+    profile: { type: 'boolean', default: false },
+    mode: { type: 'string', default: 'distributed' },
+  },
+  allowPositionals: false,
+});
+
+function bounded(name: string, raw: string | undefined, min: number, max: number): number {
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new Error(`--${name} must be a number from ${min} to ${max}, got ${raw}`);
+  }
+  return value;
+}
+
+const DURATION_S = bounded('duration', args.duration, 1, 60);
+const WARMUP_S = bounded('warmup', args.warmup, 0, 10);
+const STREAM_REQUESTS = Math.round(bounded('stream-requests', args['stream-requests'], 10, 2000));
+const STREAM_WARMUP = 20;
+const CONCURRENCIES = [1, 32];
+const RSS_INTERVAL_MS = 100;
+const SLUG = 'bench';
+const UPSTREAM_KEY = 'sk-bench-upstream-key';
+const DIRECT_MODEL = 'gpt-4o-mini';
+const GATEWAY_MODEL = `@${SLUG}/${DIRECT_MODEL}`;
+/** The whole run ends by itself: phases are bounded, and this is the backstop. */
+const OVERALL_LIMIT_MS = 15 * 60_000;
+
+const children: Child[] = [];
+let dataDir: string | undefined;
+let sampler: RssSampler | undefined;
+let interrupted = false;
+
+function log(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+/** Lets the gateway finish deferred work from the previous run so that it does not slow the next one. */
+async function settle(pid: number): Promise<number> {
+  // The CPU profiler's sampling costs a few % of a core on its own.
+  const waited = await waitUntilIdle(pid, {
+    maxMs: 30_000,
+    windowMs: 500,
+    maxShare: args.profile ? 0.2 : 0.05,
+  });
+  if (waited > 1_000)
+    log(`gateway busy with deferred work; waited ${(waited / 1000).toFixed(1)} s for it to settle`);
+  return waited;
+}
+
+/**
+ * Gateway process CPU (all threads) per request from the start of a measured run until it has
+ * settled afterwards, so that work deferred past the run (storing request logs) is included.
+ */
+async function gatewayCost(
+  pid: number,
+  cpuBeforeMs: number | undefined,
+  requests: number,
+): Promise<GatewayCost> {
+  const drainMs = await settle(pid);
+  const cpuAfterMs = readCpuMs(pid);
+  const cpuMsPerRequest =
+    cpuBeforeMs !== undefined && cpuAfterMs !== undefined && requests > 0
+      ? Math.round(((cpuAfterMs - cpuBeforeMs) / requests) * 100) / 100
+      : NaN;
+  // The wait ends with one quiet window of 500 ms, which is not deferred work.
+  return { cpuMsPerRequest, drainMs: Math.max(0, drainMs - 500) };
+}
+
+async function cleanup(): Promise<void> {
+  sampler?.stop();
+  stopActiveLoad();
+  await Promise.all(children.map((child) => child.stop(15_000)));
+  await stack?.stop();
+  stack = undefined;
+  if (dataDir) {
+    rmSync(dataDir, { recursive: true, force: true });
+    dataDir = undefined;
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    log(`${signal}: stopping`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+function checkInterrupted(): void {
+  if (interrupted) throw new Error('interrupted');
+}
+
+/** Environment for a child: no provider keys or Switchyard settings from the caller's shell. */
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^SWITCHYARD_|_API_KEY$|_BASE_URL$|^AWS_|^AZURE_|^GOOGLE_/.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+async function startUpstream(): Promise<{ child: Child; url: string; baseUrl: string }> {
+  const child = new Child('fake upstream', ['--import', 'tsx', 'bench/src/fake-upstream.ts'], {
+    cwd: repoRoot,
+    env: childEnv({ BENCH_UPSTREAM_KEY: UPSTREAM_KEY }),
+  });
+  children.push(child);
+  const info = await child.waitForOutput((lines) => {
+    for (const line of lines) {
+      if (!line.startsWith('{')) continue;
+      const parsed = JSON.parse(line) as { url?: string; baseUrl?: string };
+      if (parsed.url && parsed.baseUrl) return { url: parsed.url, baseUrl: parsed.baseUrl };
+    }
+    return undefined;
+  }, 30_000);
+  return { child, ...info };
+}
+
+interface Gateway {
+  pid: number;
+  /** Where the gateway's routes are served. */
+  url: string;
+  /** Where admin's routes are served (the same server in all-in-one mode). */
+  adminUrl: string;
+  adminKey: string;
+  workspaceKey: string;
+  stop(timeoutMs: number): Promise<void>;
+}
+
+function parseMode(raw: string | undefined): 'distributed' | 'all-in-one' {
+  if (raw === 'all-in-one' || raw === 'distributed') return raw;
+  throw new Error(`--mode must be distributed or all-in-one, got ${raw}`);
+}
+const MODE = parseMode(args.mode);
+if (MODE === 'distributed' && args.profile)
+  throw new Error('--profile profiles the all-in-one process: add --mode all-in-one');
+
+let stack: Stack | undefined;
+
+/** The five services as separate processes on real dependencies, as the e2e suite runs them. */
+async function startDistributed(): Promise<Gateway> {
+  stack = await startStack({ upstreamKey: UPSTREAM_KEY, env: { LOG_LEVEL: 'warn' } });
+  const workspace = await stack.request<{ id: string }>('POST', '/v2/workspaces', {
+    key: stack.adminKey,
+    body: { name: 'Bench' },
+  });
+  const key = await stack.request<{ key: string }>('POST', '/v2/api-keys/workspace/service', {
+    key: stack.adminKey,
+    body: { name: 'bench', workspace_id: workspace.body.id },
+  });
+  const gatewayPid = stack.process('gateway').pid;
+  if (workspace.status !== 200 || key.status !== 200 || !gatewayPid)
+    throw new Error('could not prepare the stack');
+  return {
+    pid: gatewayPid,
+    url: stack.url('gateway'),
+    adminUrl: stack.url('admin'),
+    adminKey: stack.adminKey,
+    workspaceKey: key.body.key,
+    stop: () => stack!.stopService('gateway'),
+  };
+}
+
+async function startGateway(): Promise<Gateway> {
+  if (MODE === 'distributed') return startDistributed();
+  dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+  const port = await freePort();
+  const nodeArgs = ['--import', 'tsx'];
+  if (args.profile) {
+    const profileDir = join(outDir, 'profile');
+    rmSync(profileDir, { recursive: true, force: true });
+    mkdirSync(profileDir, { recursive: true });
+    nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
+  }
+  const child = new Child(
+    'gateway (all-in-one)',
+    [...nodeArgs, 'packages/launcher/src/cli.ts', 'all-in-one'],
+    {
+      cwd: repoRoot,
+      env: childEnv({
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        SWITCHYARD_DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+      }),
+    },
+  );
+  children.push(child);
+  const found = await child.waitForOutput((lines) => {
+    const text = lines.join('\n');
+    const url = /running \(all-in-one\) at (http:\/\/\S+)/.exec(text)?.[1];
+    const adminKey = /admin key:\s+(\S+)/.exec(text)?.[1];
+    const workspaceKey = /workspace key:\s+(\S+)/.exec(text)?.[1];
+    return url && adminKey && workspaceKey ? { url, adminKey, workspaceKey } : undefined;
+  }, 180_000);
+  return { pid: child.pid!, adminUrl: found.url, stop: (ms) => child.stop(ms), ...found };
+}
+
+async function post(
+  url: string,
+  key: string,
+  body: unknown,
+  timeoutMs = 30_000,
+): Promise<{ status: number; text: string }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+function chatBody(model: string, stream: boolean): string {
+  return JSON.stringify({
+    model,
+    messages: [{ role: 'user', content: 'Hello, Switchyard' }],
+    ...(stream ? { stream: true } : {}),
+  });
+}
+
+async function main(): Promise<void> {
+  const backstop = setTimeout(() => {
+    log(`the run exceeded ${OVERALL_LIMIT_MS / 60_000} minutes; stopping`);
+    void cleanup().finally(() => process.exit(1));
+  }, OVERALL_LIMIT_MS);
+  backstop.unref();
+
+  log('starting the fake upstream and the gateway');
+  const [upstream, gateway] = await Promise.all([startUpstream(), startGateway()]);
+  log(`fake upstream at ${upstream.url}; gateway at ${gateway.url} (pid ${gateway.pid})`);
+  sampler = new RssSampler(gateway.pid, RSS_INTERVAL_MS);
+  sampler.start();
+
+  const created = await post(`${gateway.adminUrl}/admin/v2/integrations`, gateway.adminKey, {
+    name: 'Bench upstream',
+    slug: SLUG,
+    ai_provider_id: 'openai',
+    key: UPSTREAM_KEY,
+    configurations: { custom_host: upstream.baseUrl },
+  });
+  if (created.status !== 200) throw new Error(`creating the integration: ${created.status} ${created.text}`);
+
+  const direct = (stream: boolean): Target => ({
+    url: `${upstream.url}/v1/chat/completions`,
+    headers: { authorization: `Bearer ${UPSTREAM_KEY}` },
+    body: chatBody(DIRECT_MODEL, stream),
+  });
+  const viaGateway = (stream: boolean): Target => ({
+    url: `${gateway.url}/v1/chat/completions`,
+    headers: { authorization: `Bearer ${gateway.workspaceKey}` },
+    body: chatBody(GATEWAY_MODEL, stream),
+  });
+
+  // One request of each kind first: a benchmark of error answers would be meaningless.
+  for (const [name, target] of [
+    ['direct', direct(false)],
+    ['gateway', viaGateway(false)],
+  ] as const) {
+    const res = await post(target.url, target.headers.authorization!.slice(7), JSON.parse(target.body));
+    if (res.status !== 200 || !res.text.includes('Echo: Hello, Switchyard')) {
+      throw new Error(`${name} check request: ${res.status} ${res.text.slice(0, 500)}`);
+    }
+  }
+
+  await settle(gateway.pid);
+  sampler.setPhase('idle');
+  const idleKiB = await sampler.settle(2_000);
+  log(`gateway RSS at idle: ${toMiB(idleKiB)} MB`);
+
+  const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+  const gatewayWindows: ProfileWindow[] = [];
+  const nonStreaming: NonStreamingPair[] = [];
+  const costs: Record<number, GatewayCost> = {};
+  for (const connections of CONCURRENCIES) {
+    const results: Record<'direct' | 'gateway', LoadResult | undefined> = {
+      direct: undefined,
+      gateway: undefined,
+    };
+    for (const [name, target] of [
+      ['direct', direct(false)],
+      ['gateway', viaGateway(false)],
+    ] as const) {
+      checkInterrupted();
+      await settle(gateway.pid);
+      sampler.setPhase(`${name} c=${connections}`);
+      if (WARMUP_S > 0) {
+        log(`warm-up: ${name}, concurrency ${connections}, ${WARMUP_S} s`);
+        await runLoad(target, connections, WARMUP_S);
+      }
+      checkInterrupted();
+      log(`measuring: ${name}, concurrency ${connections}, ${DURATION_S} s`);
+      const startUs = nowUs();
+      const cpuBeforeMs = readCpuMs(gateway.pid);
+      const result = await runLoad(target, connections, DURATION_S);
+      if (name === 'gateway') {
+        gatewayWindows.push({ name: `gateway, concurrency ${connections}`, startUs, endUs: nowUs() });
+        costs[connections] = await gatewayCost(gateway.pid, cpuBeforeMs, result.requests);
+      }
+      log(
+        `  ${Math.round(result.reqPerSec)} req/s, p50 ${result.latencyUs.p50} µs, p99 ${result.latencyUs.p99} µs` +
+          (result.non2xx || result.errors ? `, non-2xx ${result.non2xx}, errors ${result.errors}` : ''),
+      );
+      results[name] = result;
+    }
+    nonStreaming.push(pair(connections, results.direct!, results.gateway!, costs[connections]!));
+  }
+
+  const streamPlan = {
+    requests: STREAM_REQUESTS,
+    warmup: STREAM_WARMUP,
+    maxDurationMs: 120_000,
+    perRequestTimeoutMs: 10_000,
+    shouldStop: () => interrupted,
+  };
+  let streamCost: GatewayCost | undefined;
+  const streams: Record<'direct' | 'gateway', StreamResult | undefined> = {
+    direct: undefined,
+    gateway: undefined,
+  };
+  for (const [name, target] of [
+    ['direct', direct(true)],
+    ['gateway', viaGateway(true)],
+  ] as const) {
+    checkInterrupted();
+    await settle(gateway.pid);
+    sampler.setPhase(`${name} streaming`);
+    log(`streaming: ${name}, ${STREAM_REQUESTS} sequential requests (after ${STREAM_WARMUP} warm-up)`);
+    const startUs = nowUs();
+    const cpuBeforeMs = readCpuMs(gateway.pid);
+    const result = await measureStreams(target, streamPlan);
+    if (name === 'gateway') {
+      gatewayWindows.push({ name: 'gateway, streaming', startUs, endUs: nowUs() });
+      streamCost = await gatewayCost(gateway.pid, cpuBeforeMs, result.requests + result.failures);
+    }
+    log(
+      `  TTFT p50 ${result.ttftUs.p50} µs, p99 ${result.ttftUs.p99} µs${result.failures ? `, failures ${result.failures}` : ''}`,
+    );
+    streams[name] = result;
+  }
+  const streamDirect = streams.direct!;
+  const streamGateway = streams.gateway!;
+  checkInterrupted();
+
+  await settle(gateway.pid);
+  sampler.setPhase('after');
+  const afterKiB = await sampler.settle(2_000);
+  sampler.stop();
+
+  const rss = {
+    idleMiB: toMiB(idleKiB),
+    peakMiB: toMiB(sampler.peakKiB),
+    afterMiB: toMiB(afterKiB),
+    samples: sampler.samples,
+    phasePeakMiB: Object.fromEntries(Object.entries(sampler.phasePeakKiB).map(([k, v]) => [k, toMiB(v)])),
+  };
+  const targets = evaluateTargets(nonStreaming, rss);
+  const results: BenchResults = {
+    generatedAt: new Date().toISOString(),
+    environment: {
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+    },
+    config: {
+      mode: MODE,
+      durationS: DURATION_S,
+      warmupS: WARMUP_S,
+      concurrencies: CONCURRENCIES,
+      streamRequests: STREAM_REQUESTS,
+      streamWarmup: STREAM_WARMUP,
+      directModel: DIRECT_MODEL,
+      gatewayModel: GATEWAY_MODEL,
+      rssIntervalMs: RSS_INTERVAL_MS,
+    },
+    nonStreaming,
+    streaming: {
+      concurrency: 1,
+      direct: streamDirect,
+      gateway: streamGateway,
+      overheadP50Us: streamGateway.ttftUs.p50 - streamDirect.ttftUs.p50,
+      overheadP99Us: streamGateway.ttftUs.p99 - streamDirect.ttftUs.p99,
+      gatewayCost: streamCost!,
+    },
+    rss,
+    targets,
+    allTargetsHold: targets.every((t) => t.holds),
+  };
+
+  const markdown = toMarkdown(results);
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(outDir, 'results.md'), markdown);
+  process.stdout.write(`\n${markdown}\n`);
+  log('results written to .data/bench/results.json and .data/bench/results.md');
+
+  if (args.profile) {
+    await gateway.stop(30_000);
+    const profileDir = join(outDir, 'profile');
+    const files = readdirSync(profileDir)
+      .filter((f) => f.endsWith('.cpuprofile'))
+      .map((f) => join(profileDir, f))
+      .sort((a, b) => statSync(b).size - statSync(a).size);
+    if (files[0]) {
+      writeFileSync(join(profileDir, 'windows.json'), `${JSON.stringify(gatewayWindows, null, 2)}\n`);
+      const profile = readProfile(files[0]);
+      const summary = profileMarkdown(
+        summarizeProfile(profile, repoRoot, { windows: gatewayWindows }),
+        'Gateway (all-in-one) main thread during the measured gateway runs (warm-ups excluded)',
+        gatewayWindows.map((w) => ({
+          name: w.name,
+          summary: summarizeProfile(profile, repoRoot, { windows: [w], top: 12 }),
+        })),
+      );
+      writeFileSync(join(outDir, 'profile.md'), summary);
+      process.stdout.write(`\n${summary}\n`);
+      log('profile summary written to .data/bench/profile.md (raw profile in .data/bench/profile/)');
+    } else {
+      log('no CPU profile was written by the gateway process');
+    }
+  }
+}
+
+let exitCode = 0;
+try {
+  await main();
+} catch (err) {
+  exitCode = 1;
+  log(`failed: ${err instanceof Error ? err.message : String(err)}`);
+} finally {
+  await cleanup();
+}
+process.exit(interrupted ? 130 : exitCode);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds dist/switchyard.mjs, lays it out with production-only dependencies exactly as the
-# image does, and answers one chat completion through it (all-in-one, mock provider).
+# Runs the bundle laid out as the image does (scripts/bundle.sh) in all-in-one mode and
+# answers one chat completion through it (mock provider).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=.data/bundle
@@ -13,10 +13,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pnpm run build
-rm -rf "$out"
-pnpm --filter @switchyard/launcher deploy --prod --legacy --offline --config.node-linker=hoisted "$out" >/dev/null
-cp -r dist "$out/dist"
+bash scripts/bundle.sh "$out"
 
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 (cd "$out" && PORT=$port SWITCHYARD_DATA_DIR="$data/state" LOG_LEVEL=warn exec node dist/switchyard.mjs all-in-one) >"$log" 2>&1 &

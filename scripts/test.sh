@@ -47,8 +47,8 @@ eval "$(bash deploy/local/deps.sh env)"
 step "adapter contract tests (embedded stand-ins and real services)"
 pnpm run test:contract
 
-step "distributed end-to-end tests"
-pnpm run test:e2e
+step "distributed end-to-end tests (the services run from the production bundle)"
+SWITCHYARD_BUNDLE_DIR=.data/bundle pnpm run test:e2e
 
 step "Helm chart"
 helm_out=$(mktemp)

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } 
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { startStack, type Stack } from '../../test-e2e/harness/index.ts';
 import { Child, freePort } from './children.ts';
@@ -176,6 +177,10 @@ let stack: Stack | undefined;
 
 /** The five services as separate processes on real dependencies, as the e2e suite runs them. */
 async function startDistributed(): Promise<Gateway> {
+  // The services run from the production bundle, as the image runs them.
+  log('building the production bundle');
+  execFileSync('bash', ['scripts/bundle.sh', '.data/bench/bundle'], { cwd: repoRoot, stdio: 'ignore' });
+  process.env.SWITCHYARD_BUNDLE_DIR = '.data/bench/bundle';
   stack = await startStack({ upstreamKey: UPSTREAM_KEY, env: { LOG_LEVEL: 'warn' } });
   const workspace = await stack.request<{ id: string }>('POST', '/v2/workspaces', {
     key: stack.adminKey,

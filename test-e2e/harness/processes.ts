@@ -1,7 +1,7 @@
 // One Switchyard service as its own child process, with its output captured to a file.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { repoRoot } from './deps.ts';
 
 export const logDir = join(repoRoot, '.data', 'e2e-logs');
@@ -22,7 +22,17 @@ function installExitHook(): void {
   });
 }
 
+/**
+ * The services run from source through tsx, or, when SWITCHYARD_BUNDLE_DIR names a bundle
+ * laid out like the image (scripts/bundle.sh), from that bundle: exactly what ships.
+ */
 export function cliCommand(args: string[]): { command: string; args: string[] } {
+  const bundle = process.env.SWITCHYARD_BUNDLE_DIR;
+  if (bundle)
+    return {
+      command: process.execPath,
+      args: [join(resolve(repoRoot, bundle), 'dist', 'switchyard.mjs'), ...args],
+    };
   return { command: process.execPath, args: ['--import', 'tsx', cli, ...args] };
 }
 

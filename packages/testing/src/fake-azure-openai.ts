@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { RecordedRequest } from './fake-openai.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startFakeServer, type RecordedRequest } from './fake-server.ts';
 
 export interface FakeAzureOpenAi {
   /** The resource endpoint, as an integration's custom_host (in place of https://<resource>.openai.azure.com). */
@@ -44,25 +44,10 @@ const FILTERED_RESULTS = { ...COMPLETION_FILTER_RESULTS, violence: { filtered: t
 export async function startFakeAzureOpenAi(
   options: { apiKey?: string; apiVersions?: string[]; port?: number } = {},
 ): Promise<FakeAzureOpenAi> {
-  const state: FakeAzureOpenAi = { url: '', requests: [], aborted: 0, close: async () => {} };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      state.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-      handle(req, res, body, state, options).catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  state.url = `http://127.0.0.1:${port}`;
-  state.close = () =>
-    new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  const state = await startFakeServer<FakeAzureOpenAi>(
+    (req, res, body, s) => handle(req, res, body, s, options),
+    options.port ?? 0,
+  );
   return state;
 }
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { RecordedRequest } from './fake-openai.ts';
+import { startFakeServer, type RecordedRequest } from './fake-server.ts';
 
 /** The credentials a fake Bedrock accepts unless told otherwise. */
 export const fakeAwsCredentials = {
@@ -87,25 +87,10 @@ const REQUEST_FIELDS = new Set([
  */
 export async function startFakeBedrock(options: FakeBedrockOptions = {}): Promise<FakeBedrock> {
   const config: Config = { ...fakeAwsCredentials, ...options };
-  const state: FakeBedrock = { url: '', requests: [], aborted: 0, close: async () => {} };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      state.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-      handle(req, res, body, state, config).catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  state.url = `http://127.0.0.1:${port}`;
-  state.close = () =>
-    new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  const state = await startFakeServer<FakeBedrock>(
+    (req, res, body, s) => handle(req, res, body, s, config),
+    options.port ?? 0,
+  );
   return state;
 }
 

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { RecordedRequest } from './fake-openai.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startFakeServer, type RecordedRequest } from './fake-server.ts';
 
 export interface FakeGemini {
   url: string;
@@ -64,26 +64,11 @@ export const FAKE_GEMINI_THOUGHTS_TOKENS = 12;
  *   hang              never answers
  */
 export async function startFakeGemini(options: { apiKey?: string; port?: number } = {}): Promise<FakeGemini> {
-  const state: FakeGemini = { url: '', baseUrl: '', requests: [], aborted: 0, close: async () => {} };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      state.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-      handle(req, res, body, state, options.apiKey).catch(() => res.destroy());
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  state.url = `http://127.0.0.1:${port}`;
+  const state = await startFakeServer<FakeGemini>(
+    (req, res, body, s) => handle(req, res, body, s, options.apiKey),
+    options.port ?? 0,
+  );
   state.baseUrl = `${state.url}/v1beta`;
-  state.close = () =>
-    new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
   return state;
 }
 

@@ -26,8 +26,8 @@ done
 key=$(grep -o 'workspace key: [^ ]*' "$log" | awk '{print $3}')
 [ -n "$key" ] || { cat "$log"; echo "bundle: no workspace key printed" >&2; exit 1; }
 answer=$(curl -sS --max-time 10 "http://127.0.0.1:$port/v1/chat/completions" \
-  -H "Authorization: Bearer $key" -H 'x-vendor-provider: mock' -H 'Content-Type: application/json' \
-  -d '{"model":"mock-1","messages":[{"role":"user","content":"bundle check"}]}')
+  -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+  -d '{"model":"@mock/mock-1","messages":[{"role":"user","content":"bundle check"}]}')
 case "$answer" in
   *'"content":"Mock response to: bundle check"'*) echo "bundle: dist/switchyard.mjs answered a chat completion" ;;
   *) echo "bundle: unexpected answer: $answer" >&2; exit 1 ;;

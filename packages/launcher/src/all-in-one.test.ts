@@ -141,8 +141,12 @@ describe('all-in-one', { timeout: 240_000 }, () => {
     assert.match(adminKey, /^sy-/);
     assert.ok(first.banner.includes(`-H 'Authorization: Bearer ${workspaceKey}'`));
 
-    const answer = await call(first.url, 'POST', '/v1/chat/completions', workspaceKey, hello, {
-      'x-vendor-provider': 'mock',
+    // The printed request, as printed: the saved @mock integration, no inline provider choice.
+    assert.ok(first.banner.includes(`"model":"@mock/mock-1"`));
+    assert.ok(!first.banner.includes('x-vendor-provider'));
+    const answer = await call(first.url, 'POST', '/v1/chat/completions', workspaceKey, {
+      ...hello,
+      model: '@mock/mock-1',
     });
     assert.equal(answer.status, 200, answer.text);
     assert.equal(answer.body.choices[0].message.content, 'Mock response to: Hello, Switchyard');

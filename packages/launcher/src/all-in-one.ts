@@ -86,6 +86,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     withWorkspaceKey: true,
   });
   const admin = services.instances.get('admin') as Admin;
+  await admin.ensureMockIntegration(bootstrap.organisation.id);
   const seeded = await admin.seedIntegrationsFromEnvironment(bootstrap.organisation.id);
   await services.start();
 

@@ -28,13 +28,12 @@ export function printWelcome(info: WelcomeInfo): void {
       '',
       '  These keys are shown once and stored only as hashes. Keep them.',
       '',
-      'Try it (the mock provider needs no account):',
+      'Try it (the saved @mock integration needs no provider account):',
       '',
       `  curl -s ${info.baseUrl}/v1/chat/completions \\`,
       `    -H 'Authorization: Bearer ${bootstrap.workspaceKey}' \\`,
-      `    -H '${info.headerPrefix}provider: mock' \\`,
       "    -H 'Content-Type: application/json' \\",
-      `    -d '{"model":"mock-1","messages":[{"role":"user","content":"Hello, Switchyard"}]}'`,
+      `    -d '{"model":"@mock/mock-1","messages":[{"role":"user","content":"Hello, Switchyard"}]}'`,
     );
   } else {
     lines.push(

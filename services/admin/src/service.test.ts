@@ -23,7 +23,7 @@ test('OPENAI_API_KEY becomes an openai integration once, however often seeding r
   assert.deepEqual(await admin.seedIntegrationsFromEnvironment(h.organisationId), []);
   assert.deepEqual(await admin.seedIntegrationsFromEnvironment(h.organisationId), []);
 
-  const rows = await h.db('admin').query(`SELECT slug, status FROM admin.integrations`);
+  const rows = await h.db('admin').query(`SELECT slug, status FROM admin.integrations WHERE slug = 'openai'`);
   assert.deepEqual(rows, [{ slug: 'openai', status: 'active' }]);
 
   const shown = await h.request('GET', '/admin/v2/integrations/openai', { key: h.adminKey });
@@ -54,4 +54,14 @@ test('ANTHROPIC_BASE_URL in the Anthropic SDK convention (no /v1) becomes the AP
   } finally {
     await other.close();
   }
+});
+
+test('the all-in-one @mock integration is created once, organisation-wide, with no key', async () => {
+  const admin = h.instance<Admin>('admin');
+  await admin.ensureMockIntegration(h.organisationId);
+  await admin.ensureMockIntegration(h.organisationId);
+  const rows = await h.db('admin').query(
+    `SELECT provider, workspace_id, encrypted_key FROM admin.integrations WHERE slug = 'mock' AND status = 'active'`,
+  );
+  assert.deepEqual(rows, [{ provider: 'mock', workspace_id: null, encrypted_key: null }]);
 });

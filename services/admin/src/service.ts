@@ -34,6 +34,7 @@ const configSchema = z.object({
 
 export interface Admin extends ServiceInstance {
   seedIntegrationsFromEnvironment(organisationId: string): Promise<string[]>;
+  ensureMockIntegration(organisationId: string): Promise<void>;
 }
 
 /** Integrations (provider credentials) and organisation settings. */
@@ -57,6 +58,7 @@ export const adminService: ServiceDefinition<Admin> = {
       grpc: (server) => server.add(admin.IntegrationService, integrationHandlers(integrations)),
       seedIntegrationsFromEnvironment: (organisationId) =>
         integrations.seedFromEnvironment(organisationId, processEnv),
+      ensureMockIntegration: (organisationId) => integrations.ensureMockIntegration(organisationId),
       async start() {
         await onChanges(events, logger, 'admin', invalidateApiKeys(keys));
       },

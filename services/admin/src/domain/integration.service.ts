@@ -152,6 +152,25 @@ export class IntegrationService {
     };
   }
 
+  /**
+   * All-in-one: a saved `@mock` integration, so a first request works with saved resources
+   * only (as it must where inline provider choice is blocked).
+   */
+  async ensureMockIntegration(organisationId: string): Promise<void> {
+    if (await this.repo.findLive(organisationId, 'mock', null)) return;
+    await this.repo.insert({
+      organisationId,
+      workspaceId: null,
+      slug: 'mock',
+      name: 'Mock provider',
+      description: 'Deterministic answers with no provider account.',
+      provider: 'mock',
+      encryptedKey: null,
+      configurations: {},
+      pricingAdjustments: null,
+    });
+  }
+
   /** All-in-one convenience: a provider key in the environment becomes a ready integration. */
   async seedFromEnvironment(organisationId: string, processEnv: NodeJS.ProcessEnv): Promise<string[]> {
     const seeded: string[] = [];

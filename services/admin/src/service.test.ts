@@ -60,8 +60,10 @@ test('the all-in-one @mock integration is created once, organisation-wide, with 
   const admin = h.instance<Admin>('admin');
   await admin.ensureMockIntegration(h.organisationId);
   await admin.ensureMockIntegration(h.organisationId);
-  const rows = await h.db('admin').query(
-    `SELECT provider, workspace_id, encrypted_key FROM admin.integrations WHERE slug = 'mock' AND status = 'active'`,
-  );
+  const rows = await h
+    .db('admin')
+    .query(
+      `SELECT provider, workspace_id, encrypted_key FROM admin.integrations WHERE slug = 'mock' AND status = 'active'`,
+    );
   assert.deepEqual(rows, [{ provider: 'mock', workspace_id: null, encrypted_key: null }]);
 });

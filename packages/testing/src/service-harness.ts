@@ -135,7 +135,7 @@ async function start(
   const needsDatabase = options.services.some((d) => d.database);
   const postgres = needsDatabase ? await startEmbeddedPostgres() : undefined;
   if (postgres) closers.push(() => postgres.close());
-  const bus = new MemoryEventBus();
+  const bus = new MemoryEventBus({ retainAll: true });
   const kv = new MemoryKeyValueStore();
   closers.push(() => kv.close());
   const security: GrpcSecurity = { authToken: randomToken(24) };

@@ -11,20 +11,37 @@ interface Group {
   offsets: Map<string, number>;
 }
 
+/** One topic's retained messages: `messages[0]` has offset `base`. */
+interface TopicLog {
+  base: number;
+  messages: BusMessage[];
+}
+
+/** Messages kept for a topic nobody consumes, for a later subscriber that reads from the beginning. */
+const UNCONSUMED_RETENTION = 10_000;
+/** Consumed messages are dropped in chunks of at least this many (or half the log), keeping trims cheap. */
+const TRIM_CHUNK = 1_024;
+
 /**
  * In-process stand-in for Kafka: one partition per topic, consumer groups with committed
- * offsets, at-least-once delivery (a failing handler is retried with backoff).
+ * offsets, at-least-once delivery (a failing handler is retried with backoff). Messages every
+ * active group has handled are dropped, so memory does not grow with traffic; a group that
+ * comes back after its messages were dropped resumes at the oldest one retained.
  */
 export class MemoryEventBus implements EventBus {
-  private readonly topics = new Map<string, BusMessage[]>();
+  private readonly topics = new Map<string, TopicLog>();
   private readonly groups = new Map<string, Group>();
   private readonly pumps = new Set<Pump>();
   private published = 0;
 
+  /** `retainAll` keeps every message, for tests that inspect what was published. */
+  constructor(private readonly options: { retainAll?: boolean } = {}) {}
+
   publish(message: OutgoingMessage): void {
-    const log = this.log(message.topic);
-    log.push({ ...message, partition: 0, offset: String(log.length) });
+    const log = this.topicLog(message.topic);
+    log.messages.push({ ...message, partition: 0, offset: String(log.base + log.messages.length) });
     this.published++;
+    this.trim(message.topic);
     for (const pump of this.pumps) pump.wake();
   }
 
@@ -35,8 +52,10 @@ export class MemoryEventBus implements EventBus {
       this.groups.set(options.groupId, group);
     }
     for (const topic of options.topics) {
-      if (!group.offsets.has(topic))
-        group.offsets.set(topic, options.fromBeginning ? 0 : this.log(topic).length);
+      const { base } = this.topicLog(topic);
+      const committed = group.offsets.get(topic);
+      if (committed === undefined) group.offsets.set(topic, options.fromBeginning ? base : this.end(topic));
+      else if (committed < base) group.offsets.set(topic, base);
     }
     const pump = new Pump(this, group, options);
     this.pumps.add(pump);
@@ -49,10 +68,45 @@ export class MemoryEventBus implements EventBus {
     };
   }
 
-  log(topic: string): BusMessage[] {
+  /** The offset the next message published to the topic will get. */
+  end(topic: string): number {
+    const log = this.topicLog(topic);
+    return log.base + log.messages.length;
+  }
+
+  read(topic: string, offset: number): BusMessage | undefined {
+    const log = this.topicLog(topic);
+    return log.messages[offset - log.base];
+  }
+
+  /** The messages of the topic held in memory, oldest first. */
+  log(topic: string): readonly BusMessage[] {
+    return this.topicLog(topic).messages;
+  }
+
+  /** How many messages of the topic are held in memory. */
+  retained(topic: string): number {
+    return this.topics.get(topic)?.messages.length ?? 0;
+  }
+
+  /** Drops what every active group of the topic has handled (or, unconsumed, the oldest past the cap). */
+  trim(topic: string): void {
+    if (this.options.retainAll) return;
+    const log = this.topicLog(topic);
+    let keepFrom = log.base + Math.max(0, log.messages.length - UNCONSUMED_RETENTION);
+    const active = [...this.pumps].filter((p) => p.consumes(topic));
+    if (active.length > 0) keepFrom = Math.min(...active.map((p) => p.committed(topic)));
+    const drop = keepFrom - log.base;
+    if (drop >= TRIM_CHUNK || (drop > 0 && drop * 2 >= log.messages.length)) {
+      log.messages.splice(0, drop);
+      log.base = keepFrom;
+    }
+  }
+
+  private topicLog(topic: string): TopicLog {
     let log = this.topics.get(topic);
     if (!log) {
-      log = [];
+      log = { base: 0, messages: [] };
       this.topics.set(topic, log);
     }
     return log;
@@ -89,11 +143,16 @@ class Pump {
     private readonly options: SubscribeOptions,
   ) {}
 
+  consumes(topic: string): boolean {
+    return !this.stopped && this.options.topics.includes(topic);
+  }
+
+  committed(topic: string): number {
+    return this.group.offsets.get(topic) ?? 0;
+  }
+
   pending(): boolean {
-    return (
-      this.running !== undefined ||
-      this.options.topics.some((t) => (this.group.offsets.get(t) ?? 0) < this.bus.log(t).length)
-    );
+    return this.running !== undefined || this.options.topics.some((t) => this.committed(t) < this.bus.end(t));
   }
 
   wake(): void {
@@ -119,12 +178,18 @@ class Pump {
   private async run(): Promise<void> {
     await Promise.resolve();
     for (const topic of this.options.topics) {
-      const log = this.bus.log(topic);
-      let offset = this.group.offsets.get(topic) ?? 0;
+      let offset = this.committed(topic);
       let attempt = 0;
-      while (offset < log.length && !this.stopped) {
+      while (offset < this.bus.end(topic) && !this.stopped) {
+        const message = this.bus.read(topic, offset);
+        if (!message) {
+          // Dropped while this group was away: resume at the oldest message retained.
+          offset = this.bus.end(topic) - this.bus.retained(topic);
+          this.group.offsets.set(topic, offset);
+          continue;
+        }
         try {
-          await this.options.handler(log[offset]!);
+          await this.options.handler(message);
           offset++;
           attempt = 0;
           this.group.offsets.set(topic, offset);
@@ -133,6 +198,7 @@ class Pump {
           await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 20 * 2 ** attempt)));
         }
       }
+      this.bus.trim(topic);
     }
   }
 }

@@ -11,7 +11,7 @@ import {
 } from '@switchyard/platform';
 import { publishRequestEvents } from '../events/request-events.ts';
 import { readGatewayHeaders, type GatewayHeaders } from '../http/gateway-headers.ts';
-import type { ChatProvider, ProviderTarget } from '../providers/types.ts';
+import type { ChatProvider } from '../providers/types.ts';
 import type { IntegrationCache } from './integration-cache.ts';
 import type { PolicyGate } from './policy-gate.ts';
 import type { ResponseCache } from './response-cache.ts';
@@ -65,10 +65,6 @@ export class GatewayRequest {
     res.once('close', () => {
       if (!res.writableFinished) this.abort.abort();
     });
-  }
-
-  get target(): ProviderTarget | undefined {
-    return this.routed?.target;
   }
 
   markStream(stream: boolean): void {

@@ -101,16 +101,17 @@ export class ApiKeyCache {
   }
 }
 
+/** The token of an `Authorization: Bearer <token>` header, if that is what it holds. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  if (!authorization || !/^bearer\s+/i.test(authorization)) return undefined;
+  return authorization.replace(/^bearer\s+/i, '').trim() || undefined;
+}
+
 /** The gateway key: `<prefix>api-key` header first, else `Authorization: Bearer`. */
 export function presentedApiKey(req: Request, headerPrefix: string): string | undefined {
   const header = req.headers[`${headerPrefix}api-key`];
   if (typeof header === 'string' && header.length > 0) return header.trim();
-  const authorization = req.headers.authorization;
-  if (authorization && /^bearer\s+/i.test(authorization)) {
-    const token = authorization.replace(/^bearer\s+/i, '').trim();
-    return token.length > 0 ? token : undefined;
-  }
-  return undefined;
+  return bearerToken(req.headers.authorization);
 }
 
 class ApiKeyStrategy extends Strategy {

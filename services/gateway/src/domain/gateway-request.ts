@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { Request, Response } from 'express';
 import {
   NotImplemented,
+  bearerToken,
   REQUEST_ID_HEADER,
   requestContext,
   requireWorkspacePrincipal,
@@ -79,7 +80,9 @@ export class GatewayRequest {
       model,
       headers: this.headers,
       inline: this.context.inline,
-      providerKey: this.req.headers[`${prefix}api-key`] ? bearer(this.req.headers.authorization) : undefined,
+      providerKey: this.req.headers[`${prefix}api-key`]
+        ? bearerToken(this.req.headers.authorization)
+        : undefined,
       integrations: this.context.integrations,
       headerPrefix: prefix,
       directProviders: this.context.providers,
@@ -172,9 +175,4 @@ export class GatewayRequest {
     this.finish(appError.status, requestBody, JSON.stringify(appError.toBody()), err, cacheStatus);
     throw err;
   }
-}
-
-function bearer(authorization: string | undefined): string | undefined {
-  if (!authorization || !/^bearer\s+/i.test(authorization)) return undefined;
-  return authorization.replace(/^bearer\s+/i, '').trim() || undefined;
 }

@@ -3,6 +3,7 @@ import { Strategy } from 'passport-strategy';
 import type { Request, RequestHandler } from 'express';
 import { sha256Hex } from './crypto.ts';
 import { Forbidden, Unauthorized } from './errors.ts';
+import { RemoteCache, type RemoteCacheOptions } from './remote-cache.ts';
 
 export type ApiKeyKind = 'organisation_admin' | 'workspace_service' | 'workspace_user';
 
@@ -32,72 +33,33 @@ declare global {
 
 export type PrincipalLookup = (keyHash: string) => Promise<Principal | null>;
 
-interface CacheEntry {
-  principal: Principal | null;
-  expiresAt: number;
-}
-
 /**
  * Keeps resolved keys in memory so the hot path makes no remote call for a known key.
  * Entries expire after a short TTL and are dropped at once when a change event names them.
  */
 export class ApiKeyCache {
-  private readonly entries = new Map<string, CacheEntry>();
-  private readonly inflight = new Map<string, { promise: Promise<Principal | null>; stale: boolean }>();
+  private readonly cache: RemoteCache<Principal>;
 
   constructor(
     private readonly lookup: PrincipalLookup,
-    private readonly options: { ttlMs?: number; negativeTtlMs?: number; maxEntries?: number } = {},
-  ) {}
+    options: RemoteCacheOptions = {},
+  ) {
+    this.cache = new RemoteCache({ ttlMs: 30_000, ...options });
+  }
 
   async resolve(token: string): Promise<Principal | null> {
     const hash = sha256Hex(token);
-    const now = Date.now();
-    const cached = this.entries.get(hash);
-    let principal: Principal | null;
-    if (cached && cached.expiresAt > now) {
-      principal = cached.principal;
-    } else {
-      let pending = this.inflight.get(hash);
-      if (!pending) {
-        const started = { stale: false } as { promise: Promise<Principal | null>; stale: boolean };
-        started.promise = this.lookup(hash).finally(() => {
-          if (this.inflight.get(hash) === started) this.inflight.delete(hash);
-        });
-        this.inflight.set(hash, started);
-        pending = started;
-      }
-      principal = await pending.promise;
-      // A lookup that was under way when the key was invalidated may carry the old state.
-      if (!pending.stale) this.remember(hash, principal);
-    }
-    if (principal?.expiresAt && principal.expiresAt <= now) return null;
+    const principal = await this.cache.get(hash, () => this.lookup(hash));
+    if (principal?.expiresAt && principal.expiresAt <= Date.now()) return null;
     return principal;
   }
 
   invalidate(keyHash: string): void {
-    this.entries.delete(keyHash);
-    const pending = this.inflight.get(keyHash);
-    if (pending) {
-      pending.stale = true;
-      this.inflight.delete(keyHash);
-    }
+    this.cache.invalidate(keyHash);
   }
 
   clear(): void {
-    this.entries.clear();
-    for (const pending of this.inflight.values()) pending.stale = true;
-    this.inflight.clear();
-  }
-
-  private remember(hash: string, principal: Principal | null): void {
-    const max = this.options.maxEntries ?? 50_000;
-    if (this.entries.size >= max) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
-    const ttl = principal ? (this.options.ttlMs ?? 30_000) : (this.options.negativeTtlMs ?? 2_000);
-    this.entries.set(hash, { principal, expiresAt: Date.now() + ttl });
+    this.cache.clear();
   }
 }
 

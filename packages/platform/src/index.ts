@@ -7,6 +7,7 @@ export * from './metrics.ts';
 export * from './lifecycle.ts';
 export * from './http.ts';
 export * from './grpc.ts';
+export * from './remote-cache.ts';
 export * from './auth.ts';
 export * from './events.ts';
 export * from './routes.ts';

@@ -1,4 +1,4 @@
-import type { ServiceClient } from '@switchyard/platform';
+import { RemoteCache, type ServiceClient } from '@switchyard/platform';
 import type { admin } from '@switchyard/proto';
 import type { PricingMultiplier } from '../pricing/cost.ts';
 
@@ -12,60 +12,29 @@ export interface IntegrationCredentials {
   pricing: PricingMultiplier | undefined;
 }
 
-interface Entry {
-  value: IntegrationCredentials | null;
-  expiresAt: number;
-}
-
 /**
  * Decrypted integration credentials, fetched from admin once and then served from memory.
  * Dropped on the integration's change event; a short TTL bounds staleness otherwise.
  */
 export class IntegrationCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly inflight = new Map<
-    string,
-    { promise: Promise<IntegrationCredentials | null>; stale: boolean }
-  >();
+  private readonly cache: RemoteCache<IntegrationCredentials>;
 
   constructor(
     private readonly client: ServiceClient<typeof admin.IntegrationService>,
-    private readonly ttlMs = 60_000,
-  ) {}
+    ttlMs = 60_000,
+  ) {
+    this.cache = new RemoteCache({ ttlMs });
+  }
 
-  async get(
-    organisationId: string,
-    workspaceId: string,
-    slug: string,
-  ): Promise<IntegrationCredentials | null> {
-    const key = `${organisationId}:${slug}|${workspaceId}`;
-    const cached = this.entries.get(key);
-    if (cached && cached.expiresAt > Date.now()) return cached.value;
-    let pending = this.inflight.get(key);
-    if (!pending) {
-      const started = { stale: false } as { promise: Promise<IntegrationCredentials | null>; stale: boolean };
-      started.promise = this.fetch(organisationId, workspaceId, slug).finally(() => {
-        if (this.inflight.get(key) === started) this.inflight.delete(key);
-      });
-      this.inflight.set(key, started);
-      pending = started;
-    }
-    const value = await pending.promise;
-    // An answer that was under way when the integration changed may carry the old state.
-    if (!pending.stale) {
-      this.entries.set(key, { value, expiresAt: Date.now() + (value ? this.ttlMs : 2_000) });
-    }
-    return value;
+  get(organisationId: string, workspaceId: string, slug: string): Promise<IntegrationCredentials | null> {
+    return this.cache.get(`${organisationId}:${slug}|${workspaceId}`, () =>
+      this.fetch(organisationId, workspaceId, slug),
+    );
   }
 
   /** `organisationId:slug`, as change events name it. */
   invalidate(cacheKey: string): void {
-    for (const key of this.entries.keys()) if (key.startsWith(`${cacheKey}|`)) this.entries.delete(key);
-    for (const [key, pending] of this.inflight) {
-      if (!key.startsWith(`${cacheKey}|`)) continue;
-      pending.stale = true;
-      this.inflight.delete(key);
-    }
+    this.cache.invalidatePrefix(`${cacheKey}|`);
   }
 
   private async fetch(

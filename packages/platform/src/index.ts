@@ -23,3 +23,4 @@ export * from './store/embedded-postgres.ts';
 export * from './validation.ts';
 export * from './identity.ts';
 export * from './in-process.ts';
+export * from './routing-config.ts';

@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import type { DataSource, EntitySchema, MigrationInterface } from 'typeorm';
 import type { z } from 'zod';
-import { admin, identity, policy } from '@switchyard/proto';
+import { admin, configs, identity, policy } from '@switchyard/proto';
 import type { EventBus } from './bus/event-bus.ts';
 import { KafkaEventBus } from './bus/kafka-bus.ts';
 import { baseEnvSchema, env, loadConfig } from './config.ts';
@@ -24,6 +24,8 @@ import { checkDataSource, createDataSource, migrate } from './store/data-source.
 export interface Clients {
   identity: ServiceClient<typeof identity.IdentityService>;
   integrations: ServiceClient<typeof admin.IntegrationService>;
+  organisationSettings: ServiceClient<typeof admin.OrganisationSettingsService>;
+  configs: ServiceClient<typeof configs.ConfigService>;
   policy: ServiceClient<typeof policy.PolicyService>;
 }
 export type ClientName = keyof Clients;
@@ -32,12 +34,16 @@ export type ClientName = keyof Clients;
 export const clientTargets: Record<ClientName, { service: ServiceName; addressVariable: string }> = {
   identity: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   integrations: { service: 'admin', addressVariable: 'ADMIN_GRPC_ADDRESS' },
+  organisationSettings: { service: 'admin', addressVariable: 'ADMIN_GRPC_ADDRESS' },
+  configs: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   policy: { service: 'policy', addressVariable: 'POLICY_GRPC_ADDRESS' },
 };
 
 const clientServices = {
   identity: identity.IdentityService,
   integrations: admin.IntegrationService,
+  organisationSettings: admin.OrganisationSettingsService,
+  configs: configs.ConfigService,
   policy: policy.PolicyService,
 } as const;
 

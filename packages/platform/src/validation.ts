@@ -31,12 +31,18 @@ function mostSpecific(issue: Issue, path: PropertyKey[]): { issue: Issue; path: 
 }
 
 /** Parses untrusted input; the first problem becomes a 400 that names the parameter. */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where = 'body'): z.output<S> {
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  where = 'body',
+  /** Names the parameter the whole input is, e.g. a header: paths are then under it. */
+  root?: string,
+): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const first = result.error.issues[0]!;
   const { issue, path } = mostSpecific(first, [...first.path]);
-  const param = paramPath(path);
+  const param = paramPath(root === undefined ? path : [root, ...path]);
   const message = param
     ? `Invalid ${where} parameter '${param}': ${issue.message}`
     : `Invalid ${where}: ${issue.message}`;

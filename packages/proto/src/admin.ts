@@ -1,0 +1,2 @@
+export * from './gen/switchyard/admin/v1/integrations_pb.ts';
+export * from './gen/switchyard/admin/v1/organisation_settings_pb.ts';

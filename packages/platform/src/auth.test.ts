@@ -28,6 +28,7 @@ function principal(overrides: Partial<Principal> = {}): Principal {
     expiresAt: null,
     userId: null,
     name: 'ci key',
+    organisationCreatedAt: null,
     ...overrides,
   };
 }

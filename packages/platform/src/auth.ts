@@ -20,6 +20,8 @@ export interface Principal {
   expiresAt: number | null;
   userId: string | null;
   name: string;
+  /** When the key's organisation was created, epoch milliseconds; null when not known. Some defaults depend on it. */
+  organisationCreatedAt: number | null;
 }
 
 declare global {

@@ -84,7 +84,7 @@ describe('typed events', () => {
 });
 
 describe('identity helpers', () => {
-  test('principalFromProto maps kinds, empty strings to null and 0 expiry to never', () => {
+  test('principalFromProto maps kinds, empty strings to null, 0 expiry to never and 0 creation time to unknown', () => {
     const p = principalFromProto(
       create(identity.ApiKeyPrincipalSchema, {
         apiKeyId: 'k',
@@ -105,17 +105,20 @@ describe('identity helpers', () => {
       expiresAt: null,
       userId: null,
       name: 'root',
+      organisationCreatedAt: null,
     });
     const expiring = principalFromProto(
       create(identity.ApiKeyPrincipalSchema, {
         kind: identity.ApiKeyKind.WORKSPACE_USER,
         workspaceId: 'w',
         expiresAtMs: '1763700000000',
+        organisationCreatedAtMs: '1781827200000',
       }),
     );
     assert.equal(expiring?.kind, 'workspace_user');
     assert.equal(expiring?.workspaceId, 'w');
     assert.equal(expiring?.expiresAt, 1_763_700_000_000);
+    assert.equal(expiring?.organisationCreatedAt, 1_781_827_200_000);
   });
 
   test('principalFromProto refuses an unspecified key kind', () => {
@@ -136,6 +139,7 @@ describe('identity helpers', () => {
       expiresAt: null,
       userId: null,
       name: 'n',
+      organisationCreatedAt: null,
     };
     const cache = new ApiKeyCache(async () => {
       lookups++;

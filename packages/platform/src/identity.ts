@@ -17,6 +17,7 @@ export function principalFromProto(p: identity.ApiKeyPrincipal): Principal | nul
   const kind = kinds[p.kind];
   if (!kind) return null;
   const expiresAt = Number(p.expiresAtMs);
+  const organisationCreatedAt = Number(p.organisationCreatedAtMs);
   return {
     apiKeyId: p.apiKeyId,
     organisationId: p.organisationId,
@@ -27,6 +28,7 @@ export function principalFromProto(p: identity.ApiKeyPrincipal): Principal | nul
     expiresAt: expiresAt > 0 ? expiresAt : null,
     userId: p.userId || null,
     name: p.name,
+    organisationCreatedAt: organisationCreatedAt > 0 ? organisationCreatedAt : null,
   };
 }
 

@@ -1,5 +1,6 @@
 import { randomToken, sha256Hex, type ApiKeyKind, type Principal } from '@switchyard/platform';
-import type { ApiKey, Workspace } from '../store/entities.ts';
+import type { ApiKey } from '../store/entities.ts';
+import type { ApiKeyWithOwners } from '../store/identity.repository.ts';
 
 export interface NewKeyMaterial {
   key: string;
@@ -26,17 +27,18 @@ export function kindFor(type: 'organisation' | 'workspace', subType: 'service' |
   return subType === 'user' ? 'workspace_user' : 'workspace_service';
 }
 
-export function toPrincipal(apiKey: ApiKey, workspace: Workspace | null): Principal {
+export function toPrincipal({ apiKey, workspaceSlug, organisationCreatedAt }: ApiKeyWithOwners): Principal {
   return {
     apiKeyId: apiKey.id,
     organisationId: apiKey.organisationId,
     workspaceId: apiKey.workspaceId,
-    workspaceSlug: workspace?.slug ?? null,
+    workspaceSlug,
     kind: apiKey.kind,
     scopes: apiKey.scopes,
     expiresAt: apiKey.expiresAt ? apiKey.expiresAt.getTime() : null,
     userId: apiKey.userId,
     name: apiKey.name,
+    organisationCreatedAt: organisationCreatedAt.getTime(),
   };
 }
 

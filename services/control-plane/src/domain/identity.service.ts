@@ -46,10 +46,9 @@ export class IdentityService {
   ) {}
 
   async resolveApiKey(keyHash: string): Promise<Principal | null> {
-    const apiKey = await this.repo.findApiKeyByHash(keyHash);
-    if (!apiKey || !isUsable(apiKey)) return null;
-    const workspace = apiKey.workspaceId ? await this.repo.findWorkspaceById(apiKey.workspaceId) : null;
-    return toPrincipal(apiKey, workspace);
+    const found = await this.repo.findApiKeyWithOwnersByHash(keyHash);
+    if (!found || !isUsable(found.apiKey)) return null;
+    return toPrincipal(found);
   }
 
   /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createGrpcClient, sha256Hex } from '@switchyard/platform';
+import { createGrpcClient, remotePrincipalLookup, sha256Hex } from '@switchyard/platform';
 import { identity } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { keyMaterialOf } from '../domain/api-keys.ts';
@@ -31,6 +31,42 @@ test('ResolveApiKey answers with an organisation admin principal bound to no wor
   assert.ok(principal);
   assert.equal(principal.kind, identity.ApiKeyKind.ORGANISATION_ADMIN);
   assert.equal(principal.workspaceId, '');
+});
+
+test('ResolveApiKey answers with when the key’s organisation was created', async () => {
+  const repo = new IdentityRepository(h.db('control-plane').manager);
+  const organisation = await repo.createOrganisation('Old Inc', 'old-inc');
+  const createdAt = Date.parse('2026-06-18T23:59:59.999Z');
+  await h
+    .db('control-plane')
+    .query(`UPDATE control_plane.organisations SET created_at = $2 WHERE id = $1`, [
+      organisation.id,
+      new Date(createdAt),
+    ]);
+  const key = 'sy-admin-of-an-older-organisation-0000';
+  await repo.insertApiKey({
+    organisationId: organisation.id,
+    workspaceId: null,
+    kind: 'organisation_admin',
+    name: 'Old admin',
+    description: null,
+    scopes: [],
+    userId: null,
+    expiresAt: null,
+    ...keyMaterialOf(key, 'sy-'),
+  });
+
+  assert.equal((await resolve(key)).principal?.organisationCreatedAtMs, String(createdAt));
+  const principal = await remotePrincipalLookup(h.client('identity'))(sha256Hex(key));
+  assert.equal(principal?.organisationCreatedAt, createdAt);
+  assert.equal(principal?.organisationId, organisation.id);
+
+  const [bootstrapped] = await h
+    .db('control-plane')
+    .query(`SELECT created_at FROM control_plane.organisations WHERE id = $1`, [h.organisationId]);
+  const workspacePrincipal = (await resolve(h.workspaceKey)).principal;
+  assert.equal(workspacePrincipal?.organisationCreatedAtMs, String(bootstrapped.created_at.getTime()));
+  assert.equal(workspacePrincipal?.workspaceSlug, 'default');
 });
 
 test('ResolveApiKey answers with no principal for an unknown key', async () => {

@@ -24,6 +24,7 @@ export function identityHandlers(service: IdentityService): ServiceHandlers<type
           expiresAtMs: String(principal.expiresAt ?? 0),
           userId: principal.userId ?? '',
           name: principal.name,
+          organisationCreatedAtMs: String(principal.organisationCreatedAt ?? 0),
         },
       };
     },

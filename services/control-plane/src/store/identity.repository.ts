@@ -10,6 +10,12 @@ import {
   type Workspace,
 } from './entities.ts';
 
+export interface ApiKeyWithOwners {
+  apiKey: ApiKey;
+  workspaceSlug: string | null;
+  organisationCreatedAt: Date;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Organisations, workspaces and API keys. The only place control-plane touches the database. */
@@ -60,10 +66,6 @@ export class IdentityRepository {
     return repo.findOneBy({ organisationId, slug: idOrSlug });
   }
 
-  async findWorkspaceById(id: string): Promise<Workspace | null> {
-    return this.manager.getRepository(WorkspaceEntity).findOneBy({ id });
-  }
-
   async listWorkspaces(
     organisationId: string,
     page: { offset: number; limit: number },
@@ -89,8 +91,24 @@ export class IdentityRepository {
     return apiKey;
   }
 
-  async findApiKeyByHash(keyHash: string): Promise<ApiKey | null> {
-    return this.manager.getRepository(ApiKeyEntity).findOneBy({ keyHash });
+  /** The key with what a principal needs of its workspace and organisation, in one query. */
+  async findApiKeyWithOwnersByHash(keyHash: string): Promise<ApiKeyWithOwners | null> {
+    const { entities, raw } = await this.manager
+      .getRepository(ApiKeyEntity)
+      .createQueryBuilder('key')
+      .innerJoin(OrganisationEntity.options.name, 'organisation', 'organisation.id = key.organisationId')
+      .leftJoin(WorkspaceEntity.options.name, 'workspace', 'workspace.id = key.workspaceId')
+      .addSelect(['organisation.createdAt', 'workspace.slug'])
+      .where('key.keyHash = :keyHash', { keyHash })
+      .getRawAndEntities<{ organisation_created_at: Date | string; workspace_slug: string | null }>();
+    const [apiKey] = entities;
+    const [row] = raw;
+    if (!apiKey || !row) return null;
+    return {
+      apiKey,
+      workspaceSlug: row.workspace_slug,
+      organisationCreatedAt: new Date(row.organisation_created_at),
+    };
   }
 
   async findApiKey(organisationId: string, id: string): Promise<ApiKey | null> {

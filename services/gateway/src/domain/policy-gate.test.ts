@@ -76,6 +76,7 @@ const principal: Principal = {
   expiresAt: null,
   userId: null,
   name: 'Test key',
+  organisationCreatedAt: null,
 };
 const workspaceKey = 'sy-workspace-key-for-policy-tests-0000';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -24,3 +24,4 @@ export * from './validation.ts';
 export * from './identity.ts';
 export * from './in-process.ts';
 export * from './routing-config.ts';
+export * from './organisation-settings.ts';

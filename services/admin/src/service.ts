@@ -13,12 +13,16 @@ import {
 } from '@switchyard/platform';
 import { admin } from '@switchyard/proto';
 import { IntegrationService } from './domain/integration.service.ts';
+import { OrganisationSettingsService } from './domain/organisation-settings.service.ts';
 import { integrationHandlers } from './grpc/integration.handlers.ts';
+import { organisationSettingsHandlers } from './grpc/organisation-settings.handlers.ts';
 import { adminRouter } from './http/routes.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { IntegrationRepository } from './store/integration.repository.ts';
 import { Init1763700000001 } from './store/migrations/1763700000001-init.ts';
 import { PricingAdjustments1763700000003 } from './store/migrations/1763700000003-pricing-adjustments.ts';
+import { OrganisationSettings1763700000004 } from './store/migrations/1763700000004-organisation-settings.ts';
+import { OrganisationSettingsRepository } from './store/organisation-settings.repository.ts';
 
 const configSchema = z.object({
   SWITCHYARD_ENCRYPTION_KEY: env.string().refine((v) => {
@@ -40,22 +44,34 @@ export interface Admin extends ServiceInstance {
 /** Integrations (provider credentials) and organisation settings. */
 export const adminService: ServiceDefinition<Admin> = {
   name: 'admin',
-  database: { schema: SCHEMA, entities, migrations: [Init1763700000001, PricingAdjustments1763700000003] },
+  database: {
+    schema: SCHEMA,
+    entities,
+    migrations: [Init1763700000001, PricingAdjustments1763700000003, OrganisationSettings1763700000004],
+  },
   bus: true,
   clients: ['identity'],
   async create({ db, bus, clients, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
+    const manager = need(db, 'database').manager;
     const integrations = new IntegrationService(
-      new IntegrationRepository(need(db, 'database').manager),
+      new IntegrationRepository(manager),
       new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY),
       events,
       logger,
     );
+    const organisationSettings = new OrganisationSettingsService(
+      new OrganisationSettingsRepository(manager),
+      events,
+    );
     const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
     return {
-      router: adminRouter(integrations, keys, config.HEADER_PREFIX),
-      grpc: (server) => server.add(admin.IntegrationService, integrationHandlers(integrations)),
+      router: adminRouter({ integrations, organisationSettings }, keys, config.HEADER_PREFIX),
+      grpc: (server) => {
+        server.add(admin.IntegrationService, integrationHandlers(integrations));
+        server.add(admin.OrganisationSettingsService, organisationSettingsHandlers(organisationSettings));
+      },
       seedIntegrationsFromEnvironment: (organisationId) =>
         integrations.seedFromEnvironment(organisationId, processEnv),
       ensureMockIntegration: (organisationId) => integrations.ensureMockIntegration(organisationId),

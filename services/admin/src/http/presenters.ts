@@ -1,3 +1,4 @@
+import type { EffectiveOrganisationSettings } from '../domain/organisation-settings.service.ts';
 import { SECRET_SETTINGS, type Integration } from '../store/entities.ts';
 
 export function presentIntegration(integration: Integration) {
@@ -31,5 +32,12 @@ export function presentIntegrationDetail(integration: Integration, maskedKey: st
     masked_key: maskedKey,
     configurations,
     pricing_adjustments: integration.pricingAdjustments,
+  };
+}
+
+export function presentOrganisationSettings(settings: EffectiveOrganisationSettings) {
+  return {
+    block_inline_config: settings.blockInlineConfig,
+    block_inline_config_source: settings.blockInlineConfigSource,
   };
 }

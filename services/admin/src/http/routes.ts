@@ -10,8 +10,9 @@ import {
   type ApiKeyCache,
 } from '@switchyard/platform';
 import type { IntegrationService } from '../domain/integration.service.ts';
-import { presentIntegration, presentIntegrationDetail } from './presenters.ts';
-import { createIntegrationBody, slugParam } from './schemas.ts';
+import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
+import { presentIntegration, presentIntegrationDetail, presentOrganisationSettings } from './presenters.ts';
+import { createIntegrationBody, slugParam, updateOrganisationSettingsBody } from './schemas.ts';
 
 function integrationsRouter(integrations: IntegrationService): Router {
   const router = Router();
@@ -47,15 +48,39 @@ function integrationsRouter(integrations: IntegrationService): Router {
   return router;
 }
 
-export function adminRouter(
-  integrations: IntegrationService,
-  keys: ApiKeyCache,
-  headerPrefix: string,
-): Router {
+function organisationSettingsRouter(settings: OrganisationSettingsService): Router {
   const router = Router();
-  const authenticated = [apiKeyAuthentication({ cache: keys, headerPrefix }), jsonBody('1mb')];
-  const integrationRoutes = integrationsRouter(integrations);
+  router.get('/', async (req, res) => {
+    res.json(presentOrganisationSettings(await settings.show(requirePrincipal(req))));
+  });
+  router.put('/', async (req, res) => {
+    const body = parseInput(updateOrganisationSettingsBody, req.body);
+    const updated = await settings.update(requirePrincipal(req), {
+      blockInlineConfig: body.block_inline_config,
+    });
+    res.json(presentOrganisationSettings(updated));
+  });
+  return router;
+}
+
+export interface AdminDomain {
+  integrations: IntegrationService;
+  organisationSettings: OrganisationSettingsService;
+}
+
+export function adminRouter(domain: AdminDomain, keys: ApiKeyCache, headerPrefix: string): Router {
+  const router = Router();
+  const authentication = apiKeyAuthentication({ cache: keys, headerPrefix });
+  const authenticated = [authentication, jsonBody('1mb')];
+  const integrationRoutes = integrationsRouter(domain.integrations);
   router.use('/admin/v2/integrations', ...authenticated, integrationRoutes);
   router.use('/v1/integrations', ...authenticated, integrationRoutes);
+  router.use(
+    '/v1/admin/organisation/settings',
+    authentication,
+    organisationAdminOnly,
+    jsonBody('16kb'),
+    organisationSettingsRouter(domain.organisationSettings),
+  );
   return router;
 }

@@ -59,3 +59,8 @@ export const createIntegrationBody = z.object({
 });
 
 export const slugParam = slug;
+
+/** A field left out keeps its choice; null drops it, so that the default applies again. */
+export const updateOrganisationSettingsBody = z.strictObject({
+  block_inline_config: z.boolean({ error: 'must be true, false or null' }).nullable().optional(),
+});

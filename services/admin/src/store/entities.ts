@@ -74,4 +74,30 @@ export const IntegrationEntity = new EntitySchema<Integration>({
   },
 });
 
-export const entities = [IntegrationEntity];
+/** The choices an organisation made. A setting it never chose is absent: its default applies. */
+export interface OrganisationSettingValues {
+  block_inline_config?: boolean;
+}
+
+export type OrganisationSettingName = keyof OrganisationSettingValues;
+
+export interface OrganisationSettings {
+  organisationId: string;
+  settings: OrganisationSettingValues;
+  updatedAt: Date;
+  /** The API key that made the last change. */
+  updatedBy: string;
+}
+
+export const OrganisationSettingsEntity = new EntitySchema<OrganisationSettings>({
+  name: 'OrganisationSettings',
+  tableName: 'organisation_settings',
+  columns: {
+    organisationId: { name: 'organisation_id', type: 'uuid', primary: true },
+    settings: { type: 'jsonb' },
+    updatedAt: { name: 'updated_at', type: 'timestamptz' },
+    updatedBy: { name: 'updated_by', type: 'text' },
+  },
+});
+
+export const entities = [IntegrationEntity, OrganisationSettingsEntity];

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { controlPlane } from '@switchyard/control-plane';
+import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
+import { adminService } from '../service.ts';
+
+let h: ServiceHarness;
+
+before(async () => {
+  h = await startServiceHarness({ services: [controlPlane, adminService] });
+});
+after(() => h.close());
+
+const settingsOf = (organisationId: string) =>
+  h.client('organisationSettings').getOrganisationSettings({ organisationId });
+const choose = async (block_inline_config: boolean | null) => {
+  const res = await h.request('PUT', '/v1/admin/organisation/settings', {
+    key: h.adminKey,
+    json: { block_inline_config },
+  });
+  assert.equal(res.status, 200, res.text);
+};
+
+test('GetOrganisationSettings leaves block_inline_config unset while the organisation has not chosen', async () => {
+  const response = await settingsOf(h.organisationId);
+  assert.equal(response.blockInlineConfig, undefined);
+  assert.equal((await settingsOf(randomUUID())).blockInlineConfig, undefined);
+});
+
+test('GetOrganisationSettings answers with the explicit choice, whatever the default', async () => {
+  await choose(false);
+  assert.equal((await settingsOf(h.organisationId)).blockInlineConfig, false);
+  await choose(true);
+  assert.equal((await settingsOf(h.organisationId)).blockInlineConfig, true);
+  await choose(null);
+  assert.equal((await settingsOf(h.organisationId)).blockInlineConfig, undefined);
+});
+
+test('GetOrganisationSettings refuses an organisation id that is not a UUID', async () => {
+  await assert.rejects(settingsOf('not-a-uuid'), { status: 400, param: 'organisation_id' });
+});

@@ -1,0 +1,98 @@
+import {
+  BadRequest,
+  PayloadTooLarge,
+  ROUTING_LIMITS,
+  UnprocessableEntity,
+  paramPath,
+  parseRoutingConfig,
+  type RoutingConfig,
+} from '@switchyard/platform';
+
+/** Where a saved config sits in a request body: its problems are named under it. */
+const ROOT = 'config';
+
+/**
+ * Far deeper than any config needs (targets nest 5 levels); bounds the recursion of every
+ * check that follows, so a deeply nested document is a 400 and not a stack overflow.
+ */
+const MAX_JSON_DEPTH = 64;
+
+/**
+ * A config as a request sends it, an object or its JSON text, checked for saving: the
+ * routing schema, and no provider key anywhere (keys belong in integrations).
+ */
+export function parseSavedConfig(document: string | Record<string, unknown>): RoutingConfig {
+  const value = typeof document === 'string' ? decode(document) : document;
+  if (Buffer.byteLength(JSON.stringify(value)) > ROUTING_LIMITS.maxConfigBytes) {
+    throw new PayloadTooLarge(`A config may be at most ${ROUTING_LIMITS.maxConfigBytes} bytes of JSON.`, {
+      param: ROOT,
+    });
+  }
+  if (depthOf(value) > MAX_JSON_DEPTH) {
+    throw new BadRequest(`A config may nest at most ${MAX_JSON_DEPTH} levels of objects and arrays.`, {
+      param: ROOT,
+      code: 'invalid_config',
+    });
+  }
+  const config = parseRoutingConfig(value, ROOT);
+  const apiKey = pathOfKey(config, 'api_key', [ROOT]);
+  if (apiKey) {
+    throw new BadRequest(
+      `A saved config cannot hold a provider key ('${apiKey}'): save the key in an integration and route to it with "@<integration-slug>".`,
+      { param: apiKey, code: 'invalid_config' },
+    );
+  }
+  return config;
+}
+
+/**
+ * Guardrails a config names must exist. None exist in this release, so any named one is
+ * refused; the check becomes a lookup once guardrail definitions are stored.
+ */
+export function assertGuardrailsExist(config: RoutingConfig): void {
+  for (const field of ['input_guardrails', 'output_guardrails'] as const) {
+    const slug = config[field]?.[0];
+    if (slug !== undefined) {
+      throw new UnprocessableEntity(`Guardrail '${slug}' does not exist.`, {
+        param: `${ROOT}.${field}[0]`,
+        code: 'guardrail_not_found',
+      });
+    }
+  }
+}
+
+function decode(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BadRequest(`'${ROOT}' must be a JSON object or the JSON text of one.`, {
+      param: ROOT,
+      code: 'invalid_config',
+    });
+  }
+}
+
+/** Nesting depth of a JSON value, without recursion. */
+function depthOf(value: unknown): number {
+  let deepest = 0;
+  const pending: Array<[unknown, number]> = [[value, 0]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [node, depth] = next;
+    if (node === null || typeof node !== 'object') continue;
+    deepest = Math.max(deepest, depth + 1);
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/** The path of the first property named `key` anywhere in a JSON value. */
+function pathOfKey(node: unknown, key: string, path: PropertyKey[]): string | undefined {
+  if (node === null || typeof node !== 'object') return undefined;
+  for (const [name, child] of Object.entries(node)) {
+    const childPath = [...path, Array.isArray(node) ? Number(name) : name];
+    if (name === key && !Array.isArray(node)) return paramPath(childPath);
+    const found = pathOfKey(child, key, childPath);
+    if (found) return found;
+  }
+  return undefined;
+}

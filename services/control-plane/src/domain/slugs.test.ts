@@ -1,0 +1,22 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { configSlugFrom, slugFrom } from './slugs.ts';
+
+test('a config slug is pc-, the first letters of the name, and the suffix', () => {
+  assert.equal(configSlugFrom('Pplx Cache Test', 'ca7a87'), 'pc-pplx-c-ca7a87');
+  assert.equal(configSlugFrom('PII Redaction Guardrail', '7f1051'), 'pc-pii-re-7f1051');
+  assert.equal(configSlugFrom('Short', 'abcdef'), 'pc-short-abcdef');
+});
+
+test('a config slug never has a dash before the suffix doubled, nor an empty name part', () => {
+  assert.equal(configSlugFrom('Ab cd ef', '000000'), 'pc-ab-cd-000000');
+  assert.equal(configSlugFrom('abcde fgh', '000000'), 'pc-abcde-000000');
+  assert.equal(configSlugFrom('!!!', '000000'), 'pc-000000');
+  assert.equal(configSlugFrom('', '000000'), 'pc-000000');
+});
+
+test('a workspace slug keeps up to 40 characters of the name', () => {
+  assert.equal(slugFrom('Data Platform!', 'abc123'), 'data-platform-abc123');
+  assert.equal(slugFrom('???', 'abc123'), 'workspace-abc123');
+  assert.equal(slugFrom('x'.repeat(50), 'abc123'), `${'x'.repeat(40)}-abc123`);
+});

@@ -12,13 +12,18 @@ import {
   type ServiceDefinition,
   type ServiceInstance,
 } from '@switchyard/platform';
-import { identity } from '@switchyard/proto';
+import { configs, identity } from '@switchyard/proto';
+import { ConfigService } from './domain/config.service.ts';
 import { IdentityService, type BootstrapResult } from './domain/identity.service.ts';
+import { configHandlers } from './grpc/config.handlers.ts';
 import { identityHandlers } from './grpc/identity.handlers.ts';
 import { controlPlaneRouter } from './http/routes.ts';
+import { configEntities } from './store/config.entities.ts';
+import { ConfigRepository } from './store/config.repository.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { IdentityRepository } from './store/identity.repository.ts';
 import { Init1763700000000 } from './store/migrations/1763700000000-init.ts';
+import { Configs1763700000004 } from './store/migrations/1763700000004-configs.ts';
 
 const configSchema = z.object({
   API_KEY_PREFIX: env.string('sy-'),
@@ -30,21 +35,30 @@ export interface ControlPlane extends ServiceInstance {
   bootstrap(options: { adminKey?: string | undefined; withWorkspaceKey: boolean }): Promise<BootstrapResult>;
 }
 
-/** Organisations, workspaces, API keys; the identity source every other service asks. */
+/** Organisations, workspaces, API keys and saved configs; the identity source every other service asks. */
 export const controlPlane: ServiceDefinition<ControlPlane> = {
   name: 'control-plane',
-  database: { schema: SCHEMA, entities, migrations: [Init1763700000000] },
+  database: {
+    schema: SCHEMA,
+    entities: [...entities, ...configEntities],
+    migrations: [Init1763700000000, Configs1763700000004],
+  },
   bus: true,
   async create({ db, bus, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
-    const repo = new IdentityRepository(need(db, 'database').manager);
+    const manager = need(db, 'database').manager;
+    const repo = new IdentityRepository(manager);
     const events = need(bus, 'event bus');
     const service = new IdentityService(repo, events, logger, config.API_KEY_PREFIX);
+    const savedConfigs = new ConfigService(new ConfigRepository(manager), service, events);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => service.resolveApiKey(hash), { ttlMs: 5_000 });
     return {
-      router: controlPlaneRouter(service, keys, config.HEADER_PREFIX),
-      grpc: (server) => server.add(identity.IdentityService, identityHandlers(service)),
+      router: controlPlaneRouter(service, savedConfigs, keys, config.HEADER_PREFIX),
+      grpc: (server) =>
+        server
+          .add(identity.IdentityService, identityHandlers(service))
+          .add(configs.ConfigService, configHandlers(savedConfigs)),
       bootstrap: (options) => service.bootstrap(options),
       async start() {
         await onChanges(events, logger, 'control-plane', invalidateApiKeys(keys));

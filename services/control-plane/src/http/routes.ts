@@ -9,18 +9,22 @@ import {
   requirePrincipal,
   type ApiKeyCache,
 } from '@switchyard/platform';
+import type { ConfigService } from '../domain/config.service.ts';
 import type { IdentityService } from '../domain/identity.service.ts';
+import { configRouter } from './config.routes.ts';
 import { presentApiKey, presentWorkspace } from './presenters.ts';
 import { apiKeyPathParams, createApiKeyBody, createWorkspaceBody } from './schemas.ts';
 
 export function controlPlaneRouter(
   identity: IdentityService,
+  configs: ConfigService,
   keys: ApiKeyCache,
   headerPrefix: string,
 ): Router {
   const router = Router();
+  const authenticated = [apiKeyAuthentication({ cache: keys, headerPrefix }), jsonBody('1mb')];
   const v2 = Router();
-  v2.use(apiKeyAuthentication({ cache: keys, headerPrefix }), jsonBody('1mb'));
+  v2.use(authenticated);
 
   v2.post('/workspaces', organisationAdminOnly, async (req, res) => {
     res.json(
@@ -63,6 +67,11 @@ export function controlPlaneRouter(
     await identity.revokeApiKey(requirePrincipal(req), String(req.params.id));
     res.json({});
   });
+
+  // SDKs address configs under the gateway's base URL too; the routing table sends /v1/configs here.
+  const configRoutes = configRouter(configs);
+  v2.use('/configs', configRoutes);
+  router.use('/v1/configs', authenticated, configRoutes);
 
   router.use('/v2', v2);
   return router;

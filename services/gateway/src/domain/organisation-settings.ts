@@ -1,0 +1,97 @@
+import {
+  RemoteCache,
+  effectiveBlockInlineConfig,
+  type Logger,
+  type Principal,
+  type ServiceClient,
+} from '@switchyard/platform';
+import type { admin, events } from '@switchyard/proto';
+
+export interface OrganisationSettingsCacheOptions {
+  /** BLOCK_INLINE_CONFIG: blocking is on for every organisation, whatever it chose. */
+  forced: boolean;
+  logger: Logger;
+  /** How long an organisation's choices are served from memory. */
+  ttlMs?: number;
+}
+
+/** What an organisation chose; null where it never chose and its default applies. */
+interface OrganisationChoices {
+  blockInlineConfig: boolean | null;
+}
+
+/** While admin cannot answer, one request per organisation tries again this often. */
+const UNREACHABLE_RETRY_MS = 5_000;
+const WARNING_INTERVAL_MS = 60_000;
+
+/**
+ * The organisation settings the data plane enforces: the organisation's own choices,
+ * fetched from admin once and served from memory, combined with the gateway's switches and
+ * the defaults that depend on when the organisation was created.
+ */
+export class OrganisationSettingsCache {
+  /** A null entry means admin could not answer: remembered briefly, so an outage does not cost every request a deadline. */
+  private readonly cache: RemoteCache<OrganisationChoices>;
+  private lastWarningAt = -Infinity;
+
+  constructor(
+    private readonly client: ServiceClient<typeof admin.OrganisationSettingsService>,
+    private readonly options: OrganisationSettingsCacheOptions,
+  ) {
+    this.cache = new RemoteCache({
+      ttlMs: options.ttlMs ?? 60_000,
+      negativeTtlMs: UNREACHABLE_RETRY_MS,
+    });
+  }
+
+  /** Whether the caller's organisation rejects requests that choose a provider, endpoint or config inline. */
+  async blockInlineConfig(principal: Principal): Promise<boolean> {
+    const { forced } = this.options;
+    // Forced on, the organisation's choice cannot change the answer: no call to admin.
+    const choices = forced ? null : await this.choices(principal.organisationId);
+    // When admin could not answer, the choice is unknown and the default stands in. Where the
+    // default is on (organisations created from 2026-06-19) that fails closed: inline config
+    // stays blocked even if the organisation had turned it off, as letting it through is the
+    // unsafe direction. Where the default is off, the organisation keeps working as it did
+    // before the setting existed rather than failing every inline request while admin is away.
+    return effectiveBlockInlineConfig({
+      explicit: choices?.blockInlineConfig,
+      organisationCreatedAt: principal.organisationCreatedAt,
+      forced,
+    });
+  }
+
+  /** Drops the organisation's cached choices, e.g. on its `organisation_settings` change event. */
+  invalidate(organisationId: string): void {
+    this.cache.invalidate(organisationId);
+  }
+
+  private choices(organisationId: string): Promise<OrganisationChoices | null> {
+    return this.cache.get(organisationId, () => this.fetch(organisationId));
+  }
+
+  private async fetch(organisationId: string): Promise<OrganisationChoices | null> {
+    try {
+      const response = await this.client.getOrganisationSettings({ organisationId }, { deadlineMs: 2_000 });
+      return { blockInlineConfig: response.blockInlineConfig ?? null };
+    } catch (err) {
+      if (Date.now() - this.lastWarningAt >= WARNING_INTERVAL_MS) {
+        this.lastWarningAt = Date.now();
+        this.options.logger.warn('organisation settings unavailable; applying defaults', {
+          organisation_id: organisationId,
+          error: String(err),
+        });
+      }
+      return null;
+    }
+  }
+}
+
+/** A change-event handler that drops an organisation's settings when admin announces a change. */
+export function invalidateOrganisationSettings(
+  cache: OrganisationSettingsCache,
+): (change: events.ChangeEvent) => void {
+  return (change) => {
+    if (change.entity === 'organisation_settings' && change.cacheKey) cache.invalidate(change.cacheKey);
+  };
+}

@@ -4,9 +4,8 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { Topics } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
-import { keyMaterialOf } from '../domain/api-keys.ts';
 import { controlPlane } from '../service.ts';
-import { IdentityRepository } from '../store/identity.repository.ts';
+import { seedOrganisation } from '../testing/organisations.ts';
 
 let h: ServiceHarness;
 
@@ -563,37 +562,10 @@ describe('workspaces and organisations', () => {
   });
 
   test('another organisation sees none of it, and may use the same slug', async () => {
-    const repo = new IdentityRepository(h.db('control-plane').manager);
-    const organisation = await repo.createOrganisation('Other configs', 'other-configs');
-    const workspace = await repo.createWorkspace({
-      organisationId: organisation.id,
-      name: 'Default',
-      slug: 'default',
-      description: null,
-    });
-    const otherAdmin = 'sy-other-configs-admin-000000000000';
-    const otherWorkspace = 'sy-other-configs-workspace-0000000000';
-    const common = {
-      organisationId: organisation.id,
-      description: null,
-      scopes: [],
-      userId: null,
-      expiresAt: null,
-    };
-    await repo.insertApiKey({
-      ...common,
-      workspaceId: null,
-      kind: 'organisation_admin',
-      name: 'Other admin',
-      ...keyMaterialOf(otherAdmin, 'sy-'),
-    });
-    await repo.insertApiKey({
-      ...common,
-      workspaceId: workspace.id,
-      kind: 'workspace_service',
-      name: 'Other workspace',
-      ...keyMaterialOf(otherWorkspace, 'sy-'),
-    });
+    const { adminKey: otherAdmin, workspaceKey: otherWorkspace } = await seedOrganisation(
+      h.db('control-plane').manager,
+      'other-configs',
+    );
 
     const ours = await create({ name: 'Ours', slug: 'shared-name', config: fallback });
     for (const key of [otherAdmin, otherWorkspace]) {

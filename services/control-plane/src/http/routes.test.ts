@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sha256Hex } from '@switchyard/platform';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
-import { keyMaterialOf } from '../domain/api-keys.ts';
 import { controlPlane } from '../service.ts';
-import { IdentityRepository } from '../store/identity.repository.ts';
+import { seedOrganisation } from '../testing/organisations.ts';
 
 let h: ServiceHarness;
 
@@ -284,43 +283,18 @@ describe('API keys', () => {
 });
 
 describe('another organisation', () => {
-  const otherAdminKey = 'sy-other-organisation-admin-key-000000';
-  const otherWorkspaceKey = 'sy-other-organisation-workspace-key-00';
+  let otherAdminKey: string;
+  let otherWorkspaceKey: string;
   let otherOrganisationId: string;
   let otherWorkspaceId: string;
 
   before(async () => {
-    const repo = new IdentityRepository(h.db('control-plane').manager);
-    const organisation = await repo.createOrganisation('Other Inc', 'other-inc');
-    const workspace = await repo.createWorkspace({
-      organisationId: organisation.id,
-      name: 'Other default',
-      slug: 'default',
-      description: null,
-    });
-    otherOrganisationId = organisation.id;
-    otherWorkspaceId = workspace.id;
-    const common = {
-      organisationId: organisation.id,
-      description: null,
-      scopes: [],
-      userId: null,
-      expiresAt: null,
-    };
-    await repo.insertApiKey({
-      ...common,
-      workspaceId: null,
-      kind: 'organisation_admin',
-      name: 'Other admin',
-      ...keyMaterialOf(otherAdminKey, 'sy-'),
-    });
-    await repo.insertApiKey({
-      ...common,
-      workspaceId: workspace.id,
-      kind: 'workspace_service',
-      name: 'Other workspace',
-      ...keyMaterialOf(otherWorkspaceKey, 'sy-'),
-    });
+    ({
+      adminKey: otherAdminKey,
+      workspaceKey: otherWorkspaceKey,
+      organisationId: otherOrganisationId,
+      workspaceId: otherWorkspaceId,
+    } = await seedOrganisation(h.db('control-plane').manager, 'other-inc'));
   });
 
   test('its keys list only its own workspaces and keys', async () => {

@@ -9,6 +9,7 @@ import {
   type Organisation,
   type Workspace,
 } from './entities.ts';
+import { isUuid } from './ids.ts';
 
 export interface ApiKeyWithOwners {
   apiKey: ApiKey;
@@ -16,9 +17,7 @@ export interface ApiKeyWithOwners {
   organisationCreatedAt: Date;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Organisations, workspaces and API keys. The only place control-plane touches the database. */
+/** Organisations, workspaces and API keys. */
 export class IdentityRepository {
   constructor(private readonly manager: EntityManager) {}
 
@@ -59,7 +58,7 @@ export class IdentityRepository {
   /** By id or slug, only within the organisation. */
   async findWorkspace(organisationId: string, idOrSlug: string): Promise<Workspace | null> {
     const repo = this.manager.getRepository(WorkspaceEntity);
-    if (UUID.test(idOrSlug)) {
+    if (isUuid(idOrSlug)) {
       const byId = await repo.findOneBy({ organisationId, id: idOrSlug });
       if (byId) return byId;
     }
@@ -112,7 +111,7 @@ export class IdentityRepository {
   }
 
   async findApiKey(organisationId: string, id: string): Promise<ApiKey | null> {
-    if (!UUID.test(id)) return null;
+    if (!isUuid(id)) return null;
     return this.manager.getRepository(ApiKeyEntity).findOneBy({ organisationId, id });
   }
 

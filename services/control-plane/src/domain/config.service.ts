@@ -87,8 +87,9 @@ export class ConfigService {
   async update(principal: Principal, idOrSlug: string, changes: UpdateConfigInput): Promise<ConfigWrite> {
     const found = await this.get(principal, idOrSlug);
     if (changes.config) assertGuardrailsExist(changes.config);
-    // When workspace defaults are built: refuse to archive (here and on delete) while a
-    // workspace's defaults.user_api_key_config names this config, until the default is cleared.
+    // Workspace defaults are not built yet. Once they are, archiving (by DELETE, or by PUT with
+    // status archived: both come here) is refused with a 409 while a workspace's
+    // defaults.user_api_key_config names this config, until that default is cleared.
     const written = await this.repo.update(found.id, changes, actorOf(principal));
     if (!written) throw new NotFound(`Config '${idOrSlug}' not found.`);
     const archived = written.config.status === 'archived';

@@ -16,6 +16,7 @@ import { systemResolver } from './domain/unsafe-host.ts';
 import { ResponseCache } from './domain/response-cache.ts';
 import { ModelCatalog } from './domain/model-catalog.ts';
 import { IntegrationCache } from './domain/integration-cache.ts';
+import { ConfigCache } from './routing/config-source.ts';
 import { PolicyGate } from './domain/policy-gate.ts';
 import { gatewayRouter } from './http/routes.ts';
 import { createProviders } from './providers/index.ts';
@@ -37,7 +38,7 @@ export const gatewayService: ServiceDefinition = {
   bus: true,
   toleratesOutageOf: ['bus', 'kv'],
   kv: true,
-  clients: ['identity', 'integrations', 'policy'],
+  clients: ['identity', 'integrations', 'configs', 'organisationSettings', 'policy'],
   async create({ bus, kv, clients, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
@@ -46,6 +47,7 @@ export const gatewayService: ServiceDefinition = {
     const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
     const integrationsClient = need(clients.integrations, 'integrations client');
     const integrations = new IntegrationCache(integrationsClient);
+    const configs = new ConfigCache(need(clients.configs, 'configs client'));
     const headerPrefix = config.HEADER_PREFIX.toLowerCase();
     const policyGate = new PolicyGate(need(clients.policy, 'policy client'), logger, {
       timeoutMs: config.POLICY_TIMEOUT_MS,
@@ -54,11 +56,12 @@ export const gatewayService: ServiceDefinition = {
     const context = {
       providers,
       inline: {
-        blockInlineConfig: config.BLOCK_INLINE_CONFIG,
+        blockInlineConfig: () => Promise.resolve(config.BLOCK_INLINE_CONFIG),
         trustedCustomHosts: config.TRUSTED_CUSTOM_HOSTS,
         resolve: systemResolver,
       },
       integrations,
+      configs,
       policy: policyGate,
       bus: events,
       headerPrefix,
@@ -83,6 +86,7 @@ export const gatewayService: ServiceDefinition = {
           dropApiKey(change);
           if (change.entity === 'integration' && change.cacheKey) integrations.invalidate(change.cacheKey);
           if (change.entity === 'policy') policyGate.forgetSkips();
+          if (change.entity === 'config') configs.invalidateOrganisation(change.organisationId);
         });
       },
       async stop() {

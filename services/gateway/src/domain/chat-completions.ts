@@ -1,12 +1,38 @@
 import type { Request, Response } from 'express';
-import { AppError, toAppError, type Logger } from '@switchyard/platform';
+import { AppError, BadRequest, parseInput, toAppError, type Logger } from '@switchyard/platform';
+import { chatCompletionRequest } from '../http/chat-request.schema.ts';
 import { parseChatBody } from '../http/chat-body.ts';
-import type { ProviderResponse } from '../providers/types.ts';
+import type { ChatBody, ProviderResponse } from '../providers/types.ts';
 import { GatewayRequest, type GatewayContext, type Relayed } from './gateway-request.ts';
 import { cacheDirectives, type CacheStatus, type CachedResponse } from './response-cache.ts';
 
 export interface ChatCompletionsOptions extends GatewayContext {
   logger: Logger;
+}
+
+/** One attempt's answer: from the cache or from the provider. */
+interface Answer {
+  status: number;
+  cached?: CachedResponse;
+  response?: ProviderResponse;
+  cacheKey?: string | undefined;
+}
+
+/**
+ * A config's override_params laid over the client's request. The result is checked like
+ * any request; since the client's own part already passed, a problem is the config's.
+ */
+function withOverrides(body: ChatBody, overrides: Record<string, unknown>, path: string): ChatBody {
+  try {
+    return parseInput(chatCompletionRequest, { ...body, ...overrides });
+  } catch (err) {
+    if (!(err instanceof AppError) || err.status !== 400) throw err;
+    const param = `${path}.override_params${err.param ? `.${err.param}` : ''}`;
+    throw new BadRequest(`The config's override_params make an invalid request: ${err.message}`, {
+      param,
+      code: 'invalid_config',
+    });
+  }
 }
 
 /** POST /v1/chat/completions: validate, route, check policy, answer from cache or provider, then publish events. */
@@ -20,47 +46,55 @@ export class ChatCompletions {
     const prefix = this.options.headerPrefix;
     let cacheStatus: CacheStatus = 'DISABLED';
     try {
-      const directives = cacheDirectives(req.headers, prefix);
       const parsed = parseChatBody(raw);
       request.markStream(parsed.stream === true);
-      const routed = await request.route(parsed.model);
-      const body = routed.modelRewritten ? { ...parsed, model: routed.model! } : parsed;
-      const cache = this.options.cache;
-      const cacheKey =
-        cache && directives.enabled
-          ? cache.key(request.principal.workspaceId, directives, routed.target, body)
-          : undefined;
-      if (cache && cacheKey) {
-        const hit = directives.forceRefresh ? undefined : await cache.get(cacheKey);
-        cacheStatus = directives.forceRefresh ? 'REFRESH' : hit ? 'HIT' : 'MISS';
-        res.setHeader(`${prefix}cache-status`, cacheStatus);
-        if (hit) {
-          const replayed = await this.replay(request, res, hit);
-          request.finish(res.statusCode, requestBody, replayed, undefined, cacheStatus);
-          return;
-        }
-      } else {
-        res.setHeader(`${prefix}cache-status`, cacheStatus);
+      const resolved = await request.config();
+      const directives = cacheDirectives(req.headers, prefix, resolved?.config.cache);
+      const cache = directives.enabled ? this.options.cache : undefined;
+      const answer = await request.dispatch(
+        parsed.model,
+        parsed,
+        async (routed, attempt): Promise<Answer> => {
+          let body = attempt.overrideParams
+            ? withOverrides(parsed, attempt.overrideParams, attempt.path)
+            : parsed;
+          if (routed.modelRewritten) body = { ...body, model: routed.model! };
+          const cacheKey = cache?.key(request.principal.workspaceId, directives, routed.target, body);
+          if (cache && cacheKey) {
+            const hit = directives.forceRefresh ? undefined : await cache.get(cacheKey);
+            cacheStatus = directives.forceRefresh ? 'REFRESH' : hit ? 'HIT' : 'MISS';
+            if (hit) return { status: hit.status, cached: hit };
+          }
+          const response = await routed.provider.chatCompletions({
+            body,
+            rawBody: body === parsed ? raw : undefined,
+            target: routed.target,
+            signal: attempt.signal,
+            timeoutMs: attempt.timeoutMs,
+          });
+          return { status: response.status, response, cacheKey };
+        },
+      );
+      res.setHeader(`${prefix}cache-status`, cacheStatus);
+      if (answer.cached) {
+        const replayed = await this.replay(request, res, answer.cached);
+        request.finish(res.statusCode, requestBody, replayed, undefined, cacheStatus);
+        return;
       }
-      const response = await routed.provider.chatCompletions({
-        body,
-        rawBody: routed.modelRewritten ? undefined : raw,
-        target: routed.target,
-        signal: request.abort.signal,
-        timeoutMs: this.options.requestTimeoutMs,
-      });
+      const response = answer.response!;
       const sent = await this.send(request, res, response);
-      if (cache && cacheKey && sent.complete) {
+      if (cache && answer.cacheKey && sent.complete) {
         const stored: CachedResponse = {
           status: res.statusCode,
           contentType: response.contentType,
           body: sent.copy,
           stream: response.kind === 'stream',
         };
-        cache.put(cacheKey, stored, directives.maxAgeSeconds);
+        cache.put(answer.cacheKey, stored, directives.maxAgeSeconds);
       }
       request.finish(res.statusCode, requestBody, sent.copy.toString('utf8'), undefined, cacheStatus);
     } catch (err) {
+      if (!res.headersSent) res.setHeader(`${prefix}cache-status`, cacheStatus);
       request.fail(err, requestBody, cacheStatus);
     }
   }

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { BadRequest, NotFound, NotImplemented, parseInput } from '@switchyard/platform';
+import { BadRequest, NotFound, NotImplemented, UpstreamError, parseInput } from '@switchyard/platform';
 import type { ForwardCall } from '../providers/types.ts';
 import { GatewayRequest, type GatewayContext } from './gateway-request.ts';
 
@@ -78,36 +78,59 @@ export class ForwardedOperations {
         if (rule.body) parsed = parseInput(rule.body, parsed ?? {}) as Record<string, unknown>;
       }
       const model = typeof parsed?.model === 'string' ? parsed.model : undefined;
-      const routed = await request.route(model);
       request.markStream(parsed?.stream === true);
-      if (!routed.provider.forward) {
-        throw new NotImplemented(
-          `The '${routed.target.provider}' provider supports chat completions only; ${req.method} /v1${path.pathname} is not available for it.`,
-          { code: 'operation_not_supported' },
-        );
-      }
-      const body: ForwardCall['body'] = rule?.noBody
-        ? undefined
-        : json
-          ? routed.modelRewritten
-            ? Buffer.from(JSON.stringify({ ...parsed, model: routed.model }))
-            : json
-          : req.method === 'GET' || req.method === 'DELETE'
-            ? undefined
-            : req;
       const headers: Record<string, string> = {};
       for (const name of FORWARDED_REQUEST_HEADERS) {
         const value = req.headers[name];
         if (typeof value === 'string') headers[name] = value;
       }
-      const response = await routed.provider.forward({
-        method: req.method,
-        path: `${path.pathname}${path.search}`,
-        headers,
-        body,
-        target: routed.target,
-        signal: request.abort.signal,
-        timeoutMs: this.context.requestTimeoutMs,
+      let uploadSent = false;
+      const response = await request.dispatch(model, parsed, async (routed, attempt) => {
+        const forward = routed.provider.forward;
+        if (!forward) {
+          throw new NotImplemented(
+            `The '${routed.target.provider}' provider supports chat completions only; ${req.method} /v1${path.pathname} is not available for it.`,
+            { code: 'operation_not_supported' },
+          );
+        }
+        let body: ForwardCall['body'];
+        if (rule?.noBody || (!json && (req.method === 'GET' || req.method === 'DELETE'))) {
+          body = undefined;
+        } else if (json) {
+          const changed = routed.modelRewritten || attempt.overrideParams !== undefined;
+          body = changed
+            ? Buffer.from(
+                JSON.stringify({
+                  ...parsed,
+                  ...attempt.overrideParams,
+                  ...(routed.modelRewritten ? { model: routed.model } : {}),
+                }),
+              )
+            : json;
+        } else {
+          // An upload streams through once; it is not kept for a retry or a fallback target.
+          if (uploadSent) {
+            throw new UpstreamError(
+              502,
+              'A streamed upload is sent once; it cannot be retried on another target.',
+              {
+                code: 'upload_not_retryable',
+              },
+            );
+          }
+          uploadSent = true;
+          body = req;
+        }
+        const answer = await forward({
+          method: req.method,
+          path: `${path.pathname}${path.search}`,
+          headers,
+          body,
+          target: routed.target,
+          signal: attempt.signal,
+          timeoutMs: attempt.timeoutMs,
+        });
+        return { ...answer, discard: () => drain(answer.body) };
       });
       res.status(response.status);
       for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
@@ -118,6 +141,13 @@ export class ForwardedOperations {
       request.fail(err, requestBody);
     }
   }
+}
+
+/** Reads and drops an answer that will not be used, so its connection can be reused. */
+function drain(body: AsyncIterable<Uint8Array>): void {
+  void (async () => {
+    for await (const chunk of body) void chunk;
+  })().catch(() => undefined);
 }
 
 function parseJson(raw: Buffer): Record<string, unknown> {

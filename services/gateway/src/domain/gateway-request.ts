@@ -16,12 +16,21 @@ import type { ChatProvider } from '../providers/types.ts';
 import type { IntegrationCache } from './integration-cache.ts';
 import type { PolicyGate } from './policy-gate.ts';
 import type { ResponseCache } from './response-cache.ts';
-import { routeRequest, type InlinePolicy, type RoutedTarget } from './provider-routing.ts';
+import { ConfigCache, resolveConfig, type ResolvedConfig } from '../routing/config-source.ts';
+import { runRoutePlan, type AttemptContext, type AttemptResult } from '../routing/route-plan.ts';
+import {
+  refuseBlockedInlineChoices,
+  routeRequest,
+  type InlinePolicy,
+  type RoutedTarget,
+} from './provider-routing.ts';
 
 export interface GatewayContext {
   providers: Map<string, ChatProvider>;
   inline: InlinePolicy;
   integrations: IntegrationCache;
+  /** Saved configs; absent where control-plane is not reachable (a saved config is then not found). */
+  configs?: ConfigCache | undefined;
   policy: PolicyGate;
   bus: EventBus;
   headerPrefix: string;
@@ -52,6 +61,10 @@ export class GatewayRequest {
   private readonly createdAtMs = Date.now();
   private routed: Routed | undefined;
   private stream = false;
+  private resolvedConfig: Promise<ResolvedConfig | undefined> | undefined;
+  private configSlug: string | undefined;
+  private routePath: string | undefined;
+  private retries = 0;
 
   constructor(
     private readonly context: GatewayContext,
@@ -72,39 +85,85 @@ export class GatewayRequest {
     this.stream = stream;
   }
 
-  /** Chooses the provider and its credentials, then asks policy whether the request may go. */
-  async route(model: string | undefined): Promise<Routed> {
-    const prefix = this.context.headerPrefix;
-    const routed = await routeRequest({
-      principal: this.principal,
-      model,
-      headers: this.headers,
-      inline: this.context.inline,
-      providerKey: this.req.headers[`${prefix}api-key`]
-        ? bearerToken(this.req.headers.authorization)
-        : undefined,
-      integrations: this.context.integrations,
-      headerPrefix: prefix,
-      directProviders: this.context.providers,
+  /** The request's config (`<prefix>config`): inline JSON or a saved config's id or slug. */
+  config(): Promise<ResolvedConfig | undefined> {
+    const header = this.headers.config;
+    if (header === undefined) return Promise.resolve(undefined);
+    this.resolvedConfig ??= resolveConfig(header, {
+      organisationId: this.principal.organisationId,
+      workspaceId: this.principal.workspaceId,
+      param: `${this.context.headerPrefix}config`,
+      saved: this.context.configs,
     });
-    const provider = this.context.providers.get(routed.target.provider);
-    this.routed = provider ? { ...routed, provider } : undefined;
-    if (!provider || !this.routed) {
-      throw new NotImplemented(
-        `The '${routed.target.provider}' provider adapter is not available in this release.`,
-        {
-          code: 'provider_not_supported',
+    return this.resolvedConfig;
+  }
+
+  /**
+   * Routes the request: refuses inline choices an organisation has blocked, then runs the
+   * config's route plan (or one attempt without a config). Each attempt is given its
+   * provider and credentials, checked with policy, and handed to `call`. Response headers
+   * name the target that answered and the retries it took.
+   */
+  async dispatch<T extends AttemptResult>(
+    model: string | undefined,
+    params: Record<string, unknown> | undefined,
+    call: (routed: Routed, attempt: AttemptContext) => Promise<T>,
+  ): Promise<T> {
+    const prefix = this.context.headerPrefix;
+    await refuseBlockedInlineChoices(this.principal, this.headers, this.context.inline, prefix);
+    const resolved = await this.config();
+    this.configSlug = resolved?.slug;
+    const outcome = await runRoutePlan(
+      resolved?.config,
+      {
+        subject: { metadata: this.headers.metadata, params },
+        signal: this.abort.signal,
+        defaultTimeoutMs: this.context.requestTimeoutMs,
+        settled: (path, retries) => {
+          this.routePath = path;
+          this.retries = retries;
+          if (!resolved) return;
+          this.res.setHeader(`${prefix}last-used-option-index`, path);
+          this.res.setHeader(`${prefix}retry-attempt-count`, String(retries));
         },
-      );
-    }
-    await this.context.policy.check(
-      this.principal,
-      routed.target.provider,
-      routed.model ?? '',
-      this.headers.metadata,
+      },
+      async (attempt) => {
+        const overridden = attempt.overrideParams?.model;
+        const routed = await routeRequest(
+          {
+            principal: this.principal,
+            model: typeof overridden === 'string' ? overridden : model,
+            headers: this.headers,
+            inline: this.context.inline,
+            providerKey: this.req.headers[`${prefix}api-key`]
+              ? bearerToken(this.req.headers.authorization)
+              : undefined,
+            integrations: this.context.integrations,
+            headerPrefix: prefix,
+            directProviders: this.context.providers,
+          },
+          attempt.leaf,
+          attempt.path,
+        );
+        const provider = this.context.providers.get(routed.target.provider);
+        if (!provider) {
+          throw new NotImplemented(
+            `The '${routed.target.provider}' provider adapter is not available in this release.`,
+            { code: 'provider_not_supported' },
+          );
+        }
+        this.routed = { ...routed, provider };
+        await this.context.policy.check(
+          this.principal,
+          routed.target.provider,
+          routed.model ?? '',
+          this.headers.metadata,
+        );
+        this.res.setHeader(`${prefix}provider`, routed.target.provider);
+        return call(this.routed, attempt);
+      },
     );
-    this.res.setHeader(`${prefix}provider`, routed.target.provider);
-    return this.routed;
+    return outcome.value;
   }
 
   /**
@@ -165,6 +224,9 @@ export class GatewayRequest {
         errorMessage,
         cacheStatus,
         pricing: routed?.target.pricing,
+        configSlug: this.configSlug,
+        routePath: this.routePath,
+        retries: this.retries,
       }),
     );
   }

@@ -85,13 +85,29 @@ describe('inline provider selection (BLOCK_INLINE_CONFIG off)', () => {
     assert.equal(res.body.error.param, 'x-vendor-custom-host');
   });
 
-  test('an inline config is answered 501: configs are not built in this release', async () => {
+  test('an inline config routes the request and the response names the target', async () => {
     const res = await chat(h, {
-      'x-vendor-provider': 'mock',
-      'x-vendor-config': '{"strategy":{"mode":"single"}}',
+      'x-vendor-config': JSON.stringify({
+        strategy: { mode: 'fallback' },
+        targets: [{ provider: 'openai', custom_host: fake.baseUrl, api_key: upstreamKey }],
+      }),
     });
-    assert.equal(res.status, 501);
-    assert.equal(res.body.error.param, 'x-vendor-config');
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers.get('x-vendor-last-used-option-index'), 'config.targets[0]');
+    assert.equal(fake.requests.at(-1)!.headers.authorization, `Bearer ${upstreamKey}`);
+  });
+
+  test('an inline config with a private custom host is refused by the unsafe-host check', async () => {
+    const res = await chat(h, {
+      'x-vendor-config': JSON.stringify({
+        provider: 'openai',
+        custom_host: 'http://10.1.2.3/v1',
+        api_key: 'k',
+      }),
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, 'unsafe_custom_host');
+    assert.equal(res.body.error.param, 'config.custom_host');
   });
 });
 

@@ -220,6 +220,8 @@ describe('the gateway with its default policy settings', () => {
         identity: identityStandIn.address,
         policy: standIn.address,
         integrations: await unusedAddress(),
+        configs: await unusedAddress(),
+        organisationSettings: await unusedAddress(),
       },
     });
   });
@@ -284,6 +286,8 @@ describe('the gateway with POLICY_FAIL_OPEN=false', () => {
         identity: identityStandIn.address,
         policy: await unusedAddress(),
         integrations: await unusedAddress(),
+        configs: await unusedAddress(),
+        organisationSettings: await unusedAddress(),
       },
     });
   });

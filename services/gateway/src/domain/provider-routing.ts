@@ -1,4 +1,5 @@
-import { BadRequest, Forbidden, NotFound, NotImplemented, type Principal } from '@switchyard/platform';
+import { BadRequest, Forbidden, NotFound, type Principal, type RoutingTarget } from '@switchyard/platform';
+import { isInlineConfig } from '../routing/config-source.ts';
 import type { GatewayHeaders } from '../http/gateway-headers.ts';
 import type { ProviderTarget } from '../providers/types.ts';
 import type { IntegrationCache } from './integration-cache.ts';
@@ -14,8 +15,11 @@ export interface RoutedTarget {
 
 /** How far a request may configure its own routing. */
 export interface InlinePolicy {
-  /** BLOCK_INLINE_CONFIG: only saved resources may choose the provider, host or config. */
-  blockInlineConfig: boolean;
+  /**
+   * block_inline_config for the caller's organisation (or BLOCK_INLINE_CONFIG): only saved
+   * resources may choose the provider, host or config.
+   */
+  blockInlineConfig: (principal: Principal) => Promise<boolean>;
   trustedCustomHosts: readonly string[];
   resolve: Resolver;
 }
@@ -24,7 +28,7 @@ export interface RoutingInput {
   principal: Principal & { workspaceId: string };
   /** The request's model, when it has one. */
   model: string | undefined;
-  headers: Pick<GatewayHeaders, 'provider' | 'customHost' | 'config'>;
+  headers: Pick<GatewayHeaders, 'provider' | 'customHost'>;
   inline: InlinePolicy;
   providerKey: string | undefined;
   integrations: IntegrationCache;
@@ -35,20 +39,18 @@ export interface RoutingInput {
 const INTEGRATION_MODEL = /^@([a-zA-Z0-9_-]{1,63})\/(.+)$/;
 
 /**
- * Chooses the provider: `<prefix>provider: @slug` or a model `@slug/model` selects a saved
- * integration; `<prefix>provider: <kind>` selects a provider directly, with the provider key
- * from `Authorization` (the gateway key then travels in `<prefix>api-key`).
+ * Chooses the provider of one attempt. A config leaf that names `@slug` (or `virtual_key`)
+ * or a provider kind decides; otherwise the request does: `<prefix>provider: @slug` or a
+ * model `@slug/model` selects a saved integration, `<prefix>provider: <kind>` a provider
+ * directly, with the provider key from `Authorization` (the gateway key then travels in
+ * `<prefix>api-key`).
  */
-export async function routeRequest(input: RoutingInput): Promise<RoutedTarget> {
-  const { principal, headerPrefix } = input;
-  const providerHeader = input.headers.provider;
-  refuseBlockedInlineChoices(input);
-  if (input.headers.config !== undefined) {
-    throw new NotImplemented('Inline configs are not supported in this release; use a saved integration.', {
-      param: `${headerPrefix}config`,
-      code: 'inline_config_not_supported',
-    });
-  }
+export async function routeRequest(
+  input: RoutingInput,
+  leaf: RoutingTarget = {},
+  leafPath = 'config',
+): Promise<RoutedTarget> {
+  const { headerPrefix } = input;
   let model = input.model;
   let slug: string | undefined;
   const modelMatch = model === undefined ? null : INTEGRATION_MODEL.exec(model);
@@ -57,83 +59,117 @@ export async function routeRequest(input: RoutingInput): Promise<RoutedTarget> {
     model = modelMatch[2]!;
   }
   const modelRewritten = model !== input.model;
+  const leafSlug = leaf.virtual_key ?? (leaf.provider?.startsWith('@') ? leaf.provider.slice(1) : undefined);
+  if (leafSlug) {
+    const param = `${leafPath}.${leaf.virtual_key ? 'virtual_key' : 'provider'}`;
+    return { model, modelRewritten, target: await integrationTarget(input, leafSlug, param) };
+  }
+  if (leaf.provider) {
+    return {
+      model,
+      modelRewritten,
+      target: await directTarget(input, leaf.provider, {
+        apiKey: leaf.api_key,
+        customHost: leaf.custom_host,
+        providerParam: `${leafPath}.provider`,
+        hostParam: `${leafPath}.custom_host`,
+      }),
+    };
+  }
+  const providerHeader = input.headers.provider;
   if (providerHeader?.startsWith('@')) slug = providerHeader.slice(1);
-
   if (slug) {
     if (input.headers.customHost !== undefined) {
       throw new BadRequest('A custom host applies only to a provider chosen inline, not to an integration.', {
         param: `${headerPrefix}custom-host`,
       });
     }
-    const integration = await input.integrations.get(principal.organisationId, principal.workspaceId, slug);
-    if (!integration) {
-      throw new NotFound(`Integration '${slug}' not found.`, {
-        param: 'model',
-        code: 'integration_not_found',
-      });
-    }
-    return {
-      model,
-      modelRewritten,
-      target: {
-        provider: integration.provider,
-        apiKey: integration.apiKey,
-        baseUrl: integration.baseUrl,
-        headers: integration.headers,
-        settings: integration.settings,
-        integrationSlug: integration.slug,
-        pricing: integration.pricing,
-      },
-    };
+    return { model, modelRewritten, target: await integrationTarget(input, slug, 'model') };
   }
   if (providerHeader) {
-    if (!input.directProviders.has(providerHeader)) {
-      throw new BadRequest(`Unknown provider '${providerHeader}'.`, { param: `${headerPrefix}provider` });
-    }
-    const customHost = input.headers.customHost;
-    const baseUrl = customHost
-      ? (
-          await checkCustomHost(customHost, {
-            trusted: input.inline.trustedCustomHosts,
-            resolve: input.inline.resolve,
-            param: `${headerPrefix}custom-host`,
-          })
-        ).href.replace(/\/+$/, '')
-      : undefined;
     return {
       model,
       modelRewritten,
-      target: {
-        provider: providerHeader,
-        apiKey: input.providerKey ?? '',
-        baseUrl,
-        headers: {},
-        settings: {},
-      },
+      target: await directTarget(input, providerHeader, {
+        apiKey: undefined,
+        customHost: input.headers.customHost,
+        providerParam: `${headerPrefix}provider`,
+        hostParam: `${headerPrefix}custom-host`,
+      }),
     };
   }
   throw new BadRequest(
     `No provider selected: set the ${headerPrefix}provider header (e.g. "mock", "openai" or "@integration-slug"), ` +
-      'or use a model of the form "@integration-slug/model".',
+      'use a model of the form "@integration-slug/model", or a config that names a provider.',
     { param: `${headerPrefix}provider`, code: 'provider_required' },
   );
 }
 
-/** With BLOCK_INLINE_CONFIG on, a request may not choose its provider, host or config itself. */
-function refuseBlockedInlineChoices(input: RoutingInput): void {
-  if (!input.inline.blockInlineConfig) return;
-  const { provider, customHost, config } = input.headers;
-  const inline: Array<[string, boolean]> = [
+async function integrationTarget(input: RoutingInput, slug: string, param: string): Promise<ProviderTarget> {
+  const { principal } = input;
+  const integration = await input.integrations.get(principal.organisationId, principal.workspaceId, slug);
+  if (!integration) {
+    throw new NotFound(`Integration '${slug}' not found.`, { param, code: 'integration_not_found' });
+  }
+  return {
+    provider: integration.provider,
+    apiKey: integration.apiKey,
+    baseUrl: integration.baseUrl,
+    headers: integration.headers,
+    settings: integration.settings,
+    integrationSlug: integration.slug,
+    pricing: integration.pricing,
+  };
+}
+
+/** A provider chosen by kind: the key from the config or the request, a host behind the unsafe-host check. */
+async function directTarget(
+  input: RoutingInput,
+  provider: string,
+  options: {
+    apiKey: string | undefined;
+    customHost: string | undefined;
+    providerParam: string;
+    hostParam: string;
+  },
+): Promise<ProviderTarget> {
+  if (!input.directProviders.has(provider)) {
+    throw new BadRequest(`Unknown provider '${provider}'.`, { param: options.providerParam });
+  }
+  const baseUrl = options.customHost
+    ? (
+        await checkCustomHost(options.customHost, {
+          trusted: input.inline.trustedCustomHosts,
+          resolve: input.inline.resolve,
+          param: options.hostParam,
+        })
+      ).href.replace(/\/+$/, '')
+    : undefined;
+  return { provider, apiKey: options.apiKey ?? input.providerKey ?? '', baseUrl, headers: {}, settings: {} };
+}
+
+/**
+ * With block_inline_config on, a request may not choose its provider, host or config
+ * itself; saved integrations and saved configs still work. The setting is only looked up
+ * when the request makes such a choice.
+ */
+export async function refuseBlockedInlineChoices(
+  principal: Principal,
+  headers: Pick<GatewayHeaders, 'provider' | 'customHost' | 'config'>,
+  inline: InlinePolicy,
+  headerPrefix: string,
+): Promise<void> {
+  const { provider, customHost, config } = headers;
+  const choices: Array<[string, boolean]> = [
     ['provider', provider !== undefined && !provider.startsWith('@')],
     ['custom-host', customHost !== undefined],
-    ['config', config !== undefined],
+    ['config', config !== undefined && isInlineConfig(config)],
   ];
-  const chosen = inline.find(([, present]) => present);
-  if (chosen) {
-    const header = `${input.headerPrefix}${chosen[0]}`;
-    throw new Forbidden(
-      `Inline configuration is blocked for this gateway: ${header} may not be set; use a saved integration instead.`,
-      { param: header, code: 'inline_config_blocked' },
-    );
-  }
+  const chosen = choices.find(([, present]) => present);
+  if (!chosen || !(await inline.blockInlineConfig(principal))) return;
+  const header = `${headerPrefix}${chosen[0]}`;
+  throw new Forbidden(
+    `Inline configuration is blocked for this organisation: ${header} may not choose a provider, host or config; use a saved integration or config instead.`,
+    { param: header, code: 'inline_config_blocked' },
+  );
 }

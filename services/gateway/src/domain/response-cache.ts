@@ -31,12 +31,14 @@ export const MAX_CACHED_BYTES = 1_000_000;
 export function cacheDirectives(
   headers: Record<string, string | string[] | undefined>,
   prefix: string,
+  /** The config's `cache` setting; the headers win over it. */
+  configured?: { mode: 'simple' | 'disabled'; max_age?: number | undefined },
 ): CacheDirectives {
   const value = (name: string) => {
     const v = headers[`${prefix}${name}`];
     return Array.isArray(v) ? v[0] : v;
   };
-  const mode = value('cache');
+  const mode = value('cache') ?? configured?.mode;
   if (mode !== undefined && mode !== 'simple' && mode !== 'disabled') {
     throw new BadRequest(`Header ${prefix}cache must be "simple" or "disabled".`, {
       param: `${prefix}cache`,
@@ -49,7 +51,7 @@ export function cacheDirectives(
     });
   }
   const maxAge = value('cache-max-age');
-  const seconds = maxAge === undefined ? DEFAULT_MAX_AGE_SECONDS : Number(maxAge);
+  const seconds = maxAge === undefined ? (configured?.max_age ?? DEFAULT_MAX_AGE_SECONDS) : Number(maxAge);
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_MAX_AGE_SECONDS) {
     throw new BadRequest(
       `Header ${prefix}cache-max-age must be whole seconds from 1 to ${MAX_MAX_AGE_SECONDS}.`,

@@ -24,6 +24,11 @@ export interface CompletedRequest {
   errorMessage: string | undefined;
   cacheStatus?: string | undefined;
   pricing?: PricingMultiplier | undefined;
+  /** The saved config the request ran with. */
+  configSlug?: string | undefined;
+  /** The config target that answered (or failed last), e.g. `config.targets[1]`. */
+  routePath?: string | undefined;
+  retries?: number | undefined;
 }
 
 interface UsageFields {
@@ -104,6 +109,9 @@ export function publishRequestEvents(bus: EventBus, done: CompletedRequest): voi
     cost,
     errorMessage: done.errorMessage ?? '',
     cacheStatus: done.cacheStatus ?? '',
+    configSlug: done.configSlug ?? '',
+    routePath: done.routePath ?? '',
+    retryCount: done.retries ?? 0,
   });
   if (done.status < 400) {
     publishEvent(bus, Topics.usage, events.UsageEventSchema, p.apiKeyId, {

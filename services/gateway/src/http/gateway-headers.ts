@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { randomUUID } from 'node:crypto';
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest, ROUTING_LIMITS } from '@switchyard/platform';
 
 export interface GatewayHeaders {
   provider: string | undefined;
@@ -14,6 +14,8 @@ export interface GatewayHeaders {
 }
 
 const MAX_HEADER_VALUE = 1024;
+/** Headers that carry documents: metadata and an inline config. */
+const LONG_HEADERS: Record<string, number> = { metadata: 16_384, config: ROUTING_LIMITS.maxConfigBytes };
 
 /** Reads the `<prefix>*` request headers once, validating each. */
 export function readGatewayHeaders(req: Request, prefix: string): GatewayHeaders {
@@ -22,7 +24,7 @@ export function readGatewayHeaders(req: Request, prefix: string): GatewayHeaders
     if (value === undefined) return undefined;
     const text = Array.isArray(value) ? value[0] : value;
     if (text === undefined || text === '') return undefined;
-    if (text.length > (name === 'metadata' ? 16_384 : MAX_HEADER_VALUE)) {
+    if (text.length > (LONG_HEADERS[name] ?? MAX_HEADER_VALUE)) {
       throw new BadRequest(`Header ${prefix}${name} is too long.`, { param: `${prefix}${name}` });
     }
     return text;

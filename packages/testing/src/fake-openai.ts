@@ -18,6 +18,7 @@ export interface FakeOpenAi {
  * scenario:
  *   anything          a normal completion echoing the last user message
  *   error-<status>    that HTTP status with an OpenAI error body (429 adds retry-after)
+ *   fail-first-<n>[-tag]  503 for the first n requests with that exact model, then normal
  *   slow-stream       stream chunks 50 ms apart
  *   hang              never answers (to test timeouts and client aborts)
  *   tool-call         answers with a tool call
@@ -30,6 +31,9 @@ export async function startFakeOpenAi(options: { apiKey?: string; port?: number 
   state.baseUrl = `${state.url}/v1`;
   return state;
 }
+
+/** Requests seen per `fail-first-*` model, across every fake in the process. */
+const failures = new Map<string, number>();
 
 function sendError(
   res: ServerResponse,
@@ -90,6 +94,14 @@ async function handle(
       `simulated_${status[1]}`,
     );
     return;
+  }
+  if (/^fail-first-\d+(-[\w-]+)?$/.test(model)) {
+    const seen = (failures.get(model) ?? 0) + 1;
+    failures.set(model, seen);
+    if (seen <= Number(model.split('-')[2])) {
+      sendError(res, 503, 'Simulated overload.', 'server_error', 'simulated_503');
+      return;
+    }
   }
   res.on('close', () => {
     if (!res.writableFinished) state.aborted++;

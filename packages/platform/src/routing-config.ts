@@ -263,6 +263,12 @@ export function integrationSlugs(node: RoutingTarget): string[] {
   return [...(own ? [own] : []), ...(node.targets ?? []).flatMap(integrationSlugs)];
 }
 
+/** Provider kinds a config names directly (not through an integration). */
+export function providerKinds(node: RoutingTarget): string[] {
+  const own = node.provider !== undefined && !node.provider.startsWith('@') ? [node.provider] : [];
+  return [...own, ...(node.targets ?? []).flatMap(providerKinds)];
+}
+
 /** True when a config itself chooses a provider (a leaf or any target names one). */
 export function configSelectsProvider(node: RoutingTarget): boolean {
   return node.provider !== undefined || node.virtual_key !== undefined || (node.targets?.length ?? 0) > 0;

@@ -69,17 +69,10 @@ export const gatewayService: ServiceDefinition = {
       cache: new ResponseCache(need(kv, 'key-value store'), logger),
     };
     const chat = new ChatCompletions({ ...context, logger });
-    const forwarded = new ForwardedOperations(context);
+    const forwarded = new ForwardedOperations(context, new ModelCatalog(integrationsClient));
     let subscription: Subscription | undefined;
     return {
-      router: gatewayRouter(
-        chat,
-        forwarded,
-        new ModelCatalog(integrationsClient),
-        keys,
-        headerPrefix,
-        config.MAX_REQUEST_BODY,
-      ),
+      router: gatewayRouter(chat, forwarded, keys, headerPrefix, config.MAX_REQUEST_BODY),
       async start() {
         const dropApiKey = invalidateApiKeys(keys);
         subscription = await onChanges(events, logger, 'gateway', (change) => {

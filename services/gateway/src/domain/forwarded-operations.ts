@@ -1,8 +1,18 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { BadRequest, NotFound, NotImplemented, UpstreamError, parseInput } from '@switchyard/platform';
+import {
+  BadRequest,
+  NotFound,
+  NotImplemented,
+  UpstreamError,
+  integrationSlugs,
+  parseInput,
+  providerKinds,
+} from '@switchyard/platform';
 import type { ForwardCall } from '../providers/types.ts';
 import { GatewayRequest, type GatewayContext } from './gateway-request.ts';
+import type { ModelCatalog } from './model-catalog.ts';
+import { refuseBlockedInlineChoices } from './provider-routing.ts';
 
 /** The OpenAI API surface forwarded as it came to providers that speak the OpenAI format. */
 export const FORWARDED_PREFIXES = [
@@ -58,7 +68,10 @@ const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'openai-beta'];
  * to the provider with its credentials; the answer is streamed back as it arrives.
  */
 export class ForwardedOperations {
-  constructor(private readonly context: GatewayContext) {}
+  constructor(
+    private readonly context: GatewayContext,
+    private readonly catalog: ModelCatalog,
+  ) {}
 
   async handle(req: Request, res: Response): Promise<void> {
     const request = new GatewayRequest(this.context, req, res);
@@ -66,6 +79,13 @@ export class ForwardedOperations {
     const requestBody = json ? json.toString('utf8') : '';
     try {
       const path = upstreamPath(req);
+      if (req.method === 'GET' && path.pathname === '/models') {
+        const integrated = await this.integratedModels(request, req);
+        if (integrated) {
+          res.json(integrated);
+          return;
+        }
+      }
       let parsed = json && json.length > 0 ? parseJson(json) : undefined;
       const rule = specified.find((r) => r.method === req.method && r.pattern.test(path.pathname));
       if (rule) {
@@ -141,6 +161,39 @@ export class ForwardedOperations {
       request.fail(err, requestBody);
     }
   }
+
+  /**
+   * GET /v1/models answers from the integrated catalog unless the request names a provider
+   * (header or config); `<prefix>models-endpoint: true` or a config's
+   * `fetch_integrated_models` asks for the catalog anyway, narrowed to the providers named.
+   * Undefined means: forward to the provider.
+   */
+  private async integratedModels(request: GatewayRequest, req: Request) {
+    const prefix = this.context.headerPrefix;
+    const wanted = booleanHeader(req, `${prefix}models-endpoint`);
+    const provider = request.headers.provider;
+    if (provider === undefined && request.headers.config === undefined) {
+      return wanted === false ? undefined : this.catalog.list(req);
+    }
+    await refuseBlockedInlineChoices(request.principal, request.headers, this.context.inline, prefix);
+    const config = (await request.config())?.config;
+    const named = new Set<string>(provider === undefined ? [] : [provider]);
+    if (config) {
+      for (const slug of integrationSlugs(config)) named.add(`@${slug}`);
+      for (const kind of providerKinds(config)) named.add(kind);
+    }
+    if (named.size === 0) return wanted === false ? undefined : this.catalog.list(req);
+    if (!(wanted ?? config?.fetch_integrated_models ?? false)) return undefined;
+    return this.catalog.list(req, named);
+  }
+}
+
+/** `<prefix>models-endpoint: true|false`. */
+function booleanHeader(req: Request, name: string): boolean | undefined {
+  const value = req.headers[name];
+  if (value === undefined || value === '') return undefined;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new BadRequest(`Header ${name} must be true or false.`, { param: name });
 }
 
 /** Reads and drops an answer that will not be used, so its connection can be reused. */

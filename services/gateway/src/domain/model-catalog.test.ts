@@ -80,3 +80,58 @@ test("with a provider chosen, the provider's own list is returned", async () => 
     ['gpt-4o-mini'],
   );
 });
+
+test('<prefix>models-endpoint: true answers from the catalog, narrowed to the provider named', async () => {
+  const res = await h.request('GET', '/v1/models', {
+    key: h.workspaceKey,
+    headers: { 'x-vendor-provider': '@shared-openai', 'x-vendor-models-endpoint': 'true' },
+  });
+  assert.equal(res.status, 200, res.text);
+  const ids: string[] = res.body.data.map((m: { id: string }) => m.id);
+  assert.ok(ids.length > 1);
+  assert.ok(
+    ids.every((id) => id.startsWith('@shared-openai/')),
+    ids.join(),
+  );
+});
+
+test("a config's fetch_integrated_models lists the catalog models of the integrations it routes to", async () => {
+  const before = fake.requests.length;
+  const res = await h.request('GET', '/v1/models', {
+    key: h.workspaceKey,
+    headers: {
+      'x-vendor-config': JSON.stringify({
+        fetch_integrated_models: true,
+        strategy: { mode: 'fallback' },
+        targets: [{ virtual_key: 'team-claude' }, { provider: '@shared-openai' }],
+      }),
+    },
+  });
+  assert.equal(res.status, 200, res.text);
+  const ids: string[] = res.body.data.map((m: { id: string }) => m.id);
+  assert.ok(ids.some((id) => id.startsWith('@team-claude/')));
+  assert.ok(ids.some((id) => id.startsWith('@shared-openai/')));
+  assert.equal(fake.requests.length, before, 'the provider was asked');
+});
+
+test('a config that names a provider without fetch_integrated_models gets the provider list', async () => {
+  const res = await h.request('GET', '/v1/models', {
+    key: h.workspaceKey,
+    headers: { 'x-vendor-config': JSON.stringify({ provider: '@shared-openai' }) },
+  });
+  assert.equal(res.status, 200, res.text);
+  assert.deepEqual(
+    res.body.data.map((m: { id: string }) => m.id),
+    ['gpt-4o-mini'],
+  );
+  assert.equal(res.headers.get('x-vendor-last-used-option-index'), 'config');
+});
+
+test('<prefix>models-endpoint must be true or false', async () => {
+  const res = await h.request('GET', '/v1/models', {
+    key: h.workspaceKey,
+    headers: { 'x-vendor-models-endpoint': 'yes' },
+  });
+  assert.equal(res.status, 400);
+  assert.equal(res.body.error.param, 'x-vendor-models-endpoint');
+});

@@ -18,13 +18,20 @@ export interface ModelEntry {
 export class ModelCatalog {
   constructor(private readonly integrations: ServiceClient<typeof admin.IntegrationService>) {}
 
-  async list(req: Request): Promise<{ object: 'list'; data: ModelEntry[] }> {
+  /**
+   * With `only`, just the integrations it names (by slug) or whose provider kind it names:
+   * the providers a request's provider header or config refers to.
+   */
+  async list(req: Request, only?: ReadonlySet<string>): Promise<{ object: 'list'; data: ModelEntry[] }> {
     const principal = requireWorkspacePrincipal(req);
     const { integrations } = await this.integrations.listIntegrations(
       { organisationId: principal.organisationId, workspaceId: principal.workspaceId },
       { deadlineMs: 2_000 },
     );
-    const data = integrations.flatMap((integration) =>
+    const chosen = only
+      ? integrations.filter((i) => only.has(`@${i.slug}`) || only.has(i.provider))
+      : integrations;
+    const data = chosen.flatMap((integration) =>
       modelsOf(integration.provider).map((model) => ({
         id: `@${integration.slug}/${model}`,
         object: 'model' as const,

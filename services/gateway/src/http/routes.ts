@@ -1,13 +1,11 @@
 import express, { Router } from 'express';
 import { apiKeyAuthentication, type ApiKeyCache } from '@switchyard/platform';
 import type { ChatCompletions } from '../domain/chat-completions.ts';
-import type { ModelCatalog } from '../domain/model-catalog.ts';
 import { FORWARDED_PATH, type ForwardedOperations } from '../domain/forwarded-operations.ts';
 
 export function gatewayRouter(
   chat: ChatCompletions,
   forwarded: ForwardedOperations,
-  catalog: ModelCatalog,
   keys: ApiKeyCache,
   headerPrefix: string,
   maxBody: string,
@@ -18,11 +16,6 @@ export function gatewayRouter(
   const jsonBody = express.raw({ type: ['application/json', 'application/*+json'], limit: maxBody });
   router.use('/v1', apiKeyAuthentication({ cache: keys, headerPrefix }));
   router.post('/v1/chat/completions', rawBody, (req, res) => chat.handle(req, res));
-  // With a provider chosen, the provider's own list; otherwise what the caller's integrations offer.
-  router.get('/v1/models', async (req, res, next) => {
-    if (req.headers[`${headerPrefix}provider`]) return next();
-    res.json(await catalog.list(req));
-  });
   router.all(FORWARDED_PATH, jsonBody, (req, res) => forwarded.handle(req, res));
   return router;
 }

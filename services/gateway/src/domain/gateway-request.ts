@@ -16,8 +16,7 @@ import type { ChatProvider } from '../providers/types.ts';
 import type { IntegrationCache } from './integration-cache.ts';
 import type { PolicyGate } from './policy-gate.ts';
 import type { ResponseCache } from './response-cache.ts';
-import type { ConfigCache} from '../routing/config-source.ts';
-import { resolveConfig, type ResolvedConfig } from '../routing/config-source.ts';
+import { resolveConfig, type ConfigCache, type ResolvedConfig } from '../routing/config-source.ts';
 import { runRoutePlan, type AttemptContext, type AttemptResult } from '../routing/route-plan.ts';
 import {
   refuseBlockedInlineChoices,

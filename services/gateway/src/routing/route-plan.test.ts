@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { AppError} from '@switchyard/platform';
+import type { AppError } from '@switchyard/platform';
 import { UpstreamError, parseRoutingConfig } from '@switchyard/platform';
 import { retryAfterMs, runRoutePlan, type AttemptContext, type RoutePlanOptions } from './route-plan.ts';
 

@@ -15,6 +15,7 @@ import { consumeRequestLogs } from './events/request-log.consumer.ts';
 import { logExportRouter } from './http/routes.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { Init1763700000002 } from './store/migrations/1763700000002-init.ts';
+import { Route1763700000006 } from './store/migrations/1763700000006-route.ts';
 import { RequestLogRepository } from './store/request-log.repository.ts';
 
 const configSchema = z.object({ HEADER_PREFIX: env.string('x-vendor-') });
@@ -22,7 +23,7 @@ const configSchema = z.object({ HEADER_PREFIX: env.string('x-vendor-') });
 /** Request logs from Kafka into Postgres, served per workspace. */
 export const logExportService: ServiceDefinition = {
   name: 'log-export',
-  database: { schema: SCHEMA, entities, migrations: [Init1763700000002] },
+  database: { schema: SCHEMA, entities, migrations: [Init1763700000002, Route1763700000006] },
   bus: true,
   clients: ['identity'],
   async create({ db, bus, clients, env: processEnv, logger }) {

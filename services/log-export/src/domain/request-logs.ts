@@ -43,6 +43,9 @@ export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
     cost: event.cost,
     errorMessage: storable(event.errorMessage) || null,
     cacheStatus: storable(event.cacheStatus) || null,
+    configSlug: storable(event.configSlug) || null,
+    routePath: storable(event.routePath) || null,
+    retryCount: event.retryCount,
   };
 }
 

@@ -106,6 +106,8 @@ describe('storing request logs', () => {
       stream: false,
       latency_ms: 321,
       cache_status: null,
+      config: null,
+      route: null,
       usage: {
         prompt_tokens: 9,
         completion_tokens: 3,
@@ -122,6 +124,15 @@ describe('storing request logs', () => {
       },
       response: { status: 200, body: { id: 'chatcmpl-1', choices: [] } },
     });
+  });
+
+  test('a request routed by a saved config shows the config, the target that answered and its retries', async () => {
+    const event = requestLog({ configSlug: 'pc-prod-1a2b3c', routePath: 'config.targets[1]', retryCount: 2 });
+    publish(event);
+    await h.bus.flush();
+    const res = await stored(event.id);
+    assert.equal(res.body.config, 'pc-prod-1a2b3c');
+    assert.deepEqual(res.body.route, { target: 'config.targets[1]', retry_count: 2 });
   });
 
   test('a body that is not JSON is shown as text', async () => {

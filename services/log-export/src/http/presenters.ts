@@ -28,6 +28,8 @@ export function presentRequestLog(log: RequestLog) {
     stream: log.stream,
     latency_ms: log.latencyMs,
     cache_status: log.cacheStatus,
+    config: log.configSlug,
+    route: log.routePath === null ? null : { target: log.routePath, retry_count: log.retryCount },
     usage: log.usage,
     cost: log.cost,
     error_message: log.errorMessage,

@@ -35,6 +35,9 @@ export interface RequestLog {
   cost: number;
   errorMessage: string | null;
   cacheStatus: string | null;
+  configSlug: string | null;
+  routePath: string | null;
+  retryCount: number;
 }
 
 export const RequestLogEntity = new EntitySchema<RequestLog>({
@@ -65,6 +68,9 @@ export const RequestLogEntity = new EntitySchema<RequestLog>({
     cost: { type: 'double precision' },
     errorMessage: { name: 'error_message', type: 'text', nullable: true },
     cacheStatus: { name: 'cache_status', type: 'text', nullable: true },
+    configSlug: { name: 'config_slug', type: 'text', nullable: true },
+    routePath: { name: 'route_path', type: 'text', nullable: true },
+    retryCount: { name: 'retry_count', type: 'int', default: 0 },
   },
 });
 

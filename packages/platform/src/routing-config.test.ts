@@ -94,6 +94,15 @@ describe('routing config', () => {
     rejects({ cache: { mode: 'semantic' } }, 'x-vendor-config.cache.mode', 'x-vendor-config');
   });
 
+  test('a document nested far too deep is a 400, not a stack overflow', () => {
+    let node: Record<string, unknown> = { provider: 'a' };
+    for (let i = 0; i < 5_000; i += 1) node = { strategy: { mode: 'single' }, targets: [node] };
+    assert.throws(
+      () => parseRoutingConfig(node),
+      (err: AppError) => err.status === 400 && err.param === 'config',
+    );
+  });
+
   test('nesting is bounded', () => {
     let node: Record<string, unknown> = { provider: 'a' };
     for (let i = 0; i < 6; i += 1) node = { strategy: { mode: 'single' }, targets: [node] };

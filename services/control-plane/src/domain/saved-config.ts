@@ -12,12 +12,6 @@ import {
 const ROOT = 'config';
 
 /**
- * Far deeper than any config needs (targets nest 5 levels); bounds the recursion of every
- * check that follows, so a deeply nested document is a 400 and not a stack overflow.
- */
-const MAX_JSON_DEPTH = 64;
-
-/**
  * A config as a request sends it, an object or its JSON text, checked for saving: the
  * routing schema, and no provider key anywhere (keys belong in integrations).
  */
@@ -26,12 +20,6 @@ export function parseSavedConfig(document: string | Record<string, unknown>): Ro
   if (Buffer.byteLength(JSON.stringify(value)) > ROUTING_LIMITS.maxConfigBytes) {
     throw new PayloadTooLarge(`A config may be at most ${ROUTING_LIMITS.maxConfigBytes} bytes of JSON.`, {
       param: ROOT,
-    });
-  }
-  if (depthOf(value) > MAX_JSON_DEPTH) {
-    throw new BadRequest(`A config may nest at most ${MAX_JSON_DEPTH} levels of objects and arrays.`, {
-      param: ROOT,
-      code: 'invalid_config',
     });
   }
   const config = parseRoutingConfig(value, ROOT);
@@ -70,19 +58,6 @@ function decode(text: string): unknown {
       code: 'invalid_config',
     });
   }
-}
-
-/** Nesting depth of a JSON value, without recursion. */
-function depthOf(value: unknown): number {
-  let deepest = 0;
-  const pending: Array<[unknown, number]> = [[value, 0]];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [node, depth] = next;
-    if (node === null || typeof node !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    for (const child of Object.values(node)) pending.push([child, depth + 1]);
-  }
-  return deepest;
 }
 
 /** The path of the first property named `key` anywhere in a JSON value. */

@@ -31,6 +31,11 @@ export interface ServiceHarnessOptions {
   adminKey?: string;
   /** Bootstrap the first organisation when control-plane is present (default true). */
   bootstrap?: boolean;
+  /**
+   * Turn the bootstrapped organisation's block_inline_config off when admin is present
+   * (default true); false leaves it at the default for an organisation created today: on.
+   */
+  allowInlineConfig?: boolean;
   /** gRPC addresses for clients whose service is not in `services`, e.g. a stand-in the test controls. */
   clientAddresses?: Partial<Record<ClientName, string>>;
   /** Service logs; silent unless asked for. */
@@ -186,6 +191,16 @@ async function start(
     await closed;
   });
   const url = `http://127.0.0.1:${http.port}`;
+  // Organisations created today block inline provider choices by default; most tests choose
+  // providers inline, so the harness organisation allows it unless a test asks otherwise.
+  if (identity && instances.has('admin') && options.allowInlineConfig !== false) {
+    const res = await fetch(`${url}/v1/admin/organisation/settings`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${identity.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ block_inline_config: false }),
+    });
+    if (!res.ok) throw new Error(`could not allow inline config: ${res.status} ${await res.text()}`);
+  }
 
   const extraClients = new Map<ClientName, unknown>();
   const bootstrapped = <K extends keyof NonNullable<typeof identity>>(field: K) => {

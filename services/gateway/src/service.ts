@@ -7,6 +7,7 @@ import {
   need,
   onChanges,
   remotePrincipalLookup,
+  type Principal,
   type ServiceDefinition,
   type Subscription,
 } from '@switchyard/platform';
@@ -17,6 +18,7 @@ import { ResponseCache } from './domain/response-cache.ts';
 import { ModelCatalog } from './domain/model-catalog.ts';
 import { IntegrationCache } from './domain/integration-cache.ts';
 import { ConfigCache } from './routing/config-source.ts';
+import { OrganisationSettingsCache, invalidateOrganisationSettings } from './domain/organisation-settings.ts';
 import { PolicyGate } from './domain/policy-gate.ts';
 import { gatewayRouter } from './http/routes.ts';
 import { createProviders } from './providers/index.ts';
@@ -48,6 +50,11 @@ export const gatewayService: ServiceDefinition = {
     const integrationsClient = need(clients.integrations, 'integrations client');
     const integrations = new IntegrationCache(integrationsClient);
     const configs = new ConfigCache(need(clients.configs, 'configs client'));
+    const organisationSettings = new OrganisationSettingsCache(
+      need(clients.organisationSettings, 'organisation settings client'),
+      { forced: config.BLOCK_INLINE_CONFIG, logger },
+    );
+    const dropOrganisationSettings = invalidateOrganisationSettings(organisationSettings);
     const headerPrefix = config.HEADER_PREFIX.toLowerCase();
     const policyGate = new PolicyGate(need(clients.policy, 'policy client'), logger, {
       timeoutMs: config.POLICY_TIMEOUT_MS,
@@ -56,7 +63,7 @@ export const gatewayService: ServiceDefinition = {
     const context = {
       providers,
       inline: {
-        blockInlineConfig: () => Promise.resolve(config.BLOCK_INLINE_CONFIG),
+        blockInlineConfig: (principal: Principal) => organisationSettings.blockInlineConfig(principal),
         trustedCustomHosts: config.TRUSTED_CUSTOM_HOSTS,
         resolve: systemResolver,
       },
@@ -77,6 +84,7 @@ export const gatewayService: ServiceDefinition = {
         const dropApiKey = invalidateApiKeys(keys);
         subscription = await onChanges(events, logger, 'gateway', (change) => {
           dropApiKey(change);
+          dropOrganisationSettings(change);
           if (change.entity === 'integration' && change.cacheKey) integrations.invalidate(change.cacheKey);
           if (change.entity === 'policy') policyGate.forgetSkips();
           if (change.entity === 'config') configs.invalidateOrganisation(change.organisationId);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { adminService } from '@switchyard/admin';
+import { adminService, type Admin } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
 import { policyService } from '@switchyard/policy';
 import type { ServiceDefinition } from '@switchyard/platform';
@@ -158,5 +158,48 @@ describe('BLOCK_INLINE_CONFIG on', () => {
       json: { ...body, model: '@saved/gpt-x' },
     });
     assert.equal(byModel.status, 200, byModel.text);
+  });
+});
+
+describe("the organisation's block_inline_config", () => {
+  let h: ServiceHarness;
+  before(async () => {
+    h = await startServiceHarness({ services, allowInlineConfig: false });
+    await h.instance<Admin>('admin').ensureMockIntegration(h.organisationId);
+  });
+  after(() => h?.close());
+
+  const setting = (value: boolean | null) =>
+    h.request('PUT', '/v1/admin/organisation/settings', {
+      key: h.adminKey,
+      json: { block_inline_config: value },
+    });
+
+  test('is on by default for an organisation created on or after 2026-06-19, and saved resources still work', async () => {
+    const shown = await h.request('GET', '/v1/admin/organisation/settings', { key: h.adminKey });
+    assert.deepEqual(shown.body, { block_inline_config: true, block_inline_config_source: 'default' });
+    const inline = await chat(h, { 'x-vendor-provider': 'mock' });
+    assert.equal(inline.status, 403);
+    assert.equal(inline.body.error.param, 'x-vendor-provider');
+    const inlineConfig = await chat(h, { 'x-vendor-config': '{"provider":"mock"}' });
+    assert.equal(inlineConfig.status, 403);
+    assert.equal(inlineConfig.body.error.param, 'x-vendor-config');
+    const saved = await h.request('POST', '/v1/chat/completions', {
+      key: h.workspaceKey,
+      json: { ...body, model: '@mock/mock-1' },
+    });
+    assert.equal(saved.status, 200, saved.text);
+  });
+
+  test('turning it off takes effect at once, and turning it on again blocks again', async () => {
+    assert.equal((await setting(false)).status, 200);
+    await h.bus.flush();
+    const allowed = await chat(h, { 'x-vendor-provider': 'mock' });
+    assert.equal(allowed.status, 200, allowed.text);
+    assert.equal((await setting(true)).status, 200);
+    await h.bus.flush();
+    const blocked = await chat(h, { 'x-vendor-provider': 'mock' });
+    assert.equal(blocked.status, 403);
+    assert.equal(blocked.body.error.code, 'inline_config_blocked');
   });
 });

@@ -38,7 +38,7 @@ describe('routing config', () => {
   });
 
   test('each broken rule is a 400 naming the field, under the given root', () => {
-    rejects({ stratgy: { mode: 'single' } }, 'config', 'config');
+    rejects({ stratgy: { mode: 'single' } }, 'config.stratgy', 'config');
     rejects({ strategy: { mode: 'single' } }, 'config.targets');
     rejects({ targets: [{ provider: 'a' }] }, 'config.strategy');
     rejects({ strategy: { mode: 'random' }, targets: [{ provider: 'a' }] }, 'config.strategy.mode');

@@ -41,7 +41,10 @@ export function parseInput<S extends z.ZodType>(
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const first = result.error.issues[0]!;
-  const { issue, path } = mostSpecific(first, [...first.path]);
+  const specific = mostSpecific(first, [...first.path]);
+  const { issue } = specific;
+  // An unknown field is named itself, not the object holding it.
+  const path = issue.code === 'unrecognized_keys' ? [...specific.path, issue.keys[0]!] : specific.path;
   const param = paramPath(root === undefined ? path : [root, ...path]);
   const message = param
     ? `Invalid ${where} parameter '${param}': ${issue.message}`

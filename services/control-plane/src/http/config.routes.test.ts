@@ -200,7 +200,7 @@ describe('what a saved config may hold', () => {
     {
       what: 'an unknown field in a target',
       config: { strategy: { mode: 'fallback' }, targets: [{ virtual_key: 'a', colour: 'blue' }] },
-      param: 'config.targets[0]',
+      param: 'config.targets[0].colour',
     },
     {
       what: 'a weight below 0',
@@ -268,7 +268,7 @@ describe('what a saved config may hold', () => {
       json: { name: 'Invalid', config: { retry: { attempts: 1 }, colour: 'blue' } },
     });
     assert.equal(res.status, 400);
-    assert.equal(res.body.error.param, 'config');
+    assert.equal(res.body.error.param, 'config.colour');
     assert.match(res.body.error.message, /colour/);
   });
 

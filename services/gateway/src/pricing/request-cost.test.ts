@@ -85,5 +85,5 @@ test('a negative or unknown multiplier is a 400 naming it', async () => {
   assert.equal(negative.body.error.param, 'pricing_adjustments.multiplier.default');
   const unknown = await integration('bad-b', { multiplier: { per_image: 2 } });
   assert.equal(unknown.status, 400);
-  assert.equal(unknown.body.error.param, 'pricing_adjustments.multiplier');
+  assert.equal(unknown.body.error.param, 'pricing_adjustments.multiplier.per_image');
 });

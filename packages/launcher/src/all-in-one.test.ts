@@ -171,8 +171,10 @@ describe('all-in-one', { timeout: 240_000 }, () => {
     assert.match(second.banner, /Keys were printed when this data folder was first started/);
     assert.equal(second.field('organisation'), organisationId);
 
-    const again = await call(second.url, 'POST', '/v1/chat/completions', workspaceKey, hello, {
-      'x-vendor-provider': 'mock',
+    // Organisations created today block inline provider choices: the saved @mock integration answers.
+    const again = await call(second.url, 'POST', '/v1/chat/completions', workspaceKey, {
+      ...hello,
+      model: '@mock/mock-1',
     });
     assert.equal(again.status, 200, again.text);
     const earlier = await call(second.url, 'GET', `/v1/logs/${logId}`, workspaceKey);

@@ -8,7 +8,7 @@ import { adminService } from '../service.ts';
 let h: ServiceHarness;
 
 before(async () => {
-  h = await startServiceHarness({ services: [controlPlane, adminService] });
+  h = await startServiceHarness({ services: [controlPlane, adminService], allowInlineConfig: false });
 });
 after(() => h.close());
 

@@ -13,7 +13,7 @@ const path = '/v1/admin/organisation/settings';
 let h: ServiceHarness;
 
 before(async () => {
-  h = await startServiceHarness({ services: [controlPlane, adminService] });
+  h = await startServiceHarness({ services: [controlPlane, adminService], allowInlineConfig: false });
 });
 after(() => h.close());
 

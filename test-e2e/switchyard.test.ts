@@ -55,11 +55,11 @@ function openAi(apiKey: string): OpenAI {
   return new OpenAI({ apiKey, baseURL: `${stack.url('gateway')}/v1`, maxRetries: 0, timeout: 30_000 });
 }
 
+/** A chat completion through the saved mock integration (created by an earlier scenario). */
 function mockCompletion(key: string, prompt: string, timeoutMs = 10_000): Promise<ApiResponse> {
   return stack.request('POST', '/v1/chat/completions', {
     key,
-    headers: { 'x-vendor-provider': 'mock' },
-    body: { model: 'mock-model', messages: [{ role: 'user', content: prompt }] },
+    body: { model: '@e2e-mock/mock-model', messages: [{ role: 'user', content: prompt }] },
     timeoutMs,
   });
 }
@@ -232,6 +232,56 @@ test('the OpenAI SDK gets a chat completion through an integration; the upstream
   assert.equal(JSON.parse(call.body).model, 'gpt-4o-mini', 'the @integration/ prefix is removed');
 
   state.chat = { requestId, traceId, prompt };
+});
+
+test('a saved config routes across the services: a failing target falls back to the next, and the response names it; inline choices are refused for a new organisation', async () => {
+  const keyA = given(state.keyA, 'workspace A key');
+  const mock = await stack.request('POST', '/admin/v2/integrations', {
+    key: stack.adminKey,
+    body: { name: 'Mock', slug: 'e2e-mock', ai_provider_id: 'mock' },
+  });
+  assert.equal(mock.status, 200, mock.text);
+  const saved = await stack.request('POST', '/v2/configs', {
+    key: keyA.key,
+    body: {
+      name: `Fallback ${stack.runId}`,
+      config: {
+        strategy: { mode: 'fallback', on_status_codes: [503] },
+        targets: [
+          { provider: '@fake-openai', override_params: { model: 'error-503' } },
+          { provider: '@e2e-mock', override_params: { model: 'mock-model' } },
+        ],
+      },
+    },
+  });
+  assert.equal(saved.status, 200, saved.text);
+  const slug: string = saved.body.data.slug;
+
+  const client = openAi(keyA.key);
+  const before = stack.upstream.requests.length;
+  const { data, response } = await client.chat.completions
+    .create(
+      { model: 'any', messages: [{ role: 'user', content: 'route me' }] },
+      { headers: { 'x-vendor-config': slug } },
+    )
+    .withResponse();
+  assert.equal(data.object, 'chat.completion');
+  assert.equal(response.headers.get('x-vendor-provider'), 'mock');
+  assert.equal(response.headers.get('x-vendor-last-used-option-index'), 'config.targets[1]');
+  assert.equal(response.headers.get('x-vendor-retry-attempt-count'), '0');
+  assert.equal(stack.upstream.requests.length - before, 1, 'the first target was tried once');
+
+  // The organisation was created today: block_inline_config is on by default.
+  const settings = await stack.request('GET', '/v1/admin/organisation/settings', { key: stack.adminKey });
+  assert.equal(settings.status, 200, settings.text);
+  assert.equal(settings.body.block_inline_config, true);
+  const inline = await stack.request('POST', '/v1/chat/completions', {
+    key: keyA.key,
+    headers: { 'x-vendor-provider': 'mock' },
+    body: { model: 'mock-model', messages: [{ role: 'user', content: 'inline' }] },
+  });
+  assertErrorShape(inline, 403, 'permission_error');
+  assert.equal((inline.body as Json).error.param, 'x-vendor-provider');
 });
 
 test('the OpenAI SDK streams a chat completion through the gateway; the deltas add up to the answer and usage comes last', async () => {

@@ -16,6 +16,7 @@ import { logExportRouter } from './http/routes.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { Init1763700000002 } from './store/migrations/1763700000002-init.ts';
 import { Route1763700000006 } from './store/migrations/1763700000006-route.ts';
+import { RequestOptions1763700000007 } from './store/migrations/1763700000007-request-options.ts';
 import { RequestLogRepository } from './store/request-log.repository.ts';
 
 const configSchema = z.object({ HEADER_PREFIX: env.string('x-vendor-') });
@@ -23,7 +24,11 @@ const configSchema = z.object({ HEADER_PREFIX: env.string('x-vendor-') });
 /** Request logs from Kafka into Postgres, served per workspace. */
 export const logExportService: ServiceDefinition = {
   name: 'log-export',
-  database: { schema: SCHEMA, entities, migrations: [Init1763700000002, Route1763700000006] },
+  database: {
+    schema: SCHEMA,
+    entities,
+    migrations: [Init1763700000002, Route1763700000006, RequestOptions1763700000007],
+  },
   bus: true,
   clients: ['identity'],
   async create({ db, bus, clients, env: processEnv, logger }) {

@@ -82,7 +82,9 @@ export class ForwardedOperations {
       if (req.method === 'GET' && path.pathname === '/models') {
         const integrated = await this.integratedModels(request, req);
         if (integrated) {
-          res.json(integrated);
+          const answer = JSON.stringify(integrated);
+          res.type('application/json').send(answer);
+          request.finish(200, requestBody, answer);
           return;
         }
       }

@@ -112,6 +112,9 @@ export function publishRequestEvents(bus: EventBus, done: CompletedRequest): voi
     configSlug: done.configSlug ?? '',
     routePath: done.routePath ?? '',
     retryCount: done.retries ?? 0,
+    cacheNamespace: done.headers.cacheNamespace ?? '',
+    cacheForceRefresh: done.headers.cacheForceRefresh === 'true',
+    modelsEndpoint: done.headers.modelsEndpoint === 'true',
   });
   if (done.status < 400) {
     publishEvent(bus, Topics.usage, events.UsageEventSchema, p.apiKeyId, {

@@ -11,6 +11,10 @@ export interface GatewayHeaders {
   parentSpanId: string | undefined;
   spanName: string | undefined;
   metadata: Record<string, string>;
+  /** Recorded on the request log as sent; checked where they take effect. */
+  cacheNamespace: string | undefined;
+  cacheForceRefresh: string | undefined;
+  modelsEndpoint: string | undefined;
 }
 
 const MAX_HEADER_VALUE = 1024;
@@ -38,6 +42,9 @@ export function readGatewayHeaders(req: Request, prefix: string): GatewayHeaders
     parentSpanId: single('parent-span-id'),
     spanName: single('span-name'),
     metadata: parseMetadata(single('metadata'), `${prefix}metadata`),
+    cacheNamespace: single('cache-namespace'),
+    cacheForceRefresh: single('cache-force-refresh'),
+    modelsEndpoint: single('models-endpoint'),
   };
 }
 

@@ -242,6 +242,46 @@ describe('saved configs', () => {
     assert.deepEqual(log.route, { target: 'config', retry_count: 1 });
   });
 
+  test('the request headers are recorded on the request log', async () => {
+    const res = await h.request('POST', '/v1/chat/completions', {
+      key: h.workspaceKey,
+      json: hello('@mock/mock-1'),
+      headers: {
+        'x-vendor-trace-id': 'trace-rec',
+        'x-vendor-span-id': 'span-rec',
+        'x-vendor-parent-span-id': 'parent-rec',
+        'x-vendor-span-name': 'name-rec',
+        'x-vendor-metadata': '{"team":"search"}',
+        'x-vendor-cache': 'simple',
+        'x-vendor-cache-namespace': 'ns-rec',
+        'x-vendor-cache-force-refresh': 'true',
+      },
+    });
+    assert.equal(res.status, 200, res.text);
+    const models = await h.request('GET', '/v1/models', {
+      key: h.workspaceKey,
+      headers: { 'x-vendor-provider': '@up', 'x-vendor-models-endpoint': 'true' },
+    });
+    assert.equal(models.status, 200, models.text);
+    const read = (id: string) =>
+      eventually(async () => {
+        const found = await h.request('GET', `/v1/logs/${id}`, { key: h.workspaceKey });
+        return found.status === 200 ? found.body : undefined;
+      });
+    const log = await read(res.headers.get('x-request-id')!);
+    assert.equal(log.trace_id, 'trace-rec');
+    assert.equal(log.span_id, 'span-rec');
+    assert.equal(log.parent_span_id, 'parent-rec');
+    assert.equal(log.span_name, 'name-rec');
+    assert.deepEqual(log.metadata, { team: 'search' });
+    assert.equal(log.cache_namespace, 'ns-rec');
+    assert.equal(log.cache_force_refresh, true);
+    assert.equal(log.cache_status, 'REFRESH');
+    const modelsLog = await read(models.headers.get('x-request-id')!);
+    assert.equal(modelsLog.models_endpoint, true);
+    assert.equal(modelsLog.request.path, '/v1/models');
+  });
+
   test('a changed config takes effect at once', async () => {
     const name = `changing-${randomUUID().slice(0, 8)}`;
     const slug = await save({ provider: '@mock' }, name);

@@ -46,6 +46,9 @@ export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
     configSlug: storable(event.configSlug) || null,
     routePath: storable(event.routePath) || null,
     retryCount: event.retryCount,
+    cacheNamespace: storable(event.cacheNamespace) || null,
+    cacheForceRefresh: event.cacheForceRefresh,
+    modelsEndpoint: event.modelsEndpoint,
   };
 }
 

@@ -106,6 +106,9 @@ describe('storing request logs', () => {
       stream: false,
       latency_ms: 321,
       cache_status: null,
+      cache_namespace: null,
+      cache_force_refresh: false,
+      models_endpoint: false,
       config: null,
       route: null,
       usage: {

@@ -38,6 +38,9 @@ export interface RequestLog {
   configSlug: string | null;
   routePath: string | null;
   retryCount: number;
+  cacheNamespace: string | null;
+  cacheForceRefresh: boolean;
+  modelsEndpoint: boolean;
 }
 
 export const RequestLogEntity = new EntitySchema<RequestLog>({
@@ -71,6 +74,9 @@ export const RequestLogEntity = new EntitySchema<RequestLog>({
     configSlug: { name: 'config_slug', type: 'text', nullable: true },
     routePath: { name: 'route_path', type: 'text', nullable: true },
     retryCount: { name: 'retry_count', type: 'int', default: 0 },
+    cacheNamespace: { name: 'cache_namespace', type: 'text', nullable: true },
+    cacheForceRefresh: { name: 'cache_force_refresh', type: 'boolean', default: false },
+    modelsEndpoint: { name: 'models_endpoint', type: 'boolean', default: false },
   },
 });
 

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { sha256Hex } from '@switchyard/platform';
+import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
+import { controlPlane } from '../service.ts';
+
+let h: ServiceHarness;
+
+before(async () => {
+  h = await startServiceHarness({ services: [controlPlane] });
+});
+after(() => h.close());
+
+async function createWorkspace(name: string, slug?: string) {
+  const res = await h.request('POST', '/v2/workspaces', { key: h.adminKey, json: { name, slug } });
+  assert.equal(res.status, 200, res.text);
+  return res.body as { id: string; slug: string };
+}
+
+async function createWorkspaceKey(workspaceId: string, extra: Record<string, unknown> = {}) {
+  const res = await h.request('POST', '/v2/api-keys/workspace/service', {
+    key: h.adminKey,
+    json: { name: 'CI key', workspace_id: workspaceId, ...extra },
+  });
+  assert.equal(res.status, 200, res.text);
+  return res.body as { id: string; key: string };
+}
+
+describe('API keys', () => {
+  test('shows a new API key once and stores only its hash', async () => {
+    const workspace = await createWorkspace('Keys', 'keys');
+    const res = await h.request('POST', '/v2/api-keys/workspace/service', {
+      key: h.adminKey,
+      json: { name: 'Deploy bot', workspace_id: workspace.id, scopes: ['completions.write'] },
+    });
+    assert.equal(res.status, 200);
+    const { id, key } = res.body as { id: string; key: string };
+    assert.match(key, /^sy-[A-Za-z0-9_-]{40,}$/);
+    assert.equal(res.body.type, 'workspace-service');
+    assert.equal(res.body.workspace_id, workspace.id);
+    assert.equal(res.body.object, 'api-key');
+
+    const rows = await h
+      .db('control-plane')
+      .query(`SELECT * FROM control_plane.api_keys WHERE id = $1`, [id]);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].key_hash, sha256Hex(key));
+    for (const [column, value] of Object.entries(rows[0])) {
+      assert.ok(!JSON.stringify(value).includes(key), `column ${column} holds the key`);
+      assert.ok(
+        !JSON.stringify(value).includes(key.slice(3)),
+        `column ${column} holds the key's secret part`,
+      );
+    }
+
+    const shown = await h.request('GET', `/v2/api-keys/${id}`, { key: h.adminKey });
+    assert.equal(shown.status, 200);
+    assert.equal(shown.body.key, `${key.slice(0, 7)}********`);
+    assert.ok(!shown.text.includes(key.slice(7)));
+    const listed = await h.request('GET', '/v2/api-keys?page_size=1000', { key: h.adminKey });
+    assert.ok(!listed.text.includes(key.slice(7)));
+    assert.equal(listed.body.data.find((k: { id: string }) => k.id === id).key, shown.body.key);
+
+    const used = await h.request('GET', '/v2/workspaces', { key });
+    assert.equal(used.status, 200);
+    assert.deepEqual(
+      used.body.data.map((w: { id: string }) => w.id),
+      [workspace.id],
+    );
+  });
+
+  test('an organisation key cannot be a user key', async () => {
+    const res = await h.request('POST', '/v2/api-keys/organisation/user', {
+      key: h.adminKey,
+      json: { name: 'Nope' },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'sub-type');
+  });
+
+  test('an unknown key type in the path is a 400', async () => {
+    const res = await h.request('POST', '/v2/api-keys/team/service', {
+      key: h.adminKey,
+      json: { name: 'Nope' },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'type');
+  });
+
+  test('an expires_at in the past is a 400 naming expires_at', async () => {
+    const res = await h.request('POST', '/v2/api-keys/workspace/service', {
+      key: h.adminKey,
+      json: { name: 'Stale', workspace_id: h.workspaceId, expires_at: '2020-01-01T00:00:00Z' },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'expires_at');
+  });
+
+  test('a key with a future expiry works and shows when it expires', async () => {
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await createWorkspaceKey(h.workspaceId, { expires_at: expires });
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 200);
+    const shown = await h.request('GET', `/v2/api-keys/${created.id}`, { key: h.adminKey });
+    assert.equal(shown.body.expires_at, expires);
+  });
+
+  test('a workspace key needs a workspace_id', async () => {
+    const res = await h.request('POST', '/v2/api-keys/workspace/service', {
+      key: h.adminKey,
+      json: { name: 'Nowhere' },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'workspace_id');
+  });
+
+  test('a workspace key cannot create keys', async () => {
+    const res = await h.request('POST', '/v2/api-keys/workspace/service', {
+      key: h.workspaceKey,
+      json: { name: 'Escalate', workspace_id: h.workspaceId },
+    });
+    assert.equal(res.status, 403);
+  });
+
+  test('a workspace key lists only the keys of its workspace', async () => {
+    const elsewhere = await createWorkspace('Key list elsewhere');
+    await createWorkspaceKey(elsewhere.id);
+    const res = await h.request('GET', '/v2/api-keys?page_size=1000', { key: h.workspaceKey });
+    assert.equal(res.status, 200);
+    assert.ok(res.body.total >= 1);
+    for (const key of res.body.data) assert.equal(key.workspace_id, h.workspaceId);
+  });
+
+  test('a revoked key is refused at once, and the revocation is shown', async () => {
+    const created = await createWorkspaceKey(h.workspaceId);
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 200);
+
+    const revoked = await h.request('DELETE', `/v2/api-keys/${created.id}`, { key: h.adminKey });
+    assert.equal(revoked.status, 200);
+    assert.deepEqual(revoked.body, {});
+
+    const refused = await h.request('GET', '/v2/workspaces', { key: created.key });
+    assert.equal(refused.status, 401);
+    const shown = await h.request('GET', `/v2/api-keys/${created.id}`, { key: h.adminKey });
+    assert.equal(shown.body.status, 'revoked');
+  });
+
+  test('a key cannot revoke itself', async () => {
+    const keys = await h.request('GET', '/v2/api-keys?page_size=1000', { key: h.adminKey });
+    const own = keys.body.data.find((k: { type: string }) => k.type === 'organisation-service');
+    const res = await h.request('DELETE', `/v2/api-keys/${own.id}`, { key: h.adminKey });
+    assert.equal(res.status, 403);
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: h.adminKey })).status, 200);
+  });
+
+  test('a workspace key cannot revoke keys', async () => {
+    const created = await createWorkspaceKey(h.workspaceId);
+    const res = await h.request('DELETE', `/v2/api-keys/${created.id}`, { key: h.workspaceKey });
+    assert.equal(res.status, 403);
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 200);
+  });
+});

@@ -1,0 +1,45 @@
+import { Router } from 'express';
+import {
+  listBody,
+  organisationAdminOnly,
+  parseInput,
+  parsePage,
+  requirePrincipal,
+} from '@switchyard/platform';
+import type { IdentityService } from '../domain/identity.service.ts';
+import { presentApiKey } from './presenters.ts';
+import { apiKeyPathParams, createApiKeyBody } from './schemas.ts';
+
+/** `/v2/api-keys`, behind API-key authentication. */
+export function apiKeyRouter(identity: IdentityService): Router {
+  const router = Router();
+
+  router.post('/:type/:sub', organisationAdminOnly, async (req, res) => {
+    const path = parseInput(apiKeyPathParams, { type: req.params.type, 'sub-type': req.params.sub }, 'path');
+    const body = parseInput(createApiKeyBody, req.body);
+    const { apiKey, key } = await identity.createApiKey(requirePrincipal(req), {
+      type: path.type,
+      subType: path['sub-type'],
+      name: body.name,
+      description: body.description,
+      workspaceId: body.workspace_id,
+      scopes: body.scopes,
+      expiresAt: body.expires_at,
+      userId: body.user_id,
+    });
+    res.json({ ...presentApiKey(apiKey), key });
+  });
+  router.get('/', async (req, res) => {
+    const [apiKeys, total] = await identity.listApiKeys(requirePrincipal(req), parsePage(req.query));
+    res.json(listBody(apiKeys.map(presentApiKey), total));
+  });
+  router.get('/:id', async (req, res) => {
+    res.json(presentApiKey(await identity.getApiKey(requirePrincipal(req), req.params.id)));
+  });
+  router.delete('/:id', organisationAdminOnly, async (req, res) => {
+    await identity.revokeApiKey(requirePrincipal(req), String(req.params.id));
+    res.json({});
+  });
+
+  return router;
+}

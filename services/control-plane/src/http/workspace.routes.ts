@@ -1,0 +1,38 @@
+import { Router } from 'express';
+import {
+  listBody,
+  organisationAdminOnly,
+  parseInput,
+  parsePage,
+  requirePrincipal,
+} from '@switchyard/platform';
+import type { IdentityService } from '../domain/identity.service.ts';
+import { presentWorkspace } from './presenters.ts';
+import { createWorkspaceBody } from './schemas.ts';
+
+/** `/v2/workspaces`, behind API-key authentication. */
+export function workspaceRouter(identity: IdentityService): Router {
+  const router = Router();
+
+  router.post('/', organisationAdminOnly, async (req, res) => {
+    res.json(
+      presentWorkspace(
+        await identity.createWorkspace(requirePrincipal(req), parseInput(createWorkspaceBody, req.body)),
+      ),
+    );
+  });
+  router.get('/', async (req, res) => {
+    const [workspaces, total] = await identity.listWorkspaces(requirePrincipal(req), parsePage(req.query));
+    res.json(
+      listBody(
+        workspaces.map((workspace) => presentWorkspace(workspace)),
+        total,
+      ),
+    );
+  });
+  router.get('/:id', async (req, res) => {
+    res.json(presentWorkspace(await identity.getWorkspace(requirePrincipal(req), req.params.id)));
+  });
+
+  return router;
+}

@@ -1,11 +1,12 @@
 import type { ApiKey, Workspace } from '../store/entities.ts';
 import { maskedKey } from '../domain/api-keys.ts';
+import { formatName, type NameFormat } from '../domain/workspace-names.ts';
 
-export function presentWorkspace(workspace: Workspace) {
+export function presentWorkspace(workspace: Workspace, nameFormat: NameFormat = 'display') {
   return {
     id: workspace.id,
     slug: workspace.slug,
-    name: workspace.name,
+    name: formatName(workspace.name, workspace.slug, nameFormat),
     description: workspace.description,
     organisation_id: workspace.organisationId,
     created_at: workspace.createdAt.toISOString(),

@@ -9,6 +9,11 @@ export const createWorkspaceBody = z.strictObject({
   description: z.string().max(1024).optional(),
 });
 
+/** Query of `GET /v2/workspaces/:id`; what each format shows is described in domain/workspace-names.ts. */
+export const getWorkspaceQuery = z.object({
+  name_format: z.enum(['display', 'plain']).default('display'),
+});
+
 export const apiKeyPathParams = z.object({
   type: z.enum(['organisation', 'workspace']),
   'sub-type': z.enum(['service', 'user']),

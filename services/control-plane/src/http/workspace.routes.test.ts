@@ -136,3 +136,46 @@ describe('workspaces', () => {
     assert.equal(res.body.error.type, 'not_found_error');
   });
 });
+
+describe('name_format', () => {
+  const entered = '  <b>Search</b>\tteam\u200b  EU ';
+  let workspace: { id: string; slug: string };
+
+  before(async () => {
+    workspace = await createWorkspace(entered, 'formatted-name');
+  });
+
+  test('display, the default, shows the name as entered, its ends trimmed', async () => {
+    for (const query of ['', '?name_format=display']) {
+      const res = await h.request('GET', `/v2/workspaces/${workspace.id}${query}`, { key: h.adminKey });
+      assert.equal(res.status, 200);
+      assert.equal(res.body.name, '<b>Search</b>\tteam\u200b  EU');
+    }
+  });
+
+  test('plain shows the name without markup, control or invisible characters, whitespace collapsed', async () => {
+    const res = await h.request('GET', `/v2/workspaces/formatted-name?name_format=plain`, {
+      key: h.adminKey,
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.name, 'Search team EU');
+    assert.equal(res.body.slug, 'formatted-name');
+  });
+
+  test('a workspace key reads its own workspace in either format', async () => {
+    const res = await h.request('GET', `/v2/workspaces/${h.workspaceId}?name_format=plain`, {
+      key: h.workspaceKey,
+    });
+    assert.equal(res.status, 200);
+  });
+
+  test('any other value is a 400 naming name_format', async () => {
+    for (const value of ['html', 'PLAIN', '']) {
+      const res = await h.request('GET', `/v2/workspaces/${workspace.id}?name_format=${value}`, {
+        key: h.adminKey,
+      });
+      assert.equal(res.status, 400, `name_format=${value}`);
+      assert.equal(res.body.error.param, 'name_format');
+    }
+  });
+});

@@ -8,7 +8,7 @@ import {
 } from '@switchyard/platform';
 import type { IdentityService } from '../domain/identity.service.ts';
 import { presentWorkspace } from './presenters.ts';
-import { createWorkspaceBody } from './schemas.ts';
+import { createWorkspaceBody, getWorkspaceQuery } from './schemas.ts';
 
 /** `/v2/workspaces`, behind API-key authentication. */
 export function workspaceRouter(identity: IdentityService): Router {
@@ -31,7 +31,10 @@ export function workspaceRouter(identity: IdentityService): Router {
     );
   });
   router.get('/:id', async (req, res) => {
-    res.json(presentWorkspace(await identity.getWorkspace(requirePrincipal(req), req.params.id)));
+    const query = parseInput(getWorkspaceQuery, req.query, 'query');
+    res.json(
+      presentWorkspace(await identity.getWorkspace(requirePrincipal(req), req.params.id), query.name_format),
+    );
   });
 
   return router;

@@ -24,6 +24,7 @@ import { SCHEMA, entities } from './store/entities.ts';
 import { IdentityRepository } from './store/identity.repository.ts';
 import { Init1763700000000 } from './store/migrations/1763700000000-init.ts';
 import { Configs1763700000004 } from './store/migrations/1763700000004-configs.ts';
+import { WorkspaceDefaults1763700000008 } from './store/migrations/1763700000008-workspace-defaults.ts';
 
 const configSchema = z.object({
   API_KEY_PREFIX: env.string('sy-'),
@@ -41,16 +42,17 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
   database: {
     schema: SCHEMA,
     entities: [...entities, ...configEntities],
-    migrations: [Init1763700000000, Configs1763700000004],
+    migrations: [Init1763700000000, Configs1763700000004, WorkspaceDefaults1763700000008],
   },
   bus: true,
   async create({ db, bus, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const manager = need(db, 'database').manager;
     const repo = new IdentityRepository(manager);
+    const configRepo = new ConfigRepository(manager);
     const events = need(bus, 'event bus');
-    const service = new IdentityService(repo, events, logger, config.API_KEY_PREFIX);
-    const savedConfigs = new ConfigService(new ConfigRepository(manager), service, events);
+    const service = new IdentityService(repo, configRepo, events, logger, config.API_KEY_PREFIX);
+    const savedConfigs = new ConfigService(configRepo, service, events);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => service.resolveApiKey(hash), { ttlMs: 5_000 });
     return {
@@ -78,6 +80,7 @@ export async function bootstrapDatabase(
 ): Promise<BootstrapResult> {
   const service = new IdentityService(
     new IdentityRepository(dataSource.manager),
+    new ConfigRepository(dataSource.manager),
     new MemoryEventBus(),
     logger,
     options.apiKeyPrefix,

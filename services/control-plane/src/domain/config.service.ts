@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   BadRequest,
+  Conflict,
   NotFound,
   publishChange,
   type EventBus,
@@ -87,11 +88,16 @@ export class ConfigService {
   async update(principal: Principal, idOrSlug: string, changes: UpdateConfigInput): Promise<ConfigWrite> {
     const found = await this.get(principal, idOrSlug);
     if (changes.config) assertGuardrailsExist(changes.config);
-    // Workspace defaults are not built yet. Once they are, archiving (by DELETE, or by PUT with
-    // status archived: both come here) is refused with a 409 while a workspace's
-    // defaults.user_api_key_config names this config, until that default is cleared.
+    // Archiving (by DELETE, or by PUT with status archived: both come here) is refused while a
+    // workspace's defaults.user_api_key_config names this config, until that default is cleared.
     const written = await this.repo.update(found.id, changes, actorOf(principal));
     if (!written) throw new NotFound(`Config '${idOrSlug}' not found.`);
+    if ('defaultOf' in written) {
+      throw new Conflict(
+        `Config '${found.slug}' is the defaults.user_api_key_config of workspace '${written.defaultOf.slug}' (${written.defaultOf.id}): clear that default before archiving the config.`,
+        { code: 'config_in_use' },
+      );
+    }
     const archived = written.config.status === 'archived';
     this.publish(written.config, archived ? events.ChangeAction.DELETED : events.ChangeAction.UPDATED);
     return written;

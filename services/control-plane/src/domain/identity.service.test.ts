@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { MemoryEventBus, createDataSource, createLogger, sha256Hex } from '@switchyard/platform';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane, type ControlPlane } from '../service.ts';
+import { ConfigRepository } from '../store/config.repository.ts';
 import { SCHEMA, entities } from '../store/entities.ts';
 import { IdentityRepository } from '../store/identity.repository.ts';
 import { Init1763700000000 } from '../store/migrations/1763700000000-init.ts';
@@ -41,6 +42,7 @@ describe('bootstrap on an empty database', () => {
       replicas.map((db) =>
         new IdentityService(
           new IdentityRepository(db.manager),
+          new ConfigRepository(db.manager),
           new MemoryEventBus(),
           logger,
           'sy-',

@@ -11,6 +11,7 @@ import {
   type Principal,
 } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
+import type { SavedConfig } from '../store/config.entities.ts';
 import type { IdentityRepository } from '../store/identity.repository.ts';
 import type { ApiKey, Organisation, Workspace } from '../store/entities.ts';
 import { generateApiKey, isUsable, keyMaterialOf, kindFor, toPrincipal } from './api-keys.ts';
@@ -36,10 +37,37 @@ export interface CreateApiKeyInput {
   userId?: string | undefined;
 }
 
+/** A workspace as clients see it: defaults name the config by slug, whatever it is stored by. */
+export interface WorkspaceDetails {
+  workspace: Workspace;
+  defaults: { userApiKeyConfig: string | null };
+}
+
+export interface UpdateWorkspaceInput {
+  name?: string | undefined;
+  /** Null clears it. */
+  description?: string | null | undefined;
+  /** A saved config of the same workspace, by id or slug; null clears the default. */
+  userApiKeyConfig?: string | null | undefined;
+}
+
+/** What workspace defaults need of saved configs. */
+export interface SavedConfigLookup {
+  findActiveInWorkspace(
+    organisationId: string,
+    workspaceId: string,
+    idOrSlug: string,
+  ): Promise<SavedConfig | null>;
+  slugsByIds(ids: readonly string[]): Promise<Map<string, string>>;
+}
+
+const USER_API_KEY_CONFIG = 'defaults.user_api_key_config';
+
 /** Organisations, workspaces and API keys: the rules, over the repository. */
 export class IdentityService {
   constructor(
     private readonly repo: IdentityRepository,
+    private readonly configs: SavedConfigLookup,
     private readonly bus: EventBus,
     private readonly logger: Logger,
     private readonly apiKeyPrefix: string,
@@ -111,7 +139,7 @@ export class IdentityService {
   async createWorkspace(
     principal: Principal,
     input: { name: string; slug?: string | undefined; description?: string | undefined },
-  ): Promise<Workspace> {
+  ): Promise<WorkspaceDetails> {
     assertOrganisationAdmin(principal);
     const workspace = await this.repo.createWorkspace({
       organisationId: principal.organisationId,
@@ -119,14 +147,8 @@ export class IdentityService {
       slug: input.slug ?? slugFrom(input.name, randomBytes(3).toString('hex')),
       description: input.description ?? null,
     });
-    publishChange(this.bus, {
-      entity: 'workspace',
-      entityId: workspace.id,
-      organisationId: workspace.organisationId,
-      workspaceId: workspace.id,
-      action: events.ChangeAction.CREATED,
-    });
-    return workspace;
+    this.announceWorkspace(workspace, events.ChangeAction.CREATED);
+    return { workspace, defaults: { userApiKeyConfig: null } };
   }
 
   /** A workspace key sees only its own workspace; anything else is "not found". */
@@ -138,8 +160,74 @@ export class IdentityService {
     return workspace;
   }
 
-  listWorkspaces(principal: Principal, page: PageQuery): Promise<[Workspace[], number]> {
-    return this.repo.listWorkspaces(principal.organisationId, page, principal.workspaceId ?? undefined);
+  async showWorkspace(principal: Principal, idOrSlug: string): Promise<WorkspaceDetails> {
+    const [details] = await this.withDefaults([await this.getWorkspace(principal, idOrSlug)]);
+    return details!;
+  }
+
+  async listWorkspaces(principal: Principal, page: PageQuery): Promise<[WorkspaceDetails[], number]> {
+    const [workspaces, total] = await this.repo.listWorkspaces(
+      principal.organisationId,
+      page,
+      principal.workspaceId ?? undefined,
+    );
+    return [await this.withDefaults(workspaces), total];
+  }
+
+  /** Organisation admin keys only. A default config must be an active config of the same workspace. */
+  async updateWorkspace(
+    principal: Principal,
+    idOrSlug: string,
+    changes: UpdateWorkspaceInput,
+  ): Promise<WorkspaceDetails> {
+    assertOrganisationAdmin(principal);
+    const workspace = await this.getWorkspace(principal, idOrSlug);
+    const reference = changes.userApiKeyConfig;
+    let userApiKeyConfigId: string | null | undefined = reference === null ? null : undefined;
+    if (reference) {
+      const config = await this.configs.findActiveInWorkspace(
+        workspace.organisationId,
+        workspace.id,
+        reference,
+      );
+      if (!config) throw configNotInWorkspace(reference, workspace);
+      userApiKeyConfigId = config.id;
+    }
+    const updated = await this.repo.updateWorkspace(workspace.id, {
+      name: changes.name,
+      description: changes.description,
+      userApiKeyConfigId,
+    });
+    // Archived between the lookup and the write.
+    if (!updated) throw configNotInWorkspace(reference!, workspace);
+    this.announceWorkspace(updated, events.ChangeAction.UPDATED);
+    const [details] = await this.withDefaults([updated]);
+    return details!;
+  }
+
+  /** Defaults as clients name them: a config by its current slug. */
+  private async withDefaults(workspaces: Workspace[]): Promise<WorkspaceDetails[]> {
+    const slugs = await this.configs.slugsByIds(
+      workspaces.flatMap((workspace) => workspace.userApiKeyConfigId ?? []),
+    );
+    return workspaces.map((workspace) => ({
+      workspace,
+      defaults: {
+        userApiKeyConfig: workspace.userApiKeyConfigId
+          ? (slugs.get(workspace.userApiKeyConfigId) ?? null)
+          : null,
+      },
+    }));
+  }
+
+  private announceWorkspace(workspace: Workspace, action: events.ChangeAction): void {
+    publishChange(this.bus, {
+      entity: 'workspace',
+      entityId: workspace.id,
+      organisationId: workspace.organisationId,
+      workspaceId: workspace.id,
+      action,
+    });
   }
 
   async createApiKey(
@@ -204,4 +292,10 @@ export class IdentityService {
       cacheKey: apiKey.keyHash,
     });
   }
+}
+
+function configNotInWorkspace(reference: string, workspace: Workspace): NotFound {
+  return new NotFound(`Config '${reference}' is not an active config of workspace '${workspace.slug}'.`, {
+    param: USER_API_KEY_CONFIG,
+  });
 }

@@ -1,14 +1,19 @@
-import type { ApiKey, Workspace } from '../store/entities.ts';
+import type { ApiKey } from '../store/entities.ts';
 import { maskedKey } from '../domain/api-keys.ts';
+import type { WorkspaceDetails } from '../domain/identity.service.ts';
 import { formatName, type NameFormat } from '../domain/workspace-names.ts';
 
-export function presentWorkspace(workspace: Workspace, nameFormat: NameFormat = 'display') {
+export function presentWorkspace(
+  { workspace, defaults }: WorkspaceDetails,
+  nameFormat: NameFormat = 'display',
+) {
   return {
     id: workspace.id,
     slug: workspace.slug,
     name: formatName(workspace.name, workspace.slug, nameFormat),
     description: workspace.description,
     organisation_id: workspace.organisationId,
+    defaults: { user_api_key_config: defaults.userApiKeyConfig },
     created_at: workspace.createdAt.toISOString(),
     last_updated_at: workspace.updatedAt.toISOString(),
     object: 'workspace' as const,

@@ -1,13 +1,32 @@
 import { z } from 'zod';
 
+const workspaceName = z.string().trim().min(1).max(255);
+const workspaceDescription = z.string().max(1024);
+
 export const createWorkspaceBody = z.strictObject({
-  name: z.string().trim().min(1).max(255),
+  name: workspaceName,
   slug: z
     .string()
     .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'lower-case letters, digits, - and _, up to 63 characters')
     .optional(),
-  description: z.string().max(1024).optional(),
+  description: workspaceDescription.optional(),
 });
+
+/** The slug cannot change: keys, logs and configs name the workspace by it. */
+export const updateWorkspaceBody = z
+  .strictObject({
+    name: workspaceName.optional(),
+    description: workspaceDescription.nullable().optional(),
+    defaults: z
+      .strictObject({
+        /** A config of this workspace by id or slug; null clears the default. */
+        user_api_key_config: z.string().min(1).max(255).nullable().optional(),
+      })
+      .optional(),
+  })
+  .refine((body) => Object.values(body).some((value) => value !== undefined), {
+    error: 'give at least one of name, description or defaults',
+  });
 
 /** Query of `GET /v2/workspaces/:id`; what each format shows is described in domain/workspace-names.ts. */
 export const getWorkspaceQuery = z.object({

@@ -8,7 +8,7 @@ import {
 } from '@switchyard/platform';
 import type { IdentityService } from '../domain/identity.service.ts';
 import { presentWorkspace } from './presenters.ts';
-import { createWorkspaceBody, getWorkspaceQuery } from './schemas.ts';
+import { createWorkspaceBody, getWorkspaceQuery, updateWorkspaceBody } from './schemas.ts';
 
 /** `/v2/workspaces`, behind API-key authentication. */
 export function workspaceRouter(identity: IdentityService): Router {
@@ -33,7 +33,19 @@ export function workspaceRouter(identity: IdentityService): Router {
   router.get('/:id', async (req, res) => {
     const query = parseInput(getWorkspaceQuery, req.query, 'query');
     res.json(
-      presentWorkspace(await identity.getWorkspace(requirePrincipal(req), req.params.id), query.name_format),
+      presentWorkspace(await identity.showWorkspace(requirePrincipal(req), req.params.id), query.name_format),
+    );
+  });
+  router.put('/:id', organisationAdminOnly, async (req, res) => {
+    const body = parseInput(updateWorkspaceBody, req.body);
+    res.json(
+      presentWorkspace(
+        await identity.updateWorkspace(requirePrincipal(req), String(req.params.id), {
+          name: body.name,
+          description: body.description,
+          userApiKeyConfig: body.defaults?.user_api_key_config,
+        }),
+      ),
     );
   });
 

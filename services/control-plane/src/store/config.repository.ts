@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager, QueryDeepPartialEntity } from 'typeorm';
+import { In, type EntityManager, type QueryDeepPartialEntity } from 'typeorm';
 import { Conflict, isUniqueViolation, type RoutingConfig } from '@switchyard/platform';
 import {
   ConfigVersionEntity,
@@ -25,6 +25,11 @@ export interface SavedConfigChanges {
   name?: string | undefined;
   config?: RoutingConfig | undefined;
   status?: SavedConfigStatus | undefined;
+}
+
+/** A config that could not be archived: this workspace's defaults.user_api_key_config names it. */
+export interface ArchiveRefused {
+  defaultOf: { id: string; slug: string };
 }
 
 /** TypeORM's partial-row type cannot follow the `unknown` values a config document holds. */
@@ -77,18 +82,27 @@ export class ConfigRepository {
   /**
    * Writes the next version of a config and applies the changes, in one transaction. The
    * row stays locked until the commit, so concurrent updates number their versions in turn.
-   * Null when the config is gone or archived by then.
+   * Null when the config is gone or archived by then. An archive is refused while a
+   * workspace default names the config: checked under the lock, so a default being set at
+   * the same moment is either seen here or waits and then finds the config archived.
    */
   async update(
     id: string,
     changes: SavedConfigChanges,
     actorId: string,
-  ): Promise<{ config: SavedConfig; version: ConfigVersion } | null> {
+  ): Promise<{ config: SavedConfig; version: ConfigVersion } | ArchiveRefused | null> {
     return this.transaction(async (repo) => {
       const current = await repo.manager
         .getRepository(SavedConfigEntity)
         .findOne({ where: { id, status: 'active' }, lock: { mode: 'pessimistic_write' } });
       if (!current) return null;
+      if (changes.status === 'archived') {
+        const [holder] = (await repo.manager.query(
+          `SELECT id, slug FROM control_plane.workspaces WHERE user_api_key_config_id = $1 LIMIT 1`,
+          [id],
+        )) as Array<{ id: string; slug: string }>;
+        if (holder) return { defaultOf: holder };
+      }
       const [{ last }] = (await repo.manager.query(
         `SELECT coalesce(max(version), 0)::int AS last FROM control_plane.config_versions WHERE config_id = $1`,
         [id],
@@ -135,6 +149,15 @@ export class ConfigRepository {
     await this.manager
       .getRepository(SavedConfigEntity)
       .update({ workspaceId, isDefault: 1 }, { isDefault: 0 });
+  }
+
+  /** The slugs of these configs by id, archived ones included. */
+  async slugsByIds(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const found = await this.manager
+      .getRepository(SavedConfigEntity)
+      .find({ where: { id: In([...ids]) }, select: { id: true, slug: true } });
+    return new Map(found.map((config) => [config.id, config.slug]));
   }
 
   /** By id or slug within the organisation, archived ones included. */

@@ -16,6 +16,8 @@ export interface Workspace {
   name: string;
   slug: string;
   description: string | null;
+  /** The saved config of this workspace that its user API keys default to (defaults.user_api_key_config). */
+  userApiKeyConfigId: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -65,6 +67,7 @@ export const WorkspaceEntity = new EntitySchema<Workspace>({
     name: { type: 'text' },
     slug: { type: 'text' },
     description: { type: 'text', nullable: true },
+    userApiKeyConfigId: { name: 'user_api_key_config_id', type: 'uuid', nullable: true },
     ...timestamps,
   },
 });

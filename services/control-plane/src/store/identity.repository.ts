@@ -44,7 +44,13 @@ export class IdentityRepository {
     input: Pick<Workspace, 'organisationId' | 'name' | 'slug' | 'description'>,
   ): Promise<Workspace> {
     const now = new Date();
-    const workspace: Workspace = { id: randomUUID(), createdAt: now, updatedAt: now, ...input };
+    const workspace: Workspace = {
+      id: randomUUID(),
+      userApiKeyConfigId: null,
+      createdAt: now,
+      updatedAt: now,
+      ...input,
+    };
     try {
       await this.manager.getRepository(WorkspaceEntity).insert(workspace);
     } catch (err) {
@@ -75,6 +81,30 @@ export class IdentityRepository {
       order: { createdAt: 'ASC', id: 'ASC' },
       skip: page.offset,
       take: page.limit,
+    });
+  }
+
+  /**
+   * Applies the changes; null when `userApiKeyConfigId` names a config that is not (or no
+   * longer) active in this workspace. The config's row stays share-locked until the commit,
+   * so a concurrent archive waits and then sees this default.
+   */
+  async updateWorkspace(
+    id: string,
+    changes: Partial<Pick<Workspace, 'name' | 'description' | 'userApiKeyConfigId'>>,
+  ): Promise<Workspace | null> {
+    return this.transaction(async (repo) => {
+      if (changes.userApiKeyConfigId) {
+        const active: unknown[] = await repo.manager.query(
+          `SELECT 1 FROM control_plane.configs
+            WHERE id = $1 AND workspace_id = $2 AND status = 'active' FOR SHARE`,
+          [changes.userApiKeyConfigId, id],
+        );
+        if (active.length === 0) return null;
+      }
+      const workspaces = repo.manager.getRepository(WorkspaceEntity);
+      await workspaces.update({ id }, { ...changes, updatedAt: new Date() });
+      return workspaces.findOneByOrFail({ id });
     });
   }
 

@@ -273,8 +273,12 @@ export class IdentityService {
     return apiKey;
   }
 
-  listApiKeys(principal: Principal, page: PageQuery): Promise<[ApiKey[], number]> {
-    return this.repo.listApiKeys(principal.organisationId, page, principal.workspaceId ?? undefined);
+  /** The caller's keys (a workspace key's: its workspace's), only those of `ids` when given. */
+  listApiKeys(principal: Principal, page: PageQuery, ids?: string[]): Promise<[ApiKey[], number]> {
+    return this.repo.listApiKeys(principal.organisationId, page, {
+      workspaceId: principal.workspaceId ?? undefined,
+      ids,
+    });
   }
 
   /** Revokes at once: every cache holding the key drops it on the change event. */

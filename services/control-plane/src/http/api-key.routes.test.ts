@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { sha256Hex } from '@switchyard/platform';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '../service.ts';
+import { seedOrganisation } from '../testing/organisations.ts';
 
 let h: ServiceHarness;
 
@@ -157,5 +158,94 @@ describe('API keys', () => {
     const res = await h.request('DELETE', `/v2/api-keys/${created.id}`, { key: h.workspaceKey });
     assert.equal(res.status, 403);
     assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 200);
+  });
+});
+
+describe('listing by ids', () => {
+  const listed = async (ids: string, key = h.adminKey, page = '') => {
+    const res = await h.request('GET', `/v2/api-keys?ids=${encodeURIComponent(ids)}${page}`, { key });
+    assert.equal(res.status, 200, res.text);
+    return res.body as { total: number; data: Array<{ id: string }> };
+  };
+
+  test('lists only the keys named, in the usual order, paged as usual', async () => {
+    const keys = [];
+    for (let n = 0; n < 3; n++) keys.push(await createWorkspaceKey(h.workspaceId, { name: `Listed ${n}` }));
+    const [first, second, third] = keys.map((key) => key.id) as [string, string, string];
+
+    const both = await listed(`${third},${first}`);
+    assert.equal(both.total, 2);
+    assert.deepEqual(
+      both.data.map((key) => key.id),
+      [first, third],
+    );
+    const spaced = await listed(` ${second} , ${second.toUpperCase()}`);
+    assert.deepEqual(
+      spaced.data.map((key) => key.id),
+      [second],
+    );
+    const paged = await listed(`${first},${second},${third}`, h.adminKey, '&page_size=2&current_page=1');
+    assert.equal(paged.total, 3);
+    assert.deepEqual(
+      paged.data.map((key) => key.id),
+      [third],
+    );
+  });
+
+  test('ids that are unknown, of another workspace or of another organisation are simply absent', async () => {
+    const own = await createWorkspaceKey(h.workspaceId);
+    const elsewhere = await createWorkspaceKey((await createWorkspace('Ids elsewhere')).id);
+    const other = await seedOrganisation(h.db('control-plane').manager, 'ids-rival');
+    const otherKeys = await h.request('GET', '/v2/api-keys', { key: other.adminKey });
+    const otherId = otherKeys.body.data[0].id as string;
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    const ids = [own.id, elsewhere.id, otherId, unknown].join(',');
+
+    assert.deepEqual(
+      (await listed(ids)).data.map((key) => key.id),
+      [own.id, elsewhere.id],
+    );
+    assert.deepEqual(
+      (await listed(ids, h.workspaceKey)).data.map((key) => key.id),
+      [own.id],
+    );
+    assert.deepEqual(
+      (await listed(ids, other.adminKey)).data.map((key) => key.id),
+      [otherId],
+    );
+    assert.deepEqual(await listed(unknown), { object: 'list', total: 0, data: [] });
+  });
+
+  test('a malformed id, an empty list or a repeated parameter is a 400 naming ids', async () => {
+    const id = (await createWorkspaceKey(h.workspaceId)).id;
+    for (const query of [
+      'ids=',
+      'ids=not-a-uuid',
+      `ids=${id},`,
+      `ids=,${id}`,
+      `ids=${id},,${id}`,
+      `ids=${id.slice(0, -1)}`,
+      `ids=${id}&ids=${id}`,
+    ]) {
+      const res = await h.request('GET', `/v2/api-keys?${query}`, { key: h.adminKey });
+      assert.equal(res.status, 400, query);
+      assert.equal(res.body.error.param, 'ids', query);
+    }
+  });
+
+  test('up to 100 ids are accepted; 101 is a 400 naming ids', async () => {
+    const id = (await createWorkspaceKey(h.workspaceId)).id;
+    const hundred = [
+      id,
+      ...Array.from({ length: 99 }, (_, n) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`),
+    ];
+    assert.deepEqual(
+      (await listed(hundred.join(','))).data.map((key) => key.id),
+      [id],
+    );
+    const res = await h.request('GET', `/v2/api-keys?ids=${[...hundred, id].join(',')}`, { key: h.adminKey });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'ids');
+    assert.match(res.body.error.message, /100/);
   });
 });

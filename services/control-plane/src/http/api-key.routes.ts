@@ -8,7 +8,7 @@ import {
 } from '@switchyard/platform';
 import type { IdentityService } from '../domain/identity.service.ts';
 import { presentApiKey } from './presenters.ts';
-import { apiKeyPathParams, createApiKeyBody } from './schemas.ts';
+import { apiKeyPathParams, createApiKeyBody, listApiKeysQuery } from './schemas.ts';
 
 /** `/v2/api-keys`, behind API-key authentication. */
 export function apiKeyRouter(identity: IdentityService): Router {
@@ -30,7 +30,12 @@ export function apiKeyRouter(identity: IdentityService): Router {
     res.json({ ...presentApiKey(apiKey), key });
   });
   router.get('/', async (req, res) => {
-    const [apiKeys, total] = await identity.listApiKeys(requirePrincipal(req), parsePage(req.query));
+    const query = parseInput(listApiKeysQuery, req.query, 'query');
+    const [apiKeys, total] = await identity.listApiKeys(
+      requirePrincipal(req),
+      parsePage(req.query),
+      query.ids,
+    );
     res.json(listBody(apiKeys.map(presentApiKey), total));
   });
   router.get('/:id', async (req, res) => {

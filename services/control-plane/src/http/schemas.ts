@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isUuid } from '../store/ids.ts';
 
 const workspaceName = z.string().trim().min(1).max(255);
 const workspaceDescription = z.string().max(1024);
@@ -47,5 +48,28 @@ export const createApiKeyBody = z.object({
   expires_at: z.iso
     .datetime({ offset: true })
     .transform((v) => new Date(v))
+    .optional(),
+});
+
+const MAX_LISTED_IDS = 100;
+
+/** Page parameters are read by parsePage. `ids` narrows the list to those keys: comma-separated UUIDs. */
+export const listApiKeysQuery = z.object({
+  ids: z
+    .string()
+    .min(1, 'give at least one id')
+    .transform((value, ctx) => {
+      const ids = value.split(',').map((id) => id.trim());
+      if (ids.length > MAX_LISTED_IDS) {
+        ctx.addIssue({ code: 'custom', message: `at most ${MAX_LISTED_IDS} ids` });
+        return z.NEVER;
+      }
+      const malformed = ids.find((id) => !isUuid(id));
+      if (malformed !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `'${malformed.slice(0, 64)}' is not a UUID` });
+        return z.NEVER;
+      }
+      return [...new Set(ids.map((id) => id.toLowerCase()))];
+    })
     .optional(),
 });

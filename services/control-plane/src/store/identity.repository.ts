@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
+import { In, type EntityManager } from 'typeorm';
 import { Conflict, isUniqueViolation } from '@switchyard/platform';
 import {
   ApiKeyEntity,
@@ -148,10 +148,14 @@ export class IdentityRepository {
   async listApiKeys(
     organisationId: string,
     page: { offset: number; limit: number },
-    workspaceId?: string,
+    only: { workspaceId?: string | undefined; ids?: string[] | undefined } = {},
   ): Promise<[ApiKey[], number]> {
     return this.manager.getRepository(ApiKeyEntity).findAndCount({
-      where: workspaceId ? { organisationId, workspaceId } : { organisationId },
+      where: {
+        organisationId,
+        ...(only.workspaceId ? { workspaceId: only.workspaceId } : {}),
+        ...(only.ids ? { id: In(only.ids) } : {}),
+      },
       order: { createdAt: 'ASC', id: 'ASC' },
       skip: page.offset,
       take: page.limit,

@@ -25,6 +25,7 @@ import { IdentityRepository } from './store/identity.repository.ts';
 import { Init1763700000000 } from './store/migrations/1763700000000-init.ts';
 import { Configs1763700000004 } from './store/migrations/1763700000004-configs.ts';
 import { WorkspaceDefaults1763700000008 } from './store/migrations/1763700000008-workspace-defaults.ts';
+import { ApiKeyRotation1763700000009 } from './store/migrations/1763700000009-api-key-rotation.ts';
 
 const configSchema = z.object({
   API_KEY_PREFIX: env.string('sy-'),
@@ -42,7 +43,12 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
   database: {
     schema: SCHEMA,
     entities: [...entities, ...configEntities],
-    migrations: [Init1763700000000, Configs1763700000004, WorkspaceDefaults1763700000008],
+    migrations: [
+      Init1763700000000,
+      Configs1763700000004,
+      WorkspaceDefaults1763700000008,
+      ApiKeyRotation1763700000009,
+    ],
   },
   bus: true,
   async create({ db, bus, env: processEnv, logger }) {

@@ -45,3 +45,38 @@ export function toPrincipal({ apiKey, workspaceSlug, organisationCreatedAt }: Ap
 export function isUsable(apiKey: ApiKey, now = Date.now()): boolean {
   return apiKey.status === 'active' && (!apiKey.expiresAt || apiKey.expiresAt.getTime() > now);
 }
+
+/** Named rotation periods, stored and shown as their number of days. */
+export const ROTATION_PERIOD_DAYS = { weekly: 7, monthly: 30 } as const;
+
+/** A rotation policy as a request gives it: a period in days, a date for the next rotation, or both. */
+export interface RotationPolicy {
+  periodDays: number | null;
+  nextRotationAt: Date | null;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The schedule a new policy sets: its own next_rotation_at when it gives one, else one
+ * period from `now`.
+ */
+export function rotationSchedule(
+  policy: RotationPolicy,
+  now: Date,
+): Pick<ApiKey, 'rotationPeriodDays' | 'nextRotationAt'> {
+  return {
+    rotationPeriodDays: policy.periodDays,
+    nextRotationAt:
+      policy.nextRotationAt ?? nextRotationAfter({ rotationPeriodDays: policy.periodDays }, now),
+  };
+}
+
+/**
+ * When a key rotated at `now` is due again: one period after this rotation, early or late,
+ * so a secret never outlives its period. A one-off next_rotation_at is used up.
+ */
+export function nextRotationAfter(apiKey: Pick<ApiKey, 'rotationPeriodDays'>, now: Date): Date | null {
+  if (apiKey.rotationPeriodDays === null) return null;
+  return new Date(now.getTime() + apiKey.rotationPeriodDays * DAY_MS);
+}

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   assertOrganisationAdmin,
+  Conflict,
   Forbidden,
   NotFound,
   BadRequest,
@@ -14,7 +15,15 @@ import { events } from '@switchyard/proto';
 import type { SavedConfig } from '../store/config.entities.ts';
 import type { IdentityRepository } from '../store/identity.repository.ts';
 import type { ApiKey, Organisation, Workspace } from '../store/entities.ts';
-import { generateApiKey, isUsable, keyMaterialOf, kindFor, toPrincipal } from './api-keys.ts';
+import {
+  generateApiKey,
+  isUsable,
+  keyMaterialOf,
+  kindFor,
+  rotationSchedule,
+  toPrincipal,
+  type RotationPolicy,
+} from './api-keys.ts';
 import { slugFrom } from './slugs.ts';
 
 export interface BootstrapResult {
@@ -35,6 +44,17 @@ export interface CreateApiKeyInput {
   scopes: string[];
   expiresAt?: Date | undefined;
   userId?: string | undefined;
+  rotationPolicy?: RotationPolicy | undefined;
+}
+
+/** Absent fields stay as they are; null clears. */
+export interface UpdateApiKeyInput {
+  name?: string | undefined;
+  description?: string | null | undefined;
+  scopes?: string[] | undefined;
+  expiresAt?: Date | null | undefined;
+  /** Replaces the policy as a whole. */
+  rotationPolicy?: RotationPolicy | null | undefined;
 }
 
 /** A workspace as clients see it: defaults name the config by slug, whatever it is stored by. */
@@ -246,9 +266,9 @@ export class IdentityService {
         throw new BadRequest('workspace_id is required for a workspace key.', { param: 'workspace_id' });
       workspaceId = (await this.getWorkspace(principal, input.workspaceId)).id;
     }
-    if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) {
-      throw new BadRequest('expires_at must be in the future.', { param: 'expires_at' });
-    }
+    const now = new Date();
+    assertFuture(input.expiresAt, now, 'expires_at');
+    const schedule = this.rotationScheduleFor(input.rotationPolicy ?? null, now);
     const material = generateApiKey(this.apiKeyPrefix);
     const apiKey = await this.repo.insertApiKey({
       organisationId: principal.organisationId,
@@ -261,6 +281,7 @@ export class IdentityService {
       expiresAt: input.expiresAt ?? null,
       keyHash: material.keyHash,
       keyHint: material.keyHint,
+      ...schedule,
     });
     return { apiKey, key: material.key };
   }
@@ -281,19 +302,58 @@ export class IdentityService {
     });
   }
 
+  /** Organisation admin keys only. Caches holding the key drop it, so new scopes and expiry apply at once. */
+  async updateApiKey(principal: Principal, id: string, changes: UpdateApiKeyInput): Promise<ApiKey> {
+    assertOrganisationAdmin(principal);
+    const current = await this.getApiKey(principal, id);
+    if (current.status !== 'active') throw revoked(current);
+    const now = new Date();
+    assertFuture(changes.expiresAt, now, 'expires_at');
+    const schedule =
+      changes.rotationPolicy === undefined ? {} : this.rotationScheduleFor(changes.rotationPolicy, now);
+    const updated = await this.repo.updateApiKey(current.id, {
+      name: changes.name,
+      description: changes.description,
+      scopes: changes.scopes,
+      expiresAt: changes.expiresAt,
+      ...schedule,
+    });
+    if (!updated) throw revoked(current);
+    this.announceApiKey(updated, events.ChangeAction.UPDATED, updated.keyHash);
+    return updated;
+  }
+
   /** Revokes at once: every cache holding the key drops it on the change event. */
   async revokeApiKey(principal: Principal, id: string): Promise<void> {
     assertOrganisationAdmin(principal);
     const apiKey = await this.getApiKey(principal, id);
     if (apiKey.id === principal.apiKeyId) throw new Forbidden('An API key cannot revoke itself.');
     await this.repo.revokeApiKey(apiKey.id);
+    this.announceApiKey(apiKey, events.ChangeAction.DELETED, apiKey.keyHash);
+  }
+
+  /**
+   * Checks a policy's own next_rotation_at and turns it into the schedule to store; null is
+   * no policy. Organisation-enforced rotation belongs here too: an explicit policy that differs from the
+   * organisation's user_api_key_rotation_period is refused, and so is a next_rotation_at set
+   * by hand while rotation is enforced. Organisation settings live in the admin service, which
+   * this service does not call yet, so no period is enforced.
+   */
+  private rotationScheduleFor(policy: RotationPolicy | null, now: Date) {
+    if (!policy) return { rotationPeriodDays: null, nextRotationAt: null };
+    assertFuture(policy.nextRotationAt, now, 'rotation_policy.next_rotation_at');
+    return rotationSchedule(policy, now);
+  }
+
+  /** Every cache keyed by `keyHash` drops its entry: the next use of that secret resolves afresh. */
+  private announceApiKey(apiKey: ApiKey, action: events.ChangeAction, keyHash: string): void {
     publishChange(this.bus, {
       entity: 'api_key',
       entityId: apiKey.id,
       organisationId: apiKey.organisationId,
       workspaceId: apiKey.workspaceId ?? '',
-      action: events.ChangeAction.DELETED,
-      cacheKey: apiKey.keyHash,
+      action,
+      cacheKey: keyHash,
     });
   }
 }
@@ -301,5 +361,17 @@ export class IdentityService {
 function configNotInWorkspace(reference: string, workspace: Workspace): NotFound {
   return new NotFound(`Config '${reference}' is not an active config of workspace '${workspace.slug}'.`, {
     param: USER_API_KEY_CONFIG,
+  });
+}
+
+function assertFuture(date: Date | null | undefined, now: Date, param: string): void {
+  if (date && date.getTime() <= now.getTime()) {
+    throw new BadRequest(`${param} must be in the future.`, { param });
+  }
+}
+
+function revoked(apiKey: ApiKey): Conflict {
+  return new Conflict(`API key '${apiKey.id}' is revoked: it can no longer change.`, {
+    code: 'api_key_revoked',
   });
 }

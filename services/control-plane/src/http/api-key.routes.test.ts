@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sha256Hex } from '@switchyard/platform';
+import { fromBinary } from '@bufbuild/protobuf';
+import { Topics, sha256Hex } from '@switchyard/platform';
+import { events } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '../service.ts';
 import { seedOrganisation } from '../testing/organisations.ts';
@@ -247,5 +249,260 @@ describe('listing by ids', () => {
     assert.equal(res.status, 400);
     assert.equal(res.body.error.param, 'ids');
     assert.match(res.body.error.message, /100/);
+  });
+});
+
+const DAY_MS = 86_400_000;
+const inHours = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** When a rotation is due, in ms from now. */
+const dueIn = (body: { rotation_policy: { next_rotation_at: string } }) =>
+  Date.parse(body.rotation_policy.next_rotation_at) - Date.now();
+
+function apiKeyChanges(since: number) {
+  return h.bus
+    .log(Topics.changes)
+    .slice(since)
+    .map((message) => fromBinary(events.ChangeEventSchema, message.value))
+    .filter((change) => change.entity === 'api_key');
+}
+
+describe('rotation policy', () => {
+  test('weekly and monthly are kept as 7 and 30 days, the first rotation one period away', async () => {
+    for (const [period, days] of [
+      ['weekly', 7],
+      ['monthly', 30],
+    ] as const) {
+      const created = await createWorkspaceKey(h.workspaceId, {
+        rotation_policy: { rotation_period: period },
+      });
+      const shown = await h.request('GET', `/v2/api-keys/${created.id}`, { key: h.adminKey });
+      assert.equal(shown.body.rotation_policy.rotation_period_days, days);
+      assert.equal(shown.body.rotation_policy.rotation_period, undefined);
+      assert.ok(Math.abs(dueIn(shown.body) - days * DAY_MS) < 60_000);
+      assert.deepEqual((created as Record<string, unknown>).rotation_policy, shown.body.rotation_policy);
+    }
+  });
+
+  test('rotation_period_days and next_rotation_at are kept as given; a one-off date needs no period', async () => {
+    const next = inHours(48);
+    const both = await createWorkspaceKey(h.workspaceId, {
+      rotation_policy: { rotation_period_days: 90, next_rotation_at: next },
+    });
+    assert.deepEqual((both as Record<string, unknown>).rotation_policy, {
+      rotation_period_days: 90,
+      next_rotation_at: next,
+    });
+    const once = await createWorkspaceKey(h.workspaceId, {
+      rotation_policy: { rotation_period: null, next_rotation_at: next },
+    });
+    assert.deepEqual((once as Record<string, unknown>).rotation_policy, {
+      rotation_period_days: null,
+      next_rotation_at: next,
+    });
+    const none = await createWorkspaceKey(h.workspaceId);
+    assert.equal((none as Record<string, unknown>).rotation_policy, null);
+  });
+
+  const refused: Array<[string, unknown, string]> = [
+    [
+      'both rotation_period_days and rotation_period',
+      { rotation_period_days: 7, rotation_period: 'weekly' },
+      'rotation_policy.rotation_period',
+    ],
+    ['rotation_period_days of 0', { rotation_period_days: 0 }, 'rotation_policy.rotation_period_days'],
+    ['rotation_period_days of 366', { rotation_period_days: 366 }, 'rotation_policy.rotation_period_days'],
+    [
+      'fractional rotation_period_days',
+      { rotation_period_days: 7.5 },
+      'rotation_policy.rotation_period_days',
+    ],
+    ['rotation_period_days as text', { rotation_period_days: '30' }, 'rotation_policy.rotation_period_days'],
+    ['an unknown rotation_period', { rotation_period: 'daily' }, 'rotation_policy.rotation_period'],
+    ['an empty policy', {}, 'rotation_policy'],
+    ['a policy that is not an object', 'monthly', 'rotation_policy'],
+    [
+      'a next_rotation_at in the past',
+      { rotation_period: 'weekly', next_rotation_at: '2020-01-01T00:00:00Z' },
+      'rotation_policy.next_rotation_at',
+    ],
+    [
+      'a next_rotation_at that is not a date-time',
+      { next_rotation_at: 'tomorrow' },
+      'rotation_policy.next_rotation_at',
+    ],
+    [
+      'a key transition period (the old secret stops at once)',
+      { rotation_period: 'monthly', key_transition_period_ms: 3_600_000 },
+      'rotation_policy.key_transition_period_ms',
+    ],
+  ];
+  for (const [what, policy, param] of refused) {
+    test(`${what} is a 400 naming ${param}, on create and on update`, async () => {
+      const created = await h.request('POST', '/v2/api-keys/workspace/service', {
+        key: h.adminKey,
+        json: { name: 'Refused', workspace_id: h.workspaceId, rotation_policy: policy },
+      });
+      assert.equal(created.status, 400);
+      assert.equal(created.body.error.param, param);
+      const existing = await createWorkspaceKey(h.workspaceId);
+      const updated = await h.request('PUT', `/v2/api-keys/${existing.id}`, {
+        key: h.adminKey,
+        json: { rotation_policy: policy },
+      });
+      assert.equal(updated.status, 400);
+      assert.equal(updated.body.error.param, param);
+      const shown = await h.request('GET', `/v2/api-keys/${existing.id}`, { key: h.adminKey });
+      assert.equal(shown.body.rotation_policy, null);
+    });
+  }
+});
+
+describe('updating an API key', () => {
+  test('an organisation admin changes name, description, scopes, expiry and rotation policy', async () => {
+    const created = await createWorkspaceKey(h.workspaceId, {
+      rotation_policy: { rotation_period: 'monthly' },
+    });
+    const expires = inHours(24);
+    const res = await h.request('PUT', `/v2/api-keys/${created.id}`, {
+      key: h.adminKey,
+      json: {
+        name: 'Renamed key',
+        description: 'Now described',
+        scopes: ['completions.write'],
+        expires_at: expires,
+        rotation_policy: { rotation_period_days: 14 },
+      },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.id, created.id);
+    assert.equal(res.body.name, 'Renamed key');
+    assert.equal(res.body.description, 'Now described');
+    assert.deepEqual(res.body.scopes, ['completions.write']);
+    assert.equal(res.body.expires_at, expires);
+    assert.equal(res.body.rotation_policy.rotation_period_days, 14);
+    assert.ok(Math.abs(dueIn(res.body) - 14 * DAY_MS) < 60_000);
+    assert.equal(res.body.type, 'workspace-service');
+    assert.equal(res.body.key, `${created.key.slice(0, 7)}********`);
+    assert.ok(!res.text.includes(created.key.slice(7)));
+    const shown = await h.request('GET', `/v2/api-keys/${created.id}`, { key: h.adminKey });
+    assert.deepEqual({ ...shown.body, last_updated_at: null }, { ...res.body, last_updated_at: null });
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 200);
+  });
+
+  test('null clears the description, the expiry and the rotation policy; absent fields stay', async () => {
+    const created = await createWorkspaceKey(h.workspaceId, {
+      description: 'Temporary',
+      expires_at: inHours(1),
+      rotation_policy: { rotation_period: 'weekly' },
+    });
+    const res = await h.request('PUT', `/v2/api-keys/${created.id}`, {
+      key: h.adminKey,
+      json: { description: null, expires_at: null, rotation_policy: null },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.description, null);
+    assert.equal(res.body.expires_at, null);
+    assert.equal(res.body.rotation_policy, null);
+    assert.equal(res.body.name, 'CI key');
+  });
+
+  test('announces the change under the key hash, so caches re-read it', async () => {
+    const created = await createWorkspaceKey(h.workspaceId);
+    const before = h.bus.log(Topics.changes).length;
+    await h.request('PUT', `/v2/api-keys/${created.id}`, { key: h.adminKey, json: { name: 'Announced' } });
+    const changes = apiKeyChanges(before);
+    assert.equal(changes.length, 1);
+    assert.equal(changes[0]!.action, events.ChangeAction.UPDATED);
+    assert.equal(changes[0]!.entityId, created.id);
+    assert.equal(changes[0]!.cacheKey, sha256Hex(created.key));
+  });
+
+  test('an unknown field, an empty body or an expires_at not in the future is a 400 naming it', async () => {
+    const created = await createWorkspaceKey(h.workspaceId);
+    for (const [json, param] of [
+      [{ type: 'organisation' }, 'type'],
+      [{ user_id: '00000000-0000-4000-8000-000000000000' }, 'user_id'],
+      [{ name: 'Fine', rate_limits: [] }, 'rate_limits'],
+      [{ name: '' }, 'name'],
+      [{ expires_at: '2020-01-01T00:00:00Z' }, 'expires_at'],
+      [{ expires_at: 'next week' }, 'expires_at'],
+      [{}, null],
+    ] as const) {
+      const res = await h.request('PUT', `/v2/api-keys/${created.id}`, { key: h.adminKey, json });
+      assert.equal(res.status, 400, JSON.stringify(json));
+      assert.equal(res.body.error.param, param, JSON.stringify(json));
+    }
+    assert.equal(
+      (await h.request('GET', `/v2/api-keys/${created.id}`, { key: h.adminKey })).body.name,
+      'CI key',
+    );
+  });
+
+  test('a workspace key cannot update keys, whatever the body', async () => {
+    const created = await createWorkspaceKey(h.workspaceId);
+    for (const json of [{ name: 'Escalated' }, { nonsense: true }]) {
+      const res = await h.request('PUT', `/v2/api-keys/${created.id}`, { key: h.workspaceKey, json });
+      assert.equal(res.status, 403);
+    }
+  });
+
+  test('an unknown key, or one of another organisation, is a 404; a revoked key is a 409', async () => {
+    const other = await seedOrganisation(h.db('control-plane').manager, 'update-rival');
+    const created = await createWorkspaceKey(h.workspaceId);
+    const foreign = await h.request('PUT', `/v2/api-keys/${created.id}`, {
+      key: other.adminKey,
+      json: { name: 'Taken over' },
+    });
+    assert.equal(foreign.status, 404);
+    const unknown = await h.request('PUT', '/v2/api-keys/00000000-0000-4000-8000-000000000000', {
+      key: h.adminKey,
+      json: { name: 'Ghost' },
+    });
+    assert.equal(unknown.status, 404);
+
+    await h.request('DELETE', `/v2/api-keys/${created.id}`, { key: h.adminKey });
+    const revoked = await h.request('PUT', `/v2/api-keys/${created.id}`, {
+      key: h.adminKey,
+      json: { expires_at: null },
+    });
+    assert.equal(revoked.status, 409);
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 401);
+  });
+});
+
+describe('expiry', () => {
+  test('a key is refused once its expires_at has passed', async () => {
+    const created = await createWorkspaceKey(h.workspaceId, {
+      expires_at: new Date(Date.now() + 1_000).toISOString(),
+    });
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 200);
+    await sleep(1_100);
+    const refused = await h.request('GET', '/v2/workspaces', { key: created.key });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.body.error.type, 'authentication_error');
+  });
+
+  test('an expiry set on a key in use applies at once, though the key was cached without one', async () => {
+    const created = await createWorkspaceKey(h.workspaceId);
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 200);
+    const res = await h.request('PUT', `/v2/api-keys/${created.id}`, {
+      key: h.adminKey,
+      json: { expires_at: new Date(Date.now() + 1_000).toISOString() },
+    });
+    assert.equal(res.status, 200);
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 200);
+    await sleep(1_100);
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 401);
+  });
+
+  test('an expires_at that is not a date-time is a 400 naming it', async () => {
+    const res = await h.request('POST', '/v2/api-keys/workspace/service', {
+      key: h.adminKey,
+      json: { name: 'Odd', workspace_id: h.workspaceId, expires_at: '31/12/2030' },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'expires_at');
   });
 });

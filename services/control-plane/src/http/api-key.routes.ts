@@ -8,7 +8,7 @@ import {
 } from '@switchyard/platform';
 import type { IdentityService } from '../domain/identity.service.ts';
 import { presentApiKey } from './presenters.ts';
-import { apiKeyPathParams, createApiKeyBody, listApiKeysQuery } from './schemas.ts';
+import { apiKeyPathParams, createApiKeyBody, listApiKeysQuery, updateApiKeyBody } from './schemas.ts';
 
 /** `/v2/api-keys`, behind API-key authentication. */
 export function apiKeyRouter(identity: IdentityService): Router {
@@ -26,6 +26,7 @@ export function apiKeyRouter(identity: IdentityService): Router {
       scopes: body.scopes,
       expiresAt: body.expires_at,
       userId: body.user_id,
+      rotationPolicy: body.rotation_policy ?? undefined,
     });
     res.json({ ...presentApiKey(apiKey), key });
   });
@@ -40,6 +41,17 @@ export function apiKeyRouter(identity: IdentityService): Router {
   });
   router.get('/:id', async (req, res) => {
     res.json(presentApiKey(await identity.getApiKey(requirePrincipal(req), req.params.id)));
+  });
+  router.put('/:id', organisationAdminOnly, async (req, res) => {
+    const body = parseInput(updateApiKeyBody, req.body);
+    const apiKey = await identity.updateApiKey(requirePrincipal(req), String(req.params.id), {
+      name: body.name,
+      description: body.description,
+      scopes: body.scopes,
+      expiresAt: body.expires_at,
+      rotationPolicy: body.rotation_policy,
+    });
+    res.json(presentApiKey(apiKey));
   });
   router.delete('/:id', organisationAdminOnly, async (req, res) => {
     await identity.revokeApiKey(requirePrincipal(req), String(req.params.id));

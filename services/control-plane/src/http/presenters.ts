@@ -42,6 +42,13 @@ export function presentApiKey(apiKey: ApiKey) {
     created_at: apiKey.createdAt.toISOString(),
     last_updated_at: apiKey.updatedAt.toISOString(),
     expires_at: apiKey.expiresAt?.toISOString() ?? null,
+    rotation_policy:
+      apiKey.rotationPeriodDays === null && apiKey.nextRotationAt === null
+        ? null
+        : {
+            rotation_period_days: apiKey.rotationPeriodDays,
+            next_rotation_at: apiKey.nextRotationAt?.toISOString() ?? null,
+          },
     object: 'api-key' as const,
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROTATION_PERIOD_DAYS, type RotationPolicy } from '../domain/api-keys.ts';
 import { isUuid } from '../store/ids.ts';
 
 const workspaceName = z.string().trim().min(1).max(255);
@@ -39,17 +40,66 @@ export const apiKeyPathParams = z.object({
   'sub-type': z.enum(['service', 'user']),
 });
 
+const apiKeyName = z.string().trim().min(1).max(255);
+const apiKeyDescription = z.string().max(1024);
+const apiKeyScopes = z.array(z.string().min(1).max(128)).max(256);
+/** Whether it lies in the future is checked by the service, against one clock. */
+const instant = z.iso.datetime({ offset: true }).transform((v) => new Date(v));
+
+/**
+ * `rotation_period_days` (1 to 365) or `rotation_period` (weekly = 7, monthly = 30 days),
+ * and/or the date of the next rotation. Null fields count as absent, as reference clients send
+ * them. The reference's `key_transition_period_ms` is refused: a rotated secret stops at once.
+ */
+const rotationPolicy = z
+  .strictObject({
+    rotation_period_days: z.int().min(1).max(365).nullish(),
+    rotation_period: z.enum(['weekly', 'monthly']).nullish(),
+    next_rotation_at: instant.nullish(),
+  })
+  .superRefine((policy, ctx) => {
+    if (policy.rotation_period_days != null && policy.rotation_period != null) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['rotation_period'],
+        message: 'rotation_period_days and rotation_period are mutually exclusive: give one of them',
+      });
+    } else if (Object.values(policy).every((value) => value == null)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'give rotation_period_days, rotation_period or next_rotation_at',
+      });
+    }
+  })
+  .transform((policy): RotationPolicy => ({
+    periodDays:
+      policy.rotation_period_days ??
+      (policy.rotation_period ? ROTATION_PERIOD_DAYS[policy.rotation_period] : null),
+    nextRotationAt: policy.next_rotation_at ?? null,
+  }));
+
 export const createApiKeyBody = z.object({
-  name: z.string().trim().min(1).max(255),
-  description: z.string().max(1024).optional(),
+  name: apiKeyName,
+  description: apiKeyDescription.optional(),
   workspace_id: z.string().min(1).max(255).optional(),
   user_id: z.uuid().optional(),
-  scopes: z.array(z.string().min(1).max(128)).max(256).default([]),
-  expires_at: z.iso
-    .datetime({ offset: true })
-    .transform((v) => new Date(v))
-    .optional(),
+  scopes: apiKeyScopes.default([]),
+  expires_at: instant.optional(),
+  rotation_policy: rotationPolicy.nullish(),
 });
+
+/** A key's type, workspace and user are fixed at creation. Null clears a field. */
+export const updateApiKeyBody = z
+  .strictObject({
+    name: apiKeyName.optional(),
+    description: apiKeyDescription.nullable().optional(),
+    scopes: apiKeyScopes.optional(),
+    expires_at: instant.nullable().optional(),
+    rotation_policy: rotationPolicy.nullable().optional(),
+  })
+  .refine((body) => Object.values(body).some((value) => value !== undefined), {
+    error: 'give at least one of name, description, scopes, expires_at or rotation_policy',
+  });
 
 const MAX_LISTED_IDS = 100;
 

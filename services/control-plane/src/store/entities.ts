@@ -40,6 +40,10 @@ export interface ApiKey {
   createdAt: Date;
   updatedAt: Date;
   expiresAt: Date | null;
+  /** The rotation policy's period; null without a policy or with a one-off next_rotation_at. */
+  rotationPeriodDays: number | null;
+  /** When the key is next due for rotation; null without a policy. */
+  nextRotationAt: Date | null;
 }
 
 const timestamps = {
@@ -89,6 +93,8 @@ export const ApiKeyEntity = new EntitySchema<ApiKey>({
     userId: { name: 'user_id', type: 'uuid', nullable: true },
     ...timestamps,
     expiresAt: { name: 'expires_at', type: 'timestamptz', nullable: true },
+    rotationPeriodDays: { name: 'rotation_period_days', type: 'int', nullable: true },
+    nextRotationAt: { name: 'next_rotation_at', type: 'timestamptz', nullable: true },
   },
 });
 

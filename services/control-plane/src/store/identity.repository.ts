@@ -17,6 +17,17 @@ export interface ApiKeyWithOwners {
   organisationCreatedAt: Date;
 }
 
+/** A key to store; without a rotation policy unless one is given. */
+export type NewApiKey = Omit<
+  ApiKey,
+  'id' | 'createdAt' | 'updatedAt' | 'status' | 'rotationPeriodDays' | 'nextRotationAt'
+> &
+  Partial<Pick<ApiKey, 'rotationPeriodDays' | 'nextRotationAt'>>;
+
+export type ApiKeyChanges = Partial<
+  Pick<ApiKey, 'name' | 'description' | 'scopes' | 'expiresAt' | 'rotationPeriodDays' | 'nextRotationAt'>
+>;
+
 /** Organisations, workspaces and API keys. */
 export class IdentityRepository {
   constructor(private readonly manager: EntityManager) {}
@@ -108,9 +119,17 @@ export class IdentityRepository {
     });
   }
 
-  async insertApiKey(input: Omit<ApiKey, 'id' | 'createdAt' | 'updatedAt' | 'status'>): Promise<ApiKey> {
+  async insertApiKey(input: NewApiKey): Promise<ApiKey> {
     const now = new Date();
-    const apiKey: ApiKey = { id: randomUUID(), status: 'active', createdAt: now, updatedAt: now, ...input };
+    const apiKey: ApiKey = {
+      id: randomUUID(),
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+      rotationPeriodDays: null,
+      nextRotationAt: null,
+      ...input,
+    };
     try {
       await this.manager.getRepository(ApiKeyEntity).insert(apiKey);
     } catch (err) {
@@ -160,6 +179,13 @@ export class IdentityRepository {
       skip: page.offset,
       take: page.limit,
     });
+  }
+
+  /** The key as changed; null when it is no longer active. */
+  async updateApiKey(id: string, changes: ApiKeyChanges): Promise<ApiKey | null> {
+    const keys = this.manager.getRepository(ApiKeyEntity);
+    const { affected } = await keys.update({ id, status: 'active' }, { ...changes, updatedAt: new Date() });
+    return affected ? keys.findOneBy({ id }) : null;
   }
 
   async revokeApiKey(id: string): Promise<void> {

@@ -20,6 +20,7 @@ import {
   isUsable,
   keyMaterialOf,
   kindFor,
+  nextRotationAfter,
   rotationSchedule,
   toPrincipal,
   type RotationPolicy,
@@ -321,6 +322,39 @@ export class IdentityService {
     if (!updated) throw revoked(current);
     this.announceApiKey(updated, events.ChangeAction.UPDATED, updated.keyHash);
     return updated;
+  }
+
+  /**
+   * A new secret for the same key: shown once in the result, and the old secret stops working
+   * at once (every cache holding it drops it on the change event, and no lookup finds it). A
+   * policy's next rotation moves to one period after now. Organisation admin keys only.
+   */
+  async rotateApiKey(
+    principal: Principal,
+    id: string,
+  ): Promise<{ apiKey: ApiKey; key: string; rotatedAt: Date }> {
+    assertOrganisationAdmin(principal);
+    const found = await this.getApiKey(principal, id);
+    const material = generateApiKey(this.apiKeyPrefix);
+    const rotatedAt = new Date();
+    const { apiKey, previousHash } = await this.repo.transaction(async (repo) => {
+      // Under the row lock, so that of two concurrent rotations each drops the secret it replaced.
+      const current = await repo.lockApiKey(found.id);
+      if (!current || current.status !== 'active') throw revoked(found);
+      if (!isUsable(current, rotatedAt.getTime())) {
+        throw new Conflict(`API key '${found.id}' has expired: set a later expires_at before rotating it.`, {
+          code: 'api_key_expired',
+        });
+      }
+      const rotated = await repo.updateApiKey(current.id, {
+        keyHash: material.keyHash,
+        keyHint: material.keyHint,
+        nextRotationAt: nextRotationAfter(current, rotatedAt),
+      });
+      return { apiKey: rotated!, previousHash: current.keyHash };
+    });
+    this.announceApiKey(apiKey, events.ChangeAction.UPDATED, previousHash);
+    return { apiKey, key: material.key, rotatedAt };
   }
 
   /** Revokes at once: every cache holding the key drops it on the change event. */

@@ -6,6 +6,7 @@ import { events } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '../service.ts';
 import { seedOrganisation } from '../testing/organisations.ts';
+import { createWorkspace } from '../testing/workspaces.ts';
 
 let h: ServiceHarness;
 
@@ -13,12 +14,6 @@ before(async () => {
   h = await startServiceHarness({ services: [controlPlane] });
 });
 after(() => h.close());
-
-async function createWorkspace(name: string, slug?: string) {
-  const res = await h.request('POST', '/v2/workspaces', { key: h.adminKey, json: { name, slug } });
-  assert.equal(res.status, 200, res.text);
-  return res.body as { id: string; slug: string };
-}
 
 async function createWorkspaceKey(workspaceId: string, extra: Record<string, unknown> = {}) {
   const res = await h.request('POST', '/v2/api-keys/workspace/service', {
@@ -31,7 +26,7 @@ async function createWorkspaceKey(workspaceId: string, extra: Record<string, unk
 
 describe('API keys', () => {
   test('shows a new API key once and stores only its hash', async () => {
-    const workspace = await createWorkspace('Keys', 'keys');
+    const workspace = await createWorkspace(h, 'Keys', 'keys');
     const res = await h.request('POST', '/v2/api-keys/workspace/service', {
       key: h.adminKey,
       json: { name: 'Deploy bot', workspace_id: workspace.id, scopes: ['completions.write'] },
@@ -125,7 +120,7 @@ describe('API keys', () => {
   });
 
   test('a workspace key lists only the keys of its workspace', async () => {
-    const elsewhere = await createWorkspace('Key list elsewhere');
+    const elsewhere = await createWorkspace(h, 'Key list elsewhere');
     await createWorkspaceKey(elsewhere.id);
     const res = await h.request('GET', '/v2/api-keys?page_size=1000', { key: h.workspaceKey });
     assert.equal(res.status, 200);
@@ -196,7 +191,7 @@ describe('listing by ids', () => {
 
   test('ids that are unknown, of another workspace or of another organisation are simply absent', async () => {
     const own = await createWorkspaceKey(h.workspaceId);
-    const elsewhere = await createWorkspaceKey((await createWorkspace('Ids elsewhere')).id);
+    const elsewhere = await createWorkspaceKey((await createWorkspace(h, 'Ids elsewhere')).id);
     const other = await seedOrganisation(h.db('control-plane').manager, 'ids-rival');
     const otherKeys = await h.request('GET', '/v2/api-keys', { key: other.adminKey });
     const otherId = otherKeys.body.data[0].id as string;
@@ -504,5 +499,137 @@ describe('expiry', () => {
     });
     assert.equal(res.status, 400);
     assert.equal(res.body.error.param, 'expires_at');
+  });
+});
+
+describe('rotating an API key', () => {
+  const rotate = (id: string, key = h.adminKey, json?: unknown) =>
+    h.request('POST', `/v2/api-keys/${id}/rotate`, { key, json });
+  const use = async (key: string) => (await h.request('GET', '/v2/workspaces', { key })).status;
+
+  test('issues a new secret for the same key: the old one gets 401 at once, the new one works', async () => {
+    const created = await createWorkspaceKey(h.workspaceId, { name: 'Rotated' });
+    assert.equal(await use(created.key), 200); // now cached as a valid key
+
+    const res = await rotate(created.id);
+    assert.equal(res.status, 200, res.text);
+    const rotatedKey = res.body.key as string;
+    assert.equal(res.body.id, created.id);
+    assert.equal(res.body.name, 'Rotated');
+    assert.equal(res.body.status, 'active');
+    assert.match(rotatedKey, /^sy-[A-Za-z0-9_-]{40,}$/);
+    assert.notEqual(rotatedKey, created.key);
+    assert.ok(Math.abs(Date.parse(res.body.key_transition_expires_at) - Date.now()) < 60_000);
+
+    assert.equal(await use(created.key), 401);
+    assert.equal(await use(rotatedKey), 200);
+    assert.equal(await use(created.key), 401);
+
+    const shown = await h.request('GET', `/v2/api-keys/${created.id}`, { key: h.adminKey });
+    assert.equal(shown.body.key, `${rotatedKey.slice(0, 7)}********`);
+    assert.ok(!shown.text.includes(rotatedKey.slice(7)));
+    const [row] = await h
+      .db('control-plane')
+      .query(`SELECT key_hash FROM control_plane.api_keys WHERE id = $1`, [created.id]);
+    assert.equal(row.key_hash, sha256Hex(rotatedKey));
+  });
+
+  test("announces the change under the old secret's hash, so every cache drops it", async () => {
+    const created = await createWorkspaceKey(h.workspaceId);
+    const before = h.bus.log(Topics.changes).length;
+    assert.equal((await rotate(created.id)).status, 200);
+    const changes = apiKeyChanges(before);
+    assert.equal(changes.length, 1);
+    assert.equal(changes[0]!.entityId, created.id);
+    assert.equal(changes[0]!.cacheKey, sha256Hex(created.key));
+  });
+
+  test('a key rotated twice keeps only the newest secret', async () => {
+    const created = await createWorkspaceKey(h.workspaceId);
+    const first = (await rotate(created.id)).body.key as string;
+    assert.equal(await use(first), 200);
+    const second = (await rotate(created.id)).body.key as string;
+    assert.deepEqual([await use(created.key), await use(first), await use(second)], [401, 401, 200]);
+  });
+
+  test('an organisation admin key may rotate itself and carries on with the new secret', async () => {
+    const created = await h.request('POST', '/v2/api-keys/organisation/service', {
+      key: h.adminKey,
+      json: { name: 'Self-rotating admin' },
+    });
+    assert.equal(created.status, 200, created.text);
+    const res = await rotate(created.body.id, created.body.key);
+    assert.equal(res.status, 200);
+    assert.equal(await use(created.body.key), 401);
+    assert.equal(await use(res.body.key), 200);
+  });
+
+  test('moves next_rotation_at to one period after the rotation', async () => {
+    const created = await createWorkspaceKey(h.workspaceId, {
+      rotation_policy: { rotation_period_days: 7, next_rotation_at: inHours(2) },
+    });
+    const res = await rotate(created.id);
+    assert.equal(res.body.rotation_policy.rotation_period_days, 7);
+    assert.ok(Math.abs(dueIn(res.body) - 7 * DAY_MS) < 60_000);
+  });
+
+  test('uses up a one-off next_rotation_at, and leaves a key without a policy without one', async () => {
+    const once = await createWorkspaceKey(h.workspaceId, {
+      rotation_policy: { next_rotation_at: inHours(2) },
+    });
+    assert.equal((await rotate(once.id)).body.rotation_policy, null);
+    const none = await createWorkspaceKey(h.workspaceId);
+    assert.equal((await rotate(none.id)).body.rotation_policy, null);
+  });
+
+  test('a key transition period is a 400 naming key_transition_period_ms, and the secret stays', async () => {
+    const created = await createWorkspaceKey(h.workspaceId);
+    const res = await rotate(created.id, h.adminKey, { key_transition_period_ms: 3_600_000 });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'key_transition_period_ms');
+    assert.equal(await use(created.key), 200);
+  });
+
+  test('a workspace key cannot rotate keys, not even itself', async () => {
+    const created = await createWorkspaceKey(h.workspaceId);
+    for (const id of [created.id, (await createWorkspaceKey(h.workspaceId)).id]) {
+      const res = await rotate(id, created.key);
+      assert.equal(res.status, 403);
+    }
+    assert.equal(await use(created.key), 200);
+  });
+
+  test('an unknown key or one of another organisation is a 404, and nothing rotates', async () => {
+    const other = await seedOrganisation(h.db('control-plane').manager, 'rotate-rival');
+    const created = await createWorkspaceKey(h.workspaceId);
+    assert.equal((await rotate(created.id, other.adminKey)).status, 404);
+    assert.equal(await use(created.key), 200);
+    assert.equal((await rotate('00000000-0000-4000-8000-000000000000')).status, 404);
+    assert.equal((await rotate('not-a-key')).status, 404);
+  });
+
+  test('a revoked or expired key is a 409', async () => {
+    const revoked = await createWorkspaceKey(h.workspaceId);
+    await h.request('DELETE', `/v2/api-keys/${revoked.id}`, { key: h.adminKey });
+    const refused = await rotate(revoked.id);
+    assert.equal(refused.status, 409);
+    assert.equal(refused.body.error.code, 'api_key_revoked');
+
+    const expiring = await createWorkspaceKey(h.workspaceId, {
+      expires_at: new Date(Date.now() + 500).toISOString(),
+    });
+    await sleep(600);
+    const expired = await rotate(expiring.id);
+    assert.equal(expired.status, 409);
+    assert.equal(expired.body.error.code, 'api_key_expired');
+  });
+
+  test('creating a key at a path that ends in /rotate still names the bad sub-type', async () => {
+    const res = await h.request('POST', '/v2/api-keys/workspace/rotate', {
+      key: h.adminKey,
+      json: { name: 'Nope', workspace_id: h.workspaceId },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'sub-type');
   });
 });

@@ -8,12 +8,28 @@ import {
 } from '@switchyard/platform';
 import type { IdentityService } from '../domain/identity.service.ts';
 import { presentApiKey } from './presenters.ts';
-import { apiKeyPathParams, createApiKeyBody, listApiKeysQuery, updateApiKeyBody } from './schemas.ts';
+import {
+  apiKeyPathParams,
+  createApiKeyBody,
+  listApiKeysQuery,
+  rotateApiKeyBody,
+  updateApiKeyBody,
+} from './schemas.ts';
 
 /** `/v2/api-keys`, behind API-key authentication. */
 export function apiKeyRouter(identity: IdentityService): Router {
   const router = Router();
 
+  router.post('/:id/rotate', organisationAdminOnly, async (req, res, next) => {
+    // POST /<type>/rotate would read as a rotation: leave it to key creation, which names the bad sub-type.
+    if (apiKeyPathParams.shape.type.safeParse(req.params.id).success) return next('route');
+    parseInput(rotateApiKeyBody, req.body ?? {});
+    const { apiKey, key, rotatedAt } = await identity.rotateApiKey(
+      requirePrincipal(req),
+      String(req.params.id),
+    );
+    res.json({ ...presentApiKey(apiKey), key, key_transition_expires_at: rotatedAt.toISOString() });
+  });
   router.post('/:type/:sub', organisationAdminOnly, async (req, res) => {
     const path = parseInput(apiKeyPathParams, { type: req.params.type, 'sub-type': req.params.sub }, 'path');
     const body = parseInput(createApiKeyBody, req.body);

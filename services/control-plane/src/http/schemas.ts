@@ -123,3 +123,9 @@ export const listApiKeysQuery = z.object({
     })
     .optional(),
 });
+
+/**
+ * Nothing to give. The reference's `key_transition_period_ms` is refused: the old secret stops
+ * working at once, as a revocation would.
+ */
+export const rotateApiKeyBody = z.strictObject({});

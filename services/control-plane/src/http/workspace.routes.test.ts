@@ -6,6 +6,7 @@ import { events } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '../service.ts';
 import { seedOrganisation, type SeededOrganisation } from '../testing/organisations.ts';
+import { createWorkspace } from '../testing/workspaces.ts';
 
 let h: ServiceHarness;
 
@@ -13,12 +14,6 @@ before(async () => {
   h = await startServiceHarness({ services: [controlPlane] });
 });
 after(() => h.close());
-
-async function createWorkspace(name: string, slug?: string) {
-  const res = await h.request('POST', '/v2/workspaces', { key: h.adminKey, json: { name, slug } });
-  assert.equal(res.status, 200, res.text);
-  return res.body as { id: string; slug: string };
-}
 
 describe('workspaces', () => {
   test('an organisation admin creates a workspace and gets it back', async () => {
@@ -70,7 +65,7 @@ describe('workspaces', () => {
   });
 
   test('a duplicate slug in the organisation is a 409', async () => {
-    await createWorkspace('Billing', 'billing');
+    await createWorkspace(h, 'Billing', 'billing');
     const res = await h.request('POST', '/v2/workspaces', {
       key: h.adminKey,
       json: { name: 'Billing again', slug: 'billing' },
@@ -80,7 +75,7 @@ describe('workspaces', () => {
   });
 
   test('lists page by page with current_page and page_size', async () => {
-    for (const n of [1, 2, 3]) await createWorkspace(`Paged ${n}`, `paged-${n}`);
+    for (const n of [1, 2, 3]) await createWorkspace(h, `Paged ${n}`, `paged-${n}`);
     const all = await h.request('GET', '/v2/workspaces?page_size=1000', { key: h.adminKey });
     assert.equal(all.status, 200);
     assert.equal(all.body.object, 'list');
@@ -116,7 +111,7 @@ describe('workspaces', () => {
   });
 
   test('a workspace key sees only its own workspace', async () => {
-    const other = await createWorkspace('Elsewhere', 'elsewhere');
+    const other = await createWorkspace(h, 'Elsewhere', 'elsewhere');
     const list = await h.request('GET', '/v2/workspaces', { key: h.workspaceKey });
     assert.equal(list.status, 200);
     assert.equal(list.body.total, 1);
@@ -146,7 +141,7 @@ describe('name_format', () => {
   let workspace: { id: string; slug: string };
 
   before(async () => {
-    workspace = await createWorkspace(entered, 'formatted-name');
+    workspace = await createWorkspace(h, entered, 'formatted-name');
   });
 
   test('display, the default, shows the name as entered, its ends trimmed', async () => {
@@ -198,7 +193,7 @@ const put = (ref: string, json: unknown, key = h.adminKey) =>
 
 describe('updating a workspace', () => {
   test('an organisation admin changes the name and description; null clears the description', async () => {
-    const workspace = await createWorkspace('Before', 'update-me');
+    const workspace = await createWorkspace(h, 'Before', 'update-me');
     const res = await put('update-me', { name: ' After ', description: 'Now described' });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.id, workspace.id);
@@ -218,7 +213,7 @@ describe('updating a workspace', () => {
   });
 
   test('every update announces a workspace change', async () => {
-    const workspace = await createWorkspace('Announced', 'announced-workspace');
+    const workspace = await createWorkspace(h, 'Announced', 'announced-workspace');
     const before = h.bus.log(Topics.changes).length;
     assert.equal((await put(workspace.id, { name: 'Announced again' })).status, 200);
     const changes = h.bus
@@ -244,7 +239,7 @@ describe('updating a workspace', () => {
   });
 
   test('an unknown field is a 400 naming it, also inside defaults', async () => {
-    const workspace = await createWorkspace('Strict', 'strict-update');
+    const workspace = await createWorkspace(h, 'Strict', 'strict-update');
     for (const [json, param] of [
       [{ slug: 'renamed' }, 'slug'],
       [{ name: 'Fine', rate_limits: [] }, 'rate_limits'],
@@ -261,7 +256,7 @@ describe('updating a workspace', () => {
   });
 
   test('an empty body, an empty name or a defaults.user_api_key_config that is not a string is a 400', async () => {
-    const workspace = await createWorkspace('Picky', 'picky-update');
+    const workspace = await createWorkspace(h, 'Picky', 'picky-update');
     assert.equal((await put(workspace.id, {})).status, 400);
     for (const [json, param] of [
       [{ name: '  ' }, 'name'],
@@ -283,7 +278,7 @@ describe('updating a workspace', () => {
 
 describe('defaults.user_api_key_config', () => {
   test('is set by slug or id, stored by id, and always shown as the slug', async () => {
-    const workspace = await createWorkspace('User keys', 'user-keys');
+    const workspace = await createWorkspace(h, 'User keys', 'user-keys');
     const config = await saveConfig(workspace.id, 'User key config');
 
     const bySlug = await put(workspace.id, { defaults: { user_api_key_config: config.slug } });
@@ -308,7 +303,7 @@ describe('defaults.user_api_key_config', () => {
   });
 
   test('follows the config when its slug changes', async () => {
-    const workspace = await createWorkspace('Slug follows', 'slug-follows');
+    const workspace = await createWorkspace(h, 'Slug follows', 'slug-follows');
     const config = await saveConfig(workspace.id, 'Renamed later');
     assert.equal((await put(workspace.id, { defaults: { user_api_key_config: config.slug } })).status, 200);
     // No route renames a slug yet; the store may, and the default must not go stale.
@@ -329,7 +324,7 @@ describe('defaults.user_api_key_config', () => {
   });
 
   test('a config that is unknown, archived or of another workspace is a 404 naming it, and nothing changes', async () => {
-    const workspace = await createWorkspace('Picky defaults', 'picky-defaults');
+    const workspace = await createWorkspace(h, 'Picky defaults', 'picky-defaults');
     const kept = await saveConfig(workspace.id, 'Kept');
     assert.equal((await put(workspace.id, { defaults: { user_api_key_config: kept.slug } })).status, 200);
     const elsewhere = await saveConfig(h.workspaceId, 'Elsewhere');
@@ -357,7 +352,7 @@ describe('defaults.user_api_key_config', () => {
   });
 
   test('null clears it; a change without defaults keeps it', async () => {
-    const workspace = await createWorkspace('Cleared', 'cleared-default');
+    const workspace = await createWorkspace(h, 'Cleared', 'cleared-default');
     const config = await saveConfig(workspace.id, 'To clear');
     await put(workspace.id, { defaults: { user_api_key_config: config.slug } });
     const renamed = await put(workspace.id, { name: 'Cleared soon', defaults: {} });
@@ -368,7 +363,7 @@ describe('defaults.user_api_key_config', () => {
   });
 
   test('the config cannot be archived while it is the default, by DELETE or by PUT, until the default is cleared', async () => {
-    const workspace = await createWorkspace('Guarded', 'guarded-default');
+    const workspace = await createWorkspace(h, 'Guarded', 'guarded-default');
     const config = await saveConfig(workspace.id, 'Guarded config');
     await put(workspace.id, { defaults: { user_api_key_config: config.id } });
 
@@ -397,7 +392,7 @@ describe('defaults.user_api_key_config', () => {
 });
 
 test('setting a default and archiving its config at the same time never leave a default on an archived config', async () => {
-  const workspace = await createWorkspace('Racing', 'racing-default');
+  const workspace = await createWorkspace(h, 'Racing', 'racing-default');
   for (let round = 0; round < 5; round++) {
     const config = await saveConfig(workspace.id, `Racing ${round}`);
     const [set, archived] = await Promise.all([

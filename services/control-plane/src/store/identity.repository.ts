@@ -25,7 +25,17 @@ export type NewApiKey = Omit<
   Partial<Pick<ApiKey, 'rotationPeriodDays' | 'nextRotationAt'>>;
 
 export type ApiKeyChanges = Partial<
-  Pick<ApiKey, 'name' | 'description' | 'scopes' | 'expiresAt' | 'rotationPeriodDays' | 'nextRotationAt'>
+  Pick<
+    ApiKey,
+    | 'name'
+    | 'description'
+    | 'scopes'
+    | 'expiresAt'
+    | 'rotationPeriodDays'
+    | 'nextRotationAt'
+    | 'keyHash'
+    | 'keyHint'
+  >
 >;
 
 /** Organisations, workspaces and API keys. */
@@ -179,6 +189,13 @@ export class IdentityRepository {
       skip: page.offset,
       take: page.limit,
     });
+  }
+
+  /** The key, its row locked until the commit. */
+  async lockApiKey(id: string): Promise<ApiKey | null> {
+    return this.manager
+      .getRepository(ApiKeyEntity)
+      .findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
   }
 
   /** The key as changed; null when it is no longer active. */

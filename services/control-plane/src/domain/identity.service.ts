@@ -368,7 +368,7 @@ export class IdentityService {
 
   /**
    * Checks a policy's own next_rotation_at and turns it into the schedule to store; null is
-   * no policy. Organisation-enforced rotation belongs here too: an explicit policy that differs from the
+   * no policy. Organisation-enforced rotation belongs here too: a policy that differs from the
    * organisation's user_api_key_rotation_period is refused, and so is a next_rotation_at set
    * by hand while rotation is enforced. Organisation settings live in the admin service, which
    * this service does not call yet, so no period is enforced.

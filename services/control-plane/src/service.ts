@@ -15,6 +15,7 @@ import {
 import { configs, identity } from '@switchyard/proto';
 import { ConfigService } from './domain/config.service.ts';
 import { IdentityService, type BootstrapResult } from './domain/identity.service.ts';
+import { MemberService } from './domain/member.service.ts';
 import { configHandlers } from './grpc/config.handlers.ts';
 import { identityHandlers } from './grpc/identity.handlers.ts';
 import { controlPlaneRouter } from './http/routes.ts';
@@ -22,10 +23,13 @@ import { configEntities } from './store/config.entities.ts';
 import { ConfigRepository } from './store/config.repository.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { IdentityRepository } from './store/identity.repository.ts';
+import { memberEntities } from './store/member.entities.ts';
+import { MemberRepository } from './store/member.repository.ts';
 import { Init1763700000000 } from './store/migrations/1763700000000-init.ts';
 import { Configs1763700000004 } from './store/migrations/1763700000004-configs.ts';
 import { WorkspaceDefaults1763700000008 } from './store/migrations/1763700000008-workspace-defaults.ts';
 import { ApiKeyRotation1763700000009 } from './store/migrations/1763700000009-api-key-rotation.ts';
+import { Members1763700000010 } from './store/migrations/1763700000010-members.ts';
 
 const configSchema = z.object({
   API_KEY_PREFIX: env.string('sy-'),
@@ -37,17 +41,18 @@ export interface ControlPlane extends ServiceInstance {
   bootstrap(options: { adminKey?: string | undefined; withWorkspaceKey: boolean }): Promise<BootstrapResult>;
 }
 
-/** Organisations, workspaces, API keys and saved configs; the identity source every other service asks. */
+/** Organisations, workspaces, users and their memberships, API keys and saved configs; the identity source every other service asks. */
 export const controlPlane: ServiceDefinition<ControlPlane> = {
   name: 'control-plane',
   database: {
     schema: SCHEMA,
-    entities: [...entities, ...configEntities],
+    entities: [...entities, ...configEntities, ...memberEntities],
     migrations: [
       Init1763700000000,
       Configs1763700000004,
       WorkspaceDefaults1763700000008,
       ApiKeyRotation1763700000009,
+      Members1763700000010,
     ],
   },
   bus: true,
@@ -59,10 +64,11 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     const events = need(bus, 'event bus');
     const service = new IdentityService(repo, configRepo, events, logger, config.API_KEY_PREFIX);
     const savedConfigs = new ConfigService(configRepo, service, events);
+    const members = new MemberService(new MemberRepository(manager), service, events);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => service.resolveApiKey(hash), { ttlMs: 5_000 });
     return {
-      router: controlPlaneRouter(service, savedConfigs, keys, config.HEADER_PREFIX),
+      router: controlPlaneRouter(service, savedConfigs, members, keys, config.HEADER_PREFIX),
       grpc: (server) =>
         server
           .add(identity.IdentityService, identityHandlers(service))

@@ -261,28 +261,47 @@ export class IdentityService {
         param: 'sub-type',
       });
     }
-    let workspaceId: string | null = null;
+    const isUserKey = input.subType === 'user';
+    if (isUserKey && !input.userId) {
+      throw new BadRequest('user_id is required for a user key: the member of the workspace it acts for.', {
+        param: 'user_id',
+      });
+    }
+    if (!isUserKey && input.userId) {
+      throw new BadRequest('Only a user key belongs to a user: leave out user_id for a service key.', {
+        param: 'user_id',
+      });
+    }
+    let workspace: Workspace | null = null;
     if (input.type === 'workspace') {
       if (!input.workspaceId)
         throw new BadRequest('workspace_id is required for a workspace key.', { param: 'workspace_id' });
-      workspaceId = (await this.getWorkspace(principal, input.workspaceId)).id;
+      workspace = await this.getWorkspace(principal, input.workspaceId);
     }
     const now = new Date();
     assertFuture(input.expiresAt, now, 'expires_at');
     const schedule = this.rotationScheduleFor(input.rotationPolicy ?? null, now);
     const material = generateApiKey(this.apiKeyPrefix);
-    const apiKey = await this.repo.insertApiKey({
-      organisationId: principal.organisationId,
-      workspaceId,
-      kind: kindFor(input.type, input.subType),
-      name: input.name,
-      description: input.description ?? null,
-      scopes: input.scopes,
-      userId: input.userId ?? null,
-      expiresAt: input.expiresAt ?? null,
-      keyHash: material.keyHash,
-      keyHint: material.keyHint,
-      ...schedule,
+    const apiKey = await this.repo.transaction(async (repo) => {
+      // Held until the key is written, so that removing the member at the same time also revokes it.
+      if (isUserKey && !(await repo.lockWorkspaceMember(workspace!.id, input.userId!))) {
+        throw new NotFound(`User '${input.userId}' is not a member of workspace '${workspace!.slug}'.`, {
+          param: 'user_id',
+        });
+      }
+      return repo.insertApiKey({
+        organisationId: principal.organisationId,
+        workspaceId: workspace?.id ?? null,
+        kind: kindFor(input.type, input.subType),
+        name: input.name,
+        description: input.description ?? null,
+        scopes: input.scopes,
+        userId: input.userId ?? null,
+        expiresAt: input.expiresAt ?? null,
+        keyHash: material.keyHash,
+        keyHint: material.keyHint,
+        ...schedule,
+      });
     });
     return { apiKey, key: material.key };
   }
@@ -364,6 +383,11 @@ export class IdentityService {
     if (apiKey.id === principal.apiKeyId) throw new Forbidden('An API key cannot revoke itself.');
     await this.repo.revokeApiKey(apiKey.id);
     this.announceApiKey(apiKey, events.ChangeAction.DELETED, apiKey.keyHash);
+  }
+
+  /** Keys revoked along with a membership: every cache holding one drops it, as on DELETE /v2/api-keys/:id. */
+  announceRevoked(apiKeys: readonly ApiKey[]): void {
+    for (const apiKey of apiKeys) this.announceApiKey(apiKey, events.ChangeAction.DELETED, apiKey.keyHash);
   }
 
   /**

@@ -210,4 +210,35 @@ export class IdentityRepository {
       .getRepository(ApiKeyEntity)
       .update({ id }, { status: 'revoked', updatedAt: new Date() });
   }
+
+  /**
+   * Revokes the user's active workspace-user keys in the organisation (only in one workspace
+   * when given) and returns them as they were, so that caches can drop their hashes.
+   */
+  async revokeUserApiKeys(organisationId: string, userId: string, workspaceId?: string): Promise<ApiKey[]> {
+    const keys = this.manager.getRepository(ApiKeyEntity);
+    const where = {
+      organisationId,
+      userId,
+      kind: 'workspace_user' as const,
+      status: 'active' as const,
+      ...(workspaceId ? { workspaceId } : {}),
+    };
+    const active = await keys.find({ where, lock: { mode: 'pessimistic_write' } });
+    if (active.length === 0) return [];
+    await keys.update({ id: In(active.map((key) => key.id)) }, { status: 'revoked', updatedAt: new Date() });
+    return active;
+  }
+
+  /**
+   * Whether the user is a member of the workspace; the membership stays share-locked until the
+   * commit, so a removal running at the same time waits and then revokes what this transaction writes.
+   */
+  async lockWorkspaceMember(workspaceId: string, userId: string): Promise<boolean> {
+    const rows: unknown[] = await this.manager.query(
+      `SELECT 1 FROM control_plane.workspace_members WHERE workspace_id = $1 AND user_id = $2 FOR SHARE`,
+      [workspaceId, userId],
+    );
+    return rows.length > 0;
+  }
 }

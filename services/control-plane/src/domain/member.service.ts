@@ -1,0 +1,270 @@
+import {
+  assertOrganisationAdmin,
+  Conflict,
+  NotFound,
+  publishChange,
+  type EventBus,
+  type PageQuery,
+  type Principal,
+} from '@switchyard/platform';
+import { events } from '@switchyard/proto';
+import type {
+  MemberFilter,
+  MemberOfOrganisation,
+  MemberOfWorkspace,
+  MemberRepository,
+} from '../store/member.repository.ts';
+import { isUuid } from '../store/ids.ts';
+import type { IdentityService } from './identity.service.ts';
+import type { OrganisationRole, WorkspaceRole } from './roles.ts';
+
+/** A member of the organisation with the workspaces of it they belong to. */
+export interface OrganisationUser extends MemberOfOrganisation {
+  workspaceIds: string[];
+}
+
+export interface AddUserInput {
+  email: string;
+  firstName?: string | undefined;
+  lastName?: string | undefined;
+  role: OrganisationRole;
+}
+
+export interface WorkspaceMemberInput {
+  userId: string;
+  role: WorkspaceRole;
+}
+
+/**
+ * Users of an organisation and members of its workspaces; organisation admin keys only.
+ * Not here yet: invites by email (a user is added directly), and SSO or SCIM provisioning,
+ * whose settings and group mappings live in the admin service; both would end in addUser
+ * and addWorkspaceMembers.
+ */
+export class MemberService {
+  constructor(
+    private readonly repo: MemberRepository,
+    private readonly identity: IdentityService,
+    private readonly bus: EventBus,
+  ) {}
+
+  /**
+   * Adds the user with this email to the organisation, creating the user when the email is new.
+   * An existing user keeps their names: a profile is not one organisation's to change.
+   */
+  async addUser(principal: Principal, input: AddUserInput): Promise<OrganisationUser> {
+    assertOrganisationAdmin(principal);
+    const organisationId = principal.organisationId;
+    const userId = await this.repo.transaction(async (repo) => {
+      const user = await repo.findOrCreateUser({
+        email: input.email,
+        firstName: input.firstName ?? null,
+        lastName: input.lastName ?? null,
+      });
+      await repo.insertOrganisationMember(organisationId, user.id, input.role);
+      return user.id;
+    });
+    this.announceUser(organisationId, userId, events.ChangeAction.CREATED);
+    return this.getUser(principal, userId);
+  }
+
+  async getUser(principal: Principal, userId: string): Promise<OrganisationUser> {
+    assertOrganisationAdmin(principal);
+    const member = await this.repo.findOrganisationMember(principal.organisationId, userId);
+    if (!member) throw userNotFound(userId);
+    const [user] = await this.withWorkspaces(principal.organisationId, [member]);
+    return user!;
+  }
+
+  async listUsers(
+    principal: Principal,
+    page: PageQuery,
+    filter: MemberFilter,
+  ): Promise<[OrganisationUser[], number]> {
+    assertOrganisationAdmin(principal);
+    const [members, total] = await this.repo.listOrganisationMembers(principal.organisationId, page, filter);
+    return [await this.withWorkspaces(principal.organisationId, members), total];
+  }
+
+  /** The organisation's last owner cannot step down. */
+  async updateUserRole(
+    principal: Principal,
+    userId: string,
+    role: OrganisationRole,
+  ): Promise<OrganisationUser> {
+    assertOrganisationAdmin(principal);
+    const organisationId = principal.organisationId;
+    await this.repo.transaction(async (repo) => {
+      const member = await repo.findOrganisationMember(organisationId, userId);
+      if (!member) throw userNotFound(userId);
+      if (member.role === 'owner' && role !== 'owner') await assertNotLastOwner(repo, organisationId, userId);
+      await repo.updateOrganisationRole(organisationId, userId, role);
+    });
+    this.announceUser(organisationId, userId, events.ChangeAction.UPDATED);
+    return this.getUser(principal, userId);
+  }
+
+  /**
+   * Removes the user from the organisation and its workspaces, and revokes their workspace-user
+   * keys there at once. The organisation's last owner cannot be removed.
+   */
+  async removeUser(principal: Principal, userId: string): Promise<void> {
+    assertOrganisationAdmin(principal);
+    const organisationId = principal.organisationId;
+    const revoked = await this.repo.transaction(async (repo) => {
+      const member = await repo.findOrganisationMember(organisationId, userId);
+      if (!member) throw userNotFound(userId);
+      if (member.role === 'owner') await assertNotLastOwner(repo, organisationId, userId);
+      await repo.deleteOrganisationMember(organisationId, userId);
+      return repo.apiKeys.revokeUserApiKeys(organisationId, userId);
+    });
+    this.identity.announceRevoked(revoked);
+    this.announceUser(organisationId, userId, events.ChangeAction.DELETED);
+  }
+
+  /**
+   * Adds organisation members to a workspace, all or none. Key auto-provisioning on join
+   * (user_api_key_auto_create, its scopes and rotation period) belongs here once this service
+   * reads organisation settings, which live in the admin service.
+   */
+  async addWorkspaceMembers(
+    principal: Principal,
+    workspaceIdOrSlug: string,
+    members: readonly WorkspaceMemberInput[],
+  ): Promise<MemberOfWorkspace[]> {
+    assertOrganisationAdmin(principal);
+    const workspace = await this.identity.getWorkspace(principal, workspaceIdOrSlug);
+    const userIds = members.map((member) => member.userId);
+    await this.repo.transaction(async (repo) => {
+      // Share-locked until the commit: a removal from the organisation waits, then takes these memberships with it.
+      const inOrganisation = await repo.lockOrganisationMembers(workspace.organisationId, userIds);
+      const stranger = userIds.find((id) => !inOrganisation.has(id));
+      if (stranger !== undefined) {
+        throw new NotFound(`User '${stranger}' is not a member of this organisation.`, { param: 'users' });
+      }
+      const [already] = await repo.existingWorkspaceMembers(workspace.id, userIds);
+      if (already !== undefined) {
+        throw new Conflict(`User '${already}' is already a member of workspace '${workspace.slug}'.`);
+      }
+      await repo.insertWorkspaceMembers(
+        members.map((member) => ({
+          workspaceId: workspace.id,
+          organisationId: workspace.organisationId,
+          userId: member.userId,
+          role: member.role,
+        })),
+      );
+    });
+    for (const userId of userIds) {
+      this.announceWorkspaceMember(
+        workspace.organisationId,
+        workspace.id,
+        userId,
+        events.ChangeAction.CREATED,
+      );
+    }
+    const added = await Promise.all(userIds.map((id) => this.repo.findWorkspaceMember(workspace.id, id)));
+    return added.filter((member) => member !== null);
+  }
+
+  async listWorkspaceMembers(
+    principal: Principal,
+    workspaceIdOrSlug: string,
+    page: PageQuery,
+    filter: MemberFilter,
+  ): Promise<[MemberOfWorkspace[], number]> {
+    assertOrganisationAdmin(principal);
+    const workspace = await this.identity.getWorkspace(principal, workspaceIdOrSlug);
+    return this.repo.listWorkspaceMembers(workspace.id, page, filter);
+  }
+
+  async updateWorkspaceMemberRole(
+    principal: Principal,
+    workspaceIdOrSlug: string,
+    userId: string,
+    role: WorkspaceRole,
+  ): Promise<MemberOfWorkspace> {
+    assertOrganisationAdmin(principal);
+    const workspace = await this.identity.getWorkspace(principal, workspaceIdOrSlug);
+    if (!isUuid(userId) || !(await this.repo.updateWorkspaceRole(workspace.id, userId, role))) {
+      throw workspaceMemberNotFound(userId, workspace.slug);
+    }
+    this.announceWorkspaceMember(workspace.organisationId, workspace.id, userId, events.ChangeAction.UPDATED);
+    const member = await this.repo.findWorkspaceMember(workspace.id, userId);
+    if (!member) throw workspaceMemberNotFound(userId, workspace.slug);
+    return member;
+  }
+
+  /** Removes the member and revokes their workspace-user keys in this workspace at once. */
+  async removeWorkspaceMember(
+    principal: Principal,
+    workspaceIdOrSlug: string,
+    userId: string,
+  ): Promise<void> {
+    assertOrganisationAdmin(principal);
+    const workspace = await this.identity.getWorkspace(principal, workspaceIdOrSlug);
+    if (!isUuid(userId)) throw workspaceMemberNotFound(userId, workspace.slug);
+    const revoked = await this.repo.transaction(async (repo) => {
+      if (!(await repo.deleteWorkspaceMember(workspace.id, userId))) {
+        throw workspaceMemberNotFound(userId, workspace.slug);
+      }
+      return repo.apiKeys.revokeUserApiKeys(workspace.organisationId, userId, workspace.id);
+    });
+    this.identity.announceRevoked(revoked);
+    this.announceWorkspaceMember(workspace.organisationId, workspace.id, userId, events.ChangeAction.DELETED);
+  }
+
+  private async withWorkspaces(
+    organisationId: string,
+    members: MemberOfOrganisation[],
+  ): Promise<OrganisationUser[]> {
+    const workspaces = await this.repo.workspaceIdsOf(
+      organisationId,
+      members.map((member) => member.user.id),
+    );
+    return members.map((member) => ({ ...member, workspaceIds: workspaces.get(member.user.id) ?? [] }));
+  }
+
+  private announceUser(organisationId: string, userId: string, action: events.ChangeAction): void {
+    publishChange(this.bus, { entity: 'user', entityId: userId, organisationId, workspaceId: '', action });
+  }
+
+  private announceWorkspaceMember(
+    organisationId: string,
+    workspaceId: string,
+    userId: string,
+    action: events.ChangeAction,
+  ): void {
+    publishChange(this.bus, {
+      entity: 'workspace_member',
+      entityId: userId,
+      organisationId,
+      workspaceId,
+      action,
+    });
+  }
+}
+
+async function assertNotLastOwner(
+  repo: MemberRepository,
+  organisationId: string,
+  userId: string,
+): Promise<void> {
+  const owners = await repo.lockOwners(organisationId);
+  if (owners.length === 1 && owners[0] === userId) {
+    throw new Conflict(
+      'The last owner of the organisation cannot be removed or demoted: make another owner first.',
+      {
+        code: 'last_owner',
+      },
+    );
+  }
+}
+
+function userNotFound(userId: string): NotFound {
+  return new NotFound(`User '${userId}' not found in this organisation.`);
+}
+
+function workspaceMemberNotFound(userId: string, workspaceSlug: string): NotFound {
+  return new NotFound(`User '${userId}' is not a member of workspace '${workspaceSlug}'.`);
+}

@@ -177,8 +177,12 @@ class RoutePlan<T extends AttemptResult> {
     const onClientAbort = () => controller.abort(client.reason);
     if (client.aborted) onClientAbort();
     else client.addEventListener('abort', onClientAbort, { once: true });
-    const deadline = new RequestTimeout(`The provider did not answer within ${inherited.timeoutMs} ms.`);
-    const timer = setTimeout(() => controller.abort(deadline), inherited.timeoutMs);
+    // The error is made only when the deadline passes: an Error captures a stack, which is not free.
+    let deadline: RequestTimeout | undefined;
+    const timer = setTimeout(() => {
+      deadline = new RequestTimeout(`The provider did not answer within ${inherited.timeoutMs} ms.`);
+      controller.abort(deadline);
+    }, inherited.timeoutMs);
     try {
       const value = await this.attempt({
         leaf,
@@ -200,7 +204,7 @@ class RoutePlan<T extends AttemptResult> {
       };
     } catch (err) {
       client.removeEventListener('abort', onClientAbort);
-      const error = controller.signal.reason === deadline ? deadline : err;
+      const error = deadline ?? err;
       if (!(error instanceof AppError)) throw error;
       return {
         ok: false,

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 interface CpuProfileNode {
@@ -193,7 +194,8 @@ function classify(
   node: CpuProfileNode,
   root: string,
 ): { key: string; name: string; where: string; kind: Kind; pkg: string } {
-  const { functionName, url, lineNumber } = node.callFrame;
+  const { functionName, url } = node.callFrame;
+  let lineNumber = node.callFrame.lineNumber;
   const name = functionName || '(anonymous)';
   if (!url && VM_ENTRIES.has(name)) return { key: name, name, where: '', kind: 'vm', pkg: name };
   if (!url) return { key: name, name, where: 'native', kind: 'node', pkg: 'node (built-in)' };
@@ -205,7 +207,13 @@ function classify(
       path = url;
     }
   }
-  const relative = path.startsWith(root) ? path.slice(root.length) : path;
+  let relative = path.startsWith(root) ? path.slice(root.length) : path;
+  // The production bundle (dist/switchyard.mjs) is mapped back to its sources.
+  const original = relative.includes('node_modules/') ? undefined : fromSourceMap(path, node.callFrame);
+  if (original) {
+    relative = original.source;
+    lineNumber = original.line;
+  }
   // Code loaded through tsx is on one line; the column then tells functions apart.
   const line = lineNumber > 0 ? `:${lineNumber + 1}` : '';
   const where = `${relative}${line}`;
@@ -228,6 +236,29 @@ function classify(
   if (relative.startsWith('services/') || relative.startsWith('packages/'))
     return { key, name, where, kind: 'own', pkg: '' };
   return { key, name, where, kind: 'node', pkg: 'other' };
+}
+
+const sourceMaps = new Map<string, SourceMap | undefined>();
+
+/** Where a bundled position came from, as a repository-relative path and a 0-based line. */
+function fromSourceMap(
+  path: string,
+  frame: { lineNumber: number; columnNumber?: number },
+): { source: string; line: number } | undefined {
+  if (!path.endsWith('.mjs') || frame.lineNumber < 0) return undefined;
+  if (!sourceMaps.has(path)) {
+    const file = `${path}.map`;
+    sourceMaps.set(
+      path,
+      existsSync(file) ? new SourceMap(JSON.parse(readFileSync(file, 'utf8')) as never) : undefined,
+    );
+  }
+  const entry = sourceMaps.get(path)?.findEntry(frame.lineNumber, frame.columnNumber ?? 0) as
+    { originalSource?: string; originalLine?: number } | undefined;
+  if (!entry?.originalSource) return undefined;
+  // Sources are named relative to the repository's dist/ folder, where the bundle was built.
+  const source = entry.originalSource.replace(/^(?:file:\/\/)?(?:.*?\/)?(?=(?:packages|services)\/)/, '');
+  return { source, line: entry.originalLine ?? 0 };
 }
 
 export function profileMarkdown(

@@ -33,6 +33,8 @@ export interface BenchResults {
   environment: { node: string; platform: string; cpus: number; cpuModel: string };
   config: {
     mode: string;
+    /** Which CPUs the load generator, the system under test and the platform ran on. */
+    placement: string;
     durationS: number;
     warmupS: number;
     concurrencies: number[];
@@ -138,12 +140,13 @@ export function toMarkdown(r: BenchResults): string {
   lines.push('## Switchyard gateway benchmark', '');
   lines.push(
     `${r.generatedAt} · Node ${r.environment.node} · ${r.environment.platform} · ${r.environment.cpus} CPUs` +
-      ` (${r.environment.cpuModel}) · load generator, fake upstream and gateway share these CPUs`,
+      ` (${r.environment.cpuModel}) · ${r.config.placement}`,
     '',
     `Non-streaming: ${r.config.durationS} s per run after a ${r.config.warmupS} s warm-up, autocannon, ` +
       `one request in flight per connection. Streaming: ${r.config.streamRequests} sequential requests per ` +
       `path after ${r.config.streamWarmup} warm-up requests. Before each run the gateway is left to finish ` +
-      `deferred work (CPU < 5% of a core). Latencies in µs; "added" is gateway minus direct.`,
+      `deferred work (CPU < 5% of a core), and so are the services, Kafka, PostgreSQL and Redis behind it ` +
+      `(together < 20% of a core, at most 60 s). Latencies in µs; "added" is gateway minus direct.`,
     '',
   );
 

@@ -23,20 +23,29 @@ export function readCpuMs(pid: number): number | undefined {
   }
 }
 
+/** CPU time several processes have used so far, in ms (those already gone count as 0). */
+export function readCpuMsOfAll(pids: number[]): number {
+  let total = 0;
+  for (const pid of pids) total += readCpuMs(pid) ?? 0;
+  return total;
+}
+
 /**
- * Waits until a process uses less than `maxShare` of one core over `windowMs` (its deferred
- * work, such as storing request logs, has drained), or `maxMs` has passed. Returns the ms waited.
+ * Waits until a process (or a group of processes, listed anew at each reading) uses less than
+ * `maxShare` of one core over `windowMs` (its deferred work, such as storing request logs, has
+ * drained), or `maxMs` has passed. Returns the ms waited.
  */
 export async function waitUntilIdle(
-  pid: number,
+  pids: number | (() => number[]),
   options: { maxMs?: number; windowMs?: number; maxShare?: number } = {},
 ): Promise<number> {
   const { maxMs = 30_000, windowMs = 500, maxShare = 0.05 } = options;
+  const read = typeof pids === 'number' ? () => readCpuMs(pids) : () => readCpuMsOfAll(pids());
   const started = Date.now();
-  let before = readCpuMs(pid);
+  let before = read();
   while (before !== undefined && Date.now() - started < maxMs) {
     await new Promise((resolve) => setTimeout(resolve, windowMs));
-    const after = readCpuMs(pid);
+    const after = read();
     if (after === undefined || after - before <= windowMs * maxShare) break;
     before = after;
   }

@@ -5,7 +5,16 @@
  * Everything listens on 127.0.0.1; every loop is bounded in count and time; both child
  * processes and the temporary data folder are removed at the end, on failure and on Ctrl-C.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +32,13 @@ import {
   type GatewayCost,
   type NonStreamingPair,
 } from './report.ts';
+import {
+  applyPlacement,
+  childrenOf,
+  describePlacement,
+  planPlacement,
+  type PlacementPlan,
+} from './placement.ts';
 import { RssSampler, readCpuMs, toMiB, waitUntilIdle } from './rss.ts';
 import { measureStreams, type StreamResult } from './ttft.ts';
 
@@ -36,6 +52,8 @@ const { values: args } = parseArgs({
     'stream-requests': { type: 'string', default: '300' },
     profile: { type: 'boolean', default: false },
     mode: { type: 'string', default: 'distributed' },
+    placement: { type: 'string', default: 'cpus' },
+    'node-options': { type: 'string', default: '' },
   },
   allowPositionals: false,
 });
@@ -61,7 +79,12 @@ const GATEWAY_MODEL = `@${SLUG}/${DIRECT_MODEL}`;
 /** The whole run ends by itself: phases are bounded, and this is the backstop. */
 const OVERALL_LIMIT_MS = 15 * 60_000;
 
+if (args.placement !== 'cpus' && args.placement !== 'none')
+  throw new Error(`--placement must be cpus or none, got ${args.placement}`);
+const PLACEMENT: PlacementPlan | undefined = args.placement === 'cpus' ? planPlacement() : undefined;
+
 const children: Child[] = [];
+let restorePlacement: (() => void) | undefined;
 let dataDir: string | undefined;
 let sampler: RssSampler | undefined;
 let interrupted = false;
@@ -102,7 +125,27 @@ async function gatewayCost(
   return { cpuMsPerRequest, drainMs: Math.max(0, drainMs - 500) };
 }
 
+/**
+ * Lets the platform behind the gateway (services consuming the request-log and usage events,
+ * Kafka, PostgreSQL, Redis) work off what the previous run left it, so that it does not compete
+ * with the next run, direct or not.
+ */
+async function settlePlatform(gateway: Gateway): Promise<void> {
+  if (gateway.platformPids.length === 0 && gateway.sharedPids.length === 0) return;
+  const pids = () => [
+    ...gateway.platformPids,
+    ...gateway.sharedPids.flatMap((pid) => [pid, ...childrenOf(pid)]),
+  ];
+  const waited = await waitUntilIdle(pids, { maxMs: 60_000, windowMs: 1_000, maxShare: 0.2 });
+  if (waited > 1_500)
+    log(
+      `platform busy with the previous run's events; waited ${(waited / 1000).toFixed(1)} s for it to settle`,
+    );
+}
+
 async function cleanup(): Promise<void> {
+  restorePlacement?.();
+  restorePlacement = undefined;
   sampler?.stop();
   stopActiveLoad();
   await Promise.all(children.map((child) => child.stop(15_000)));
@@ -162,7 +205,26 @@ interface Gateway {
   adminUrl: string;
   adminKey: string;
   workspaceKey: string;
+  /** The other services' processes (distributed mode). */
+  platformPids: number[];
+  /** Kafka, PostgreSQL (its backends are found at each use) and Redis, when they run here. */
+  sharedPids: number[];
   stop(timeoutMs: number): Promise<void>;
+}
+
+/** Kafka, PostgreSQL and Redis started by deploy/local/deps.sh, from their pid files. */
+function localDependencyPids(): number[] {
+  const files = ['.data/kafka/kafka.pid', '.data/postgres/postmaster.pid', '.data/redis/redis.pid'];
+  const pids: number[] = [];
+  for (const file of files) {
+    try {
+      const pid = Number(readFileSync(join(repoRoot, file), 'utf8').split('\n')[0]);
+      if (pid > 0 && existsSync(`/proc/${pid}`)) pids.push(pid);
+    } catch {
+      // Not started by deps.sh here (e.g. external dependencies).
+    }
+  }
+  return pids;
 }
 
 function parseMode(raw: string | undefined): 'distributed' | 'all-in-one' {
@@ -170,10 +232,14 @@ function parseMode(raw: string | undefined): 'distributed' | 'all-in-one' {
   throw new Error(`--mode must be distributed or all-in-one, got ${raw}`);
 }
 const MODE = parseMode(args.mode);
-if (MODE === 'distributed' && args.profile)
-  throw new Error('--profile profiles the all-in-one process: add --mode all-in-one');
+const profileDir = join(outDir, 'profile');
 
 let stack: Stack | undefined;
+
+function resetProfileDir(): void {
+  rmSync(profileDir, { recursive: true, force: true });
+  mkdirSync(profileDir, { recursive: true });
+}
 
 /** The five services as separate processes on real dependencies, as the e2e suite runs them. */
 async function startDistributed(): Promise<Gateway> {
@@ -181,7 +247,17 @@ async function startDistributed(): Promise<Gateway> {
   log('building the production bundle');
   execFileSync('bash', ['scripts/bundle.sh', '.data/bench/bundle'], { cwd: repoRoot, stdio: 'ignore' });
   process.env.SWITCHYARD_BUNDLE_DIR = '.data/bench/bundle';
-  stack = await startStack({ upstreamKey: UPSTREAM_KEY, env: { LOG_LEVEL: 'warn' } });
+  const env: Record<string, string> = { LOG_LEVEL: 'warn' };
+  const nodeOptions = args['node-options'] ? [args['node-options']] : [];
+  if (args.profile) {
+    // The gateway process profiles itself and writes the profile when it exits.
+    resetProfileDir();
+    nodeOptions.push(`--import ${join(repoRoot, 'bench', 'src', 'cpu-profile.mjs')}`);
+    env.BENCH_CPU_PROFILE = 'gateway';
+    env.BENCH_CPU_PROFILE_DIR = profileDir;
+  }
+  if (nodeOptions.length > 0) env.NODE_OPTIONS = nodeOptions.join(' ');
+  stack = await startStack({ upstreamKey: UPSTREAM_KEY, env });
   const workspace = await stack.request<{ id: string }>('POST', '/v2/workspaces', {
     key: stack.adminKey,
     body: { name: 'Bench' },
@@ -199,6 +275,10 @@ async function startDistributed(): Promise<Gateway> {
     adminUrl: stack.url('admin'),
     adminKey: stack.adminKey,
     workspaceKey: key.body.key,
+    platformPids: (['control-plane', 'admin', 'policy', 'log-export'] as const)
+      .map((service) => stack!.process(service).pid ?? 0)
+      .filter((pid) => pid > 0),
+    sharedPids: localDependencyPids(),
     stop: () => stack!.stopService('gateway'),
   };
 }
@@ -209,9 +289,7 @@ async function startGateway(): Promise<Gateway> {
   const port = await freePort();
   const nodeArgs = ['--import', 'tsx'];
   if (args.profile) {
-    const profileDir = join(outDir, 'profile');
-    rmSync(profileDir, { recursive: true, force: true });
-    mkdirSync(profileDir, { recursive: true });
+    resetProfileDir();
     nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
   }
   const child = new Child(
@@ -235,7 +313,14 @@ async function startGateway(): Promise<Gateway> {
     const workspaceKey = /workspace key:\s+(\S+)/.exec(text)?.[1];
     return url && adminKey && workspaceKey ? { url, adminKey, workspaceKey } : undefined;
   }, 180_000);
-  return { pid: child.pid!, adminUrl: found.url, stop: (ms) => child.stop(ms), ...found };
+  return {
+    pid: child.pid!,
+    adminUrl: found.url,
+    platformPids: [],
+    sharedPids: [],
+    stop: (ms) => child.stop(ms),
+    ...found,
+  };
 }
 
 async function post(
@@ -271,6 +356,19 @@ async function main(): Promise<void> {
   log('starting the fake upstream and the gateway');
   const [upstream, gateway] = await Promise.all([startUpstream(), startGateway()]);
   log(`fake upstream at ${upstream.url}; gateway at ${gateway.url} (pid ${gateway.pid})`);
+  if (PLACEMENT) {
+    restorePlacement = applyPlacement(
+      PLACEMENT,
+      {
+        loadGenerator: [process.pid],
+        systemUnderTest: [upstream.child.pid, gateway.pid],
+        platform: gateway.platformPids,
+        shared: gateway.sharedPids,
+      },
+      log,
+    );
+  }
+  log(describePlacement(PLACEMENT));
   sampler = new RssSampler(gateway.pid, RSS_INTERVAL_MS);
   sampler.start();
 
@@ -325,6 +423,7 @@ async function main(): Promise<void> {
     ] as const) {
       checkInterrupted();
       await settle(gateway.pid);
+      await settlePlatform(gateway);
       sampler.setPhase(`${name} c=${connections}`);
       if (WARMUP_S > 0) {
         log(`warm-up: ${name}, concurrency ${connections}, ${WARMUP_S} s`);
@@ -366,6 +465,7 @@ async function main(): Promise<void> {
   ] as const) {
     checkInterrupted();
     await settle(gateway.pid);
+    await settlePlatform(gateway);
     sampler.setPhase(`${name} streaming`);
     log(`streaming: ${name}, ${STREAM_REQUESTS} sequential requests (after ${STREAM_WARMUP} warm-up)`);
     const startUs = nowUs();
@@ -407,6 +507,7 @@ async function main(): Promise<void> {
     },
     config: {
       mode: MODE,
+      placement: describePlacement(PLACEMENT),
       durationS: DURATION_S,
       warmupS: WARMUP_S,
       concurrencies: CONCURRENCIES,
@@ -439,9 +540,9 @@ async function main(): Promise<void> {
 
   if (args.profile) {
     await gateway.stop(30_000);
-    const profileDir = join(outDir, 'profile');
+    // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: the gateway's main thread is its largest.
     const files = readdirSync(profileDir)
-      .filter((f) => f.endsWith('.cpuprofile'))
+      .filter((f) => f.endsWith('.cpuprofile') && f.split('.')[3] === String(gateway.pid))
       .map((f) => join(profileDir, f))
       .sort((a, b) => statSync(b).size - statSync(a).size);
     if (files[0]) {
@@ -449,7 +550,7 @@ async function main(): Promise<void> {
       const profile = readProfile(files[0]);
       const summary = profileMarkdown(
         summarizeProfile(profile, repoRoot, { windows: gatewayWindows }),
-        'Gateway (all-in-one) main thread during the measured gateway runs (warm-ups excluded)',
+        `Gateway (${MODE}) main thread during the measured gateway runs (warm-ups excluded)`,
         gatewayWindows.map((w) => ({
           name: w.name,
           summary: summarizeProfile(profile, repoRoot, { windows: [w], top: 12 }),

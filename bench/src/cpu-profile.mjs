@@ -1,0 +1,25 @@
+// Preloaded into the service processes by `pnpm bench --profile --mode distributed`
+// (NODE_OPTIONS=--import …; Node 20 does not accept --cpu-prof there). It profiles the
+// process whose command is BENCH_CPU_PROFILE (e.g. `gateway`) the way --cpu-prof does, and
+// writes the profile to BENCH_CPU_PROFILE_DIR when the process exits.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
+
+const dir = process.env.BENCH_CPU_PROFILE_DIR;
+if (dir && process.argv[2] === process.env.BENCH_CPU_PROFILE) {
+  const session = new Session();
+  session.connect();
+  session.post('Profiler.enable');
+  // --cpu-prof's default sampling interval.
+  session.post('Profiler.setSamplingInterval', { interval: 1000 });
+  session.post('Profiler.start');
+  process.on('exit', () => {
+    // The in-thread inspector session answers synchronously, so this completes before exit.
+    session.post('Profiler.stop', (err, result) => {
+      if (err || !result) return;
+      const name = `CPU.${Date.now()}.0.${process.pid}.0.001.cpuprofile`;
+      writeFileSync(join(dir, name), JSON.stringify(result.profile));
+    });
+  });
+}

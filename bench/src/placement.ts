@@ -1,0 +1,140 @@
+/**
+ * Which CPUs each process of a run may use. Left to the scheduler, the load generator, the fake
+ * upstream, the gateway and the platform behind it (the other four services, Kafka, PostgreSQL,
+ * Redis, which work through every request's events after the answer) land on the machine's few
+ * cores at random, so one run measures the load generator competing with the gateway and the
+ * next does not. The placement makes that deliberate and the same for both paths:
+ *
+ * - the load generator (this process) gets CPU 0;
+ * - the system under test gets CPU 1: the fake upstream alone in the direct runs, the upstream
+ *   and the gateway together in the gateway runs (the gateway pays for sharing its core with
+ *   the upstream, so the comparison is not flattering);
+ * - the platform gets CPUs 2… when there are any, otherwise CPU 0 beside the load generator at
+ *   a lower priority (nice 10), so that neither the load generator nor the gateway waits for it.
+ *   As deployed, the platform runs on other machines than the gateway.
+ *
+ * Kafka, PostgreSQL and Redis are shared with other runs on this machine: their CPUs and
+ * priorities are put back when the run ends.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+
+export interface PlacementPlan {
+  loadGenerator: string;
+  systemUnderTest: string;
+  platform: string;
+  platformNice: number;
+}
+
+export interface PlacedProcesses {
+  loadGenerator: number[];
+  systemUnderTest: number[];
+  /** Started for this run; nothing to restore. */
+  platform: number[];
+  /** Shared with other runs (Kafka, PostgreSQL, Redis); put back at the end, children included. */
+  shared: number[];
+}
+
+/** The plan for this machine, or undefined when it has a single CPU (nothing to separate). */
+export function planPlacement(cpuCount = cpus().length): PlacementPlan | undefined {
+  if (cpuCount < 2) return undefined;
+  return {
+    loadGenerator: '0',
+    systemUnderTest: '1',
+    platform: cpuCount > 2 ? `2-${cpuCount - 1}` : '0',
+    platformNice: cpuCount > 2 ? 0 : 10,
+  };
+}
+
+export function describePlacement(plan: PlacementPlan | undefined): string {
+  if (!plan) return 'processes placed by the scheduler';
+  const nice = plan.platformNice ? ` at nice ${plan.platformNice}` : '';
+  return (
+    `load generator on CPU ${plan.loadGenerator}; fake upstream and gateway on CPU ${plan.systemUnderTest}; ` +
+    `other services, Kafka, PostgreSQL and Redis on CPU ${plan.platform}${nice}`
+  );
+}
+
+interface Saved {
+  pid: number;
+  affinity: string;
+  nice: number;
+}
+
+/** Threads of a process (on Linux each has its own priority). */
+function threads(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function niceOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+}
+
+function affinityOf(pid: number): string {
+  // "pid 123's current affinity list: 0,1"
+  return execFileSync('taskset', ['-c', '-p', String(pid)], { encoding: 'utf8' })
+    .split(':')
+    .pop()!
+    .trim();
+}
+
+/** Sets every thread of a process, and optionally of its children (PostgreSQL's backends). */
+function setProcess(pid: number, affinity: string, nice: number | undefined, withChildren = false): void {
+  for (const target of withChildren ? [pid, ...childrenOf(pid)] : [pid]) {
+    try {
+      execFileSync('taskset', ['-a', '-c', '-p', affinity, String(target)], { stdio: 'ignore' });
+      const tids = threads(target);
+      if (nice !== undefined && tids.length > 0)
+        execFileSync('renice', ['-n', String(nice), '-p', ...tids.map(String)], { stdio: 'ignore' });
+    } catch {
+      // A process that ended meanwhile.
+    }
+  }
+}
+
+/** Child processes of a process (PostgreSQL's backends), from /proc. */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return out;
+}
+
+/**
+ * Applies the plan; returns a function that puts the shared processes back as they were.
+ * Fails soft: without `taskset`/`renice` (or the right to use them) the run goes on unplaced.
+ */
+export function applyPlacement(
+  plan: PlacementPlan,
+  processes: PlacedProcesses,
+  log: (message: string) => void,
+): () => void {
+  const saved: Saved[] = [];
+  try {
+    execFileSync('taskset', ['--version'], { stdio: 'ignore' });
+    execFileSync('renice', ['--version'], { stdio: 'ignore' });
+    for (const pid of processes.shared) saved.push({ pid, affinity: affinityOf(pid), nice: niceOf(pid) });
+    for (const pid of processes.loadGenerator) setProcess(pid, plan.loadGenerator, undefined);
+    for (const pid of processes.systemUnderTest) setProcess(pid, plan.systemUnderTest, undefined);
+    for (const pid of processes.platform) setProcess(pid, plan.platform, plan.platformNice);
+    for (const pid of processes.shared) setProcess(pid, plan.platform, plan.platformNice, true);
+  } catch (err) {
+    log(`could not place processes on CPUs (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return () => {
+    for (const { pid, affinity, nice } of saved.splice(0)) setProcess(pid, affinity, nice, true);
+  };
+}

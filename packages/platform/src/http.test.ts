@@ -1,6 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Router } from 'express';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { Router } from 'express';
 import {
   BadRequest,
   Conflict,
@@ -19,7 +21,14 @@ import {
   toAppError,
 } from './errors.ts';
 import type { AppError } from './errors.ts';
-import { createHttpApp, jsonBody, listen, type HttpAppOptions, type ReadinessCheck } from './http.ts';
+import {
+  createHttpApp,
+  jsonBody,
+  listen,
+  serverClasses,
+  type HttpAppOptions,
+  type ReadinessCheck,
+} from './http.ts';
 import { requestContext } from './context.ts';
 import { createMetrics } from './metrics.ts';
 import { captureLogger, settleLogs, type CapturedLogger } from './testing/logger.ts';
@@ -524,6 +533,30 @@ describe('listen', () => {
       `close() resolved ${Math.round(ms)} ms after the last response, not at the keep-alive timeout`,
     );
     await assert.rejects(fetch(`${served.url}/healthz`));
+  });
+
+  test("requests and responses are born on the app's own prototypes, so Express need not move them", async () => {
+    const app = express();
+    app.get('/shape', (req, res) => {
+      res.json({ probe: req.get('x-probe') ?? null });
+    });
+    const seen: boolean[] = [];
+    const server = createServer(serverClasses(app), (req, res) => {
+      // Before Express has touched them.
+      seen.push(Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response);
+      app(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/shape`, { headers: { 'x-probe': 'p' } });
+      assert.equal(res.status, 200);
+      assert.deepEqual(await res.json(), { probe: 'p' });
+      assert.deepEqual(seen, [true, true]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   test('listening on port 0 picks a free port and reports it', async () => {

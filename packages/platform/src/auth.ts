@@ -91,11 +91,11 @@ class ApiKeyStrategy extends Strategy {
   override authenticate(req: Request): void {
     const token = presentedApiKey(req, this.headerPrefix);
     if (!token || token.length > 512) {
-      this.fail('missing', 401);
+      this.fail(401);
       return;
     }
     this.cache.resolve(token).then(
-      (principal) => (principal ? this.success(principal) : this.fail('invalid', 401)),
+      (principal) => (principal ? this.success(principal) : this.fail(401)),
       (err: unknown) => this.error(err as Error),
     );
   }
@@ -106,25 +106,34 @@ export interface ApiKeyAuthOptions {
   headerPrefix: string;
 }
 
-/** Express middleware: resolves the caller's API key through passport into req.principal. */
+/** What passport hands on when every strategy refused the request (failWithError). */
+function refusedByPassport(err: unknown): boolean {
+  return err instanceof Error && err.name === 'AuthenticationError';
+}
+
+/**
+ * Express middleware: resolves the caller's API key through passport into req.principal.
+ * Passport's middleware is built once, not per request: it assigns the principal itself (no
+ * session, no login step) and hands a refused key on as an error, answered as the one 401.
+ */
 export function apiKeyAuthentication(options: ApiKeyAuthOptions): RequestHandler {
   const authenticator = new passport.Passport();
   authenticator.use(new ApiKeyStrategy(options.cache, options.headerPrefix));
+  const authenticate = authenticator.authenticate('api-key', {
+    session: false,
+    assignProperty: 'principal',
+    authInfo: false,
+    failWithError: true,
+  }) as RequestHandler;
   return (req, res, next) => {
     if (req.method === 'OPTIONS') {
       next();
       return;
     }
-    authenticator.authenticate(
-      'api-key',
-      { session: false },
-      (err: unknown, principal: Principal | false) => {
-        if (err) return next(err);
-        if (!principal) return next(new Unauthorized('Missing or invalid API key.'));
-        req.principal = principal;
-        next();
-      },
-    )(req, res, next);
+    authenticate(req, res, (err?: unknown) => {
+      if (err === undefined) next();
+      else next(refusedByPassport(err) ? new Unauthorized('Missing or invalid API key.') : err);
+    });
   };
 }
 

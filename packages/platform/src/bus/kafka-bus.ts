@@ -4,6 +4,7 @@ import {
   logLevel,
   type Consumer,
   type EachMessagePayload,
+  type ICustomPartitioner,
   type LogEntry,
   type Producer,
 } from 'kafkajs';
@@ -30,6 +31,35 @@ function kafkaLogger(logger: Logger) {
     };
 }
 
+/**
+ * Kafka's default partitioner (murmur2 of the key, as the Java client), remembering each key's
+ * partition per topic and partition count: events are keyed by a few workspaces and API keys,
+ * and hashing the same key again for every event (with a copy of it and a filtered copy of the
+ * partition list each time) was a visible share of the producer's work.
+ */
+export const rememberingPartitioner: ICustomPartitioner = () => {
+  const partition = Partitioners.DefaultPartitioner();
+  const known = new Map<string, { partitions: number; byKey: Map<string, number> }>();
+  return (args) => {
+    const { topic, partitionMetadata, message } = args;
+    const key = message.key;
+    if (typeof key !== 'string' || (message.partition !== undefined && message.partition !== null))
+      return partition(args);
+    let topicKeys = known.get(topic);
+    if (!topicKeys || topicKeys.partitions !== partitionMetadata.length) {
+      topicKeys = { partitions: partitionMetadata.length, byKey: new Map() };
+      known.set(topic, topicKeys);
+    }
+    let chosen = topicKeys.byKey.get(key);
+    if (chosen === undefined) {
+      chosen = partition(args);
+      if (topicKeys.byKey.size >= 10_000) topicKeys.byKey.clear();
+      topicKeys.byKey.set(key, chosen);
+    }
+    return chosen;
+  };
+};
+
 /** Kafka through kafkajs: an idempotent producer behind a bounded buffer, at-least-once consumers. */
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
@@ -38,6 +68,8 @@ export class KafkaEventBus implements EventBus {
   private readonly buffer: PublishBuffer;
   private readonly consumers = new Set<Consumer>();
   private readonly knownTopics = new Set<string>();
+  /** Topic → its name with the installation's prefix. */
+  private readonly topics = new Map<string, string>();
 
   constructor(private readonly options: KafkaBusOptions) {
     this.kafka = new Kafka({
@@ -53,7 +85,7 @@ export class KafkaEventBus implements EventBus {
       idempotent: true,
       maxInFlightRequests: 1,
       allowAutoTopicCreation: true,
-      createPartitioner: Partitioners.DefaultPartitioner,
+      createPartitioner: rememberingPartitioner,
       retry: { initialRetryTime: 100, retries: 3, maxRetryTime: 2_000 },
     });
     this.producer.on(this.producer.events.DISCONNECT, () => {
@@ -76,7 +108,12 @@ export class KafkaEventBus implements EventBus {
   }
 
   publish(message: OutgoingMessage): void {
-    this.buffer.push({ ...message, topic: this.prefix + message.topic });
+    let topic = this.topics.get(message.topic);
+    if (topic === undefined) {
+      topic = this.prefix + message.topic;
+      this.topics.set(message.topic, topic);
+    }
+    this.buffer.push({ topic, key: message.key, value: message.value });
   }
 
   private get prefix(): string {
@@ -97,9 +134,10 @@ export class KafkaEventBus implements EventBus {
       await this.ensureTopics(batch.map((m) => m.topic));
       const byTopic = new Map<string, Array<{ key: string; value: Buffer }>>();
       for (const m of batch) {
-        const list = byTopic.get(m.topic) ?? [];
-        list.push({ key: m.key, value: Buffer.from(m.value) });
-        byTopic.set(m.topic, list);
+        let list = byTopic.get(m.topic);
+        if (!list) byTopic.set(m.topic, (list = []));
+        // A view of the encoded event, not a copy.
+        list.push({ key: m.key, value: Buffer.from(m.value.buffer, m.value.byteOffset, m.value.byteLength) });
       }
       await this.producer.sendBatch({
         acks: -1,

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { Agent, EnvHttpProxyAgent, errors, request, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, errors, type Dispatcher } from 'undici';
 import { RequestTimeout, UpstreamError } from '@switchyard/platform';
 
 /**
@@ -29,13 +29,30 @@ export interface UpstreamRequest {
   provider: string;
 }
 
+/** Origin and path of each upstream URL seen: the same few URLs serve every request. */
+const parsedUrls = new Map<string, { origin: string; path: string }>();
+
+function originAndPath(url: string): { origin: string; path: string } {
+  let parsed = parsedUrls.get(url);
+  if (parsed === undefined) {
+    const { origin, pathname, search } = new URL(url);
+    parsed = { origin, path: search ? `${pathname}${search}` : pathname };
+    if (parsedUrls.size >= 1_000) parsedUrls.clear();
+    parsedUrls.set(url, parsed);
+  }
+  return parsed;
+}
+
 export async function upstreamRequest(
   dispatcher: Dispatcher,
   req: UpstreamRequest,
 ): Promise<Dispatcher.ResponseData> {
   try {
-    return await request(req.url, {
-      dispatcher,
+    // The dispatcher's own request(): undici's top-level request(url) parses the URL anew each time.
+    const { origin, path } = originAndPath(req.url);
+    return await dispatcher.request({
+      origin,
+      path,
       method: req.method,
       headers: req.headers,
       body: req.body,

@@ -466,6 +466,33 @@ describe('health and readiness', () => {
 });
 
 describe('/metrics', () => {
+  test('counts requests whatever the log level (no access log line below http)', async (t) => {
+    const log = captureLogger('http-test', 'info');
+    const app = createHttpApp({
+      service: 'http-test',
+      logger: log.logger,
+      metrics: createMetrics(),
+      readiness: {},
+      routers: [],
+    });
+    const server = await listen(app, '127.0.0.1', 0);
+    t.after(() => server.close());
+    const url = `http://127.0.0.1:${server.port}`;
+    await fetch(`${url}/healthz`);
+    await fetch(`${url}/healthz`);
+    const text = await (await fetch(`${url}/metrics`)).text();
+    assert.match(
+      text,
+      /^switchyard_http_requests_total\{service="http-test",method="GET",route="\/healthz",status="200"\} 2$/m,
+    );
+    assert.match(
+      text,
+      /^switchyard_http_request_duration_seconds_count\{service="http-test",method="GET",route="\/healthz"\} 2$/m,
+    );
+    await settleLogs();
+    assert.ok(!log.lines().some((line) => line.message === 'request'), 'no access log line at level info');
+  });
+
   test('serves Prometheus text with request counts per route and status', async (t) => {
     const router = Router();
     router.get('/things/:id', (_req, res) => {

@@ -81,6 +81,49 @@ function translateFrameworkError(err: unknown): AppError | undefined {
   return undefined;
 }
 
+const STARTED = Symbol('switchyard.started');
+type Timed = ServerResponse & { [STARTED]?: number; req: IncomingMessage & { route?: { path?: unknown } } };
+
+/**
+ * Request duration and count per service, method, route (pattern) and status, and an access
+ * log line at level `http`. One shared `finish` listener and one label object per label set:
+ * no closures or label objects made per request.
+ */
+function accessMetrics(options: HttpAppOptions): RequestHandler {
+  const { metrics, logger, service } = options;
+  const durationLabels = new Map<string, { service: string; method: string; route: string }>();
+  const countLabels = new Map<string, { service: string; method: string; route: string; status: string }>();
+  function onFinish(this: Timed): void {
+    const seconds = (performance.now() - (this[STARTED] ?? 0)) / 1000;
+    const req = this.req;
+    const method = req.method ?? '';
+    const routePath = req.route?.path;
+    const route = typeof routePath === 'string' ? routePath : 'unmatched';
+    const status = this.statusCode;
+    const key = `${method} ${route}`;
+    let labels = durationLabels.get(key);
+    if (!labels) durationLabels.set(key, (labels = { service, method, route }));
+    metrics.httpDuration.observe(labels, seconds);
+    const countKey = `${key} ${status}`;
+    let counted = countLabels.get(countKey);
+    if (!counted) countLabels.set(countKey, (counted = { service, method, route, status: String(status) }));
+    metrics.httpRequests.inc(counted);
+    if (logger.isLevelEnabled('http')) {
+      logger.http('request', {
+        method,
+        path: (req as { path?: string }).path,
+        status,
+        duration_ms: Math.round(seconds * 1000),
+      });
+    }
+  }
+  return (_req, res, next) => {
+    (res as Timed)[STARTED] = performance.now();
+    res.on('finish', onFinish);
+    next();
+  };
+}
+
 /** Health, readiness, metrics, request ids, access metrics, routers, one error handler. */
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
@@ -88,27 +131,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestIdMiddleware());
-  app.use((req, res, next) => {
-    const end = options.metrics.httpDuration.startTimer({ service: options.service, method: req.method });
-    res.on('finish', () => {
-      const route = (req.route?.path as string | undefined) ?? 'unmatched';
-      const seconds = end({ route });
-      if (!options.logger.isLevelEnabled('http')) return;
-      options.logger.http('request', {
-        method: req.method,
-        path: req.path,
-        status: res.statusCode,
-        duration_ms: Math.round(seconds * 1000),
-      });
-      options.metrics.httpRequests.inc({
-        service: options.service,
-        method: req.method,
-        route,
-        status: String(res.statusCode),
-      });
-    });
-    next();
-  });
+  app.use(accessMetrics(options));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

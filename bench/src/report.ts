@@ -35,6 +35,8 @@ export interface BenchResults {
     mode: string;
     /** Which CPUs the load generator, the system under test and the platform ran on. */
     placement: string;
+    /** NODE_OPTIONS of the gateway process (distributed mode: the Helm chart's). */
+    nodeOptions: string;
     durationS: number;
     warmupS: number;
     concurrencies: number[];
@@ -178,6 +180,11 @@ export function toMarkdown(r: BenchResults): string {
   );
 
   lines.push(`### Gateway process (${r.config.mode}) resident memory`, '');
+  if (r.config.nodeOptions)
+    lines.push(
+      `Gateway \`NODE_OPTIONS\`: \`${r.config.nodeOptions}\` (the Helm chart's default values, given to every service process).`,
+      '',
+    );
   lines.push(
     `Idle ${mb(r.rss.idleMiB)} MB · peak ${mb(r.rss.peakMiB)} MB · after the runs ${mb(r.rss.afterMiB)} MB ` +
       `(VmRSS sampled every ${r.config.rssIntervalMs} ms, ${r.rss.samples} samples; MB = 2^20 bytes).`,

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 import { startStack, type Stack } from '../../test-e2e/harness/index.ts';
 import { Child, freePort } from './children.ts';
 import { runLoad, stopActiveLoad, type LoadResult, type Target } from './load.ts';
@@ -241,6 +242,24 @@ function resetProfileDir(): void {
   mkdirSync(profileDir, { recursive: true });
 }
 
+/**
+ * NODE_OPTIONS the Helm chart's default values give the gateway (its own extraEnv, else the
+ * defaults' one; a component's list replaces the defaults'), so the benchmark runs the gateway
+ * with the same V8 settings as a deployment.
+ */
+function chartNodeOptions(): string {
+  type EnvVar = { name?: string; value?: string };
+  const values = parseYaml(readFileSync(join(repoRoot, 'helm', 'switchyard', 'values.yaml'), 'utf8')) as {
+    defaults?: { extraEnv?: EnvVar[] };
+    components?: { gateway?: { extraEnv?: EnvVar[] } };
+  };
+  const env = values.components?.gateway?.extraEnv ?? values.defaults?.extraEnv ?? [];
+  return env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+}
+
+/** NODE_OPTIONS of the service processes in distributed mode: the chart's, then --node-options. */
+const SERVICE_NODE_OPTIONS = [chartNodeOptions(), args['node-options']].filter(Boolean).join(' ');
+
 /** The five services as separate processes on real dependencies, as the e2e suite runs them. */
 async function startDistributed(): Promise<Gateway> {
   // The services run from the production bundle, as the image runs them.
@@ -248,7 +267,8 @@ async function startDistributed(): Promise<Gateway> {
   execFileSync('bash', ['scripts/bundle.sh', '.data/bench/bundle'], { cwd: repoRoot, stdio: 'ignore' });
   process.env.SWITCHYARD_BUNDLE_DIR = '.data/bench/bundle';
   const env: Record<string, string> = { LOG_LEVEL: 'warn' };
-  const nodeOptions = args['node-options'] ? [args['node-options']] : [];
+  // The harness gives every service the same environment; the chart gives them all these too.
+  const nodeOptions = SERVICE_NODE_OPTIONS ? [SERVICE_NODE_OPTIONS] : [];
   if (args.profile) {
     // The gateway process profiles itself and writes the profile when it exits.
     resetProfileDir();
@@ -508,6 +528,7 @@ async function main(): Promise<void> {
     config: {
       mode: MODE,
       placement: describePlacement(PLACEMENT),
+      nodeOptions: MODE === 'distributed' ? SERVICE_NODE_OPTIONS : '',
       durationS: DURATION_S,
       warmupS: WARMUP_S,
       concurrencies: CONCURRENCIES,

@@ -42,8 +42,7 @@ export class ChatCompletions {
   async handle(req: Request, res: Response): Promise<void> {
     const request = new GatewayRequest(this.options, req, res);
     const raw = req.body as Buffer;
-    // Logged as the bytes that arrived: decoded once, to parse it, and never encoded again.
-    const requestBody = Buffer.isBuffer(raw) ? raw : '';
+    const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
     const prefix = this.options.headerPrefix;
     let cacheStatus: CacheStatus = 'DISABLED';
     try {
@@ -93,7 +92,7 @@ export class ChatCompletions {
         };
         cache.put(answer.cacheKey, stored, directives.maxAgeSeconds);
       }
-      request.finish(res.statusCode, requestBody, sent.copy, undefined, cacheStatus);
+      request.finish(res.statusCode, requestBody, sent.copy.toString('utf8'), undefined, cacheStatus);
     } catch (err) {
       if (!res.headersSent) res.setHeader(`${prefix}cache-status`, cacheStatus);
       request.fail(err, requestBody, cacheStatus);
@@ -118,12 +117,12 @@ export class ChatCompletions {
   }
 
   /** A cached answer in the form it was given: a stream is replayed event by event. */
-  private async replay(request: GatewayRequest, res: Response, cached: CachedResponse): Promise<Buffer> {
+  private async replay(request: GatewayRequest, res: Response, cached: CachedResponse): Promise<string> {
     res.status(cached.status);
     res.setHeader('content-type', cached.contentType);
     if (!cached.stream) {
       res.end(cached.body);
-      return cached.body;
+      return cached.body.toString('utf8');
     }
     this.startStream(res);
     const events = cached.body.toString('utf8').split(/(?<=\n\n)/);
@@ -131,7 +130,7 @@ export class ChatCompletions {
       for (const event of events) yield Buffer.from(event);
     }
     const { copy } = await request.relay(chunks(), () => res.destroy());
-    return copy;
+    return copy.toString('utf8');
   }
 
   private startStream(res: Response): void {

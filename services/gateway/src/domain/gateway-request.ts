@@ -196,8 +196,8 @@ export class GatewayRequest {
   /** Publishes the request's events once the response is on its way; the client never waits for them. */
   finish(
     status: number,
-    requestBody: string | Buffer,
-    responseBody: string | Buffer,
+    requestBody: string,
+    responseBody: string,
     error?: unknown,
     cacheStatus?: string,
   ): void {
@@ -232,7 +232,7 @@ export class GatewayRequest {
   }
 
   /** Records a failure and lets the error middleware answer it. */
-  fail(err: unknown, requestBody: string | Buffer, cacheStatus?: string): never {
+  fail(err: unknown, requestBody: string, cacheStatus?: string): never {
     const appError = toAppError(err);
     this.finish(appError.status, requestBody, JSON.stringify(appError.toBody()), err, cacheStatus);
     throw err;

@@ -1,7 +1,5 @@
-import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { Topics, type EventBus, type Principal } from '@switchyard/platform';
-import { eventEncoder, type Utf8Fields } from '@switchyard/platform/bus/event-encoding';
+import { Topics, publishEvent, type EventBus, type Principal } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import { costOf, type PricingMultiplier } from '../pricing/cost.ts';
 import type { GatewayHeaders } from '../http/gateway-headers.ts';
@@ -21,10 +19,8 @@ export interface CompletedRequest {
   stream: boolean;
   createdAtMs: number;
   latencyMs: number;
-  /** As the client sent it; bytes are logged as they are when they are valid UTF-8. */
-  requestBody: string | Buffer;
-  /** As the client received it (a bounded copy); likewise. */
-  responseBody: string | Buffer;
+  requestBody: string;
+  responseBody: string;
   errorMessage: string | undefined;
   cacheStatus?: string | undefined;
   pricing?: PricingMultiplier | undefined;
@@ -79,72 +75,49 @@ export function extractUsage(responseBody: string, stream: boolean): UsageFields
   return found;
 }
 
-const encodeRequestLog = eventEncoder(events.RequestLogEventSchema);
-const encodeUsage = eventEncoder(events.UsageEventSchema);
-
-/**
- * A body for the log: its bytes as they are when they can stand for the text (valid UTF-8,
- * within the cap, which is then not reached as the text has no more characters than bytes),
- * so the body is not decoded and encoded again; otherwise its text, cut at the cap.
- */
-function loggedBody(body: string | Buffer, text: () => string): { bytes?: Buffer; text: string } {
-  if (typeof body === 'string') return { text: body.slice(0, MAX_LOGGED_BODY) };
-  if (body.length <= MAX_LOGGED_BODY && isUtf8(body)) return { bytes: body, text: '' };
-  return { text: text().slice(0, MAX_LOGGED_BODY) };
-}
-
 /** Publishes the request log and usage events; never blocks and never throws. */
 export function publishRequestEvents(bus: EventBus, done: CompletedRequest): void {
-  const responseText =
-    typeof done.responseBody === 'string' ? done.responseBody : done.responseBody.toString('utf8');
-  const usage = extractUsage(responseText, done.stream);
+  const usage = extractUsage(done.responseBody, done.stream);
   // A cached answer cost nothing upstream.
   const cost =
     usage && done.status < 400 && done.cacheStatus !== 'HIT'
       ? costOf(done.provider, done.model, usage, done.pricing)
       : 0;
   const p = done.principal;
-  const request = loggedBody(done.requestBody, () => done.requestBody.toString('utf8'));
-  const response = loggedBody(done.responseBody, () => responseText);
-  const utf8: Utf8Fields = { requestBody: request.bytes, responseBody: response.bytes };
-  const requestLog = encodeRequestLog(
-    {
-      id: done.requestId,
-      organisationId: p.organisationId,
-      workspaceId: p.workspaceId ?? '',
-      apiKeyId: p.apiKeyId,
-      traceId: done.headers.traceId,
-      spanId: done.headers.spanId ?? '',
-      parentSpanId: done.headers.parentSpanId ?? '',
-      spanName: done.headers.spanName ?? '',
-      metadata: done.headers.metadata,
-      method: done.method,
-      path: done.path,
-      provider: done.provider,
-      model: done.model,
-      integrationSlug: done.integrationSlug ?? '',
-      status: done.status,
-      stream: done.stream,
-      createdAtMs: String(done.createdAtMs),
-      latencyMs: Math.round(done.latencyMs),
-      requestBody: request.text,
-      responseBody: response.text,
-      usage,
-      cost,
-      errorMessage: done.errorMessage ?? '',
-      cacheStatus: done.cacheStatus ?? '',
-      configSlug: done.configSlug ?? '',
-      routePath: done.routePath ?? '',
-      retryCount: done.retries ?? 0,
-      cacheNamespace: done.headers.cacheNamespace ?? '',
-      cacheForceRefresh: done.headers.cacheForceRefresh === 'true',
-      modelsEndpoint: done.headers.modelsEndpoint === 'true',
-    },
-    utf8,
-  );
-  bus.publish({ topic: Topics.requestLogs, key: p.workspaceId ?? p.organisationId, value: requestLog });
+  publishEvent(bus, Topics.requestLogs, events.RequestLogEventSchema, p.workspaceId ?? p.organisationId, {
+    id: done.requestId,
+    organisationId: p.organisationId,
+    workspaceId: p.workspaceId ?? '',
+    apiKeyId: p.apiKeyId,
+    traceId: done.headers.traceId,
+    spanId: done.headers.spanId ?? '',
+    parentSpanId: done.headers.parentSpanId ?? '',
+    spanName: done.headers.spanName ?? '',
+    metadata: done.headers.metadata,
+    method: done.method,
+    path: done.path,
+    provider: done.provider,
+    model: done.model,
+    integrationSlug: done.integrationSlug ?? '',
+    status: done.status,
+    stream: done.stream,
+    createdAtMs: String(done.createdAtMs),
+    latencyMs: Math.round(done.latencyMs),
+    requestBody: done.requestBody.slice(0, MAX_LOGGED_BODY),
+    responseBody: done.responseBody.slice(0, MAX_LOGGED_BODY),
+    usage,
+    cost,
+    errorMessage: done.errorMessage ?? '',
+    cacheStatus: done.cacheStatus ?? '',
+    configSlug: done.configSlug ?? '',
+    routePath: done.routePath ?? '',
+    retryCount: done.retries ?? 0,
+    cacheNamespace: done.headers.cacheNamespace ?? '',
+    cacheForceRefresh: done.headers.cacheForceRefresh === 'true',
+    modelsEndpoint: done.headers.modelsEndpoint === 'true',
+  });
   if (done.status < 400) {
-    const usageEvent = encodeUsage({
+    publishEvent(bus, Topics.usage, events.UsageEventSchema, p.apiKeyId, {
       id: randomUUID(),
       organisationId: p.organisationId,
       workspaceId: p.workspaceId ?? '',
@@ -155,6 +128,5 @@ export function publishRequestEvents(bus: EventBus, done: CompletedRequest): voi
       cost,
       occurredAtMs: String(done.createdAtMs),
     });
-    bus.publish({ topic: Topics.usage, key: p.apiKeyId, value: usageEvent });
   }
 }

@@ -9,9 +9,13 @@
  * - the system under test gets CPU 1: the fake upstream alone in the direct runs, the upstream
  *   and the gateway together in the gateway runs (the gateway pays for sharing its core with
  *   the upstream, so the comparison is not flattering);
- * - the platform gets CPUs 2… when there are any, otherwise CPU 0 beside the load generator at
- *   a lower priority (nice 10), so that neither the load generator nor the gateway waits for it.
- *   As deployed, the platform runs on other machines than the gateway.
+ * - the platform gets CPUs 2… when there are any, otherwise CPU 0 beside the load generator as
+ *   background work (SCHED_IDLE: it runs only when the load generator does not need the CPU,
+ *   and gives it up at once when the load generator wakes), so that neither the load
+ *   generator nor the gateway waits for it. As deployed, the platform runs on other machines
+ *   than the gateway. (A nice level is not enough: a lower-priority task that is running may
+ *   finish its time slice, around a millisecond, before the load generator gets the CPU back,
+ *   and only the gateway runs keep the platform busy, consuming their events.)
  *
  * Kafka, PostgreSQL and Redis are shared with other runs on this machine: their CPUs and
  * priorities are put back when the run ends.
@@ -24,7 +28,8 @@ export interface PlacementPlan {
   loadGenerator: string;
   systemUnderTest: string;
   platform: string;
-  platformNice: number;
+  /** The platform runs as SCHED_IDLE background work (when it shares the load generator's CPU). */
+  platformIdle: boolean;
 }
 
 export interface PlacedProcesses {
@@ -43,37 +48,25 @@ export function planPlacement(cpuCount = cpus().length): PlacementPlan | undefin
     loadGenerator: '0',
     systemUnderTest: '1',
     platform: cpuCount > 2 ? `2-${cpuCount - 1}` : '0',
-    platformNice: cpuCount > 2 ? 0 : 10,
+    platformIdle: cpuCount <= 2,
   };
 }
 
 export function describePlacement(plan: PlacementPlan | undefined): string {
   if (!plan) return 'processes placed by the scheduler';
-  const nice = plan.platformNice ? ` at nice ${plan.platformNice}` : '';
+  const idle = plan.platformIdle ? ' as idle-priority background work' : '';
   return (
     `load generator on CPU ${plan.loadGenerator}; fake upstream and gateway on CPU ${plan.systemUnderTest}; ` +
-    `other services, Kafka, PostgreSQL and Redis on CPU ${plan.platform}${nice}`
+    `other services, Kafka, PostgreSQL and Redis on CPU ${plan.platform}${idle}`
   );
 }
 
 interface Saved {
   pid: number;
   affinity: string;
-  nice: number;
-}
-
-/** Threads of a process (on Linux each has its own priority). */
-function threads(pid: number): number[] {
-  try {
-    return readdirSync(`/proc/${pid}/task`).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-function niceOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  /** chrt's name of the scheduling policy, e.g. "other". */
+  policy: string;
+  priority: string;
 }
 
 function affinityOf(pid: number): string {
@@ -84,14 +77,31 @@ function affinityOf(pid: number): string {
     .trim();
 }
 
-/** Sets every thread of a process, and optionally of its children (PostgreSQL's backends). */
-function setProcess(pid: number, affinity: string, nice: number | undefined, withChildren = false): void {
+function schedulingOf(pid: number): { policy: string; priority: string } {
+  // "pid 123's current scheduling policy: SCHED_OTHER" / "...priority: 0"
+  const out = execFileSync('chrt', ['-p', String(pid)], { encoding: 'utf8' });
+  const policy = /policy: SCHED_(\w+)/.exec(out)?.[1]?.toLowerCase() ?? 'other';
+  const priority = /priority: (\d+)/.exec(out)?.[1] ?? '0';
+  return { policy: policy === 'normal' ? 'other' : policy, priority };
+}
+
+/**
+ * Sets the CPUs (and optionally the scheduling policy) of every thread of a process, and
+ * optionally of its children (PostgreSQL's backends; later ones inherit from the postmaster).
+ */
+function setProcess(
+  pid: number,
+  affinity: string,
+  scheduling: { policy: string; priority: string } | undefined,
+  withChildren = false,
+): void {
   for (const target of withChildren ? [pid, ...childrenOf(pid)] : [pid]) {
     try {
       execFileSync('taskset', ['-a', '-c', '-p', affinity, String(target)], { stdio: 'ignore' });
-      const tids = threads(target);
-      if (nice !== undefined && tids.length > 0)
-        execFileSync('renice', ['-n', String(nice), '-p', ...tids.map(String)], { stdio: 'ignore' });
+      if (scheduling)
+        execFileSync('chrt', ['-a', `--${scheduling.policy}`, '-p', scheduling.priority, String(target)], {
+          stdio: 'ignore',
+        });
     } catch {
       // A process that ended meanwhile.
     }
@@ -115,7 +125,7 @@ export function childrenOf(pid: number): number[] {
 
 /**
  * Applies the plan; returns a function that puts the shared processes back as they were.
- * Fails soft: without `taskset`/`renice` (or the right to use them) the run goes on unplaced.
+ * Fails soft: without `taskset`/`chrt` (or the right to use them) the run goes on unplaced.
  */
 export function applyPlacement(
   plan: PlacementPlan,
@@ -125,16 +135,18 @@ export function applyPlacement(
   const saved: Saved[] = [];
   try {
     execFileSync('taskset', ['--version'], { stdio: 'ignore' });
-    execFileSync('renice', ['--version'], { stdio: 'ignore' });
-    for (const pid of processes.shared) saved.push({ pid, affinity: affinityOf(pid), nice: niceOf(pid) });
+    execFileSync('chrt', ['--version'], { stdio: 'ignore' });
+    for (const pid of processes.shared) saved.push({ pid, affinity: affinityOf(pid), ...schedulingOf(pid) });
+    const background = plan.platformIdle ? { policy: 'idle', priority: '0' } : undefined;
     for (const pid of processes.loadGenerator) setProcess(pid, plan.loadGenerator, undefined);
     for (const pid of processes.systemUnderTest) setProcess(pid, plan.systemUnderTest, undefined);
-    for (const pid of processes.platform) setProcess(pid, plan.platform, plan.platformNice);
-    for (const pid of processes.shared) setProcess(pid, plan.platform, plan.platformNice, true);
+    for (const pid of processes.platform) setProcess(pid, plan.platform, background);
+    for (const pid of processes.shared) setProcess(pid, plan.platform, background, true);
   } catch (err) {
     log(`could not place processes on CPUs (${err instanceof Error ? err.message : String(err)})`);
   }
   return () => {
-    for (const { pid, affinity, nice } of saved.splice(0)) setProcess(pid, affinity, nice, true);
+    for (const { pid, affinity, policy, priority } of saved.splice(0))
+      setProcess(pid, affinity, { policy, priority }, true);
   };
 }

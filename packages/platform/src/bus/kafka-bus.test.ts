@@ -38,3 +38,49 @@ describe('rememberingPartitioner', () => {
     assert.equal(chosen.size, 3);
   });
 });
+
+describe('stopIdleRequestQueueLoop', () => {
+  test("kafkajs's request queue no longer re-arms its check timer when idle, and still does when it has work", async () => {
+    const { createRequire } = await import('node:module');
+    const RequestQueue = createRequire(import.meta.url)('kafkajs/src/network/requestQueue/index.js') as new (
+      options: Record<string, unknown>,
+    ) => {
+      pending: unknown[];
+      throttledUntil: number;
+      throttleCheckTimeoutId: NodeJS.Timeout | null;
+      scheduleCheckPendingRequests(): void;
+      destroy(): void;
+    };
+    const { stopIdleRequestQueueLoop } = await import('./kafka-bus.ts');
+    stopIdleRequestQueueLoop();
+    stopIdleRequestQueueLoop(); // idempotent
+    const noop = () => undefined;
+    const queue = new RequestQueue({
+      maxInFlightRequests: 1,
+      requestTimeout: 1_000,
+      enforceRequestTimeout: false,
+      clientId: 'test',
+      broker: 'localhost:9092',
+      logger: { debug: noop, info: noop, warn: noop, error: noop },
+      isConnected: () => true,
+    });
+    try {
+      queue.scheduleCheckPendingRequests();
+      assert.equal(queue.throttleCheckTimeoutId ?? null, null, 'idle: no timer');
+      queue.throttledUntil = Date.now() + 1_000;
+      queue.scheduleCheckPendingRequests();
+      assert.notEqual(queue.throttleCheckTimeoutId ?? null, null, 'throttled: a timer');
+      clearTimeout(queue.throttleCheckTimeoutId!);
+      queue.throttleCheckTimeoutId = null;
+      queue.throttledUntil = -1;
+      queue.pending.push({});
+      queue.scheduleCheckPendingRequests();
+      assert.notEqual(queue.throttleCheckTimeoutId ?? null, null, 'pending: a timer');
+      clearTimeout(queue.throttleCheckTimeoutId!);
+      queue.throttleCheckTimeoutId = null;
+      queue.pending.length = 0;
+    } finally {
+      queue.destroy();
+    }
+  });
+});

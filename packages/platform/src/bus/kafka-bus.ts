@@ -8,6 +8,7 @@ import {
   type LogEntry,
   type Producer,
 } from 'kafkajs';
+import { createRequire } from 'node:module';
 import type { Logger } from '../logger.ts';
 import type { EventBus, OutgoingMessage, PublishStats, SubscribeOptions, Subscription } from './event-bus.ts';
 import { PublishBuffer } from './publish-buffer.ts';
@@ -60,6 +61,37 @@ export const rememberingPartitioner: ICustomPartitioner = () => {
   };
 };
 
+interface RequestQueueInternals {
+  pending: unknown[];
+  throttledUntil: number;
+  scheduleCheckPendingRequests(): void;
+}
+
+/**
+ * kafkajs (2.2.4) re-arms its request queue's "check pending requests" timer after every check,
+ * also when nothing is pending and the broker is not throttling the client; the delay is then
+ * negative, so every broker connection runs a 1 ms setTimeout loop for its whole life
+ * (tulios/kafkajs#1556, #1704). In the gateway that woke the event loop about a thousand times a
+ * second per connection, on the path of the requests it was answering, and allocated a timer
+ * each time. A check with nothing pending and no throttle does nothing but schedule the next one,
+ * so this skips exactly that case; a throttled or busy queue is scheduled as before.
+ */
+export function stopIdleRequestQueueLoop(
+  RequestQueue: { prototype: RequestQueueInternals } = createRequire(import.meta.url)(
+    'kafkajs/src/network/requestQueue/index.js',
+  ) as { prototype: RequestQueueInternals },
+): void {
+  const proto = RequestQueue.prototype as RequestQueueInternals & { [idleLoopStopped]?: true };
+  const original = proto.scheduleCheckPendingRequests;
+  if (typeof original !== 'function' || proto[idleLoopStopped]) return;
+  proto[idleLoopStopped] = true;
+  proto.scheduleCheckPendingRequests = function (this: RequestQueueInternals) {
+    if (this.pending.length === 0 && !(this.throttledUntil > Date.now())) return;
+    original.call(this);
+  };
+}
+const idleLoopStopped = Symbol('idleLoopStopped');
+
 /** Kafka through kafkajs: an idempotent producer behind a bounded buffer, at-least-once consumers. */
 export class KafkaEventBus implements EventBus {
   private readonly kafka: Kafka;
@@ -72,6 +104,7 @@ export class KafkaEventBus implements EventBus {
   private readonly topics = new Map<string, string>();
 
   constructor(private readonly options: KafkaBusOptions) {
+    stopIdleRequestQueueLoop();
     this.kafka = new Kafka({
       clientId: options.clientId,
       brokers: options.brokers,

@@ -22,6 +22,35 @@ export interface LoadResult {
   droppedSamples: number;
 }
 
+/**
+ * When each 2xx response of a run was read (CLOCK_MONOTONIC µs) and its latency, in order, to
+ * set the slow ones against what the gateway did at the time (bounded like the samples).
+ */
+export class Timeline {
+  readonly endsUs: Float64Array;
+  readonly latenciesUs: Float64Array;
+  count = 0;
+
+  constructor(capacity = 4_000_000) {
+    this.endsUs = new Float64Array(capacity);
+    this.latenciesUs = new Float64Array(capacity);
+  }
+
+  add(endUs: number, latencyUs: number): void {
+    if (this.count >= this.endsUs.length) return;
+    this.endsUs[this.count] = endUs;
+    this.latenciesUs[this.count++] = latencyUs;
+  }
+
+  /** The recorded part of the arrays. */
+  view(): { endsUs: Float64Array; latenciesUs: Float64Array } {
+    return {
+      endsUs: this.endsUs.subarray(0, this.count),
+      latenciesUs: this.latenciesUs.subarray(0, this.count),
+    };
+  }
+}
+
 let active: autocannon.Instance | undefined;
 
 /** Stops the load run in progress, if any (for Ctrl-C). */
@@ -34,7 +63,12 @@ export function stopActiveLoad(): void {
  * every 2xx response's latency at microsecond resolution from its `response` event
  * (autocannon's own histogram has a resolution of 1 ms, too coarse for sub-millisecond overheads).
  */
-export async function runLoad(target: Target, connections: number, durationS: number): Promise<LoadResult> {
+export async function runLoad(
+  target: Target,
+  connections: number,
+  durationS: number,
+  timeline?: Timeline,
+): Promise<LoadResult> {
   const samples = new Samples(4_000_000);
   let non2xx = 0;
   const started = performance.now();
@@ -61,8 +95,10 @@ export async function runLoad(target: Target, connections: number, durationS: nu
     // autocannon ends a run at its duration; this only guards against a run that never ends.
     const guard = setTimeout(() => instance.stop(), (durationS + 30) * 1000);
     instance.on('response', (_client, statusCode, _bytes, responseTimeMs) => {
-      if (statusCode >= 200 && statusCode < 300) samples.add(responseTimeMs * 1000);
-      else non2xx++;
+      if (statusCode >= 200 && statusCode < 300) {
+        samples.add(responseTimeMs * 1000);
+        timeline?.add(Number(process.hrtime.bigint() / 1000n), responseTimeMs * 1000);
+      } else non2xx++;
     });
   });
   const elapsedS = (performance.now() - started) / 1000;

@@ -1,4 +1,5 @@
 import type { LoadResult } from './load.ts';
+import type { GatewayRuntime } from './probe.ts';
 import type { StreamResult } from './ttft.ts';
 
 /** What the gateway process spent on a run: CPU per request and how long it stayed busy after the load. */
@@ -19,6 +20,8 @@ export interface NonStreamingPair {
   /** Gateway req/s divided by direct req/s. */
   throughputRatio: number;
   gatewayCost: GatewayCost;
+  /** The gateway's GC pauses and event-loop delay during the measured gateway run. */
+  gatewayRuntime?: GatewayRuntime | undefined;
 }
 
 export interface Target {
@@ -78,9 +81,11 @@ export function pair(
   direct: LoadResult,
   gateway: LoadResult,
   gatewayCost: GatewayCost,
+  gatewayRuntime?: GatewayRuntime,
 ): NonStreamingPair {
   return {
     gatewayCost,
+    gatewayRuntime,
     concurrency,
     direct,
     gateway,
@@ -164,6 +169,32 @@ export function toMarkdown(r: BenchResults): string {
     );
   }
   lines.push('');
+
+  const probed = r.nonStreaming.filter((p) => p.gatewayRuntime);
+  if (probed.length > 0) {
+    lines.push('### Gateway process during the non-streaming gateway runs', '');
+    lines.push(
+      'Garbage-collection pauses and event-loop delay recorded inside the gateway process during the ' +
+        "measured run, and how many of the responses at or above the run's p99 were in flight while the " +
+        'gateway paused for GC.',
+      '',
+      '| concurrency | GC pauses | GC total (ms) | longest pause (ms) | scavenges: count / total / longest (ms) | mark-compact: count / total / longest (ms) | event-loop delay p50 / p99 / max (µs) | responses ≥ p99 | of them during a GC pause (GC ms inside them) | all responses during a GC pause |',
+      '|---:|---:|---:|---:|---|---|---|---:|---:|---:|',
+    );
+    for (const p of probed) {
+      const g = p.gatewayRuntime!;
+      const kind = (name: string) => {
+        const k = g.gc.byKind[name];
+        return k ? `${k.count} / ${ms(k.totalMs)} / ${ms(k.maxMs)}` : '0';
+      };
+      lines.push(
+        `| ${p.concurrency} | ${g.gc.count} | ${ms(g.gc.totalMs)} | ${ms(g.gc.maxMs)} | ${kind('scavenge')} | ${kind('mark-compact')} | ` +
+          `${int(g.eventLoopDelayUs.p50)} / ${int(g.eventLoopDelayUs.p99)} / ${int(g.eventLoopDelayUs.max)} | ` +
+          `${g.slowest.count} | ${g.slowest.withGc} (${ms(g.slowest.gcMsInThem)}) | ${pct(g.slowest.allWithGcShare)} |`,
+      );
+    }
+    lines.push('');
+  }
 
   const s = r.streaming;
   lines.push('### Streaming (`stream: true`), time to first token, concurrency 1', '');

@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { startStack, type Stack } from '../../test-e2e/harness/index.ts';
 import { Child, freePort } from './children.ts';
-import { runLoad, stopActiveLoad, type LoadResult, type Target } from './load.ts';
+import { Timeline, runLoad, stopActiveLoad, type LoadResult, type Target } from './load.ts';
 import { profileMarkdown, readProfile, summarizeProfile, type ProfileWindow } from './profile.ts';
 import {
   evaluateTargets,
@@ -40,6 +40,7 @@ import {
   planPlacement,
   type PlacementPlan,
 } from './placement.ts';
+import { GatewayProbe, runtimeOf, type GatewayRuntime } from './probe.ts';
 import { RssSampler, readCpuMs, toMiB, waitUntilIdle } from './rss.ts';
 import { measureStreams, type StreamResult } from './ttft.ts';
 
@@ -234,6 +235,14 @@ function parseMode(raw: string | undefined): 'distributed' | 'all-in-one' {
 }
 const MODE = parseMode(args.mode);
 const profileDir = join(outDir, 'profile');
+/** Where the gateway's probe (`gateway-probe.mjs`) writes its recordings. */
+const probeDir = join(outDir, 'probe');
+const probeModule = join(repoRoot, 'bench', 'src', 'gateway-probe.mjs');
+
+function resetProbeDir(): void {
+  rmSync(probeDir, { recursive: true, force: true });
+  mkdirSync(probeDir, { recursive: true });
+}
 
 let stack: Stack | undefined;
 
@@ -266,9 +275,17 @@ async function startDistributed(): Promise<Gateway> {
   log('building the production bundle');
   execFileSync('bash', ['scripts/bundle.sh', '.data/bench/bundle'], { cwd: repoRoot, stdio: 'ignore' });
   process.env.SWITCHYARD_BUNDLE_DIR = '.data/bench/bundle';
-  const env: Record<string, string> = { LOG_LEVEL: 'warn' };
+  // The probe records the gateway's GC pauses and event-loop delay (the other services load it
+  // and leave it idle).
+  resetProbeDir();
+  const env: Record<string, string> = {
+    LOG_LEVEL: 'warn',
+    BENCH_PROBE: 'gateway',
+    BENCH_PROBE_DIR: probeDir,
+  };
   // The harness gives every service the same environment; the chart gives them all these too.
   const nodeOptions = SERVICE_NODE_OPTIONS ? [SERVICE_NODE_OPTIONS] : [];
+  nodeOptions.push(`--import ${probeModule}`);
   if (args.profile) {
     // The gateway process profiles itself and writes the profile when it exits.
     resetProfileDir();
@@ -307,7 +324,8 @@ async function startGateway(): Promise<Gateway> {
   if (MODE === 'distributed') return startDistributed();
   dataDir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
   const port = await freePort();
-  const nodeArgs = ['--import', 'tsx'];
+  resetProbeDir();
+  const nodeArgs = ['--import', 'tsx', '--import', probeModule];
   if (args.profile) {
     resetProfileDir();
     nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
@@ -322,6 +340,8 @@ async function startGateway(): Promise<Gateway> {
         PORT: String(port),
         SWITCHYARD_DATA_DIR: dataDir,
         LOG_LEVEL: 'warn',
+        BENCH_PROBE: 'all-in-one',
+        BENCH_PROBE_DIR: probeDir,
       }),
     },
   );
@@ -432,6 +452,8 @@ async function main(): Promise<void> {
   const gatewayWindows: ProfileWindow[] = [];
   const nonStreaming: NonStreamingPair[] = [];
   const costs: Record<number, GatewayCost> = {};
+  const runtimes: Record<number, GatewayRuntime | undefined> = {};
+  const probe = new GatewayProbe(gateway.pid, probeDir);
   for (const connections of CONCURRENCIES) {
     const results: Record<'direct' | 'gateway', LoadResult | undefined> = {
       direct: undefined,
@@ -451,11 +473,27 @@ async function main(): Promise<void> {
       }
       checkInterrupted();
       log(`measuring: ${name}, concurrency ${connections}, ${DURATION_S} s`);
+      // The probe's recording starts here (what it holds from the warm-up is dropped).
+      if (name === 'gateway') await probe.take();
+      const timeline = name === 'gateway' ? new Timeline() : undefined;
       const startUs = nowUs();
       const cpuBeforeMs = readCpuMs(gateway.pid);
-      const result = await runLoad(target, connections, DURATION_S);
+      const result = await runLoad(target, connections, DURATION_S, timeline);
       if (name === 'gateway') {
-        gatewayWindows.push({ name: `gateway, concurrency ${connections}`, startUs, endUs: nowUs() });
+        const endUs = nowUs();
+        gatewayWindows.push({ name: `gateway, concurrency ${connections}`, startUs, endUs });
+        const recorded = await probe.take();
+        if (recorded) {
+          const { endsUs, latenciesUs } = timeline!.view();
+          runtimes[connections] = runtimeOf(
+            recorded,
+            startUs,
+            endUs,
+            endsUs,
+            latenciesUs,
+            result.latencyUs.p99,
+          );
+        } else log('the gateway probe did not answer; no GC or event-loop numbers for this run');
         costs[connections] = await gatewayCost(gateway.pid, cpuBeforeMs, result.requests);
       }
       log(
@@ -464,7 +502,9 @@ async function main(): Promise<void> {
       );
       results[name] = result;
     }
-    nonStreaming.push(pair(connections, results.direct!, results.gateway!, costs[connections]!));
+    nonStreaming.push(
+      pair(connections, results.direct!, results.gateway!, costs[connections]!, runtimes[connections]),
+    );
   }
 
   const streamPlan = {

@@ -8,6 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants } from 'node:perf_hooks';
+import { readCpuBusyMs, readCpuMs, readMainThreadSched } from './rss.ts';
 
 /** What the probe writes on each SIGUSR2. */
 interface Snapshot {
@@ -42,6 +43,58 @@ export interface GatewayRuntime {
     /** GC pause time inside those slow responses' intervals, summed, ms. */
     gcMsInThem: number;
     allWithGcShare: number;
+  };
+}
+
+/**
+ * Who used the system-under-test CPU during a run, and how long the gateway's and the upstream's
+ * main threads were runnable but waited for it (from /proc; ms over the whole run).
+ */
+export interface CpuUse {
+  cpu: number;
+  gatewayMainMs: number;
+  gatewayMainWaitMs: number;
+  /** The gateway's other threads (V8's GC helpers, libuv's pool): all their CPU time. */
+  gatewayOtherThreadsMs: number;
+  upstreamMs: number;
+  upstreamMainWaitMs: number;
+  /** Busy time of that CPU used neither by the gateway nor the upstream: other processes, interrupts. */
+  othersMs: number;
+}
+
+interface CpuReading {
+  busyMs: number;
+  gatewayMs: number;
+  gatewayMain: { cpuMs: number; waitMs: number };
+  upstreamMs: number;
+  upstreamMain: { cpuMs: number; waitMs: number };
+}
+
+/** Reads what `cpuUse` compares (undefined when /proc does not give it). */
+export function readCpuUse(cpu: number, gatewayPid: number, upstreamPid: number): CpuReading | undefined {
+  const busyMs = readCpuBusyMs(cpu);
+  const gatewayMs = readCpuMs(gatewayPid);
+  const gatewayMain = readMainThreadSched(gatewayPid);
+  const upstreamMs = readCpuMs(upstreamPid);
+  const upstreamMain = readMainThreadSched(upstreamPid);
+  if (busyMs === undefined || gatewayMs === undefined || upstreamMs === undefined) return undefined;
+  if (!gatewayMain || !upstreamMain) return undefined;
+  return { busyMs, gatewayMs, gatewayMain, upstreamMs, upstreamMain };
+}
+
+export function cpuUse(cpu: number, before: CpuReading, after: CpuReading): CpuUse {
+  const gatewayMs = after.gatewayMs - before.gatewayMs;
+  const upstreamMs = after.upstreamMs - before.upstreamMs;
+  const gatewayMainMs = after.gatewayMain.cpuMs - before.gatewayMain.cpuMs;
+  return {
+    cpu,
+    gatewayMainMs: Math.round(gatewayMainMs),
+    gatewayMainWaitMs: Math.round(after.gatewayMain.waitMs - before.gatewayMain.waitMs),
+    // Process CPU is counted in 10 ms ticks, the main thread's in ns.
+    gatewayOtherThreadsMs: Math.max(0, Math.round(gatewayMs - gatewayMainMs)),
+    upstreamMs: Math.round(upstreamMs),
+    upstreamMainWaitMs: Math.round(after.upstreamMain.waitMs - before.upstreamMain.waitMs),
+    othersMs: Math.max(0, Math.round(after.busyMs - before.busyMs - gatewayMs - upstreamMs)),
   };
 }
 

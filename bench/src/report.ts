@@ -1,5 +1,5 @@
 import type { LoadResult } from './load.ts';
-import type { GatewayRuntime } from './probe.ts';
+import type { CpuUse, GatewayRuntime } from './probe.ts';
 import type { StreamResult } from './ttft.ts';
 
 /** What the gateway process spent on a run: CPU per request and how long it stayed busy after the load. */
@@ -22,6 +22,8 @@ export interface NonStreamingPair {
   gatewayCost: GatewayCost;
   /** The gateway's GC pauses and event-loop delay during the measured gateway run. */
   gatewayRuntime?: GatewayRuntime | undefined;
+  /** Who used the system-under-test CPU during each measured run (with the processes placed). */
+  cpuUse?: { direct?: CpuUse; gateway?: CpuUse } | undefined;
 }
 
 export interface Target {
@@ -82,10 +84,12 @@ export function pair(
   gateway: LoadResult,
   gatewayCost: GatewayCost,
   gatewayRuntime?: GatewayRuntime,
+  cpuUse?: { direct?: CpuUse; gateway?: CpuUse },
 ): NonStreamingPair {
   return {
     gatewayCost,
     gatewayRuntime,
+    cpuUse,
     concurrency,
     direct,
     gateway,
@@ -192,6 +196,32 @@ export function toMarkdown(r: BenchResults): string {
           `${int(g.eventLoopDelayUs.p50)} / ${int(g.eventLoopDelayUs.p99)} / ${int(g.eventLoopDelayUs.max)} | ` +
           `${g.slowest.count} | ${g.slowest.withGc} (${ms(g.slowest.gcMsInThem)}) | ${pct(g.slowest.allWithGcShare)} |`,
       );
+    }
+    lines.push('');
+  }
+
+  const placed = r.nonStreaming.filter((p) => p.cpuUse?.direct || p.cpuUse?.gateway);
+  if (placed.length > 0) {
+    const cpu = (placed[0]!.cpuUse!.gateway ?? placed[0]!.cpuUse!.direct)!.cpu;
+    lines.push(`### Who used CPU ${cpu} (the system under test) during the non-streaming runs`, '');
+    lines.push(
+      `From /proc over each measured run: CPU time of the gateway's main thread and of its other threads, of ` +
+        `the fake upstream, and of everything else on CPU ${cpu}; and how long the gateway's and the upstream's ` +
+        `main threads were ready to run but waited for the CPU (run-queue wait). In ms.`,
+      '',
+      '| concurrency | path | gateway main thread | gateway main thread waiting | gateway other threads | upstream | upstream main thread waiting | other processes and interrupts |',
+      '|---:|---|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const p of placed) {
+      for (const path of ['direct', 'gateway'] as const) {
+        const u = p.cpuUse![path];
+        if (!u) continue;
+        const gw = path === 'gateway';
+        lines.push(
+          `| ${p.concurrency} | ${path} | ${gw ? int(u.gatewayMainMs) : ''} | ${gw ? int(u.gatewayMainWaitMs) : ''} | ` +
+            `${gw ? int(u.gatewayOtherThreadsMs) : ''} | ${int(u.upstreamMs)} | ${int(u.upstreamMainWaitMs)} | ${int(u.othersMs)} |`,
+        );
+      }
     }
     lines.push('');
   }

@@ -23,6 +23,39 @@ export function readCpuMs(pid: number): number | undefined {
   }
 }
 
+/**
+ * A process's main thread from /proc/<pid>/task/<pid>/schedstat: the CPU time it has used and
+ * the time it has spent runnable but waiting for a CPU (run-queue wait), both in ms.
+ */
+export function readMainThreadSched(pid: number): { cpuMs: number; waitMs: number } | undefined {
+  try {
+    const [cpuNs, waitNs] = readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8')
+      .trim()
+      .split(' ')
+      .map(Number);
+    return Number.isFinite(cpuNs) && Number.isFinite(waitNs)
+      ? { cpuMs: cpuNs! / 1e6, waitMs: waitNs! / 1e6 }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Time one CPU has spent busy (not idle or waiting for I/O) so far, in ms, from /proc/stat. */
+export function readCpuBusyMs(cpu: number): number | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`cpu${cpu} `));
+    if (!line) return undefined;
+    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    const ticks = user! + nice! + system! + irq! + softirq! + steal!;
+    return Number.isFinite(ticks) ? ticks * 10 : undefined; // USER_HZ is 100 on Linux
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU time several processes have used so far, in ms (those already gone count as 0). */
 export function readCpuMsOfAll(pids: number[]): number {
   let total = 0;

@@ -40,7 +40,7 @@ import {
   planPlacement,
   type PlacementPlan,
 } from './placement.ts';
-import { GatewayProbe, runtimeOf, type GatewayRuntime } from './probe.ts';
+import { GatewayProbe, cpuUse, readCpuUse, runtimeOf, type CpuUse, type GatewayRuntime } from './probe.ts';
 import { RssSampler, readCpuMs, toMiB, waitUntilIdle } from './rss.ts';
 import { measureStreams, type StreamResult } from './ttft.ts';
 
@@ -454,6 +454,13 @@ async function main(): Promise<void> {
   const costs: Record<number, GatewayCost> = {};
   const runtimes: Record<number, GatewayRuntime | undefined> = {};
   const probe = new GatewayProbe(gateway.pid, probeDir);
+  // With the processes placed, who used the system-under-test CPU in each measured run.
+  const sutCpu = PLACEMENT ? Number(PLACEMENT.systemUnderTest) : undefined;
+  const readSut = () =>
+    sutCpu === undefined || !upstream.child.pid
+      ? undefined
+      : readCpuUse(sutCpu, gateway.pid, upstream.child.pid);
+  const cpuUses: Record<number, { direct?: CpuUse; gateway?: CpuUse }> = {};
   for (const connections of CONCURRENCIES) {
     const results: Record<'direct' | 'gateway', LoadResult | undefined> = {
       direct: undefined,
@@ -478,7 +485,10 @@ async function main(): Promise<void> {
       const timeline = name === 'gateway' ? new Timeline() : undefined;
       const startUs = nowUs();
       const cpuBeforeMs = readCpuMs(gateway.pid);
+      const sutBefore = readSut();
       const result = await runLoad(target, connections, DURATION_S, timeline);
+      const sutAfter = readSut();
+      if (sutBefore && sutAfter) (cpuUses[connections] ??= {})[name] = cpuUse(sutCpu!, sutBefore, sutAfter);
       if (name === 'gateway') {
         const endUs = nowUs();
         gatewayWindows.push({ name: `gateway, concurrency ${connections}`, startUs, endUs });
@@ -503,7 +513,14 @@ async function main(): Promise<void> {
       results[name] = result;
     }
     nonStreaming.push(
-      pair(connections, results.direct!, results.gateway!, costs[connections]!, runtimes[connections]),
+      pair(
+        connections,
+        results.direct!,
+        results.gateway!,
+        costs[connections]!,
+        runtimes[connections],
+        cpuUses[connections],
+      ),
     );
   }
 

@@ -6,6 +6,12 @@ import { after, before, test, type TestContext } from 'node:test';
 import OpenAI from 'openai';
 import { Topics } from '@switchyard/platform';
 import {
+  signingKey,
+  signJwt,
+  startFakeIdentityProvider,
+  type FakeIdentityProvider,
+} from '@switchyard/testing';
+import {
   eventually,
   killKafka,
   startKafka,
@@ -20,6 +26,9 @@ const REQUEST_LOG_GROUP = 'log-export.request-logs';
 const OUTAGE_REQUESTS = 20;
 
 let stack: Stack;
+let idp: FakeIdentityProvider;
+const JWT_ISSUER = 'https://idp.e2e.test';
+const jwtKey = signingKey('e2e-rsa');
 
 /** What earlier scenarios created; later ones build on it. */
 const state: {
@@ -110,11 +119,22 @@ async function requestLogCount(): Promise<number> {
 }
 
 before(async () => {
-  stack = await startStack({ upstreamKey: UPSTREAM_KEY });
+  idp = await startFakeIdentityProvider([jwtKey]);
+  stack = await startStack({
+    upstreamKey: UPSTREAM_KEY,
+    env: {
+      JWT_JWKS_URIS: idp.jwksUrl,
+      // The organisation control-plane bootstraps on first start.
+      JWT_ORGANISATION: 'default',
+      JWT_ISSUER,
+      JWT_AUDIENCE: 'switchyard-e2e',
+    },
+  });
 });
 
 after(async () => {
   await stack?.stop();
+  await idp?.close();
 });
 
 test('the admin key from SWITCHYARD_ADMIN_KEY creates workspaces and workspace keys; a new key is shown in full once, then only masked', async () => {
@@ -232,6 +252,53 @@ test('the OpenAI SDK gets a chat completion through an integration; the upstream
   assert.equal(JSON.parse(call.body).model, 'gpt-4o-mini', 'the @integration/ prefix is removed');
 
   state.chat = { requestId, traceId, prompt };
+});
+
+test('a JWT signed by the local JWKS server authenticates the OpenAI SDK through the gateway, and its log is read with it', async () => {
+  const workspaceA = given(state.workspaceA, 'workspace A');
+  const exp = Math.floor(Date.now() / 1000) + 300;
+  const token = signJwt(jwtKey, {
+    sub: 'e2e-service',
+    iss: JWT_ISSUER,
+    aud: 'switchyard-e2e',
+    exp,
+    workspace: workspaceA,
+    scope: 'completions.write logs.view',
+  });
+  const prompt = `JWT caller ${stack.runId}`;
+  const { data, response } = await openAi(token)
+    .chat.completions.create({
+      model: '@fake-openai/gpt-4o-mini',
+      messages: [{ role: 'user', content: prompt }],
+    })
+    .withResponse();
+  assert.equal(data.choices[0]?.message.content, `Echo: ${prompt}`);
+  assert.ok(idp.requests.length >= 1, 'the gateway fetched the JWKS');
+  const requestId = response.headers.get('x-request-id')!;
+  const log = await eventually(
+    `the request log of ${requestId}, read with the token`,
+    async () => {
+      const found = await stack.request('GET', `/v1/logs/${requestId}`, { key: token });
+      return found.status === 200 ? found : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  assert.equal(log.body.workspace_id, workspaceA);
+
+  const wrongAudience = signJwt(jwtKey, {
+    sub: 'e2e-service',
+    iss: JWT_ISSUER,
+    aud: 'other',
+    exp,
+    workspace: workspaceA,
+  });
+  const refused = await stack.request('POST', '/v1/chat/completions', {
+    key: wrongAudience,
+    body: { model: '@fake-openai/gpt-4o-mini', messages: [{ role: 'user', content: 'no' }] },
+  });
+  assertErrorShape(refused, 401, 'authentication_error');
+  const noScope = await stack.request('GET', '/v2/configs', { key: token });
+  assertErrorShape(noScope, 403, 'permission_error');
 });
 
 test('a saved config routes across the services: a failing target falls back to the next, and the response names it; inline choices are refused for a new organisation', async () => {

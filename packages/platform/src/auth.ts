@@ -3,6 +3,7 @@ import { Strategy } from 'passport-strategy';
 import type { Request, RequestHandler } from 'express';
 import { sha256Hex } from './crypto.ts';
 import { Forbidden, Unauthorized } from './errors.ts';
+import { looksLikeJwt } from './jwt-auth.ts';
 import { RemoteCache, type RemoteCacheOptions } from './remote-cache.ts';
 
 export type ApiKeyKind = 'organisation_admin' | 'workspace_service' | 'workspace_user';
@@ -22,6 +23,8 @@ export interface Principal {
   name: string;
   /** When the key's organisation was created, epoch milliseconds; null when not known. Some defaults depend on it. */
   organisationCreatedAt: number | null;
+  /** How the caller authenticated: absent for an API key. */
+  authMethod?: 'jwt';
 }
 
 declare global {
@@ -90,7 +93,8 @@ class ApiKeyStrategy extends Strategy {
 
   override authenticate(req: Request): void {
     const token = presentedApiKey(req, this.headerPrefix);
-    if (!token || token.length > 512) {
+    // A JWT is for the JWT strategy: never looked up as a key.
+    if (!token || token.length > 512 || looksLikeJwt(token)) {
       this.fail(401);
       return;
     }
@@ -104,6 +108,8 @@ class ApiKeyStrategy extends Strategy {
 export interface ApiKeyAuthOptions {
   cache: ApiKeyCache;
   headerPrefix: string;
+  /** Bearer JWTs too, when the deployment accepts them (see `jwtStrategy`). */
+  jwt?: Strategy | undefined;
 }
 
 /** What passport hands on when every strategy refused the request (failWithError). */
@@ -119,7 +125,8 @@ function refusedByPassport(err: unknown): boolean {
 export function apiKeyAuthentication(options: ApiKeyAuthOptions): RequestHandler {
   const authenticator = new passport.Passport();
   authenticator.use(new ApiKeyStrategy(options.cache, options.headerPrefix));
-  const authenticate = authenticator.authenticate('api-key', {
+  if (options.jwt) authenticator.use('jwt', options.jwt);
+  const authenticate = authenticator.authenticate(options.jwt ? ['api-key', 'jwt'] : 'api-key', {
     session: false,
     assignProperty: 'principal',
     authInfo: false,
@@ -132,7 +139,14 @@ export function apiKeyAuthentication(options: ApiKeyAuthOptions): RequestHandler
     }
     authenticate(req, res, (err?: unknown) => {
       if (err === undefined) next();
-      else next(refusedByPassport(err) ? new Unauthorized('Missing or invalid API key.') : err);
+      else
+        next(
+          refusedByPassport(err)
+            ? new Unauthorized(
+                options.jwt ? 'Missing or invalid API key or token.' : 'Missing or invalid API key.',
+              )
+            : err,
+        );
     });
   };
 }
@@ -163,9 +177,3 @@ export function assertOrganisationAdmin(principal: Principal): void {
     });
   }
 }
-
-/** Route guard for organisation-admin operations: runs before the body is read, so a key without the right gets 403, not a validation error. */
-export const organisationAdminOnly: RequestHandler = (req, _res, next) => {
-  assertOrganisationAdmin(requirePrincipal(req));
-  next();
-};

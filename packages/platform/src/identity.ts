@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { identity } from '@switchyard/proto';
-import type { ApiKeyCache, ApiKeyKind, Principal, PrincipalLookup } from './auth.ts';
+import type { RequestHandler } from 'express';
+import {
+  apiKeyAuthentication,
+  type ApiKeyCache,
+  type ApiKeyKind,
+  type Principal,
+  type PrincipalLookup,
+} from './auth.ts';
+import { loadConfig } from './config.ts';
+import { jwtEnvSchema, jwtStrategy, type WorkspaceLookup } from './jwt-auth.ts';
+import { RemoteCache } from './remote-cache.ts';
 import type { EventBus, Subscription } from './bus/event-bus.ts';
 import { Topics, subscribeEvents } from './events.ts';
 import type { ServiceClient } from './grpc.ts';
@@ -40,6 +50,39 @@ export function remotePrincipalLookup(
     const response = await client.resolveApiKey({ keyHash }, { deadlineMs: 2_000 });
     return response.principal ? principalFromProto(response.principal) : null;
   };
+}
+
+/** Workspaces by id or slug through control-plane's IdentityService, kept for 30 s. */
+export function remoteWorkspaceLookup(
+  client: ServiceClient<typeof identity.IdentityService>,
+): WorkspaceLookup {
+  const cache = new RemoteCache<NonNullable<Awaited<ReturnType<WorkspaceLookup>>>>({ ttlMs: 30_000 });
+  return (organisation, workspace) =>
+    cache.get(`${organisation}\0${workspace}`, async () => {
+      const found = await client.resolveWorkspace({ organisation, workspace }, { deadlineMs: 2_000 });
+      if (!found.workspaceId) return null;
+      const createdAt = Number(found.organisationCreatedAtMs);
+      return {
+        id: found.workspaceId,
+        slug: found.workspaceSlug,
+        organisationId: found.organisationId,
+        organisationCreatedAt: createdAt > 0 ? createdAt : null,
+      };
+    });
+}
+
+/**
+ * The one authentication middleware of a service: API keys, and bearer JWTs when the
+ * deployment's environment names JWKS URIs (`JWT_*`, see `jwtEnvSchema`).
+ */
+export function callerAuthentication(options: {
+  keys: ApiKeyCache;
+  headerPrefix: string;
+  env: NodeJS.ProcessEnv;
+  workspaces: WorkspaceLookup;
+}): RequestHandler {
+  const jwt = jwtStrategy(loadConfig(jwtEnvSchema, options.env), options.workspaces);
+  return apiKeyAuthentication({ cache: options.keys, headerPrefix: options.headerPrefix, jwt });
 }
 
 /**

@@ -25,3 +25,6 @@ export * from './identity.ts';
 export * from './in-process.ts';
 export * from './routing-config.ts';
 export * from './organisation-settings.ts';
+export * from './scopes.ts';
+export * from './scoped-router.ts';
+export * from './jwt-auth.ts';

@@ -13,6 +13,7 @@ import {
   type ServiceClient,
 } from './grpc.ts';
 import { createHttpApp, listen, type ReadinessCheck } from './http.ts';
+import type { DeclaredRoute, ScopedRouter } from './scoped-router.ts';
 import type { KeyValueStore } from './kv/key-value-store.ts';
 import { RedisKeyValueStore } from './kv/redis-store.ts';
 import { Lifecycle } from './lifecycle.ts';
@@ -59,11 +60,18 @@ export interface ServiceDeps {
 
 export interface ServiceInstance {
   router?: Router;
+  /** Every HTTP route the router serves, with the scope each needs (see ScopedRouter). */
+  routes?: DeclaredRoute[];
   grpc?: (server: GrpcServer) => void;
   readiness?: Record<string, ReadinessCheck>;
   /** Runs after the servers listen, e.g. to start consumers. */
   start?(): Promise<void>;
   stop?(): Promise<void>;
+}
+
+/** A service instance's router and the routes it declares. */
+export function serveScoped(router: ScopedRouter): Pick<ServiceInstance, 'router' | 'routes'> {
+  return { router: router.router, routes: router.routes() };
 }
 
 export interface DatabaseNeeds {

@@ -4,3 +4,4 @@ export * from './fake-bedrock.ts';
 export * from './fake-gemini.ts';
 export * from './fake-openai.ts';
 export * from './service-harness.ts';
+export * from './fake-identity-provider.ts';

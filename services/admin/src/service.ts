@@ -6,8 +6,11 @@ import {
   invalidateApiKeys,
   loadConfig,
   need,
+  serveScoped,
   onChanges,
   remotePrincipalLookup,
+  remoteWorkspaceLookup,
+  callerAuthentication,
   type ServiceDefinition,
   type ServiceInstance,
 } from '@switchyard/platform';
@@ -65,9 +68,20 @@ export const adminService: ServiceDefinition<Admin> = {
       new OrganisationSettingsRepository(manager),
       events,
     );
-    const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
+    const identityClient = need(clients.identity, 'identity client');
+    const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     return {
-      router: adminRouter({ integrations, organisationSettings }, keys, config.HEADER_PREFIX),
+      ...serveScoped(
+        adminRouter(
+          { integrations, organisationSettings },
+          callerAuthentication({
+            keys,
+            headerPrefix: config.HEADER_PREFIX,
+            env: processEnv,
+            workspaces: remoteWorkspaceLookup(identityClient),
+          }),
+        ),
+      ),
       grpc: (server) => {
         server.add(admin.IntegrationService, integrationHandlers(integrations));
         server.add(admin.OrganisationSettingsService, organisationSettingsHandlers(organisationSettings));

@@ -8,6 +8,8 @@ import {
   onChanges,
   loadConfig,
   need,
+  serveScoped,
+  callerAuthentication,
   type Logger,
   type ServiceDefinition,
   type ServiceInstance,
@@ -30,6 +32,7 @@ import { Configs1763700000004 } from './store/migrations/1763700000004-configs.t
 import { WorkspaceDefaults1763700000008 } from './store/migrations/1763700000008-workspace-defaults.ts';
 import { ApiKeyRotation1763700000009 } from './store/migrations/1763700000009-api-key-rotation.ts';
 import { Members1763700000010 } from './store/migrations/1763700000010-members.ts';
+import { ApiKeyScopes1763700000011 } from './store/migrations/1763700000011-api-key-scopes.ts';
 
 const configSchema = z.object({
   API_KEY_PREFIX: env.string('sy-'),
@@ -53,6 +56,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       WorkspaceDefaults1763700000008,
       ApiKeyRotation1763700000009,
       Members1763700000010,
+      ApiKeyScopes1763700000011,
     ],
   },
   bus: true,
@@ -68,7 +72,29 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => service.resolveApiKey(hash), { ttlMs: 5_000 });
     return {
-      router: controlPlaneRouter(service, savedConfigs, members, keys, config.HEADER_PREFIX),
+      ...serveScoped(
+        controlPlaneRouter(
+          service,
+          savedConfigs,
+          members,
+          callerAuthentication({
+            keys,
+            headerPrefix: config.HEADER_PREFIX,
+            env: processEnv,
+            workspaces: async (organisation, workspace) => {
+              const found = await service.resolveWorkspace(organisation, workspace);
+              return found
+                ? {
+                    id: found.workspace.id,
+                    slug: found.workspace.slug,
+                    organisationId: found.organisation.id,
+                    organisationCreatedAt: found.organisation.createdAt.getTime(),
+                  }
+                : null;
+            },
+          }),
+        ),
+      ),
       grpc: (server) =>
         server
           .add(identity.IdentityService, identityHandlers(service))

@@ -5,8 +5,11 @@ import {
   invalidateApiKeys,
   loadConfig,
   need,
+  serveScoped,
   onChanges,
   remotePrincipalLookup,
+  remoteWorkspaceLookup,
+  callerAuthentication,
   type Principal,
   type ServiceDefinition,
   type Subscription,
@@ -46,7 +49,8 @@ export const gatewayService: ServiceDefinition = {
     const events = need(bus, 'event bus');
     const dispatcher = createUpstreamDispatcher(processEnv);
     const providers = createProviders(dispatcher);
-    const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
+    const identityClient = need(clients.identity, 'identity client');
+    const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     const integrationsClient = need(clients.integrations, 'integrations client');
     const integrations = new IntegrationCache(integrationsClient);
     const configs = new ConfigCache(need(clients.configs, 'configs client'));
@@ -79,7 +83,19 @@ export const gatewayService: ServiceDefinition = {
     const forwarded = new ForwardedOperations(context, new ModelCatalog(integrationsClient));
     let subscription: Subscription | undefined;
     return {
-      router: gatewayRouter(chat, forwarded, keys, headerPrefix, config.MAX_REQUEST_BODY),
+      ...serveScoped(
+        gatewayRouter(
+          chat,
+          forwarded,
+          callerAuthentication({
+            keys,
+            headerPrefix,
+            env: processEnv,
+            workspaces: remoteWorkspaceLookup(identityClient),
+          }),
+          config.MAX_REQUEST_BODY,
+        ),
+      ),
       async start() {
         const dropApiKey = invalidateApiKeys(keys);
         subscription = await onChanges(events, logger, 'gateway', (change) => {

@@ -5,8 +5,11 @@ import {
   invalidateApiKeys,
   loadConfig,
   need,
+  serveScoped,
   onChanges,
   remotePrincipalLookup,
+  remoteWorkspaceLookup,
+  callerAuthentication,
   type ServiceDefinition,
   type Subscription,
 } from '@switchyard/platform';
@@ -35,10 +38,21 @@ export const logExportService: ServiceDefinition = {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
     const logs = new RequestLogService(new RequestLogRepository(need(db, 'database').manager));
-    const keys = new ApiKeyCache(remotePrincipalLookup(need(clients.identity, 'identity client')));
+    const identityClient = need(clients.identity, 'identity client');
+    const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     const subscriptions: Subscription[] = [];
     return {
-      router: logExportRouter(logs, keys, config.HEADER_PREFIX),
+      ...serveScoped(
+        logExportRouter(
+          logs,
+          callerAuthentication({
+            keys,
+            headerPrefix: config.HEADER_PREFIX,
+            env: processEnv,
+            workspaces: remoteWorkspaceLookup(identityClient),
+          }),
+        ),
+      ),
       async start() {
         subscriptions.push(await consumeRequestLogs(events, logger, logs));
         subscriptions.push(await onChanges(events, logger, 'log-export', invalidateApiKeys(keys)));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fromBinary } from '@bufbuild/protobuf';
-import { Topics } from '@switchyard/platform';
+import { Topics, scopesForKind } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import { controlPlane } from '@switchyard/control-plane';
 import { keyMaterialOf } from '@switchyard/control-plane/domain/api-keys';
@@ -34,7 +34,7 @@ async function organisationCreatedAt(iso: string, slug: string): Promise<{ id: s
     kind: 'organisation_admin',
     name: `${slug} admin`,
     description: null,
-    scopes: [],
+    scopes: [...scopesForKind('organisation_admin')],
     userId: null,
     expiresAt: null,
     ...keyMaterialOf(adminKey, 'sy-'),

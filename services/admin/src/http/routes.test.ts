@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { SecretBox, maskSecret } from '@switchyard/platform';
+import { SecretBox, maskSecret, scopesForKind } from '@switchyard/platform';
 import { controlPlane } from '@switchyard/control-plane';
 import { keyMaterialOf } from '@switchyard/control-plane/domain/api-keys';
 import { IdentityRepository } from '@switchyard/control-plane/store/identity.repository';
@@ -329,7 +329,7 @@ describe('another organisation', () => {
       kind: 'organisation_admin',
       name: 'Other admin',
       description: null,
-      scopes: [],
+      scopes: [...scopesForKind('organisation_admin')],
       userId: null,
       expiresAt: null,
       ...keyMaterialOf(otherAdminKey, 'sy-'),

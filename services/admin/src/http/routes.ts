@@ -1,22 +1,20 @@
-import { Router } from 'express';
+import type { RequestHandler } from 'express';
 import {
-  apiKeyAuthentication,
   jsonBody,
   listBody,
-  organisationAdminOnly,
   parseInput,
   parsePage,
   requirePrincipal,
-  type ApiKeyCache,
+  ScopedRouter,
 } from '@switchyard/platform';
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
 import { presentIntegration, presentIntegrationDetail, presentOrganisationSettings } from './presenters.ts';
 import { createIntegrationBody, slugParam, updateOrganisationSettingsBody } from './schemas.ts';
 
-function integrationsRouter(integrations: IntegrationService): Router {
-  const router = Router();
-  router.post('/', organisationAdminOnly, async (req, res) => {
+function integrationsRouter(integrations: IntegrationService): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody('1mb') });
+  router.post('/', 'integrations.create', async (req, res) => {
     const body = parseInput(createIntegrationBody, req.body);
     const integration = await integrations.create(requirePrincipal(req), {
       name: body.name,
@@ -30,30 +28,30 @@ function integrationsRouter(integrations: IntegrationService): Router {
     });
     res.json({ id: integration.id, slug: integration.slug });
   });
-  router.get('/', async (req, res) => {
+  router.get('/', 'integrations.list', async (req, res) => {
     const [list, total] = await integrations.list(requirePrincipal(req), parsePage(req.query));
     res.json(listBody(list.map(presentIntegration), total));
   });
-  router.get('/:slug', async (req, res) => {
+  router.get('/:slug', 'integrations.read', async (req, res) => {
     const integration = await integrations.get(
       requirePrincipal(req),
       parseInput(slugParam, req.params.slug, 'path'),
     );
     res.json(presentIntegrationDetail(integration, integrations.maskedKey(integration)));
   });
-  router.delete('/:slug', organisationAdminOnly, async (req, res) => {
+  router.delete('/:slug', 'integrations.delete', async (req, res) => {
     await integrations.delete(requirePrincipal(req), parseInput(slugParam, req.params.slug, 'path'));
     res.json({});
   });
   return router;
 }
 
-function organisationSettingsRouter(settings: OrganisationSettingsService): Router {
-  const router = Router();
-  router.get('/', async (req, res) => {
+function organisationSettingsRouter(settings: OrganisationSettingsService): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody('16kb') });
+  router.get('/', 'organisation_settings.read', async (req, res) => {
     res.json(presentOrganisationSettings(await settings.show(requirePrincipal(req))));
   });
-  router.put('/', async (req, res) => {
+  router.put('/', 'organisation_settings.update', async (req, res) => {
     const body = parseInput(updateOrganisationSettingsBody, req.body);
     const updated = await settings.update(requirePrincipal(req), {
       blockInlineConfig: body.block_inline_config,
@@ -68,19 +66,16 @@ export interface AdminDomain {
   organisationSettings: OrganisationSettingsService;
 }
 
-export function adminRouter(domain: AdminDomain, keys: ApiKeyCache, headerPrefix: string): Router {
-  const router = Router();
-  const authentication = apiKeyAuthentication({ cache: keys, headerPrefix });
-  const authenticated = [authentication, jsonBody('1mb')];
-  const integrationRoutes = integrationsRouter(domain.integrations);
-  router.use('/admin/v2/integrations', ...authenticated, integrationRoutes);
-  router.use('/v1/integrations', ...authenticated, integrationRoutes);
-  router.use(
-    '/v1/admin/organisation/settings',
-    authentication,
-    organisationAdminOnly,
-    jsonBody('16kb'),
-    organisationSettingsRouter(domain.organisationSettings),
-  );
-  return router;
+export function adminRouter(domain: AdminDomain, authentication: RequestHandler): ScopedRouter {
+  return new ScopedRouter()
+    .mount(
+      ['/admin/v2/integrations', '/v1/integrations'],
+      integrationsRouter(domain.integrations),
+      authentication,
+    )
+    .mount(
+      '/v1/admin/organisation/settings',
+      organisationSettingsRouter(domain.organisationSettings),
+      authentication,
+    );
 }

@@ -1,6 +1,18 @@
-import { randomToken, sha256Hex, type ApiKeyKind, type Principal } from '@switchyard/platform';
+import {
+  BadRequest,
+  Forbidden,
+  isScope,
+  randomToken,
+  scopesForKind,
+  scopesForWorkspaceRole,
+  sha256Hex,
+  type ApiKeyKind,
+  type Principal,
+  type Scope,
+} from '@switchyard/platform';
 import type { ApiKey } from '../store/entities.ts';
 import type { ApiKeyWithOwners } from '../store/identity.repository.ts';
+import type { OrganisationRole, WorkspaceRole } from './roles.ts';
 
 export interface NewKeyMaterial {
   key: string;
@@ -79,4 +91,50 @@ export function rotationSchedule(
 export function nextRotationAfter(apiKey: Pick<ApiKey, 'rotationPeriodDays'>, now: Date): Date | null {
   if (apiKey.rotationPeriodDays === null) return null;
   return new Date(now.getTime() + apiKey.rotationPeriodDays * DAY_MS);
+}
+
+/** What a user may hand to their own keys in a workspace: an organisation owner or admin is a workspace admin everywhere. */
+export function userScopeCeiling(roles: {
+  workspaceRole: WorkspaceRole;
+  organisationRole: OrganisationRole;
+}): readonly Scope[] {
+  const admin = roles.organisationRole === 'owner' || roles.organisationRole === 'admin';
+  return scopesForWorkspaceRole(admin ? 'admin' : roles.workspaceRole);
+}
+
+/**
+ * The scopes a key of `kind` gets: those asked for, each one the kind can hold and (for a
+ * user's key) within the user's role; without a request, everything allowed.
+ */
+export function grantedScopes(
+  kind: ApiKeyKind,
+  requested: readonly string[] | undefined,
+  userCeiling?: readonly Scope[],
+): Scope[] {
+  const ceiling = userCeiling ?? scopesForKind(kind);
+  if (requested === undefined) return [...ceiling];
+  const allowedForKind = new Set<string>(scopesForKind(kind));
+  const allowed = new Set<string>(ceiling);
+  requested.forEach((scope, i) => {
+    if (!isScope(scope)) {
+      throw new BadRequest(`Unknown scope '${scope}'.`, { param: `scopes[${i}]`, code: 'unknown_scope' });
+    }
+    if (!allowedForKind.has(scope)) {
+      const why =
+        kind === 'organisation_admin'
+          ? 'a data-plane scope: only workspace keys can hold it'
+          : 'an organisation scope: only organisation admin keys can hold it';
+      throw new BadRequest(`'${scope}' is ${why}.`, {
+        param: `scopes[${i}]`,
+        code: 'scope_not_allowed_for_key_type',
+      });
+    }
+    if (!allowed.has(scope)) {
+      throw new Forbidden(`'${scope}' is beyond the role of the key's user in this workspace.`, {
+        param: `scopes[${i}]`,
+        code: 'scopes_exceed_role',
+      });
+    }
+  });
+  return [...new Set(requested)] as Scope[];
 }

@@ -6,10 +6,12 @@ import {
   NotFound,
   BadRequest,
   publishChange,
+  scopesForKind,
   type EventBus,
   type Logger,
   type PageQuery,
   type Principal,
+  type Scope,
 } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import type { SavedConfig } from '../store/config.entities.ts';
@@ -17,12 +19,14 @@ import type { IdentityRepository } from '../store/identity.repository.ts';
 import type { ApiKey, Organisation, Workspace } from '../store/entities.ts';
 import {
   generateApiKey,
+  grantedScopes,
   isUsable,
   keyMaterialOf,
   kindFor,
   nextRotationAfter,
   rotationSchedule,
   toPrincipal,
+  userScopeCeiling,
   type RotationPolicy,
 } from './api-keys.ts';
 import { slugFrom } from './slugs.ts';
@@ -42,7 +46,8 @@ export interface CreateApiKeyInput {
   name: string;
   description?: string | undefined;
   workspaceId?: string | undefined;
-  scopes: string[];
+  /** Absent: every scope the key's kind (and, for a user key, the user's role) allows. */
+  scopes?: string[] | undefined;
   expiresAt?: Date | undefined;
   userId?: string | undefined;
   rotationPolicy?: RotationPolicy | undefined;
@@ -100,6 +105,11 @@ export class IdentityService {
     return toPrincipal(found);
   }
 
+  /** For callers authenticated by a token that names its workspace (JWT): the workspace, if the organisation has it. */
+  resolveWorkspace(organisation: string, idOrSlug: string) {
+    return this.repo.findWorkspaceWithOrganisation(organisation, idOrSlug);
+  }
+
   /**
    * Creates the first organisation, its default workspace and an admin key, once. Safe to
    * run from several replicas at the same time.
@@ -127,7 +137,7 @@ export class IdentityService {
         kind: 'organisation_admin',
         name: 'Bootstrap admin key',
         description: 'Created when the organisation was bootstrapped.',
-        scopes: [],
+        scopes: [...scopesForKind('organisation_admin')],
         userId: null,
         expiresAt: null,
         ...keyMaterialOf(adminKey, this.apiKeyPrefix),
@@ -141,7 +151,7 @@ export class IdentityService {
           kind: 'workspace_service',
           name: 'Default workspace key',
           description: null,
-          scopes: [],
+          scopes: [...scopesForKind('workspace_service')],
           userId: null,
           expiresAt: null,
           keyHash: material.keyHash,
@@ -284,18 +294,20 @@ export class IdentityService {
     const material = generateApiKey(this.apiKeyPrefix);
     const apiKey = await this.repo.transaction(async (repo) => {
       // Held until the key is written, so that removing the member at the same time also revokes it.
-      if (isUserKey && !(await repo.lockWorkspaceMember(workspace!.id, input.userId!))) {
+      const member = isUserKey ? await repo.lockWorkspaceMember(workspace!.id, input.userId!) : null;
+      if (isUserKey && !member) {
         throw new NotFound(`User '${input.userId}' is not a member of workspace '${workspace!.slug}'.`, {
           param: 'user_id',
         });
       }
+      const kind = kindFor(input.type, input.subType);
       return repo.insertApiKey({
         organisationId: principal.organisationId,
         workspaceId: workspace?.id ?? null,
-        kind: kindFor(input.type, input.subType),
+        kind,
         name: input.name,
         description: input.description ?? null,
-        scopes: input.scopes,
+        scopes: grantedScopes(kind, input.scopes, member ? userScopeCeiling(member) : undefined),
         userId: input.userId ?? null,
         expiresAt: input.expiresAt ?? null,
         keyHash: material.keyHash,
@@ -331,16 +343,27 @@ export class IdentityService {
     assertFuture(changes.expiresAt, now, 'expires_at');
     const schedule =
       changes.rotationPolicy === undefined ? {} : this.rotationScheduleFor(changes.rotationPolicy, now);
+    const scopes = changes.scopes === undefined ? undefined : await this.scopesFor(current, changes.scopes);
     const updated = await this.repo.updateApiKey(current.id, {
       name: changes.name,
       description: changes.description,
-      scopes: changes.scopes,
+      scopes,
       expiresAt: changes.expiresAt,
       ...schedule,
     });
     if (!updated) throw revoked(current);
     this.announceApiKey(updated, events.ChangeAction.UPDATED, updated.keyHash);
     return updated;
+  }
+
+  /** New scopes for an existing key, checked as at creation (a user key's against the user's current role). */
+  private async scopesFor(apiKey: ApiKey, requested: string[]): Promise<Scope[]> {
+    if (apiKey.kind !== 'workspace_user' || !apiKey.workspaceId || !apiKey.userId) {
+      return grantedScopes(apiKey.kind, requested);
+    }
+    const member = await this.repo.lockWorkspaceMember(apiKey.workspaceId, apiKey.userId);
+    if (!member) throw revoked(apiKey);
+    return grantedScopes(apiKey.kind, requested, userScopeCeiling(member));
   }
 
   /**

@@ -28,5 +28,15 @@ export function identityHandlers(service: IdentityService): ServiceHandlers<type
         },
       };
     },
+    resolveWorkspace: async ({ organisation, workspace }) => {
+      const found = await service.resolveWorkspace(organisation, workspace);
+      if (!found) return {};
+      return {
+        workspaceId: found.workspace.id,
+        workspaceSlug: found.workspace.slug,
+        organisationId: found.organisation.id,
+        organisationCreatedAtMs: String(found.organisation.createdAt.getTime()),
+      };
+    },
   };
 }

@@ -29,7 +29,11 @@ describe('API keys', () => {
     const workspace = await createWorkspace(h, 'Keys', 'keys');
     const res = await h.request('POST', '/v2/api-keys/workspace/service', {
       key: h.adminKey,
-      json: { name: 'Deploy bot', workspace_id: workspace.id, scopes: ['completions.write'] },
+      json: {
+        name: 'Deploy bot',
+        workspace_id: workspace.id,
+        scopes: ['completions.write', 'workspaces.list'],
+      },
     });
     assert.equal(res.status, 200);
     const { id, key } = res.body as { id: string; key: string };
@@ -65,6 +69,38 @@ describe('API keys', () => {
       used.body.data.map((w: { id: string }) => w.id),
       [workspace.id],
     );
+  });
+
+  test('scopes: unknown names and organisation scopes on a workspace key are 400s naming the entry; none given means all the kind can hold', async () => {
+    const create = (type: string, json: Record<string, unknown>) =>
+      h.request('POST', `/v2/api-keys/${type}/service`, {
+        key: h.adminKey,
+        json: { name: 'Scoped', workspace_id: type === 'workspace' ? h.workspaceId : undefined, ...json },
+      });
+    const unknown = await create('workspace', { scopes: ['completions.write', 'completions.everything'] });
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.body.error.param, 'scopes[1]');
+    const tooHigh = await create('workspace', { scopes: ['configs.read', 'organisation_settings.update'] });
+    assert.equal(tooHigh.status, 400);
+    assert.equal(tooHigh.body.error.param, 'scopes[1]');
+    assert.equal(tooHigh.body.error.code, 'scope_not_allowed_for_key_type');
+
+    const workspaceKey = await create('workspace', {});
+    assert.equal(workspaceKey.status, 200, workspaceKey.text);
+    assert.ok(workspaceKey.body.scopes.includes('completions.write'));
+    assert.ok(workspaceKey.body.scopes.includes('configs.create'));
+    assert.ok(!workspaceKey.body.scopes.some((s: string) => s.startsWith('organisation_')));
+    const adminKey = await create('organisation', {});
+    assert.equal(adminKey.status, 200, adminKey.text);
+    assert.ok(adminKey.body.scopes.includes('organisation_settings.update'));
+    assert.ok(adminKey.body.scopes.includes('workspaces.create'));
+
+    // An admin key with only some scopes can do only that.
+    const narrow = await create('organisation', { scopes: ['workspaces.list'] });
+    assert.equal((await h.request('GET', '/v2/workspaces', { key: narrow.body.key })).status, 200);
+    const denied = await h.request('POST', '/v2/workspaces', { key: narrow.body.key, json: { name: 'No' } });
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.error.code, 'missing_scope');
   });
 
   test('an organisation key cannot be a user key', async () => {
@@ -365,7 +401,7 @@ describe('updating an API key', () => {
       json: {
         name: 'Renamed key',
         description: 'Now described',
-        scopes: ['completions.write'],
+        scopes: ['completions.write', 'workspaces.list'],
         expires_at: expires,
         rotation_policy: { rotation_period_days: 14 },
       },
@@ -374,7 +410,7 @@ describe('updating an API key', () => {
     assert.equal(res.body.id, created.id);
     assert.equal(res.body.name, 'Renamed key');
     assert.equal(res.body.description, 'Now described');
-    assert.deepEqual(res.body.scopes, ['completions.write']);
+    assert.deepEqual(res.body.scopes, ['completions.write', 'workspaces.list']);
     assert.equal(res.body.expires_at, expires);
     assert.equal(res.body.rotation_policy.rotation_period_days, 14);
     assert.ok(Math.abs(dueIn(res.body) - 14 * DAY_MS) < 60_000);
@@ -384,6 +420,10 @@ describe('updating an API key', () => {
     const shown = await h.request('GET', `/v2/api-keys/${created.id}`, { key: h.adminKey });
     assert.deepEqual({ ...shown.body, last_updated_at: null }, { ...res.body, last_updated_at: null });
     assert.equal((await h.request('GET', '/v2/workspaces', { key: created.key })).status, 200);
+    // The scopes it lost apply at once.
+    const configs = await h.request('GET', '/v2/configs', { key: created.key });
+    assert.equal(configs.status, 403);
+    assert.equal(configs.body.error.code, 'missing_scope');
   });
 
   test('null clears the description, the expiry and the rotation policy; absent fields stay', async () => {

@@ -1,10 +1,10 @@
-import { Router } from 'express';
 import {
+  jsonBody,
   listBody,
-  organisationAdminOnly,
   parseInput,
   parsePage,
   requirePrincipal,
+  ScopedRouter,
 } from '@switchyard/platform';
 import type { IdentityService } from '../domain/identity.service.ts';
 import { presentApiKey } from './presenters.ts';
@@ -17,10 +17,10 @@ import {
 } from './schemas.ts';
 
 /** `/v2/api-keys`, behind API-key authentication. */
-export function apiKeyRouter(identity: IdentityService): Router {
-  const router = Router();
+export function apiKeyRouter(identity: IdentityService): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody('1mb') });
 
-  router.post('/:id/rotate', organisationAdminOnly, async (req, res, next) => {
+  router.post('/:id/rotate', 'api_keys.update', async (req, res, next) => {
     // POST /<type>/rotate would read as a rotation: leave it to key creation, which names the bad sub-type.
     if (apiKeyPathParams.shape.type.safeParse(req.params.id).success) return next('route');
     parseInput(rotateApiKeyBody, req.body ?? {});
@@ -30,7 +30,7 @@ export function apiKeyRouter(identity: IdentityService): Router {
     );
     res.json({ ...presentApiKey(apiKey), key, key_transition_expires_at: rotatedAt.toISOString() });
   });
-  router.post('/:type/:sub', organisationAdminOnly, async (req, res) => {
+  router.post('/:type/:sub', 'api_keys.create', async (req, res) => {
     const path = parseInput(apiKeyPathParams, { type: req.params.type, 'sub-type': req.params.sub }, 'path');
     const body = parseInput(createApiKeyBody, req.body);
     const { apiKey, key } = await identity.createApiKey(requirePrincipal(req), {
@@ -46,7 +46,7 @@ export function apiKeyRouter(identity: IdentityService): Router {
     });
     res.json({ ...presentApiKey(apiKey), key });
   });
-  router.get('/', async (req, res) => {
+  router.get('/', 'api_keys.list', async (req, res) => {
     const query = parseInput(listApiKeysQuery, req.query, 'query');
     const [apiKeys, total] = await identity.listApiKeys(
       requirePrincipal(req),
@@ -55,10 +55,10 @@ export function apiKeyRouter(identity: IdentityService): Router {
     );
     res.json(listBody(apiKeys.map(presentApiKey), total));
   });
-  router.get('/:id', async (req, res) => {
+  router.get('/:id', 'api_keys.read', async (req, res) => {
     res.json(presentApiKey(await identity.getApiKey(requirePrincipal(req), req.params.id)));
   });
-  router.put('/:id', organisationAdminOnly, async (req, res) => {
+  router.put('/:id', 'api_keys.update', async (req, res) => {
     const body = parseInput(updateApiKeyBody, req.body);
     const apiKey = await identity.updateApiKey(requirePrincipal(req), String(req.params.id), {
       name: body.name,
@@ -69,7 +69,7 @@ export function apiKeyRouter(identity: IdentityService): Router {
     });
     res.json(presentApiKey(apiKey));
   });
-  router.delete('/:id', organisationAdminOnly, async (req, res) => {
+  router.delete('/:id', 'api_keys.delete', async (req, res) => {
     await identity.revokeApiKey(requirePrincipal(req), String(req.params.id));
     res.json({});
   });

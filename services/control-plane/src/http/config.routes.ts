@@ -1,15 +1,21 @@
-import { Router } from 'express';
-import { listBody, parseInput, parsePage, requirePrincipal } from '@switchyard/platform';
+import {
+  jsonBody,
+  listBody,
+  parseInput,
+  parsePage,
+  requirePrincipal,
+  ScopedRouter,
+} from '@switchyard/platform';
 import type { ConfigService } from '../domain/config.service.ts';
 import { parseSavedConfig } from '../domain/saved-config.ts';
 import { presentConfig, presentConfigSummary, presentConfigVersion } from './config.presenters.ts';
 import { createConfigBody, listConfigsQuery, updateConfigBody } from './config.schemas.ts';
 
 /** `/configs`, mounted under both `/v2` and `/v1` behind API-key authentication. */
-export function configRouter(configs: ConfigService): Router {
-  const router = Router();
+export function configRouter(configs: ConfigService): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody('1mb') });
 
-  router.post('/', async (req, res) => {
+  router.post('/', 'configs.create', async (req, res) => {
     const body = parseInput(createConfigBody, req.body);
     const { config, version } = await configs.create(requirePrincipal(req), {
       name: body.name,
@@ -20,7 +26,7 @@ export function configRouter(configs: ConfigService): Router {
     });
     res.json({ success: true, data: { id: config.id, version_id: version.id, slug: config.slug } });
   });
-  router.get('/', async (req, res) => {
+  router.get('/', 'configs.list', async (req, res) => {
     const query = parseInput(listConfigsQuery, req.query, 'query');
     const [found, total] = await configs.list(
       requirePrincipal(req),
@@ -29,13 +35,13 @@ export function configRouter(configs: ConfigService): Router {
     );
     res.json({ success: true, ...listBody(found.map(presentConfigSummary), total) });
   });
-  router.get('/:slug', async (req, res) => {
+  router.get('/:slug', 'configs.read', async (req, res) => {
     res.json({
       success: true,
       data: presentConfig(await configs.get(requirePrincipal(req), req.params.slug)),
     });
   });
-  router.put('/:slug', async (req, res) => {
+  router.put('/:slug', 'configs.update', async (req, res) => {
     const body = parseInput(updateConfigBody, req.body);
     const { version } = await configs.update(requirePrincipal(req), req.params.slug, {
       name: body.name,
@@ -44,11 +50,11 @@ export function configRouter(configs: ConfigService): Router {
     });
     res.json({ success: true, data: { version_id: version.id } });
   });
-  router.delete('/:slug', async (req, res) => {
+  router.delete('/:slug', 'configs.delete', async (req, res) => {
     await configs.archive(requirePrincipal(req), req.params.slug);
     res.json({});
   });
-  router.get('/:slug/versions', async (req, res) => {
+  router.get('/:slug/versions', 'configs.read', async (req, res) => {
     const { config, versions, total } = await configs.listVersions(
       requirePrincipal(req),
       req.params.slug,

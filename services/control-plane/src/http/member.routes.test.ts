@@ -600,6 +600,80 @@ describe('workspace-user API keys', () => {
     }
   });
 
+  test("scopes: by default everything the user's role allows; more than the role allows is rejected", async () => {
+    const workspace = await createWorkspace(h, 'Scoped user keys');
+    const member = await addUser({ email: newEmail('member') });
+    const manager = await addUser({ email: newEmail('manager') });
+    const orgAdmin = await addUser({ email: newEmail('org-admin'), role: 'admin' });
+    await join(workspace.id, member.id, 'member');
+    await join(workspace.id, manager.id, 'manager');
+    await join(workspace.id, orgAdmin.id, 'member');
+    const userKey = (userId: string, scopes?: string[]) =>
+      h.request('POST', '/v2/api-keys/workspace/user', {
+        key: h.adminKey,
+        json: { name: 'Scoped', workspace_id: workspace.id, user_id: userId, ...(scopes ? { scopes } : {}) },
+      });
+    const before = (
+      await h.db('control-plane').query('SELECT count(*)::int AS n FROM control_plane.api_keys')
+    )[0].n;
+
+    const byDefault = await userKey(member.id);
+    assert.equal(byDefault.status, 200, byDefault.text);
+    assert.ok(byDefault.body.scopes.includes('completions.write'));
+    assert.ok(byDefault.body.scopes.includes('configs.read'));
+    assert.ok(!byDefault.body.scopes.includes('configs.create'), 'a member only reads configs');
+    const refused = await h.request('POST', '/v2/configs', {
+      key: byDefault.body.key,
+      json: { name: 'nope', config: { provider: 'openai' } },
+    });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.code, 'missing_scope');
+
+    for (const [userId, scopes, param] of [
+      [member.id, ['completions.write', 'configs.create'], 'scopes[1]'],
+      [
+        manager.id,
+        [
+          'api_keys.read',
+          'logs.view',
+          'api_keys.list',
+          'configs.delete',
+          'guardrails.invoke',
+          'api_keys.create',
+        ],
+        'scopes[5]',
+      ],
+    ] as const) {
+      const res = await userKey(userId, [...scopes]);
+      assert.equal(res.status, param === 'scopes[5]' ? 400 : 403, res.text);
+      assert.equal(res.body.error.param, param);
+    }
+    // A manager may hold every workspace scope but key management.
+    const managerKey = await userKey(manager.id, ['configs.create', 'configs.delete', 'api_keys.list']);
+    assert.equal(managerKey.status, 200, managerKey.text);
+    // An organisation admin is a workspace admin in every workspace, whatever their workspace role.
+    const adminKey = await userKey(orgAdmin.id, ['configs.create', 'logs.export']);
+    assert.equal(adminKey.status, 200, adminKey.text);
+
+    const exceeded = await userKey(member.id, ['logs.export']);
+    assert.equal(exceeded.status, 403);
+    assert.equal(exceeded.body.error.code, 'scopes_exceed_role');
+    const after = (
+      await h.db('control-plane').query('SELECT count(*)::int AS n FROM control_plane.api_keys')
+    )[0].n;
+    assert.equal(after, before + 3, 'refused keys are not stored');
+
+    // Changing a user key's scopes later is held to the same ceiling.
+    const raised = await h.request('PUT', `/v2/api-keys/${byDefault.body.id}`, {
+      key: h.adminKey,
+      json: { scopes: ['completions.write', 'configs.update'] },
+    });
+    assert.equal(raised.status, 403);
+    assert.equal(raised.body.error.code, 'scopes_exceed_role');
+    const shown = await h.request('GET', `/v2/api-keys/${byDefault.body.id}`, { key: h.adminKey });
+    assert.deepEqual(shown.body.scopes, byDefault.body.scopes);
+  });
+
   test('a user key without user_id, or a service key with one, is a 400 naming user_id', async () => {
     const user = await addUser({ email: newEmail() });
     await join(h.workspaceId, user.id);

@@ -1,10 +1,10 @@
-import { Router } from 'express';
 import {
+  jsonBody,
   listBody,
-  organisationAdminOnly,
   parseInput,
   parsePage,
   requirePrincipal,
+  ScopedRouter,
 } from '@switchyard/platform';
 import type { MemberService } from '../domain/member.service.ts';
 import { presentUser, presentWorkspaceMember } from './member.presenters.ts';
@@ -21,11 +21,10 @@ import {
  * `/admin/users`, under `/v1` and `/v2`, behind API-key authentication; organisation admin keys
  * only. Invites by email (`/admin/users/invites`) are not served: users are added directly.
  */
-export function userRouter(members: MemberService): Router {
-  const router = Router();
-  router.use(organisationAdminOnly);
+export function userRouter(members: MemberService): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody('1mb') });
 
-  router.post('/', async (req, res) => {
+  router.post('/', 'organisation_users.create', async (req, res) => {
     const body = parseInput(addUserBody, req.body);
     res.json(
       presentUser(
@@ -38,19 +37,19 @@ export function userRouter(members: MemberService): Router {
       ),
     );
   });
-  router.get('/', async (req, res) => {
+  router.get('/', 'organisation_users.list', async (req, res) => {
     const filter = parseInput(listUsersQuery, req.query, 'query');
     const [users, total] = await members.listUsers(requirePrincipal(req), parsePage(req.query), filter);
     res.json(listBody(users.map(presentUser), total));
   });
-  router.get('/:id', async (req, res) => {
+  router.get('/:id', 'organisation_users.read', async (req, res) => {
     res.json(presentUser(await members.getUser(requirePrincipal(req), req.params.id)));
   });
-  router.put('/:id', async (req, res) => {
+  router.put('/:id', 'organisation_users.update', async (req, res) => {
     const body = parseInput(updateUserBody, req.body);
     res.json(presentUser(await members.updateUserRole(requirePrincipal(req), req.params.id, body.role)));
   });
-  router.delete('/:id', async (req, res) => {
+  router.delete('/:id', 'organisation_users.delete', async (req, res) => {
     await members.removeUser(requirePrincipal(req), req.params.id);
     res.json({});
   });
@@ -59,16 +58,15 @@ export function userRouter(members: MemberService): Router {
 }
 
 /** `/admin/workspaces/:workspaceId/users`, under `/v1` and `/v2`; organisation admin keys only. */
-export function workspaceMemberRouter(members: MemberService): Router {
-  const router = Router();
-  router.use(organisationAdminOnly);
+export function workspaceMemberRouter(members: MemberService): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody('1mb') });
 
-  router.post('/:workspaceId/users', async (req, res) => {
+  router.post('/:workspaceId/users', 'workspace_users.create', async (req, res) => {
     const users = parseInput(addWorkspaceMembersBody, req.body);
     const added = await members.addWorkspaceMembers(requirePrincipal(req), req.params.workspaceId, users);
     res.json(listBody(added.map(presentWorkspaceMember), added.length));
   });
-  router.get('/:workspaceId/users', async (req, res) => {
+  router.get('/:workspaceId/users', 'workspace_users.list', async (req, res) => {
     const filter = parseInput(listWorkspaceMembersQuery, req.query, 'query');
     const [found, total] = await members.listWorkspaceMembers(
       requirePrincipal(req),
@@ -78,7 +76,7 @@ export function workspaceMemberRouter(members: MemberService): Router {
     );
     res.json(listBody(found.map(presentWorkspaceMember), total));
   });
-  router.put('/:workspaceId/users/:userId', async (req, res) => {
+  router.put('/:workspaceId/users/:userId', 'workspace_users.update', async (req, res) => {
     const body = parseInput(updateWorkspaceMemberBody, req.body);
     const member = await members.updateWorkspaceMemberRole(
       requirePrincipal(req),
@@ -88,7 +86,7 @@ export function workspaceMemberRouter(members: MemberService): Router {
     );
     res.json(presentWorkspaceMember(member));
   });
-  router.delete('/:workspaceId/users/:userId', async (req, res) => {
+  router.delete('/:workspaceId/users/:userId', 'workspace_users.delete', async (req, res) => {
     await members.removeWorkspaceMember(requirePrincipal(req), req.params.workspaceId, req.params.userId);
     res.json({});
   });

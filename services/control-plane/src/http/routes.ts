@@ -1,9 +1,10 @@
-import { Router } from 'express';
-import { apiKeyAuthentication, jsonBody, type ApiKeyCache } from '@switchyard/platform';
+import type { RequestHandler } from 'express';
+import { ScopedRouter } from '@switchyard/platform';
 import type { ConfigService } from '../domain/config.service.ts';
 import type { IdentityService } from '../domain/identity.service.ts';
 import type { MemberService } from '../domain/member.service.ts';
 import { apiKeyRouter } from './api-key.routes.ts';
+import { authRouter } from './auth.routes.ts';
 import { configRouter } from './config.routes.ts';
 import { userRouter, workspaceMemberRouter } from './member.routes.ts';
 import { workspaceRouter } from './workspace.routes.ts';
@@ -12,29 +13,27 @@ export function controlPlaneRouter(
   identity: IdentityService,
   configs: ConfigService,
   members: MemberService,
-  keys: ApiKeyCache,
-  headerPrefix: string,
-): Router {
-  const router = Router();
-  const authenticated = [apiKeyAuthentication({ cache: keys, headerPrefix }), jsonBody('1mb')];
-  const v2 = Router();
-  v2.use(authenticated);
+  authenticated: RequestHandler,
+): ScopedRouter {
+  const router = new ScopedRouter();
+  const v2 = new ScopedRouter().use(authenticated);
 
-  v2.use('/workspaces', workspaceRouter(identity));
-  v2.use('/api-keys', apiKeyRouter(identity));
+  v2.mount('/workspaces', workspaceRouter(identity));
+  v2.mount('/api-keys', apiKeyRouter(identity));
 
   // SDKs address configs under the gateway's base URL too; the routing table sends /v1/configs here.
   const configRoutes = configRouter(configs);
-  v2.use('/configs', configRoutes);
-  router.use('/v1/configs', authenticated, configRoutes);
+  v2.mount('/configs', configRoutes);
+  router.mount('/v1/configs', configRoutes, authenticated);
 
   // The reference serves users under /v1/admin; the routing table sends these two prefixes here, not to admin.
-  const admin = Router();
-  admin.use('/users', userRouter(members));
-  admin.use('/workspaces', workspaceMemberRouter(members));
-  v2.use('/admin', admin);
-  router.use('/v1/admin', authenticated, admin);
+  const admin = new ScopedRouter()
+    .mount('/users', userRouter(members))
+    .mount('/workspaces', workspaceMemberRouter(members));
+  v2.mount('/admin', admin);
+  router.mount('/v1/admin', admin, authenticated);
 
-  router.use('/v2', v2);
+  router.mount('/v1/auth', authRouter(), authenticated);
+  router.mount('/v2', v2);
   return router;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isScope } from '@switchyard/platform';
 import { ROTATION_PERIOD_DAYS, type RotationPolicy } from '../domain/api-keys.ts';
 import { isUuid } from '../store/ids.ts';
 
@@ -42,7 +43,10 @@ export const apiKeyPathParams = z.object({
 
 const apiKeyName = z.string().trim().min(1).max(255);
 const apiKeyDescription = z.string().max(1024);
-const apiKeyScopes = z.array(z.string().min(1).max(128)).max(256);
+/** Names are checked against the catalogue here; what a key's kind and user may hold, by the service. */
+const apiKeyScopes = z
+  .array(z.string().refine(isScope, { error: (issue) => `unknown scope '${String(issue.input)}'` }))
+  .max(256);
 /** Whether it lies in the future is checked by the service, against one clock. */
 const instant = z.iso.datetime({ offset: true }).transform((v) => new Date(v));
 
@@ -83,7 +87,7 @@ export const createApiKeyBody = z.object({
   description: apiKeyDescription.optional(),
   workspace_id: z.string().min(1).max(255).optional(),
   user_id: z.uuid().optional(),
-  scopes: apiKeyScopes.default([]),
+  scopes: apiKeyScopes.optional(),
   expires_at: instant.optional(),
   rotation_policy: rotationPolicy.nullish(),
 });

@@ -1,27 +1,27 @@
-import { Router } from 'express';
 import {
+  jsonBody,
   listBody,
-  organisationAdminOnly,
   parseInput,
   parsePage,
   requirePrincipal,
+  ScopedRouter,
 } from '@switchyard/platform';
 import type { IdentityService } from '../domain/identity.service.ts';
 import { presentWorkspace } from './presenters.ts';
 import { createWorkspaceBody, getWorkspaceQuery, updateWorkspaceBody } from './schemas.ts';
 
 /** `/v2/workspaces`, behind API-key authentication. */
-export function workspaceRouter(identity: IdentityService): Router {
-  const router = Router();
+export function workspaceRouter(identity: IdentityService): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody('1mb') });
 
-  router.post('/', organisationAdminOnly, async (req, res) => {
+  router.post('/', 'workspaces.create', async (req, res) => {
     res.json(
       presentWorkspace(
         await identity.createWorkspace(requirePrincipal(req), parseInput(createWorkspaceBody, req.body)),
       ),
     );
   });
-  router.get('/', async (req, res) => {
+  router.get('/', 'workspaces.list', async (req, res) => {
     const [workspaces, total] = await identity.listWorkspaces(requirePrincipal(req), parsePage(req.query));
     res.json(
       listBody(
@@ -30,13 +30,13 @@ export function workspaceRouter(identity: IdentityService): Router {
       ),
     );
   });
-  router.get('/:id', async (req, res) => {
+  router.get('/:id', 'workspaces.read', async (req, res) => {
     const query = parseInput(getWorkspaceQuery, req.query, 'query');
     res.json(
       presentWorkspace(await identity.showWorkspace(requirePrincipal(req), req.params.id), query.name_format),
     );
   });
-  router.put('/:id', organisationAdminOnly, async (req, res) => {
+  router.put('/:id', 'workspaces.update', async (req, res) => {
     const body = parseInput(updateWorkspaceBody, req.body);
     res.json(
       presentWorkspace(

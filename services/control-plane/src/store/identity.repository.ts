@@ -9,6 +9,7 @@ import {
   type Organisation,
   type Workspace,
 } from './entities.ts';
+import type { OrganisationRole, WorkspaceRole } from '../domain/roles.ts';
 import { isUuid } from './ids.ts';
 
 export interface ApiKeyWithOwners {
@@ -90,6 +91,20 @@ export class IdentityRepository {
       if (byId) return byId;
     }
     return repo.findOneBy({ organisationId, slug: idOrSlug });
+  }
+
+  /** A workspace and its organisation, each by id or slug. */
+  async findWorkspaceWithOrganisation(
+    organisationIdOrSlug: string,
+    idOrSlug: string,
+  ): Promise<{ workspace: Workspace; organisation: Organisation } | null> {
+    const organisations = this.manager.getRepository(OrganisationEntity);
+    const organisation =
+      (isUuid(organisationIdOrSlug) ? await organisations.findOneBy({ id: organisationIdOrSlug }) : null) ??
+      (await organisations.findOneBy({ slug: organisationIdOrSlug }));
+    if (!organisation) return null;
+    const workspace = await this.findWorkspace(organisation.id, idOrSlug);
+    return workspace ? { workspace, organisation } : null;
   }
 
   async listWorkspaces(
@@ -234,11 +249,23 @@ export class IdentityRepository {
    * Whether the user is a member of the workspace; the membership stays share-locked until the
    * commit, so a removal running at the same time waits and then revokes what this transaction writes.
    */
-  async lockWorkspaceMember(workspaceId: string, userId: string): Promise<boolean> {
-    const rows: unknown[] = await this.manager.query(
-      `SELECT 1 FROM control_plane.workspace_members WHERE workspace_id = $1 AND user_id = $2 FOR SHARE`,
-      [workspaceId, userId],
-    );
-    return rows.length > 0;
+  /** The member's roles in the workspace and its organisation, or null when not a member; the membership row stays locked until the transaction ends. */
+  async lockWorkspaceMember(
+    workspaceId: string,
+    userId: string,
+  ): Promise<{ workspaceRole: WorkspaceRole; organisationRole: OrganisationRole } | null> {
+    const rows: Array<{ workspace_role: WorkspaceRole; organisation_role: OrganisationRole }> =
+      await this.manager.query(
+        `SELECT wm.role AS workspace_role, om.role AS organisation_role
+           FROM control_plane.workspace_members wm
+           JOIN control_plane.workspaces w ON w.id = wm.workspace_id
+           JOIN control_plane.organisation_members om
+             ON om.organisation_id = w.organisation_id AND om.user_id = wm.user_id
+          WHERE wm.workspace_id = $1 AND wm.user_id = $2
+            FOR SHARE OF wm`,
+        [workspaceId, userId],
+      );
+    const row = rows[0];
+    return row ? { workspaceRole: row.workspace_role, organisationRole: row.organisation_role } : null;
   }
 }

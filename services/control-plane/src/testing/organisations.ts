@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { scopesForKind } from '@switchyard/platform';
 import { keyMaterialOf } from '../domain/api-keys.ts';
 import { IdentityRepository } from '../store/identity.repository.ts';
 
@@ -28,7 +29,6 @@ export async function seedOrganisation(manager: EntityManager, slug: string): Pr
   const common = {
     organisationId: organisation.id,
     description: null,
-    scopes: [],
     userId: null,
     expiresAt: null,
   };
@@ -36,6 +36,7 @@ export async function seedOrganisation(manager: EntityManager, slug: string): Pr
     ...common,
     workspaceId: null,
     kind: 'organisation_admin',
+    scopes: [...scopesForKind('organisation_admin')],
     name: `${slug} admin`,
     ...keyMaterialOf(adminKey, 'sy-'),
   });
@@ -43,6 +44,7 @@ export async function seedOrganisation(manager: EntityManager, slug: string): Pr
     ...common,
     workspaceId: workspace.id,
     kind: 'workspace_service',
+    scopes: [...scopesForKind('workspace_service')],
     name: `${slug} workspace`,
     ...keyMaterialOf(workspaceKey, 'sy-'),
   });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { fromBinary } from '@bufbuild/protobuf';
-import { Topics } from '@switchyard/platform';
+import { Topics, scopesForKind } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
@@ -218,7 +218,7 @@ describe('routing through a saved integration', () => {
       kind: 'workspace_service',
       name: 'Other workspace key',
       description: null,
-      scopes: [],
+      scopes: [...scopesForKind('workspace_service')],
       userId: null,
       expiresAt: null,
       ...keyMaterialOf(otherKey, 'sy-'),

@@ -8,6 +8,7 @@ import {
   ServiceUnavailable,
   createGrpcClient,
   createLogger,
+  scopesForKind,
   sha256Hex,
   type Principal,
 } from '@switchyard/platform';
@@ -51,8 +52,10 @@ async function startIdentityStandIn(key: string, principal: Principal) {
               workspaceSlug: principal.workspaceSlug ?? '',
               kind: identity.ApiKeyKind.WORKSPACE_SERVICE,
               name: principal.name,
+              scopes: principal.scopes,
             },
           },
+    resolveWorkspace: async () => ({}),
   });
   const port = await server.listen('127.0.0.1', 0);
   return { address: `127.0.0.1:${port}`, close: () => server.close() };
@@ -72,7 +75,7 @@ const principal: Principal = {
   workspaceId: randomUUID(),
   workspaceSlug: 'default',
   kind: 'workspace_service',
-  scopes: [],
+  scopes: [...scopesForKind('workspace_service')],
   expiresAt: null,
   userId: null,
   name: 'Test key',

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Topics, publishEvent } from '@switchyard/platform';
+import { Topics, publishEvent, scopesForKind } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import { controlPlane } from '@switchyard/control-plane';
 import { keyMaterialOf } from '@switchyard/control-plane/domain/api-keys';
@@ -216,7 +216,7 @@ describe('reading request logs', () => {
       kind: 'organisation_admin',
       name: 'Other admin',
       description: null,
-      scopes: [],
+      scopes: [...scopesForKind('organisation_admin')],
       userId: null,
       expiresAt: null,
       ...keyMaterialOf(adminKey, 'sy-'),

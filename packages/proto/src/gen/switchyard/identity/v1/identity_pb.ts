@@ -12,8 +12,72 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_identity_v1_identity: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiVzd2l0Y2h5YXJkL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhZzd2l0Y2h5YXJkLmlkZW50aXR5LnYxIigKFFJlc29sdmVBcGlLZXlSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgJIpACCg9BcGlLZXlQcmluY2lwYWwSEgoKYXBpX2tleV9pZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhYKDndvcmtzcGFjZV9zbHVnGAQgASgJEjAKBGtpbmQYBSABKA4yIi5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkFwaUtleUtpbmQSDgoGc2NvcGVzGAYgAygJEhkKDWV4cGlyZXNfYXRfbXMYByABKANCAjABEg8KB3VzZXJfaWQYCCABKAkSDAoEbmFtZRgJIAEoCRImChpvcmdhbmlzYXRpb25fY3JlYXRlZF9hdF9tcxgKIAEoA0ICMAEiUwoVUmVzb2x2ZUFwaUtleVJlc3BvbnNlEjoKCXByaW5jaXBhbBgBIAEoCzInLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuQXBpS2V5UHJpbmNpcGFsKpQBCgpBcGlLZXlLaW5kEhwKGEFQSV9LRVlfS0lORF9VTlNQRUNJRklFRBAAEiMKH0FQSV9LRVlfS0lORF9PUkdBTklTQVRJT05fQURNSU4QARIiCh5BUElfS0VZX0tJTkRfV09SS1NQQUNFX1NFUlZJQ0UQAhIfChtBUElfS0VZX0tJTkRfV09SS1NQQUNFX1VTRVIQAzKEAQoPSWRlbnRpdHlTZXJ2aWNlEnEKDVJlc29sdmVBcGlLZXkSLC5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVBcGlLZXlSZXF1ZXN0Gi0uc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZXNvbHZlQXBpS2V5UmVzcG9uc2UiA5ACAWIGcHJvdG8z',
+    'CiVzd2l0Y2h5YXJkL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhZzd2l0Y2h5YXJkLmlkZW50aXR5LnYxIkIKF1Jlc29sdmVXb3Jrc3BhY2VSZXF1ZXN0EhQKDG9yZ2FuaXNhdGlvbhgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkiiQEKGFJlc29sdmVXb3Jrc3BhY2VSZXNwb25zZRIUCgx3b3Jrc3BhY2VfaWQYASABKAkSFgoOd29ya3NwYWNlX3NsdWcYAiABKAkSJgoab3JnYW5pc2F0aW9uX2NyZWF0ZWRfYXRfbXMYAyABKANCAjABEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCSIoChRSZXNvbHZlQXBpS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoCSKQAgoPQXBpS2V5UHJpbmNpcGFsEhIKCmFwaV9rZXlfaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIWCg53b3Jrc3BhY2Vfc2x1ZxgEIAEoCRIwCgRraW5kGAUgASgOMiIuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5BcGlLZXlLaW5kEg4KBnNjb3BlcxgGIAMoCRIZCg1leHBpcmVzX2F0X21zGAcgASgDQgIwARIPCgd1c2VyX2lkGAggASgJEgwKBG5hbWUYCSABKAkSJgoab3JnYW5pc2F0aW9uX2NyZWF0ZWRfYXRfbXMYCiABKANCAjABIlMKFVJlc29sdmVBcGlLZXlSZXNwb25zZRI6CglwcmluY2lwYWwYASABKAsyJy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkFwaUtleVByaW5jaXBhbCqUAQoKQXBpS2V5S2luZBIcChhBUElfS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIjCh9BUElfS0VZX0tJTkRfT1JHQU5JU0FUSU9OX0FETUlOEAESIgoeQVBJX0tFWV9LSU5EX1dPUktTUEFDRV9TRVJWSUNFEAISHwobQVBJX0tFWV9LSU5EX1dPUktTUEFDRV9VU0VSEAMygAIKD0lkZW50aXR5U2VydmljZRJxCg1SZXNvbHZlQXBpS2V5Eiwuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZXNvbHZlQXBpS2V5UmVxdWVzdBotLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZUFwaUtleVJlc3BvbnNlIgOQAgESegoQUmVzb2x2ZVdvcmtzcGFjZRIvLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZVdvcmtzcGFjZVJlcXVlc3QaMC5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVXb3Jrc3BhY2VSZXNwb25zZSIDkAIBYgZwcm90bzM',
   );
+
+/**
+ * @generated from message switchyard.identity.v1.ResolveWorkspaceRequest
+ */
+export type ResolveWorkspaceRequest = Message<'switchyard.identity.v1.ResolveWorkspaceRequest'> & {
+  /**
+   * An organisation id or slug.
+   *
+   * @generated from field: string organisation = 1;
+   */
+  organisation: string;
+
+  /**
+   * A workspace id or slug.
+   *
+   * @generated from field: string workspace = 2;
+   */
+  workspace: string;
+};
+
+/**
+ * Describes the message switchyard.identity.v1.ResolveWorkspaceRequest.
+ * Use `create(ResolveWorkspaceRequestSchema)` to create a new message.
+ */
+export const ResolveWorkspaceRequestSchema: GenMessage<ResolveWorkspaceRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 0);
+
+/**
+ * @generated from message switchyard.identity.v1.ResolveWorkspaceResponse
+ */
+export type ResolveWorkspaceResponse = Message<'switchyard.identity.v1.ResolveWorkspaceResponse'> & {
+  /**
+   * Empty when the organisation has no such workspace.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string workspace_slug = 2;
+   */
+  workspaceSlug: string;
+
+  /**
+   * When the organisation was created, Unix epoch milliseconds.
+   *
+   * @generated from field: int64 organisation_created_at_ms = 3 [jstype = JS_STRING];
+   */
+  organisationCreatedAtMs: string;
+
+  /**
+   * @generated from field: string organisation_id = 4;
+   */
+  organisationId: string;
+};
+
+/**
+ * Describes the message switchyard.identity.v1.ResolveWorkspaceResponse.
+ * Use `create(ResolveWorkspaceResponseSchema)` to create a new message.
+ */
+export const ResolveWorkspaceResponseSchema: GenMessage<ResolveWorkspaceResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 1);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveApiKeyRequest
@@ -33,7 +97,7 @@ export type ResolveApiKeyRequest = Message<'switchyard.identity.v1.ResolveApiKey
  */
 export const ResolveApiKeyRequestSchema: GenMessage<ResolveApiKeyRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 0);
+  messageDesc(file_switchyard_identity_v1_identity, 2);
 
 /**
  * @generated from message switchyard.identity.v1.ApiKeyPrincipal
@@ -102,7 +166,7 @@ export type ApiKeyPrincipal = Message<'switchyard.identity.v1.ApiKeyPrincipal'> 
  */
 export const ApiKeyPrincipalSchema: GenMessage<ApiKeyPrincipal> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 1);
+  messageDesc(file_switchyard_identity_v1_identity, 3);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveApiKeyResponse
@@ -122,7 +186,7 @@ export type ResolveApiKeyResponse = Message<'switchyard.identity.v1.ResolveApiKe
  */
 export const ResolveApiKeyResponseSchema: GenMessage<ResolveApiKeyResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 2);
+  messageDesc(file_switchyard_identity_v1_identity, 4);
 
 /**
  * @generated from enum switchyard.identity.v1.ApiKeyKind
@@ -170,5 +234,15 @@ export const IdentityService: GenService<{
     methodKind: 'unary';
     input: typeof ResolveApiKeyRequestSchema;
     output: typeof ResolveApiKeyResponseSchema;
+  };
+  /**
+   * A workspace of an organisation by id or slug: how a token that names its workspace is bound to it.
+   *
+   * @generated from rpc switchyard.identity.v1.IdentityService.ResolveWorkspace
+   */
+  resolveWorkspace: {
+    methodKind: 'unary';
+    input: typeof ResolveWorkspaceRequestSchema;
+    output: typeof ResolveWorkspaceResponseSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_switchyard_identity_v1_identity, 0);

@@ -1,0 +1,45 @@
+import type { Scope, ScopedExample } from '@switchyard/platform';
+import { FORWARDED_PREFIXES } from '../domain/forwarded-operations.ts';
+
+type Family = (typeof FORWARDED_PREFIXES)[number];
+
+/** Generating calls need `completions.write` whatever the method; stored resources split reads from writes. */
+const generation = { read: 'completions.write', write: 'completions.write' } as const;
+
+const FAMILY_SCOPES: Record<Family, { read: Scope; write: Scope }> = {
+  completions: generation,
+  embeddings: generation,
+  images: generation,
+  audio: generation,
+  moderations: generation,
+  responses: generation,
+  rerank: generation,
+  models: { read: 'models.read', write: 'models.write' },
+  files: { read: 'files.read', write: 'files.write' },
+  uploads: { read: 'files.read', write: 'files.write' },
+  batches: { read: 'batches.read', write: 'batches.write' },
+  fine_tuning: { read: 'fine_tuning.read', write: 'fine_tuning.write' },
+  assistants: { read: 'assistants.read', write: 'assistants.write' },
+  threads: { read: 'assistants.read', write: 'assistants.write' },
+  vector_stores: { read: 'vector_stores.read', write: 'vector_stores.write' },
+};
+
+/** The scope a forwarded `/v1/<family>/…` operation needs: GET reads, anything else writes. */
+export function forwardedScope(method: string, path: string): Scope {
+  const end = path.indexOf('/', 4);
+  const family = (end === -1 ? path.slice(4) : path.slice(4, end)) as Family;
+  const scopes = FAMILY_SCOPES[family] ?? generation;
+  return method === 'GET' || method === 'HEAD' ? scopes.read : scopes.write;
+}
+
+/** Requests of every forwarded family, reads and writes, and the interface's operations 2–4. */
+export const FORWARDED_EXAMPLES: ScopedExample[] = [
+  ...FORWARDED_PREFIXES.flatMap((family): ScopedExample[] => [
+    { method: 'GET', path: `/v1/${family}`, scope: FAMILY_SCOPES[family].read },
+    { method: 'POST', path: `/v1/${family}`, scope: FAMILY_SCOPES[family].write },
+  ]),
+  { method: 'POST', path: '/v1/threads/thread_1/runs/run_1', scope: 'assistants.write' },
+  { method: 'POST', path: '/v1/fine_tuning/jobs/ftjob_1/cancel', scope: 'fine_tuning.write' },
+  { method: 'GET', path: '/v1/files/file_1/content', scope: 'files.read' },
+  { method: 'DELETE', path: '/v1/files/file_1', scope: 'files.write' },
+];

@@ -87,6 +87,9 @@ const CATALOGUE = {
   'logs.list': ws(),
   'logs.export': ws(),
 
+  // The audit log of management writes: the organisation's own record of who changed what.
+  'audit_logs.list': org(),
+
   // Organisation-wide settings and guardrails, named by the interface.
   'organisation_settings.read': org(),
   'organisation_settings.update': org(),

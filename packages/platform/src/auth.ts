@@ -23,8 +23,10 @@ export interface Principal {
   name: string;
   /** When the key's organisation was created, epoch milliseconds; null when not known. Some defaults depend on it. */
   organisationCreatedAt: number | null;
-  /** How the caller authenticated: absent for an API key. */
-  authMethod?: 'jwt';
+  /** How the caller authenticated: absent for an API key; `oauth` for an OAuth access token. */
+  authMethod?: 'jwt' | 'oauth';
+  /** The OAuth client an access token was issued to (`authMethod` `oauth` only). */
+  oauthClientId?: string;
 }
 
 declare global {

@@ -39,6 +39,7 @@ export function principalFromProto(p: identity.ApiKeyPrincipal): Principal | nul
     userId: p.userId || null,
     name: p.name,
     organisationCreatedAt: organisationCreatedAt > 0 ? organisationCreatedAt : null,
+    ...(p.authMethod === 'oauth' ? { authMethod: 'oauth' as const, oauthClientId: p.oauthClientId } : {}),
   };
 }
 
@@ -104,8 +105,11 @@ export function onChanges(
   });
 }
 
+/** Drops revoked or changed credentials: API keys and OAuth access tokens, both cached by hash. */
 export function invalidateApiKeys(cache: ApiKeyCache): (change: events.ChangeEvent) => void {
   return (change) => {
-    if (change.entity === 'api_key' && change.cacheKey) cache.invalidate(change.cacheKey);
+    if ((change.entity === 'api_key' || change.entity === 'oauth_token') && change.cacheKey) {
+      cache.invalidate(change.cacheKey);
+    }
   };
 }

@@ -105,6 +105,8 @@ describe('ScopedRouter', () => {
       next();
     };
     root.mount(['/v2/things', '/v1/things'], child, authenticate);
+    // Mounted without authentication: a public route needs no principal at all.
+    root.mount('/open', new ScopedRouter().get('/hello', 'public', (_req, res) => void res.json({ hi: 1 })));
     const logger = createLogger('test', 'error');
     logger.silent = true;
     const app = createHttpApp({
@@ -128,6 +130,7 @@ describe('ScopedRouter', () => {
         'POST /v2/things configs.create',
         'GET /v1/things/:id configs.read',
         'POST /v1/things configs.create',
+        'GET /open/hello public',
       ],
     );
   });
@@ -151,6 +154,12 @@ describe('ScopedRouter', () => {
     assert.deepEqual(await allowed.json(), { got: { a: 1 } });
     const read = await fetch(`${url}/v2/things/abc`, { headers: { 'x-scopes': 'configs.read' } });
     assert.deepEqual(await read.json(), { id: 'abc' });
+  });
+
+  test('a public route answers a caller without any key', async () => {
+    const res = await fetch(`${url}/open/hello`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { hi: 1 });
   });
 
   test('a pattern route whose examples disagree with its scope function is refused at start-up', () => {

@@ -5,8 +5,11 @@ import { assertScope, type Scope } from './scopes.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** What a route needs: a scope, or only an authenticated caller. */
-export type Access = Scope | 'authenticated';
+/**
+ * What a route needs: a scope, only an authenticated caller, or nothing at all (`public`:
+ * protocol endpoints such as OAuth's, which authenticate their clients themselves).
+ */
+export type Access = Scope | 'authenticated' | 'public';
 
 /** A request the route serves, with the scope it needs: how a route whose scope depends on the request is described. */
 export interface ScopedExample {
@@ -20,7 +23,8 @@ export interface DeclaredRoute {
   method: HttpMethod | 'ALL';
   path: string;
   /**
-   * `authenticated`: any authenticated caller (the route decides the rest itself); null when
+   * `authenticated`: any authenticated caller (the route decides the rest itself); `public`:
+   * no caller needed (mounted without authentication); null when
    * the scope depends on the request, and `examples` then says which requests need which.
    */
   scope: Access | null;
@@ -179,6 +183,7 @@ function joinPath(prefix: string, path: string): string {
 
 /** The route guard: a 403 in the one error shape when the caller's key lacks `scope`. */
 export function scopeGuard(access: Access): RequestHandler {
+  if (access === 'public') return (_req, _res, next) => next();
   return (req: Request, _res, next) => {
     const principal = requirePrincipal(req);
     if (access !== 'authenticated') assertScope(principal, access);

@@ -44,6 +44,8 @@ export interface BenchResults {
     nodeOptions: string;
     durationS: number;
     warmupS: number;
+    /** Traffic through the gateway before the first scenario (not measured), s. */
+    jitWarmupS: number;
     concurrencies: number[];
     streamRequests: number;
     streamWarmup: number;
@@ -153,7 +155,11 @@ export function toMarkdown(r: BenchResults): string {
     `${r.generatedAt} · Node ${r.environment.node} · ${r.environment.platform} · ${r.environment.cpus} CPUs` +
       ` (${r.environment.cpuModel}) · ${r.config.placement}`,
     '',
-    `Non-streaming: ${r.config.durationS} s per run after a ${r.config.warmupS} s warm-up, autocannon, ` +
+    (r.config.jitWarmupS > 0
+      ? `Before the first scenario the gateway serves ${r.config.jitWarmupS} s of requests and streams, not measured, ` +
+        `so that V8 has compiled its hot code. `
+      : '') +
+      `Non-streaming: ${r.config.durationS} s per run after a ${r.config.warmupS} s warm-up, autocannon, ` +
       `one request in flight per connection. Streaming: ${r.config.streamRequests} sequential requests per ` +
       `path after ${r.config.streamWarmup} warm-up requests. Before each run the gateway is left to finish ` +
       `deferred work (CPU < 5% of a core), and so are the services, Kafka, PostgreSQL and Redis behind it ` +

@@ -30,6 +30,7 @@ const configSchema = z.object({
   SWITCHYARD_ENCRYPTION_KEY: env.optionalString(),
   SHUTDOWN_GRACE_MS: env.int(10_000, 0, 600_000),
   HEADER_PREFIX: env.string('x-vendor-'),
+  TRUST_PROXY: env.optionalString(),
 });
 
 /** The encryption key for secrets at rest: from the environment, else created once in the data folder. */
@@ -97,6 +98,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     readiness: services.readiness,
     isStopping: () => lifecycle.isStopping,
     routers: [{ router: services.router }],
+    trustProxy: config.TRUST_PROXY,
   });
   const http = await listen(app, config.HOST, config.PORT);
   lifecycle.onStop('event bus flush', () => bus.flush(config.SHUTDOWN_GRACE_MS));

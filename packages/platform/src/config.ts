@@ -72,5 +72,7 @@ export const baseEnvSchema = z.object({
   GRPC_TLS_CA_FILE: env.optionalString(),
   GRPC_TLS_CERT_FILE: env.optionalString(),
   GRPC_TLS_KEY_FILE: env.optionalString(),
+  /** Express's `trust proxy` setting: which proxies' X-Forwarded-For names the client (see createHttpApp). */
+  TRUST_PROXY: env.optionalString(),
 });
 export type BaseEnv = z.output<typeof baseEnvSchema>;

@@ -14,6 +14,8 @@ export const Topics = {
   requestLogs: 'switchyard.request-logs.v1',
   usage: 'switchyard.usage.v1',
   changes: 'switchyard.changes.v1',
+  /** Management writes, keyed by organisation. */
+  audit: 'switchyard.audit.v1',
 } as const;
 
 export function publishEvent<D extends DescMessage>(

@@ -17,6 +17,12 @@ export interface HttpAppOptions {
   /** Mounted in order, after health endpoints. */
   routers: Array<{ prefix?: string; router: Router | RequestHandler }>;
   isStopping?: () => boolean;
+  /**
+   * Express's `trust proxy` setting, as TRUST_PROXY gives it: `true`, a hop count, or a
+   * comma-separated list of addresses, subnets or `loopback`/`linklocal`/`uniquelocal`. Only
+   * then does X-Forwarded-For decide the client address (`req.ip`); by default nothing is trusted.
+   */
+  trustProxy?: string | undefined;
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -124,12 +130,22 @@ function accessMetrics(options: HttpAppOptions): RequestHandler {
   };
 }
 
+/** TRUST_PROXY as express takes it; unset or `false` trusts no proxy. */
+export function trustProxySetting(value: string | undefined): boolean | number | string {
+  const text = value?.trim() ?? '';
+  if (text === '' || text === 'false') return false;
+  if (text === 'true') return true;
+  if (/^\d+$/.test(text)) return Number(text);
+  return text;
+}
+
 /** Health, readiness, metrics, request ids, access metrics, routers, one error handler. */
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  app.set('trust proxy', trustProxySetting(options.trustProxy));
   app.use(requestIdMiddleware());
   app.use(accessMetrics(options));
   app.get('/healthz', (_req, res) => {

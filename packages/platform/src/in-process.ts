@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
+import { attachAuditSink, serviceAuditSink, type AuditSink } from './audit.ts';
 import type { EventBus } from './bus/event-bus.ts';
 import { GrpcServer, type GrpcSecurity } from './grpc.ts';
 import type { ReadinessCheck } from './http.ts';
@@ -54,6 +55,7 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
   const instances = new Map<ServiceName, ServiceInstance>();
   const databases = new Map<ServiceName, DataSource>();
   const grpcAddresses = new Map<ServiceName, string>();
+  const auditSinks = new Map<ServiceName, AuditSink | undefined>();
   const readiness: Record<string, ReadinessCheck> = {};
   const addressOf = (name: ClientName): string => {
     const address = options.clientAddresses?.[name] ?? grpcAddresses.get(clientTargets[name].service);
@@ -95,6 +97,12 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
     });
     options.onStop(definition.name, () => instance.stop?.());
     instances.set(definition.name, instance);
+    if (instance.router) {
+      auditSinks.set(
+        definition.name,
+        serviceAuditSink(definition.name, instance.routes, definition.bus ? options.bus : undefined, logger),
+      );
+    }
     for (const [name, check] of Object.entries(instance.readiness ?? {})) {
       readiness[`${definition.name}.${name}`] = check;
     }
@@ -110,8 +118,10 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
   const router: RequestHandler = (req, res, next) => {
     const service = serviceForPath(req.path);
     const serviceRouter = service ? instances.get(service)?.router : undefined;
-    if (serviceRouter) serviceRouter(req, res, next);
-    else next();
+    if (serviceRouter) {
+      attachAuditSink(req, auditSinks.get(service!));
+      serviceRouter(req, res, next);
+    } else next();
   };
   return {
     instances,

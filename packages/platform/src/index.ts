@@ -27,4 +27,5 @@ export * from './routing-config.ts';
 export * from './organisation-settings.ts';
 export * from './scopes.ts';
 export * from './scoped-router.ts';
+export * from './audit.ts';
 export * from './jwt-auth.ts';

@@ -1,4 +1,5 @@
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
+import { auditTrail, serviceAuditSink } from './audit.ts';
 import type { DataSource, EntitySchema, MigrationInterface } from 'typeorm';
 import type { z } from 'zod';
 import { admin, configs, identity, policy } from '@switchyard/proto';
@@ -67,6 +68,16 @@ export interface ServiceInstance {
   /** Runs after the servers listen, e.g. to start consumers. */
   start?(): Promise<void>;
   stop?(): Promise<void>;
+}
+
+/** Hands the management writes a service's routes serve to its audit sink (see `auditWrite`). */
+export function auditTrailFor(
+  service: ServiceName,
+  instance: ServiceInstance,
+  bus: EventBus | undefined,
+  logger: Logger,
+): RequestHandler {
+  return auditTrail(serviceAuditSink(service, instance.routes, bus, logger));
 }
 
 /** A service instance's router and the routes it declares. */
@@ -253,8 +264,11 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
     logger,
     metrics,
     readiness,
-    routers: instance.router ? [{ router: instance.router }] : [],
+    routers: instance.router
+      ? [{ router: auditTrailFor(definition.name, instance, bus, logger) }, { router: instance.router }]
+      : [],
     isStopping: () => lifecycle.isStopping,
+    trustProxy: config.TRUST_PROXY,
   });
   const http = await listen(app, config.HOST, config.PORT);
   lifecycle.onStop('http server', http.close);

@@ -1,7 +1,8 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { RouteParameters } from 'express-serve-static-core';
+import { auditWrite } from './audit.ts';
 import { requirePrincipal } from './auth.ts';
-import { assertScope, type Scope } from './scopes.ts';
+import { assertScope, isScope, scopePlane, type Scope } from './scopes.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -111,8 +112,12 @@ export class ScopedRouter {
       }
     }
     this.own.push({ method: 'ALL', path: pattern.source, scope: null, examples });
-    const guard: RequestHandler = (req, _res, next) => {
-      if (req.method !== 'OPTIONS') assertScope(requirePrincipal(req), scopeOf(req.method, req.path));
+    const guard: RequestHandler = (req, res, next) => {
+      if (req.method !== 'OPTIONS') {
+        const scope = scopeOf(req.method, req.path);
+        assertScope(requirePrincipal(req), scope);
+        auditWrite(req, res, scope, pattern.source);
+      }
       next();
     };
     this.router.all(pattern, guard, ...this.body, ...handlers);
@@ -128,6 +133,9 @@ export class ScopedRouter {
   /** Serves `child`'s routes under each of `prefixes`, after `middleware`. */
   mount(prefixes: string | string[], child: ScopedRouter, ...middleware: RequestHandler[]): this {
     const list = typeof prefixes === 'string' ? [prefixes] : prefixes;
+    // The audit trail reads a route's pattern as the router's base URL and the route's path.
+    const parameterised = list.find((prefix) => prefix.includes(':'));
+    if (parameterised) throw new Error(`mount prefix ${parameterised}: prefixes are literal paths`);
     this.children.push({ prefixes: list, child });
     // One layer per prefix, as routes() lists them.
     for (const prefix of list) this.router.use(prefix, ...middleware, child.router);
@@ -154,7 +162,9 @@ export class ScopedRouter {
     handlers: Array<RequestHandler<RouteParameters<P>>>,
   ): this {
     this.own.push({ method, path, scope, examples: [] });
-    const guard = [scopeGuard(scope), ...this.body] as Array<RequestHandler<RouteParameters<P>>>;
+    const guard = [scopeGuard(scope), ...auditHook(method, path, scope), ...this.body] as Array<
+      RequestHandler<RouteParameters<P>>
+    >;
     switch (method) {
       case 'GET':
         this.router.get(path, ...guard, ...handlers);
@@ -179,6 +189,22 @@ export class ScopedRouter {
 function joinPath(prefix: string, path: string): string {
   if (path === '/' || path === '') return prefix || '/';
   return `${prefix.replace(/\/$/, '')}${path.startsWith('/') ? '' : '/'}${path}`;
+}
+
+/**
+ * Records each successful management write (see `auditWrite`): on every non-GET route whose
+ * scope is not a data-plane scope, after the guard has let the caller through. Reads and
+ * model calls get no extra step.
+ */
+function auditHook(method: HttpMethod, path: string, access: Access): RequestHandler[] {
+  const scope = isScope(access) ? access : null;
+  if (method === 'GET' || (scope !== null && scopePlane(scope) === 'data')) return [];
+  return [
+    (req, res, next) => {
+      auditWrite(req, res, scope, path);
+      next();
+    },
+  ];
 }
 
 /** The route guard: a 403 in the one error shape when the caller's key lacks `scope`. */

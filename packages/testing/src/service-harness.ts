@@ -38,6 +38,8 @@ export interface ServiceHarnessOptions {
   allowInlineConfig?: boolean;
   /** gRPC addresses for clients whose service is not in `services`, e.g. a stand-in the test controls. */
   clientAddresses?: Partial<Record<ClientName, string>>;
+  /** Express's `trust proxy` setting for the one HTTP entry point (as TRUST_PROXY gives it). */
+  trustProxy?: string;
   /** Service logs; silent unless asked for. */
   logLevel?: 'silent' | 'error' | 'warn' | 'info' | 'debug';
 }
@@ -183,6 +185,7 @@ async function start(
     metrics: createMetrics(),
     readiness: {},
     routers: [{ router: services.router }],
+    trustProxy: options.trustProxy,
   });
   const http = await listen(app, '127.0.0.1', 0);
   closers.push(async () => {

@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_events_v1_events: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIoUBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDSL0BQoPUmVxdWVzdExvZ0V2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCgh0cmFjZV9pZBgFIAEoCRIPCgdzcGFuX2lkGAYgASgJEhYKDnBhcmVudF9zcGFuX2lkGAcgASgJEhEKCXNwYW5fbmFtZRgIIAEoCRJFCghtZXRhZGF0YRgJIAMoCzIzLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlJlcXVlc3RMb2dFdmVudC5NZXRhZGF0YUVudHJ5Eg4KBm1ldGhvZBgKIAEoCRIMCgRwYXRoGAsgASgJEhAKCHByb3ZpZGVyGAwgASgJEg0KBW1vZGVsGA0gASgJEhgKEGludGVncmF0aW9uX3NsdWcYDiABKAkSDgoGc3RhdHVzGA8gASgNEg4KBnN0cmVhbRgQIAEoCBIZCg1jcmVhdGVkX2F0X21zGBEgASgDQgIwARISCgpsYXRlbmN5X21zGBIgASgNEhQKDHJlcXVlc3RfYm9keRgTIAEoCRIVCg1yZXNwb25zZV9ib2R5GBQgASgJEi8KBXVzYWdlGBUgASgLMiAuc3dpdGNoeWFyZC5ldmVudHMudjEuVG9rZW5Vc2FnZRIMCgRjb3N0GBYgASgBEhUKDWVycm9yX21lc3NhZ2UYFyABKAkSFAoMY2FjaGVfc3RhdHVzGBggASgJEhMKC2NvbmZpZ19zbHVnGBkgASgJEhIKCnJvdXRlX3BhdGgYGiABKAkSEwoLcmV0cnlfY291bnQYGyABKA0SFwoPY2FjaGVfbmFtZXNwYWNlGBwgASgJEhsKE2NhY2hlX2ZvcmNlX3JlZnJlc2gYHSABKAgSFwoPbW9kZWxzX2VuZHBvaW50GB4gASgIGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLXAQoKVXNhZ2VFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIcHJvdmlkZXIYBSABKAkSDQoFbW9kZWwYBiABKAkSLwoFdXNhZ2UYByABKAsyIC5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Ub2tlblVzYWdlEgwKBGNvc3QYCCABKAESGgoOb2NjdXJyZWRfYXRfbXMYCSABKANCAjABIs4BCgtDaGFuZ2VFdmVudBIKCgJpZBgBIAEoCRIOCgZlbnRpdHkYAiABKAkSEQoJZW50aXR5X2lkGAMgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSMgoGYWN0aW9uGAYgASgOMiIuc3dpdGNoeWFyZC5ldmVudHMudjEuQ2hhbmdlQWN0aW9uEhoKDm9jY3VycmVkX2F0X21zGAcgASgDQgIwARIRCgljYWNoZV9rZXkYCCABKAkqfgoMQ2hhbmdlQWN0aW9uEh0KGUNIQU5HRV9BQ1RJT05fVU5TUEVDSUZJRUQQABIZChVDSEFOR0VfQUNUSU9OX0NSRUFURUQQARIZChVDSEFOR0VfQUNUSU9OX1VQREFURUQQAhIZChVDSEFOR0VfQUNUSU9OX0RFTEVURUQQA2IGcHJvdG8z',
+    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIoUBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDSL0BQoPUmVxdWVzdExvZ0V2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCgh0cmFjZV9pZBgFIAEoCRIPCgdzcGFuX2lkGAYgASgJEhYKDnBhcmVudF9zcGFuX2lkGAcgASgJEhEKCXNwYW5fbmFtZRgIIAEoCRJFCghtZXRhZGF0YRgJIAMoCzIzLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlJlcXVlc3RMb2dFdmVudC5NZXRhZGF0YUVudHJ5Eg4KBm1ldGhvZBgKIAEoCRIMCgRwYXRoGAsgASgJEhAKCHByb3ZpZGVyGAwgASgJEg0KBW1vZGVsGA0gASgJEhgKEGludGVncmF0aW9uX3NsdWcYDiABKAkSDgoGc3RhdHVzGA8gASgNEg4KBnN0cmVhbRgQIAEoCBIZCg1jcmVhdGVkX2F0X21zGBEgASgDQgIwARISCgpsYXRlbmN5X21zGBIgASgNEhQKDHJlcXVlc3RfYm9keRgTIAEoCRIVCg1yZXNwb25zZV9ib2R5GBQgASgJEi8KBXVzYWdlGBUgASgLMiAuc3dpdGNoeWFyZC5ldmVudHMudjEuVG9rZW5Vc2FnZRIMCgRjb3N0GBYgASgBEhUKDWVycm9yX21lc3NhZ2UYFyABKAkSFAoMY2FjaGVfc3RhdHVzGBggASgJEhMKC2NvbmZpZ19zbHVnGBkgASgJEhIKCnJvdXRlX3BhdGgYGiABKAkSEwoLcmV0cnlfY291bnQYGyABKA0SFwoPY2FjaGVfbmFtZXNwYWNlGBwgASgJEhsKE2NhY2hlX2ZvcmNlX3JlZnJlc2gYHSABKAgSFwoPbW9kZWxzX2VuZHBvaW50GB4gASgIGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLXAQoKVXNhZ2VFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIcHJvdmlkZXIYBSABKAkSDQoFbW9kZWwYBiABKAkSLwoFdXNhZ2UYByABKAsyIC5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Ub2tlblVzYWdlEgwKBGNvc3QYCCABKAESGgoOb2NjdXJyZWRfYXRfbXMYCSABKANCAjABIs4BCgtDaGFuZ2VFdmVudBIKCgJpZBgBIAEoCRIOCgZlbnRpdHkYAiABKAkSEQoJZW50aXR5X2lkGAMgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSMgoGYWN0aW9uGAYgASgOMiIuc3dpdGNoeWFyZC5ldmVudHMudjEuQ2hhbmdlQWN0aW9uEhoKDm9jY3VycmVkX2F0X21zGAcgASgDQgIwARIRCgljYWNoZV9rZXkYCCABKAki3AIKCkF1ZGl0RXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRISCgphcGlfa2V5X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSEwoLYXV0aF9tZXRob2QYBiABKAkSEAoIa2V5X25hbWUYByABKAkSDgoGbWV0aG9kGAggASgJEg0KBXJvdXRlGAkgASgJEgwKBHBhdGgYCiABKAkSDQoFc2NvcGUYCyABKAkSDgoGc3RhdHVzGAwgASgNEhMKC3Jlc291cmNlX2lkGA0gASgJEhoKDm9jY3VycmVkX2F0X21zGA4gASgDQgIwARIRCgljbGllbnRfaXAYDyABKAkSEgoKdXNlcl9hZ2VudBgQIAEoCRISCgpyZXF1ZXN0X2lkGBEgASgJEg8KB3NlcnZpY2UYEiABKAkqfgoMQ2hhbmdlQWN0aW9uEh0KGUNIQU5HRV9BQ1RJT05fVU5TUEVDSUZJRUQQABIZChVDSEFOR0VfQUNUSU9OX0NSRUFURUQQARIZChVDSEFOR0VfQUNUSU9OX1VQREFURUQQAhIZChVDSEFOR0VfQUNUSU9OX0RFTEVURUQQA2IGcHJvdG8z',
   );
 
 /**
@@ -348,6 +348,131 @@ export type ChangeEvent = Message<'switchyard.events.v1.ChangeEvent'> & {
 export const ChangeEventSchema: GenMessage<ChangeEvent> =
   /*@__PURE__*/
   messageDesc(file_switchyard_events_v1_events, 3);
+
+/**
+ * Topic "switchyard.audit.v1", keyed by organisation id: one successful management write
+ * (a 2xx answer to a non-GET request on a route whose scope is not a data-plane scope).
+ * Never carries a request or response body, and so never a secret.
+ *
+ * @generated from message switchyard.events.v1.AuditEvent
+ */
+export type AuditEvent = Message<'switchyard.events.v1.AuditEvent'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string organisation_id = 2;
+   */
+  organisationId: string;
+
+  /**
+   * Empty for an organisation admin key.
+   *
+   * @generated from field: string workspace_id = 3;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string api_key_id = 4;
+   */
+  apiKeyId: string;
+
+  /**
+   * Empty when the key belongs to no user.
+   *
+   * @generated from field: string user_id = 5;
+   */
+  userId: string;
+
+  /**
+   * "api_key" or "jwt".
+   *
+   * @generated from field: string auth_method = 6;
+   */
+  authMethod: string;
+
+  /**
+   * @generated from field: string key_name = 7;
+   */
+  keyName: string;
+
+  /**
+   * @generated from field: string method = 8;
+   */
+  method: string;
+
+  /**
+   * The route's pattern, e.g. "/v2/api-keys/:id".
+   *
+   * @generated from field: string route = 9;
+   */
+  route: string;
+
+  /**
+   * The concrete path, without the query string.
+   *
+   * @generated from field: string path = 10;
+   */
+  path: string;
+
+  /**
+   * The scope the route needed; empty for a route open to any authenticated caller.
+   *
+   * @generated from field: string scope = 11;
+   */
+  scope: string;
+
+  /**
+   * @generated from field: uint32 status = 12;
+   */
+  status: number;
+
+  /**
+   * The path parameter naming the resource acted on (id or slug); empty when the path names none.
+   *
+   * @generated from field: string resource_id = 13;
+   */
+  resourceId: string;
+
+  /**
+   * @generated from field: int64 occurred_at_ms = 14 [jstype = JS_STRING];
+   */
+  occurredAtMs: string;
+
+  /**
+   * As express reports it: X-Forwarded-For counts only as far as the "trust proxy" setting allows.
+   *
+   * @generated from field: string client_ip = 15;
+   */
+  clientIp: string;
+
+  /**
+   * @generated from field: string user_agent = 16;
+   */
+  userAgent: string;
+
+  /**
+   * @generated from field: string request_id = 17;
+   */
+  requestId: string;
+
+  /**
+   * The service that served the request.
+   *
+   * @generated from field: string service = 18;
+   */
+  service: string;
+};
+
+/**
+ * Describes the message switchyard.events.v1.AuditEvent.
+ * Use `create(AuditEventSchema)` to create a new message.
+ */
+export const AuditEventSchema: GenMessage<AuditEvent> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_events_v1_events, 4);
 
 /**
  * @generated from enum switchyard.events.v1.ChangeAction

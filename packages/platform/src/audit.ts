@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import { events } from '@switchyard/proto';
+import type { EventBus } from './bus/event-bus.ts';
+import { publishEvent, Topics } from './events.ts';
+import type { Logger } from './logger.ts';
+import type { DeclaredRoute } from './scoped-router.ts';
+import { isScope, scopePlane, type Scope } from './scopes.ts';
+
+/** One management write as the route guard saw it: who, what, when, from where. Never a body. */
+export interface AuditEntry {
+  organisationId: string;
+  /** '' for an organisation admin key; likewise '' for every other absent value. */
+  workspaceId: string;
+  apiKeyId: string;
+  userId: string;
+  authMethod: string;
+  keyName: string;
+  method: string;
+  /** The route's pattern, e.g. `/v2/api-keys/:id`. */
+  route: string;
+  path: string;
+  scope: string;
+  status: number;
+  resourceId: string;
+  /** Epoch milliseconds. */
+  occurredAtMs: string;
+  clientIp: string;
+  userAgent: string;
+  requestId: string;
+}
+
+/** Where a service's audit entries go; must neither block nor throw. */
+export type AuditSink = (entry: AuditEntry) => void;
+
+const SINK = Symbol('switchyard.auditSink');
+type Audited = Request & { [SINK]?: AuditSink };
+
+/** Management writes served for this request are recorded through `sink` (see `auditWrite`). */
+export function attachAuditSink(req: Request, sink: AuditSink | undefined): void {
+  (req as Audited)[SINK] = sink;
+}
+
+/**
+ * Put in front of a service's router by the runtime: the management writes that router's
+ * routes serve are recorded through `sink` (see `auditWrite`, which ScopedRouter calls).
+ */
+export function auditTrail(sink: AuditSink | undefined): RequestHandler {
+  return (req, _res, next) => {
+    attachAuditSink(req, sink);
+    next();
+  };
+}
+
+function isManagementWrite(route: DeclaredRoute): boolean {
+  if (route.method === 'ALL') {
+    return route.examples.some((e) => !READS.has(e.method) && scopePlane(e.scope) !== 'data');
+  }
+  if (READS.has(route.method)) return false;
+  return route.scope === null || !isScope(route.scope) || scopePlane(route.scope) !== 'data';
+}
+
+/**
+ * The audit sink the runtime gives a service: its events go on the service's bus. A service
+ * that serves management writes without a bus is a wiring error, not a silent gap.
+ */
+export function serviceAuditSink(
+  service: string,
+  routes: DeclaredRoute[] | undefined,
+  bus: EventBus | undefined,
+  logger: Logger,
+): AuditSink | undefined {
+  if (bus) return busAuditSink(bus, service, logger);
+  if ((routes ?? []).some(isManagementWrite)) {
+    throw new Error(
+      `service wiring error: ${service} serves management writes, and its audit trail needs the event bus`,
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Publishes each entry as an AuditEvent keyed by organisation on the asynchronous bus
+ * (publish buffers and never blocks); anything that goes wrong is logged, never thrown: a
+ * failing bus does not fail the request, which has been answered by then anyway.
+ */
+export function busAuditSink(bus: EventBus, service: string, logger: Logger): AuditSink {
+  return (entry) => {
+    try {
+      publishEvent(bus, Topics.audit, events.AuditEventSchema, entry.organisationId, {
+        ...entry,
+        id: randomUUID(),
+        service,
+      });
+    } catch (err) {
+      logger.error('could not publish audit event', {
+        method: entry.method,
+        route: entry.route,
+        error: String(err),
+      });
+    }
+  };
+}
+
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** A path parameter that names a resource: `id`, `slug`, or `<thing>Id` / `<thing>_id`. */
+const RESOURCE_PARAM = /^(id|slug)$|Id$|_id$/;
+
+/** The last parameter of the route that names a resource (the most specific one), or ''. */
+function resourceIdOf(params: Record<string, unknown>): string {
+  let found = '';
+  for (const [name, value] of Object.entries(params)) {
+    if (RESOURCE_PARAM.test(name) && typeof value === 'string') found = value;
+  }
+  return found;
+}
+
+function joinPattern(base: string, path: string): string {
+  if (path === '/' || path === '') return base || '/';
+  return `${base.replace(/\/$/, '')}${path.startsWith('/') ? '' : '/'}${path}`;
+}
+
+/**
+ * Called by the route guard once the caller may use the route: a non-GET request to a route
+ * whose scope is not a data-plane scope is recorded when its answer is a 2xx. Model calls are
+ * request logs, not audit entries; requests without an authenticated caller are not recorded.
+ * `routePath` is the route's pattern within its router; mount prefixes are literal, so the
+ * router's base URL completes it.
+ */
+export function auditWrite(req: Request, res: Response, scope: Scope | null, routePath: string): void {
+  if (READS.has(req.method)) return;
+  if (scope !== null && scopePlane(scope) === 'data') return;
+  const sink = (req as Audited)[SINK];
+  const principal = req.principal;
+  if (!sink || !principal) return;
+  // Read now: express restores the base URL and parameters once routing leaves the router.
+  const route = joinPattern(req.baseUrl, routePath);
+  const path = req.originalUrl.split('?', 1)[0] ?? '';
+  const resourceId = resourceIdOf(req.params as Record<string, unknown>);
+  const method = req.method;
+  const clientIp = req.ip ?? '';
+  const userAgent = req.get('user-agent') ?? '';
+  res.once('finish', () => {
+    const status = res.statusCode;
+    if (status < 200 || status >= 300) return;
+    const requestId = res.getHeader('x-request-id');
+    sink({
+      organisationId: principal.organisationId,
+      workspaceId: principal.workspaceId ?? '',
+      apiKeyId: principal.apiKeyId,
+      userId: principal.userId ?? '',
+      authMethod: principal.authMethod ?? 'api_key',
+      keyName: principal.name,
+      method,
+      route,
+      path,
+      scope: scope ?? '',
+      status,
+      resourceId,
+      occurredAtMs: String(Date.now()),
+      clientIp,
+      userAgent: userAgent.slice(0, 512),
+      requestId: typeof requestId === 'string' ? requestId : '',
+    });
+  });
+}

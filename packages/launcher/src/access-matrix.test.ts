@@ -57,6 +57,8 @@ interface Call {
 let calls: Call[] = [];
 /** Routes that need only an authenticated caller and decide the rest themselves; tested on their own. */
 let openToAnyCaller: DeclaredRoute[] = [];
+/** Routes that need no caller at all (OAuth's protocol endpoints); tested on their own. */
+let publicRoutes: DeclaredRoute[] = [];
 
 const NOTHING = randomUUID();
 
@@ -78,7 +80,7 @@ function callsOf(routes: DeclaredRoute[]): Call[] {
         template: e.path,
       }));
     }
-    if (route.scope === 'authenticated' || route.scope === null) return [];
+    if (route.scope === 'authenticated' || route.scope === 'public' || route.scope === null) return [];
     return [{ method: route.method, path: harmless(route.path), scope: route.scope, template: route.path }];
   });
 }
@@ -142,6 +144,7 @@ before(async () => {
   const routes = HTTP_SERVICES.flatMap((name) => h.instance(name).routes ?? []);
   calls = callsOf(routes);
   openToAnyCaller = routes.filter((r) => r.scope === 'authenticated');
+  publicRoutes = routes.filter((r) => r.scope === 'public');
 });
 after(() => h?.close());
 
@@ -159,8 +162,19 @@ describe('the route/permission matrix', () => {
     assert.ok(calls.length > 60, `only ${calls.length} calls`);
     assert.deepEqual(
       openToAnyCaller.map((r) => `${r.method} ${r.path}`),
-      ['GET /v1/auth/self'],
+      ['GET /v1/auth/self', 'GET /oauth/authorize', 'POST /oauth/postAuthorizeConsent'],
       'only these routes need no scope (each tested on its own)',
+    );
+    assert.deepEqual(
+      publicRoutes.map((r) => `${r.method} ${r.path}`),
+      [
+        'GET /.well-known/oauth-authorization-server',
+        'POST /oauth/register',
+        'POST /oauth/token',
+        'POST /oauth/revoke',
+        'POST /oauth/introspect',
+      ],
+      'only these routes need no caller at all (each tested on its own)',
     );
     for (const call of calls) assert.ok(ALL_SCOPES.includes(call.scope), label(call));
   });
@@ -176,6 +190,22 @@ describe('the route/permission matrix', () => {
       const res = await send(call, undefined);
       assert.equal(res.status, 401, label(call));
       assert.equal(res.body.error.type, 'authentication_error', label(call));
+    }
+  });
+
+  test('public routes are reached without a key: the metadata answers, the OAuth endpoints answer in the RFC shape', async () => {
+    for (const route of publicRoutes) {
+      const res = await h.request(route.method, route.path, route.method === 'GET' ? {} : { json: {} });
+      const call = `${route.method} ${route.path}`;
+      assert.ok(res.status < 500, `${call}: ${res.status} ${res.text}`);
+      if (route.method === 'GET') {
+        assert.equal(res.status, 200, `${call}: ${res.text}`);
+        continue;
+      }
+      // Refused by the endpoint itself (a missing parameter or client), never by key authentication.
+      assert.ok(res.status === 400 || res.status === 401, `${call}: ${res.status} ${res.text}`);
+      assert.equal(typeof res.body.error, 'string', `${call}: ${res.text}`);
+      assert.equal(typeof res.body.error_description, 'string', `${call}: ${res.text}`);
     }
   });
 

@@ -18,6 +18,8 @@ import { configs, identity } from '@switchyard/proto';
 import { ConfigService } from './domain/config.service.ts';
 import { IdentityService, type BootstrapResult } from './domain/identity.service.ts';
 import { MemberService } from './domain/member.service.ts';
+import { oauthEnvSchema } from './domain/oauth.ts';
+import { OAuthService } from './domain/oauth.service.ts';
 import { configHandlers } from './grpc/config.handlers.ts';
 import { identityHandlers } from './grpc/identity.handlers.ts';
 import { controlPlaneRouter } from './http/routes.ts';
@@ -27,12 +29,14 @@ import { SCHEMA, entities } from './store/entities.ts';
 import { IdentityRepository } from './store/identity.repository.ts';
 import { memberEntities } from './store/member.entities.ts';
 import { MemberRepository } from './store/member.repository.ts';
+import { OAuthRepository } from './store/oauth.repository.ts';
 import { Init1763700000000 } from './store/migrations/1763700000000-init.ts';
 import { Configs1763700000004 } from './store/migrations/1763700000004-configs.ts';
 import { WorkspaceDefaults1763700000008 } from './store/migrations/1763700000008-workspace-defaults.ts';
 import { ApiKeyRotation1763700000009 } from './store/migrations/1763700000009-api-key-rotation.ts';
 import { Members1763700000010 } from './store/migrations/1763700000010-members.ts';
 import { ApiKeyScopes1763700000011 } from './store/migrations/1763700000011-api-key-scopes.ts';
+import { OAuth1763700000020 } from './store/migrations/1763700000020-oauth.ts';
 
 const configSchema = z.object({
   API_KEY_PREFIX: env.string('sy-'),
@@ -57,6 +61,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       ApiKeyRotation1763700000009,
       Members1763700000010,
       ApiKeyScopes1763700000011,
+      OAuth1763700000020,
     ],
   },
   bus: true,
@@ -66,7 +71,11 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     const repo = new IdentityRepository(manager);
     const configRepo = new ConfigRepository(manager);
     const events = need(bus, 'event bus');
-    const service = new IdentityService(repo, configRepo, events, logger, config.API_KEY_PREFIX);
+    const oauth = new OAuthService(new OAuthRepository(manager), events, {
+      prefix: config.API_KEY_PREFIX,
+      settings: loadConfig(oauthEnvSchema, processEnv),
+    });
+    const service = new IdentityService(repo, configRepo, events, logger, config.API_KEY_PREFIX, oauth);
     const savedConfigs = new ConfigService(configRepo, service, events);
     const members = new MemberService(new MemberRepository(manager), service, events);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
@@ -93,6 +102,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
                 : null;
             },
           }),
+          { oauth, resolveKey: (token) => keys.resolve(token) },
         ),
       ),
       grpc: (server) =>

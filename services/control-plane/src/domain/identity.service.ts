@@ -97,12 +97,15 @@ export class IdentityService {
     private readonly bus: EventBus,
     private readonly logger: Logger,
     private readonly apiKeyPrefix: string,
+    /** Bearer credentials that are not API keys (OAuth access tokens), resolved by hash like keys. */
+    private readonly accessTokens?: { resolveAccessToken(hash: string): Promise<Principal | null> },
   ) {}
 
+  /** The caller an API key's hash names, or else an OAuth access token's: every service resolves both here. */
   async resolveApiKey(keyHash: string): Promise<Principal | null> {
     const found = await this.repo.findApiKeyWithOwnersByHash(keyHash);
-    if (!found || !isUsable(found.apiKey)) return null;
-    return toPrincipal(found);
+    if (found) return isUsable(found.apiKey) ? toPrincipal(found) : null;
+    return (await this.accessTokens?.resolveAccessToken(keyHash)) ?? null;
   }
 
   /** For callers authenticated by a token that names its workspace (JWT): the workspace, if the organisation has it. */

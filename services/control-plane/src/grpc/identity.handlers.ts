@@ -25,6 +25,8 @@ export function identityHandlers(service: IdentityService): ServiceHandlers<type
           userId: principal.userId ?? '',
           name: principal.name,
           organisationCreatedAtMs: String(principal.organisationCreatedAt ?? 0),
+          authMethod: principal.authMethod === 'oauth' ? 'oauth' : '',
+          oauthClientId: principal.oauthClientId ?? '',
         },
       };
     },

@@ -6,6 +6,7 @@ import type { MemberService } from '../domain/member.service.ts';
 import { apiKeyRouter } from './api-key.routes.ts';
 import { authRouter } from './auth.routes.ts';
 import { configRouter } from './config.routes.ts';
+import { mountOAuth, type OAuthRouteOptions } from './oauth.routes.ts';
 import { userRouter, workspaceMemberRouter } from './member.routes.ts';
 import { workspaceRouter } from './workspace.routes.ts';
 
@@ -14,6 +15,7 @@ export function controlPlaneRouter(
   configs: ConfigService,
   members: MemberService,
   authenticated: RequestHandler,
+  oauth: Omit<OAuthRouteOptions, 'authenticated'>,
 ): ScopedRouter {
   const router = new ScopedRouter();
   const v2 = new ScopedRouter().use(authenticated);
@@ -34,6 +36,7 @@ export function controlPlaneRouter(
   router.mount('/v1/admin', admin, authenticated);
 
   router.mount('/v1/auth', authRouter(), authenticated);
+  mountOAuth(router, { ...oauth, authenticated });
   router.mount('/v2', v2);
   return router;
 }

@@ -1,0 +1,255 @@
+import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
+import { z } from 'zod';
+import {
+  AppError,
+  bearerToken,
+  jsonBody,
+  parseInput,
+  requirePrincipal,
+  ScopedRouter,
+  type Principal,
+} from '@switchyard/platform';
+import { OAuthError } from '../domain/oauth.ts';
+import type { ClientCredentials, OAuthService } from '../domain/oauth.service.ts';
+import type { OAuthClient } from '../store/oauth.repository.ts';
+
+export interface OAuthRouteOptions {
+  oauth: OAuthService;
+  /** Authenticates the routes that need a user (authorize, consent). */
+  authenticated: RequestHandler;
+  /** Resolves a bearer API key: introspection accepts an organisation admin key. */
+  resolveKey: (token: string) => Promise<Principal | null>;
+}
+
+/** Token responses and registrations carry secrets: never cached (RFC 6749 §5.1). */
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+/** Form-encoded (what OAuth clients send) or JSON, small: a registration holds at most 10 URIs of 2048 characters. */
+function formOrJson(limit: string): RequestHandler {
+  const json = jsonBody(limit);
+  const form = express.urlencoded({ extended: false, limit, parameterLimit: 32 });
+  return (req, res, next) => json(req, res, (err?: unknown) => (err ? next(err) : form(req, res, next)));
+}
+
+/** The request's parameters, each given once as a string (RFC 6749 §3.2: never repeated). */
+function params(req: Request): Record<string, string> {
+  const body: unknown = req.body ?? {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new OAuthError('invalid_request', 'The body must be form-encoded parameters or a JSON object.');
+  }
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value !== 'string') {
+      throw new OAuthError('invalid_request', `${name} must be given once, as a string.`, 400, {
+        param: name,
+      });
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+function required(p: Record<string, string>, name: string): string {
+  const value = p[name];
+  if (!value) throw new OAuthError('invalid_request', `${name} is required.`, 400, { param: name });
+  return value;
+}
+
+function formDecode(value: string): string {
+  try {
+    return decodeURIComponent(value.replace(/\+/g, ' '));
+  } catch {
+    throw new OAuthError('invalid_client', 'Malformed Basic credentials.', 401);
+  }
+}
+
+/** Basic (RFC 6749 §2.3.1: id and secret form-encoded), client_secret in the body, or a public client's bare client_id. */
+function clientCredentials(req: Request, p: Record<string, string>): ClientCredentials {
+  const header = req.headers.authorization;
+  if (header && /^basic\s+/i.test(header)) {
+    const decoded = Buffer.from(header.replace(/^basic\s+/i, '').trim(), 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon < 0) throw new OAuthError('invalid_client', 'Malformed Basic credentials.', 401);
+    const clientId = formDecode(decoded.slice(0, colon));
+    if (p.client_secret !== undefined) {
+      throw new OAuthError(
+        'invalid_request',
+        'Use one client authentication method, not Basic and client_secret both.',
+      );
+    }
+    if (p.client_id !== undefined && p.client_id !== clientId) {
+      throw new OAuthError('invalid_request', 'client_id differs from the one in the Authorization header.');
+    }
+    return { clientId, clientSecret: formDecode(decoded.slice(colon + 1)), via: 'basic' };
+  }
+  if (p.client_secret !== undefined)
+    return { clientId: p.client_id, clientSecret: p.client_secret, via: 'post' };
+  return { clientId: p.client_id, clientSecret: undefined, via: 'none' };
+}
+
+function presentClient(client: OAuthClient, clientSecret?: string) {
+  return {
+    client_id: client.clientId,
+    client_id_issued_at: Math.floor(client.createdAt.getTime() / 1000),
+    ...(clientSecret ? { client_secret: clientSecret, client_secret_expires_at: 0 } : {}),
+    ...(client.clientName ? { client_name: client.clientName } : {}),
+    redirect_uris: client.redirectUris,
+    grant_types: client.grantTypes,
+    response_types: client.responseTypes,
+    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+    ...(client.scope ? { scope: client.scope } : {}),
+  };
+}
+
+/** OAuth's protocol endpoints answer errors as RFC 6749 §5.2 does: `{"error", "error_description"}`. */
+const oauthErrors: ErrorRequestHandler = (err: unknown, _req, res, next) => {
+  if (res.headersSent) return next(err);
+  let error: OAuthError;
+  if (err instanceof OAuthError) error = err;
+  else if (err instanceof AppError && err.status < 500) {
+    error = new OAuthError(
+      err.status === 401 ? 'invalid_client' : 'invalid_request',
+      err.message,
+      err.status,
+    );
+  } else {
+    const framework = err as { type?: unknown; status?: unknown; message?: unknown } | null;
+    const status = typeof framework?.status === 'number' ? framework.status : 500;
+    if (typeof framework?.type !== 'string' || status >= 500) return next(err);
+    const description =
+      framework.type === 'entity.parse.failed'
+        ? 'The body is not valid JSON.'
+        : framework.type === 'entity.too.large'
+          ? 'The body is too large.'
+          : String(framework.message ?? 'Bad request.');
+    error = new OAuthError('invalid_request', description, status);
+  }
+  res
+    .status(error.status)
+    .set({ ...NO_STORE, ...error.headers })
+    .json({ error: error.error, error_description: error.message });
+};
+
+const optional = (max: number) => z.string().max(max).optional();
+const authorizeQuery = z.object({
+  client_id: optional(256),
+  redirect_uri: optional(4096),
+  response_type: optional(64),
+  scope: optional(4096),
+  state: optional(1024),
+  code_challenge: optional(256),
+  code_challenge_method: optional(32),
+});
+const consentBody = authorizeQuery.omit({ response_type: true }).extend({ approve: z.boolean() });
+
+/**
+ * The OAuth 2.1 authorization server: RFC 8414 metadata, RFC 7591 registration, the token,
+ * revocation (RFC 7009) and introspection (RFC 7662) endpoints, all public (clients
+ * authenticate per their method), and authorize and consent, which need a user.
+ */
+export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): void {
+  const { oauth } = options;
+
+  const metadata = new ScopedRouter().get('/', 'public', (req, res) => {
+    res.json(oauth.metadata(`${req.protocol}://${req.get('host') ?? 'localhost'}`));
+  });
+  router.mount('/.well-known/oauth-authorization-server', metadata);
+
+  const protocol = new ScopedRouter({ body: formOrJson('32kb') });
+  protocol.post('/register', 'public', async (req, res) => {
+    const body: unknown = req.body;
+    if (!req.is('application/json') || typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new OAuthError('invalid_client_metadata', 'The body must be a JSON object of client metadata.');
+    }
+    const { client, clientSecret } = await oauth.registerClient(body);
+    res.status(201).set(NO_STORE).json(presentClient(client, clientSecret));
+  });
+  protocol.post('/token', 'public', async (req, res) => {
+    const p = params(req);
+    const grantType = required(p, 'grant_type');
+    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
+      throw new OAuthError('unsupported_grant_type', `grant_type '${grantType}' is not supported.`);
+    }
+    const client = await oauth.authenticateClient(clientCredentials(req, p));
+    const tokens =
+      grantType === 'authorization_code'
+        ? await oauth.exchangeCode(client, {
+            code: required(p, 'code'),
+            redirectUri: required(p, 'redirect_uri'),
+            codeVerifier: required(p, 'code_verifier'),
+          })
+        : await oauth.refresh(client, { refreshToken: required(p, 'refresh_token'), scope: p.scope });
+    res.set(NO_STORE).json(tokens);
+  });
+  protocol.post('/revoke', 'public', async (req, res) => {
+    const p = params(req);
+    const client = await oauth.authenticateClient(clientCredentials(req, p));
+    await oauth.revoke(client, required(p, 'token'));
+    res.json({});
+  });
+  protocol.post('/introspect', 'public', async (req, res) => {
+    const p = params(req);
+    const bearer = bearerToken(req.headers.authorization);
+    let caller: Parameters<OAuthService['introspect']>[0];
+    if (bearer) {
+      const principal = bearer.length <= 512 ? await options.resolveKey(bearer) : null;
+      if (!principal) throw new OAuthError('invalid_client', 'Invalid API key.', 401);
+      if (principal.kind !== 'organisation_admin' || principal.authMethod !== undefined) {
+        throw new OAuthError(
+          'insufficient_scope',
+          'Introspection needs a confidential client or an organisation admin API key.',
+          403,
+        );
+      }
+      caller = { organisationId: principal.organisationId };
+    } else {
+      const client = await oauth.authenticateClient(clientCredentials(req, p));
+      if (client.tokenEndpointAuthMethod === 'none') {
+        throw new OAuthError(
+          'invalid_client',
+          'Introspection needs a confidential client or an organisation admin API key.',
+          401,
+        );
+      }
+      caller = { client };
+    }
+    res.set(NO_STORE).json(await oauth.introspect(caller, required(p, 'token')));
+  });
+  protocol.router.use(oauthErrors);
+  router.mount('/oauth', protocol);
+
+  // A user says which client may act for them: in the one error shape, and never a redirect
+  // on an error (nothing redirects before the redirect URI is known to be the client's).
+  const consent = new ScopedRouter({ body: jsonBody('16kb') });
+  consent.get('/authorize', 'authenticated', async (req, res) => {
+    const principal = requirePrincipal(req);
+    const q = parseInput(authorizeQuery, req.query, 'query');
+    res.set(NO_STORE).json(
+      await oauth.authorize(principal, {
+        clientId: q.client_id ?? '',
+        redirectUri: q.redirect_uri ?? '',
+        responseType: q.response_type,
+        scope: q.scope,
+        state: q.state,
+        codeChallenge: q.code_challenge,
+        codeChallengeMethod: q.code_challenge_method,
+      }),
+    );
+  });
+  consent.post('/postAuthorizeConsent', 'authenticated', async (req, res) => {
+    const principal = requirePrincipal(req);
+    const body = parseInput(consentBody, req.body ?? {});
+    res.set(NO_STORE).json(
+      await oauth.consent(principal, {
+        clientId: body.client_id ?? '',
+        redirectUri: body.redirect_uri ?? '',
+        scope: body.scope,
+        state: body.state,
+        codeChallenge: body.code_challenge,
+        codeChallengeMethod: body.code_challenge_method,
+        approve: body.approve,
+      }),
+    );
+  });
+  router.mount('/oauth', consent, options.authenticated);
+}

@@ -13,31 +13,37 @@ import {
   type ServiceDefinition,
   type Subscription,
 } from '@switchyard/platform';
+import { AuditLogService } from './domain/audit-logs.ts';
 import { RequestLogService } from './domain/request-logs.ts';
+import { consumeAuditEvents } from './events/audit-log.consumer.ts';
 import { consumeRequestLogs } from './events/request-log.consumer.ts';
 import { logExportRouter } from './http/routes.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { Init1763700000002 } from './store/migrations/1763700000002-init.ts';
 import { Route1763700000006 } from './store/migrations/1763700000006-route.ts';
 import { RequestOptions1763700000007 } from './store/migrations/1763700000007-request-options.ts';
+import { AuditLogs1763700000013 } from './store/migrations/1763700000013-audit-logs.ts';
+import { AuditLogRepository } from './store/audit-log.repository.ts';
 import { RequestLogRepository } from './store/request-log.repository.ts';
 
 const configSchema = z.object({ HEADER_PREFIX: env.string('x-vendor-') });
 
-/** Request logs from Kafka into Postgres, served per workspace. */
+/** Request logs and audit events from Kafka into Postgres: logs served per workspace, the audit log per organisation. */
 export const logExportService: ServiceDefinition = {
   name: 'log-export',
   database: {
     schema: SCHEMA,
     entities,
-    migrations: [Init1763700000002, Route1763700000006, RequestOptions1763700000007],
+    migrations: [Init1763700000002, Route1763700000006, RequestOptions1763700000007, AuditLogs1763700000013],
   },
   bus: true,
   clients: ['identity'],
   async create({ db, bus, clients, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
-    const logs = new RequestLogService(new RequestLogRepository(need(db, 'database').manager));
+    const manager = need(db, 'database').manager;
+    const logs = new RequestLogService(new RequestLogRepository(manager));
+    const audit = new AuditLogService(new AuditLogRepository(manager));
     const identityClient = need(clients.identity, 'identity client');
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     const subscriptions: Subscription[] = [];
@@ -45,6 +51,7 @@ export const logExportService: ServiceDefinition = {
       ...serveScoped(
         logExportRouter(
           logs,
+          audit,
           callerAuthentication({
             keys,
             headerPrefix: config.HEADER_PREFIX,
@@ -55,6 +62,7 @@ export const logExportService: ServiceDefinition = {
       ),
       async start() {
         subscriptions.push(await consumeRequestLogs(events, logger, logs));
+        subscriptions.push(await consumeAuditEvents(events, logger, audit));
         subscriptions.push(await onChanges(events, logger, 'log-export', invalidateApiKeys(keys)));
       },
       async stop() {

@@ -25,7 +25,7 @@ export function consumeRequestLogs(
 }
 
 /** Postgres data exceptions (class 22) and integrity violations (class 23): the row itself is at fault. */
-function isInvalidData(err: unknown): boolean {
+export function isInvalidData(err: unknown): boolean {
   const code = (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
 }

@@ -1,4 +1,4 @@
-import type { RequestLog } from '../store/entities.ts';
+import type { AuditLog, RequestLog } from '../store/entities.ts';
 
 function parsedOrText(body: string): unknown {
   try {
@@ -38,5 +38,30 @@ export function presentRequestLog(log: RequestLog) {
     error_message: log.errorMessage,
     request: { method: log.method, path: log.path, body: parsedOrText(log.requestBody) },
     response: { status: log.status, body: parsedOrText(log.responseBody) },
+  };
+}
+
+export function presentAuditLog(entry: AuditLog) {
+  return {
+    id: entry.id,
+    object: 'audit_log' as const,
+    occurred_at: entry.occurredAt.toISOString(),
+    organisation_id: entry.organisationId,
+    workspace_id: entry.workspaceId,
+    actor: {
+      api_key_id: entry.apiKeyId,
+      key_name: entry.keyName,
+      user_id: entry.userId,
+      auth_method: entry.authMethod,
+    },
+    method: entry.method,
+    resource: entry.route,
+    resource_id: entry.resourceId,
+    path: entry.path,
+    scope: entry.scope,
+    status: entry.status,
+    service: entry.service,
+    request_id: entry.requestId,
+    client: { ip: entry.clientIp, user_agent: entry.userAgent },
   };
 }

@@ -80,4 +80,51 @@ export const RequestLogEntity = new EntitySchema<RequestLog>({
   },
 });
 
-export const entities = [RequestLogEntity];
+/** One successful management write (see AuditEvent). Bodies are never recorded. */
+export interface AuditLog {
+  id: string;
+  organisationId: string;
+  workspaceId: string | null;
+  apiKeyId: string | null;
+  userId: string | null;
+  authMethod: string;
+  keyName: string | null;
+  method: string;
+  route: string;
+  path: string;
+  scope: string | null;
+  status: number;
+  resourceId: string | null;
+  occurredAt: Date;
+  clientIp: string | null;
+  userAgent: string | null;
+  requestId: string | null;
+  service: string;
+}
+
+export const AuditLogEntity = new EntitySchema<AuditLog>({
+  name: 'AuditLog',
+  tableName: 'audit_logs',
+  columns: {
+    id: { type: 'text', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    workspaceId: { name: 'workspace_id', type: 'text', nullable: true },
+    apiKeyId: { name: 'api_key_id', type: 'text', nullable: true },
+    userId: { name: 'user_id', type: 'text', nullable: true },
+    authMethod: { name: 'auth_method', type: 'text' },
+    keyName: { name: 'key_name', type: 'text', nullable: true },
+    method: { type: 'text' },
+    route: { type: 'text' },
+    path: { type: 'text' },
+    scope: { type: 'text', nullable: true },
+    status: { type: 'int' },
+    resourceId: { name: 'resource_id', type: 'text', nullable: true },
+    occurredAt: { name: 'occurred_at', type: 'timestamptz' },
+    clientIp: { name: 'client_ip', type: 'text', nullable: true },
+    userAgent: { name: 'user_agent', type: 'text', nullable: true },
+    requestId: { name: 'request_id', type: 'text', nullable: true },
+    service: { type: 'text' },
+  },
+});
+
+export const entities = [RequestLogEntity, AuditLogEntity];

@@ -160,6 +160,10 @@ describe('the route/permission matrix', () => {
       );
     }
     assert.ok(calls.length > 60, `only ${calls.length} calls`);
+    assert.ok(
+      calls.some((call) => label(call) === 'GET /v1/audit-logs (audit_logs.list)'),
+      'the audit log is in the matrix',
+    );
     assert.deepEqual(
       openToAnyCaller.map((r) => `${r.method} ${r.path}`),
       ['GET /v1/auth/self', 'GET /oauth/authorize', 'POST /oauth/postAuthorizeConsent'],

@@ -357,6 +357,9 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
   "SHUTDOWN_GRACE_MS" (toString $c.shutdownGraceMs)
   "HEADER_PREFIX" (toString $c.headerPrefix)
 -}}
+{{- if $c.trustProxy -}}
+{{- $_ := set $env "TRUST_PROXY" (toString $c.trustProxy) -}}
+{{- end -}}
 {{- if $root.Values.grpcTls.enabled -}}
 {{- $dir := trimSuffix "/" $root.Values.grpcTls.mountPath -}}
 {{- $_ := set $env "GRPC_TLS_CA_FILE" (printf "%s/ca.crt" $dir) -}}

@@ -73,6 +73,9 @@ export interface BenchResults {
   allTargetsHold: boolean;
 }
 
+/** Share of a run's CPU time on the system-under-test CPU used by others above which a run is disturbed. */
+export const DISTURBED_SHARE = 0.1;
+
 export const GOALS = {
   addedP50UsAtC1: 500,
   addedP99UsAtC1: 2000,
@@ -229,7 +232,18 @@ export function toMarkdown(r: BenchResults): string {
         );
       }
     }
+    const disturbed = placed.flatMap((p) =>
+      (['direct', 'gateway'] as const)
+        .filter((path) => (p.cpuUse![path]?.othersMs ?? 0) > p[path].durationS * 1000 * DISTURBED_SHARE)
+        .map((path) => `${path} at concurrency ${p.concurrency}`),
+    );
     lines.push('');
+    if (disturbed.length > 0)
+      lines.push(
+        `**Disturbed**: other processes and interrupts used more than ${pct(DISTURBED_SHARE)} of CPU ${cpu} in ` +
+          `${disturbed.join(', ')}; those latencies measure the machine's other load as well as the gateway.`,
+        '',
+      );
   }
 
   const s = r.streaming;

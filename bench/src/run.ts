@@ -29,6 +29,7 @@ import {
   evaluateTargets,
   pair,
   toMarkdown,
+  DISTURBED_SHARE,
   type BenchResults,
   type GatewayCost,
   type NonStreamingPair,
@@ -512,6 +513,9 @@ async function main(): Promise<void> {
       const result = await runLoad(target, connections, DURATION_S, timeline);
       const sutAfter = readSut();
       if (sutBefore && sutAfter) (cpuUses[connections] ??= {})[name] = cpuUse(sutCpu!, sutBefore, sutAfter);
+      const others = cpuUses[connections]?.[name]?.othersMs ?? 0;
+      if (others > result.durationS * 1000 * DISTURBED_SHARE)
+        log(`  disturbed: other processes and interrupts used ${others} ms of CPU ${sutCpu} during this run`);
       if (name === 'gateway') {
         const endUs = nowUs();
         gatewayWindows.push({ name: `gateway, concurrency ${connections}`, startUs, endUs });

@@ -1,7 +1,7 @@
 // Switchyard as five separate processes on real PostgreSQL, Redis and Kafka: the public API
 // end to end, including a Kafka outage and a replay of the request-log topic.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, test, type TestContext } from 'node:test';
 import OpenAI from 'openai';
 import { Topics } from '@switchyard/platform';
@@ -299,6 +299,121 @@ test('a JWT signed by the local JWKS server authenticates the OpenAI SDK through
   assertErrorShape(refused, 401, 'authentication_error');
   const noScope = await stack.request('GET', '/v2/configs', { key: token });
   assertErrorShape(noScope, 403, 'permission_error');
+});
+
+test('an OAuth client registers, a JWT user consents, and its access token makes model calls through the gateway until it is revoked', async () => {
+  const workspaceA = given(state.workspaceA, 'workspace A');
+  const redirectUri = 'http://127.0.0.1:9/callback';
+  const registered = await stack.request('POST', '/oauth/register', {
+    body: {
+      client_name: 'e2e agent',
+      redirect_uris: [redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
+    },
+  });
+  assert.equal(registered.status, 201, registered.text);
+  const clientId: string = registered.body.client_id;
+  const metadata = await stack.request('GET', '/.well-known/oauth-authorization-server');
+  assert.equal(metadata.status, 200, metadata.text);
+  assert.deepEqual(metadata.body.code_challenge_methods_supported, ['S256']);
+
+  // The consenting user is a JWT caller of workspace A, as in the JWT scenario.
+  const user = signJwt(jwtKey, {
+    sub: 'e2e-user',
+    iss: JWT_ISSUER,
+    aud: 'switchyard-e2e',
+    exp: Math.floor(Date.now() / 1000) + 300,
+    workspace: workspaceA,
+    scope: 'completions.write logs.view',
+  });
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: redirectUri,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    scope: 'completions.write',
+    state: 'e2e-state',
+  });
+  const shown = await stack.request('GET', `/oauth/authorize?${query.toString()}`, { key: user });
+  assert.equal(shown.status, 200, shown.text);
+  assert.equal(shown.body.client.client_name, 'e2e agent');
+  assert.deepEqual(shown.body.scopes, ['completions.write']);
+  const consent = await stack.request('POST', '/oauth/postAuthorizeConsent', {
+    key: user,
+    body: {
+      client_id: clientId,
+      redirect_uri: redirectUri,
+      scope: 'completions.write',
+      state: 'e2e-state',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      approve: true,
+    },
+  });
+  assert.equal(consent.status, 200, consent.text);
+  const back = new URL(consent.body.redirect_to);
+  assert.equal(back.searchParams.get('state'), 'e2e-state');
+
+  const tokenEndpoint = async (params: Record<string, string>) => {
+    const response = await fetch(`${stack.url('control-plane')}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(params).toString(),
+      signal: AbortSignal.timeout(10_000),
+    });
+    return { status: response.status, body: (await response.json()) as Json };
+  };
+  const tokens = await tokenEndpoint({
+    grant_type: 'authorization_code',
+    client_id: clientId,
+    code: back.searchParams.get('code')!,
+    redirect_uri: redirectUri,
+    code_verifier: verifier,
+  });
+  assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+  assert.equal(tokens.body.token_type, 'Bearer');
+
+  const prompt = `OAuth caller ${stack.runId}`;
+  const completion = await openAi(tokens.body.access_token).chat.completions.create({
+    model: '@fake-openai/gpt-4o-mini',
+    messages: [{ role: 'user', content: prompt }],
+  });
+  assert.equal(completion.choices[0]?.message.content, `Echo: ${prompt}`);
+
+  const refreshed = await tokenEndpoint({
+    grant_type: 'refresh_token',
+    client_id: clientId,
+    refresh_token: tokens.body.refresh_token,
+  });
+  assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+  const access: string = refreshed.body.access_token;
+  const viaRefreshed = await stack.request('POST', '/v1/chat/completions', {
+    key: access,
+    body: { model: '@fake-openai/gpt-4o-mini', messages: [{ role: 'user', content: 'refreshed' }] },
+  });
+  assert.equal(viaRefreshed.status, 200, viaRefreshed.text);
+
+  const revoked = await fetch(`${stack.url('control-plane')}/oauth/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: clientId, token: access }).toString(),
+  });
+  assert.equal(revoked.status, 200);
+  const refused = await eventually(
+    'the gateway to refuse the revoked access token',
+    async () => {
+      const response = await stack.request('POST', '/v1/chat/completions', {
+        key: access,
+        body: { model: '@fake-openai/gpt-4o-mini', messages: [{ role: 'user', content: 'revoked' }] },
+      });
+      return response.status === 401 ? response : undefined;
+    },
+    { timeoutMs: 10_000, intervalMs: 200 },
+  );
+  assertErrorShape(refused, 401, 'authentication_error');
 });
 
 test('a saved config routes across the services: a failing target falls back to the next, and the response names it; inline choices are refused for a new organisation', async () => {

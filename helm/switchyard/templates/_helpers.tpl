@@ -399,6 +399,12 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- if $c.controlPlane.apiKeyPrefix -}}
 {{- $_ := set $env "API_KEY_PREFIX" (toString $c.controlPlane.apiKeyPrefix) -}}
 {{- end -}}
+{{- if $c.controlPlane.oauthIssuer -}}
+{{- $_ := set $env "OAUTH_ISSUER" (toString $c.controlPlane.oauthIssuer) -}}
+{{- end -}}
+{{- if $c.controlPlane.oauthRedirectUriAllowlist -}}
+{{- $_ := set $env "OAUTH_REDIRECT_URI_ALLOWLIST" (toString $c.controlPlane.oauthRedirectUriAllowlist) -}}
+{{- end -}}
 {{- end -}}
 {{- toYaml $env -}}
 {{- end -}}

@@ -62,6 +62,8 @@ async function startServer(security: GrpcSecurity = {}): Promise<Running> {
   server.add(identity.IdentityService, {
     resolveApiKey: (request, context) => running.handler(request, context),
     resolveWorkspace: async () => ({}),
+    getKeySettings: async () => ({}),
+    updateKeySettings: async () => ({}),
   });
   running.port = await server.listen('127.0.0.1', 0);
   running.address = `127.0.0.1:${running.port}`;

@@ -17,6 +17,7 @@ import {
 import { admin } from '@switchyard/proto';
 import { IntegrationService } from './domain/integration.service.ts';
 import { OrganisationSettingsService } from './domain/organisation-settings.service.ts';
+import { remoteKeySettings } from './domain/key-settings.ts';
 import { integrationHandlers } from './grpc/integration.handlers.ts';
 import { organisationSettingsHandlers } from './grpc/organisation-settings.handlers.ts';
 import { adminRouter } from './http/routes.ts';
@@ -64,11 +65,12 @@ export const adminService: ServiceDefinition<Admin> = {
       events,
       logger,
     );
+    const identityClient = need(clients.identity, 'identity client');
     const organisationSettings = new OrganisationSettingsService(
       new OrganisationSettingsRepository(manager),
       events,
+      remoteKeySettings(identityClient),
     );
-    const identityClient = need(clients.identity, 'identity client');
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     return {
       ...serveScoped(

@@ -36,6 +36,7 @@ import { WorkspaceDefaults1763700000008 } from './store/migrations/1763700000008
 import { ApiKeyRotation1763700000009 } from './store/migrations/1763700000009-api-key-rotation.ts';
 import { Members1763700000010 } from './store/migrations/1763700000010-members.ts';
 import { ApiKeyScopes1763700000011 } from './store/migrations/1763700000011-api-key-scopes.ts';
+import { KeySettings1763700000012 } from './store/migrations/1763700000012-key-settings.ts';
 import { AuditLogScope1763700000014 } from './store/migrations/1763700000014-audit-log-scope.ts';
 import { OAuth1763700000020 } from './store/migrations/1763700000020-oauth.ts';
 
@@ -62,6 +63,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       ApiKeyRotation1763700000009,
       Members1763700000010,
       ApiKeyScopes1763700000011,
+      KeySettings1763700000012,
       AuditLogScope1763700000014,
       OAuth1763700000020,
     ],

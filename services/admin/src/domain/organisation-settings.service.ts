@@ -15,26 +15,67 @@ import type {
 /** Where an effective value comes from: the organisation's own choice, or the default. */
 export type SettingSource = 'organisation' | 'default';
 
+/** API-key provisioning and rotation: kept by control-plane beside the keys they govern. */
+export interface KeySettings {
+  userApiKeyAutoCreate?: boolean | undefined;
+  defaultWorkspaceUserApiKeyAutoCreate?: boolean | undefined;
+  userApiKeyAutoCreateScopes?: string[] | undefined;
+  userApiKeyRotationPeriod?: number | undefined;
+}
+
+export type KeySettingName =
+  | 'user_api_key_auto_create'
+  | 'default_workspace_user_api_key_auto_create'
+  | 'user_api_key_auto_create_scopes'
+  | 'user_api_key_rotation_period';
+
+export interface KeySettingsStore {
+  get(organisationId: string): Promise<KeySettings>;
+  update(
+    organisationId: string,
+    set: KeySettings,
+    clear: KeySettingName[],
+    updatedBy: string,
+  ): Promise<KeySettings>;
+}
+
 export interface EffectiveOrganisationSettings {
   blockInlineConfig: boolean;
   blockInlineConfigSource: SettingSource;
+  keys: KeySettings;
 }
 
+/** null drops a choice, so that the default applies again; undefined leaves it as it is. */
 export interface OrganisationSettingsUpdate {
-  /** null drops the choice, so that the default applies again; undefined leaves it as it is. */
   blockInlineConfig?: boolean | null | undefined;
+  userApiKeyAutoCreate?: boolean | null | undefined;
+  defaultWorkspaceUserApiKeyAutoCreate?: boolean | null | undefined;
+  userApiKeyAutoCreateScopes?: string[] | null | undefined;
+  userApiKeyRotationPeriod?: number | null | undefined;
 }
+
+const KEY_FIELDS = {
+  userApiKeyAutoCreate: 'user_api_key_auto_create',
+  defaultWorkspaceUserApiKeyAutoCreate: 'default_workspace_user_api_key_auto_create',
+  userApiKeyAutoCreateScopes: 'user_api_key_auto_create_scopes',
+  userApiKeyRotationPeriod: 'user_api_key_rotation_period',
+} as const satisfies Record<keyof KeySettings, KeySettingName>;
 
 /** Organisation-wide settings: organisation admins choose them, the data plane enforces them. */
 export class OrganisationSettingsService {
   constructor(
     private readonly repo: OrganisationSettingsRepository,
     private readonly bus: EventBus,
+    private readonly keySettings: KeySettingsStore,
   ) {}
 
   async show(principal: Principal): Promise<EffectiveOrganisationSettings> {
     assertOrganisationAdmin(principal);
-    return effective(await this.choices(principal.organisationId), principal);
+    const [choices, keys] = await Promise.all([
+      this.choices(principal.organisationId),
+      this.keySettings.get(principal.organisationId),
+    ]);
+    return effective(choices, keys, principal);
   }
 
   /** Gateways drop their cached choices on the change event. */
@@ -43,6 +84,18 @@ export class OrganisationSettingsService {
     update: OrganisationSettingsUpdate,
   ): Promise<EffectiveOrganisationSettings> {
     assertOrganisationAdmin(principal);
+    const keySet: KeySettings = {};
+    const keyClear: KeySettingName[] = [];
+    for (const [field, name] of Object.entries(KEY_FIELDS) as Array<[keyof KeySettings, KeySettingName]>) {
+      const value = update[field];
+      if (value === null) keyClear.push(name);
+      else if (value !== undefined) (keySet as Record<string, unknown>)[field] = value;
+    }
+    // Key settings first: a refused change there leaves the rest unchanged too.
+    const keys =
+      Object.keys(keySet).length > 0 || keyClear.length > 0
+        ? await this.keySettings.update(principal.organisationId, keySet, keyClear, principal.apiKeyId)
+        : await this.keySettings.get(principal.organisationId);
     const change: OrganisationSettingsChange = { set: {}, clear: [] };
     if (update.blockInlineConfig === null) change.clear.push('block_inline_config');
     else if (update.blockInlineConfig !== undefined)
@@ -55,7 +108,7 @@ export class OrganisationSettingsService {
       action: events.ChangeAction.UPDATED,
       cacheKey: principal.organisationId,
     });
-    return effective(saved, principal);
+    return effective(saved, keys, principal);
   }
 
   /** The organisation's own choices, without defaults: what gateways combine with their own switches. */
@@ -65,7 +118,11 @@ export class OrganisationSettingsService {
 }
 
 /** Defaults that depend on when the organisation was created are taken from the caller's key. */
-function effective(choices: OrganisationSettingValues, principal: Principal): EffectiveOrganisationSettings {
+function effective(
+  choices: OrganisationSettingValues,
+  keys: KeySettings,
+  principal: Principal,
+): EffectiveOrganisationSettings {
   const explicit = choices.block_inline_config;
   return {
     blockInlineConfig: effectiveBlockInlineConfig({
@@ -75,5 +132,6 @@ function effective(choices: OrganisationSettingValues, principal: Principal): Ef
       forced: false,
     }),
     blockInlineConfigSource: typeof explicit === 'boolean' ? 'organisation' : 'default',
+    keys,
   };
 }

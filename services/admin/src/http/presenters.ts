@@ -39,5 +39,9 @@ export function presentOrganisationSettings(settings: EffectiveOrganisationSetti
   return {
     block_inline_config: settings.blockInlineConfig,
     block_inline_config_source: settings.blockInlineConfigSource,
+    user_api_key_auto_create: settings.keys.userApiKeyAutoCreate ?? false,
+    default_workspace_user_api_key_auto_create: settings.keys.defaultWorkspaceUserApiKeyAutoCreate ?? null,
+    user_api_key_auto_create_scopes: settings.keys.userApiKeyAutoCreateScopes ?? null,
+    user_api_key_rotation_period: settings.keys.userApiKeyRotationPeriod ?? null,
   };
 }

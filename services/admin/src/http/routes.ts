@@ -55,6 +55,10 @@ function organisationSettingsRouter(settings: OrganisationSettingsService): Scop
     const body = parseInput(updateOrganisationSettingsBody, req.body);
     const updated = await settings.update(requirePrincipal(req), {
       blockInlineConfig: body.block_inline_config,
+      userApiKeyAutoCreate: body.user_api_key_auto_create,
+      defaultWorkspaceUserApiKeyAutoCreate: body.default_workspace_user_api_key_auto_create,
+      userApiKeyAutoCreateScopes: body.user_api_key_auto_create_scopes,
+      userApiKeyRotationPeriod: body.user_api_key_rotation_period,
     });
     res.json(presentOrganisationSettings(updated));
   });

@@ -16,6 +16,7 @@ import {
 import { events } from '@switchyard/proto';
 import type { SavedConfig } from '../store/config.entities.ts';
 import type { IdentityRepository } from '../store/identity.repository.ts';
+import type { KeySettingName, KeySettingValues } from '../store/key-settings.repository.ts';
 import type { ApiKey, Organisation, Workspace } from '../store/entities.ts';
 import {
   generateApiKey,
@@ -29,6 +30,7 @@ import {
   userScopeCeiling,
   type RotationPolicy,
 } from './api-keys.ts';
+import { autoCreatedScopes, autoCreatesUserKeys, enforceRotation } from './key-settings.ts';
 import { slugFrom } from './slugs.ts';
 
 export interface BootstrapResult {
@@ -75,6 +77,8 @@ export interface UpdateWorkspaceInput {
   description?: string | null | undefined;
   /** A saved config of the same workspace, by id or slug; null clears the default. */
   userApiKeyConfig?: string | null | undefined;
+  /** Overrides the organisation's user_api_key_auto_create; null follows it again. */
+  userApiKeyAutoCreate?: boolean | null | undefined;
 }
 
 /** What workspace defaults need of saved configs. */
@@ -231,6 +235,7 @@ export class IdentityService {
       name: changes.name,
       description: changes.description,
       userApiKeyConfigId,
+      userApiKeyAutoCreate: changes.userApiKeyAutoCreate,
     });
     // Archived between the lookup and the write.
     if (!updated) throw configNotInWorkspace(reference!, workspace);
@@ -293,7 +298,11 @@ export class IdentityService {
     }
     const now = new Date();
     assertFuture(input.expiresAt, now, 'expires_at');
-    const schedule = this.rotationScheduleFor(input.rotationPolicy ?? null, now);
+    const enforcedDays = isUserKey ? await this.enforcedRotationDays(principal.organisationId) : null;
+    const schedule = this.rotationScheduleFor(
+      enforceRotation(input.rotationPolicy, enforcedDays) ?? null,
+      now,
+    );
     const material = generateApiKey(this.apiKeyPrefix);
     const apiKey = await this.repo.transaction(async (repo) => {
       // Held until the key is written, so that removing the member at the same time also revokes it.
@@ -344,8 +353,14 @@ export class IdentityService {
     if (current.status !== 'active') throw revoked(current);
     const now = new Date();
     assertFuture(changes.expiresAt, now, 'expires_at');
+    const enforcedDays =
+      current.kind === 'workspace_user' && changes.rotationPolicy !== undefined
+        ? await this.enforcedRotationDays(current.organisationId)
+        : null;
     const schedule =
-      changes.rotationPolicy === undefined ? {} : this.rotationScheduleFor(changes.rotationPolicy, now);
+      changes.rotationPolicy === undefined
+        ? {}
+        : this.rotationScheduleFor(enforceRotation(changes.rotationPolicy, enforcedDays) ?? null, now);
     const scopes = changes.scopes === undefined ? undefined : await this.scopesFor(current, changes.scopes);
     const updated = await this.repo.updateApiKey(current.id, {
       name: changes.name,
@@ -357,6 +372,65 @@ export class IdentityService {
     if (!updated) throw revoked(current);
     this.announceApiKey(updated, events.ChangeAction.UPDATED, updated.keyHash);
     return updated;
+  }
+
+  /** The organisation's key provisioning and rotation choices (absent = default). */
+  keySettings(organisationId: string): Promise<KeySettingValues> {
+    return this.repo.keySettings.find(organisationId);
+  }
+
+  /** Stores the set fields and drops the cleared ones; admin's organisation settings call this. */
+  updateKeySettings(
+    organisationId: string,
+    set: KeySettingValues,
+    clear: readonly KeySettingName[],
+    updatedBy: string,
+  ): Promise<KeySettingValues> {
+    return this.repo.keySettings.update(organisationId, set, clear, updatedBy);
+  }
+
+  private async enforcedRotationDays(organisationId: string): Promise<number | null> {
+    return (await this.repo.keySettings.find(organisationId)).user_api_key_rotation_period ?? null;
+  }
+
+  /**
+   * Gives each member who just joined `workspace` a workspace-user key when the workspace (or
+   * its organisation) auto-creates them: the organisation's auto-create scopes within the
+   * member's role, the enforced rotation period. The secret is not shown to anyone; the user
+   * rotates the key to get one. A member removed in the meantime gets none.
+   */
+  async provisionUserKeys(workspace: Workspace, userIds: readonly string[]): Promise<ApiKey[]> {
+    const settings = await this.repo.keySettings.find(workspace.organisationId);
+    if (!autoCreatesUserKeys(workspace, settings)) return [];
+    const rotation = settings.user_api_key_rotation_period ?? null;
+    const now = new Date();
+    const created: ApiKey[] = [];
+    for (const userId of userIds) {
+      const apiKey = await this.repo.transaction(async (repo) => {
+        const member = await repo.lockWorkspaceMember(workspace.id, userId);
+        if (!member) return null;
+        const ceiling = new Set<string>(userScopeCeiling(member));
+        const material = generateApiKey(this.apiKeyPrefix);
+        return repo.insertApiKey({
+          organisationId: workspace.organisationId,
+          workspaceId: workspace.id,
+          kind: 'workspace_user',
+          name: 'Auto-created user key',
+          description: `Created when the user joined workspace '${workspace.slug}'.`,
+          scopes: autoCreatedScopes(settings).filter((scope) => ceiling.has(scope)),
+          userId,
+          expiresAt: null,
+          keyHash: material.keyHash,
+          keyHint: material.keyHint,
+          ...rotationSchedule({ periodDays: rotation, nextRotationAt: null }, now),
+        });
+      });
+      if (apiKey) {
+        created.push(apiKey);
+        this.announceApiKey(apiKey, events.ChangeAction.CREATED, apiKey.keyHash);
+      }
+    }
+    return created;
   }
 
   /** New scopes for an existing key, checked as at creation (a user key's against the user's current role). */

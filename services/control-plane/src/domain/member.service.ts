@@ -123,9 +123,8 @@ export class MemberService {
   }
 
   /**
-   * Adds organisation members to a workspace, all or none. Key auto-provisioning on join
-   * (user_api_key_auto_create, its scopes and rotation period) belongs here once this service
-   * reads organisation settings, which live in the admin service.
+   * Adds organisation members to a workspace, all or none; then, when the workspace or its
+   * organisation says so (user_api_key_auto_create), each gets a workspace-user key.
    */
   async addWorkspaceMembers(
     principal: Principal,
@@ -163,6 +162,7 @@ export class MemberService {
         events.ChangeAction.CREATED,
       );
     }
+    await this.identity.provisionUserKeys(workspace, userIds);
     const added = await Promise.all(userIds.map((id) => this.repo.findWorkspaceMember(workspace.id, id)));
     return added.filter((member) => member !== null);
   }

@@ -1,6 +1,12 @@
-import type { ServiceHandlers } from '@switchyard/platform';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import { BadRequest, type ServiceHandlers } from '@switchyard/platform';
 import { identity } from '@switchyard/proto';
 import type { IdentityService } from '../domain/identity.service.ts';
+import {
+  KEY_SETTING_NAMES,
+  type KeySettingName,
+  type KeySettingValues,
+} from '../store/key-settings.repository.ts';
 
 const kinds = {
   organisation_admin: identity.ApiKeyKind.ORGANISATION_ADMIN,
@@ -40,5 +46,39 @@ export function identityHandlers(service: IdentityService): ServiceHandlers<type
         organisationCreatedAtMs: String(found.organisation.createdAt.getTime()),
       };
     },
+    getKeySettings: async ({ organisationId }) => toProto(await service.keySettings(organisationId)),
+    updateKeySettings: async ({ organisationId, set, clear, updatedBy }) => {
+      const unknown = clear.find((name) => !(KEY_SETTING_NAMES as readonly string[]).includes(name));
+      if (unknown !== undefined)
+        throw new BadRequest(`Unknown key setting '${unknown}'.`, { param: 'clear' });
+      return toProto(
+        await service.updateKeySettings(organisationId, fromProto(set), clear as KeySettingName[], updatedBy),
+      );
+    },
   };
+}
+
+function toProto(values: KeySettingValues): MessageInitShape<typeof identity.KeySettingsSchema> {
+  return {
+    userApiKeyAutoCreate: values.user_api_key_auto_create,
+    defaultWorkspaceUserApiKeyAutoCreate: values.default_workspace_user_api_key_auto_create,
+    userApiKeyAutoCreateScopes: values.user_api_key_auto_create_scopes
+      ? { scopes: values.user_api_key_auto_create_scopes }
+      : undefined,
+    userApiKeyRotationPeriod: values.user_api_key_rotation_period,
+  };
+}
+
+function fromProto(set: identity.KeySettings | undefined): KeySettingValues {
+  const values: KeySettingValues = {};
+  if (!set) return values;
+  if (set.userApiKeyAutoCreate !== undefined) values.user_api_key_auto_create = set.userApiKeyAutoCreate;
+  if (set.defaultWorkspaceUserApiKeyAutoCreate !== undefined) {
+    values.default_workspace_user_api_key_auto_create = set.defaultWorkspaceUserApiKeyAutoCreate;
+  }
+  if (set.userApiKeyAutoCreateScopes)
+    values.user_api_key_auto_create_scopes = set.userApiKeyAutoCreateScopes.scopes;
+  if (set.userApiKeyRotationPeriod !== undefined)
+    values.user_api_key_rotation_period = set.userApiKeyRotationPeriod;
+  return values;
 }

@@ -24,6 +24,8 @@ export const updateWorkspaceBody = z
       .strictObject({
         /** A config of this workspace by id or slug; null clears the default. */
         user_api_key_config: z.string().min(1).max(255).nullable().optional(),
+        /** Overrides the organisation's user_api_key_auto_create; null follows it again. */
+        user_api_key_auto_create: z.boolean({ error: 'must be true, false or null' }).nullable().optional(),
       })
       .optional(),
   })

@@ -200,7 +200,7 @@ describe('updating a workspace', () => {
     assert.equal(res.body.slug, 'update-me');
     assert.equal(res.body.name, 'After');
     assert.equal(res.body.description, 'Now described');
-    assert.deepEqual(res.body.defaults, { user_api_key_config: null });
+    assert.deepEqual(res.body.defaults, { user_api_key_config: null, user_api_key_auto_create: null });
     assert.deepEqual(
       (await h.request('GET', `/v2/workspaces/${workspace.id}`, { key: h.adminKey })).body,
       res.body,
@@ -283,7 +283,7 @@ describe('defaults.user_api_key_config', () => {
 
     const bySlug = await put(workspace.id, { defaults: { user_api_key_config: config.slug } });
     assert.equal(bySlug.status, 200, bySlug.text);
-    assert.deepEqual(bySlug.body.defaults, { user_api_key_config: config.slug });
+    assert.equal(bySlug.body.defaults.user_api_key_config, config.slug);
     const [row] = await h
       .db('control-plane')
       .query(`SELECT user_api_key_config_id FROM control_plane.workspaces WHERE id = $1`, [workspace.id]);
@@ -291,15 +291,15 @@ describe('defaults.user_api_key_config', () => {
 
     const byId = await put(workspace.id, { defaults: { user_api_key_config: config.id } });
     assert.equal(byId.status, 200);
-    assert.deepEqual(byId.body.defaults, { user_api_key_config: config.slug });
+    assert.equal(byId.body.defaults.user_api_key_config, config.slug);
 
     for (const query of ['', '?name_format=plain']) {
       const shown = await h.request('GET', `/v2/workspaces/user-keys${query}`, { key: h.adminKey });
-      assert.deepEqual(shown.body.defaults, { user_api_key_config: config.slug });
+      assert.equal(shown.body.defaults.user_api_key_config, config.slug);
     }
     const listed = await h.request('GET', '/v2/workspaces?page_size=1000', { key: h.adminKey });
     const inList = listed.body.data.find((w: { id: string }) => w.id === workspace.id);
-    assert.deepEqual(inList.defaults, { user_api_key_config: config.slug });
+    assert.equal(inList.defaults.user_api_key_config, config.slug);
   });
 
   test('follows the config when its slug changes', async () => {
@@ -311,7 +311,7 @@ describe('defaults.user_api_key_config', () => {
       .db('control-plane')
       .query(`UPDATE control_plane.configs SET slug = 'pc-renamed-000000' WHERE id = $1`, [config.id]);
     const shown = await h.request('GET', `/v2/workspaces/${workspace.id}`, { key: h.adminKey });
-    assert.deepEqual(shown.body.defaults, { user_api_key_config: 'pc-renamed-000000' });
+    assert.equal(shown.body.defaults.user_api_key_config, 'pc-renamed-000000');
   });
 
   test('a workspace key reads the default of its own workspace', async () => {
@@ -319,7 +319,7 @@ describe('defaults.user_api_key_config', () => {
     assert.equal((await put(h.workspaceId, { defaults: { user_api_key_config: config.slug } })).status, 200);
     const shown = await h.request('GET', `/v2/workspaces/${h.workspaceId}`, { key: h.workspaceKey });
     assert.equal(shown.status, 200);
-    assert.deepEqual(shown.body.defaults, { user_api_key_config: config.slug });
+    assert.equal(shown.body.defaults.user_api_key_config, config.slug);
     assert.equal((await put(h.workspaceId, { defaults: { user_api_key_config: null } })).status, 200);
   });
 
@@ -348,7 +348,7 @@ describe('defaults.user_api_key_config', () => {
     }
     const shown = await h.request('GET', `/v2/workspaces/${workspace.id}`, { key: h.adminKey });
     assert.equal(shown.body.name, 'Picky defaults');
-    assert.deepEqual(shown.body.defaults, { user_api_key_config: kept.slug });
+    assert.equal(shown.body.defaults.user_api_key_config, kept.slug);
   });
 
   test('null clears it; a change without defaults keeps it', async () => {
@@ -356,10 +356,10 @@ describe('defaults.user_api_key_config', () => {
     const config = await saveConfig(workspace.id, 'To clear');
     await put(workspace.id, { defaults: { user_api_key_config: config.slug } });
     const renamed = await put(workspace.id, { name: 'Cleared soon', defaults: {} });
-    assert.deepEqual(renamed.body.defaults, { user_api_key_config: config.slug });
+    assert.equal(renamed.body.defaults.user_api_key_config, config.slug);
     const cleared = await put(workspace.id, { defaults: { user_api_key_config: null } });
     assert.equal(cleared.status, 200);
-    assert.deepEqual(cleared.body.defaults, { user_api_key_config: null });
+    assert.equal(cleared.body.defaults.user_api_key_config, null);
   });
 
   test('the config cannot be archived while it is the default, by DELETE or by PUT, until the default is cleared', async () => {

@@ -44,6 +44,7 @@ export function workspaceRouter(identity: IdentityService): ScopedRouter {
           name: body.name,
           description: body.description,
           userApiKeyConfig: body.defaults?.user_api_key_config,
+          userApiKeyAutoCreate: body.defaults?.user_api_key_auto_create,
         }),
       ),
     );

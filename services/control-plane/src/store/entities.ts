@@ -18,6 +18,8 @@ export interface Workspace {
   description: string | null;
   /** The saved config of this workspace that its user API keys default to (defaults.user_api_key_config). */
   userApiKeyConfigId: string | null;
+  /** Overrides the organisation's user_api_key_auto_create; null follows it. */
+  userApiKeyAutoCreate: boolean | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -72,6 +74,7 @@ export const WorkspaceEntity = new EntitySchema<Workspace>({
     slug: { type: 'text' },
     description: { type: 'text', nullable: true },
     userApiKeyConfigId: { name: 'user_api_key_config_id', type: 'uuid', nullable: true },
+    userApiKeyAutoCreate: { name: 'user_api_key_auto_create', type: 'boolean', nullable: true },
     ...timestamps,
   },
 });

@@ -11,6 +11,7 @@ import {
 } from './entities.ts';
 import type { OrganisationRole, WorkspaceRole } from '../domain/roles.ts';
 import { isUuid } from './ids.ts';
+import { KeySettingsRepository } from './key-settings.repository.ts';
 
 export interface ApiKeyWithOwners {
   apiKey: ApiKey;
@@ -43,6 +44,11 @@ export type ApiKeyChanges = Partial<
 export class IdentityRepository {
   constructor(private readonly manager: EntityManager) {}
 
+  /** The organisation key settings, in this repository's transaction when it runs in one. */
+  get keySettings(): KeySettingsRepository {
+    return new KeySettingsRepository(this.manager);
+  }
+
   transaction<T>(work: (repo: IdentityRepository) => Promise<T>): Promise<T> {
     return this.manager.transaction((manager) => work(new IdentityRepository(manager)));
   }
@@ -69,6 +75,7 @@ export class IdentityRepository {
     const workspace: Workspace = {
       id: randomUUID(),
       userApiKeyConfigId: null,
+      userApiKeyAutoCreate: null,
       createdAt: now,
       updatedAt: now,
       ...input,
@@ -127,7 +134,7 @@ export class IdentityRepository {
    */
   async updateWorkspace(
     id: string,
-    changes: Partial<Pick<Workspace, 'name' | 'description' | 'userApiKeyConfigId'>>,
+    changes: Partial<Pick<Workspace, 'name' | 'description' | 'userApiKeyConfigId' | 'userApiKeyAutoCreate'>>,
   ): Promise<Workspace | null> {
     return this.transaction(async (repo) => {
       if (changes.userApiKeyConfigId) {

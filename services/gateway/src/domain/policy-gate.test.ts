@@ -56,6 +56,8 @@ async function startIdentityStandIn(key: string, principal: Principal) {
             },
           },
     resolveWorkspace: async () => ({}),
+    getKeySettings: async () => ({}),
+    updateKeySettings: async () => ({}),
   });
   const port = await server.listen('127.0.0.1', 0);
   return { address: `127.0.0.1:${port}`, close: () => server.close() };

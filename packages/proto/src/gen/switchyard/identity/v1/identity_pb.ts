@@ -12,8 +12,122 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_identity_v1_identity: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiVzd2l0Y2h5YXJkL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhZzd2l0Y2h5YXJkLmlkZW50aXR5LnYxIkIKF1Jlc29sdmVXb3Jrc3BhY2VSZXF1ZXN0EhQKDG9yZ2FuaXNhdGlvbhgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkiiQEKGFJlc29sdmVXb3Jrc3BhY2VSZXNwb25zZRIUCgx3b3Jrc3BhY2VfaWQYASABKAkSFgoOd29ya3NwYWNlX3NsdWcYAiABKAkSJgoab3JnYW5pc2F0aW9uX2NyZWF0ZWRfYXRfbXMYAyABKANCAjABEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCSIoChRSZXNvbHZlQXBpS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoCSK+AgoPQXBpS2V5UHJpbmNpcGFsEhIKCmFwaV9rZXlfaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIWCg53b3Jrc3BhY2Vfc2x1ZxgEIAEoCRIwCgRraW5kGAUgASgOMiIuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5BcGlLZXlLaW5kEg4KBnNjb3BlcxgGIAMoCRIZCg1leHBpcmVzX2F0X21zGAcgASgDQgIwARIPCgd1c2VyX2lkGAggASgJEgwKBG5hbWUYCSABKAkSJgoab3JnYW5pc2F0aW9uX2NyZWF0ZWRfYXRfbXMYCiABKANCAjABEhMKC2F1dGhfbWV0aG9kGAsgASgJEhcKD29hdXRoX2NsaWVudF9pZBgMIAEoCSJTChVSZXNvbHZlQXBpS2V5UmVzcG9uc2USOgoJcHJpbmNpcGFsGAEgASgLMicuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5BcGlLZXlQcmluY2lwYWwqlAEKCkFwaUtleUtpbmQSHAoYQVBJX0tFWV9LSU5EX1VOU1BFQ0lGSUVEEAASIwofQVBJX0tFWV9LSU5EX09SR0FOSVNBVElPTl9BRE1JThABEiIKHkFQSV9LRVlfS0lORF9XT1JLU1BBQ0VfU0VSVklDRRACEh8KG0FQSV9LRVlfS0lORF9XT1JLU1BBQ0VfVVNFUhADMoACCg9JZGVudGl0eVNlcnZpY2UScQoNUmVzb2x2ZUFwaUtleRIsLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZUFwaUtleVJlcXVlc3QaLS5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVBcGlLZXlSZXNwb25zZSIDkAIBEnoKEFJlc29sdmVXb3Jrc3BhY2USLy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVXb3Jrc3BhY2VSZXF1ZXN0GjAuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZXNvbHZlV29ya3NwYWNlUmVzcG9uc2UiA5ACAWIGcHJvdG8z',
+    'CiVzd2l0Y2h5YXJkL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhZzd2l0Y2h5YXJkLmlkZW50aXR5LnYxItECCgtLZXlTZXR0aW5ncxIlChh1c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYASABKAhIAIgBARI3CipkZWZhdWx0X3dvcmtzcGFjZV91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYAiABKAhIAYgBARJKCh91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGVfc2NvcGVzGAMgASgLMiEuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTY29wZXMSKQocdXNlcl9hcGlfa2V5X3JvdGF0aW9uX3BlcmlvZBgEIAEoBUgCiAEBQhsKGV91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGVCLQorX2RlZmF1bHRfd29ya3NwYWNlX3VzZXJfYXBpX2tleV9hdXRvX2NyZWF0ZUIfCh1fdXNlcl9hcGlfa2V5X3JvdGF0aW9uX3BlcmlvZCIbCglLZXlTY29wZXMSDgoGc2NvcGVzGAEgAygJIjAKFUdldEtleVNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkiiAEKGFVwZGF0ZUtleVNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkSMAoDc2V0GAIgASgLMiMuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTZXR0aW5ncxINCgVjbGVhchgDIAMoCRISCgp1cGRhdGVkX2J5GAQgASgJIkIKF1Jlc29sdmVXb3Jrc3BhY2VSZXF1ZXN0EhQKDG9yZ2FuaXNhdGlvbhgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkiiQEKGFJlc29sdmVXb3Jrc3BhY2VSZXNwb25zZRIUCgx3b3Jrc3BhY2VfaWQYASABKAkSFgoOd29ya3NwYWNlX3NsdWcYAiABKAkSJgoab3JnYW5pc2F0aW9uX2NyZWF0ZWRfYXRfbXMYAyABKANCAjABEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCSIoChRSZXNvbHZlQXBpS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoCSK+AgoPQXBpS2V5UHJpbmNpcGFsEhIKCmFwaV9rZXlfaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIWCg53b3Jrc3BhY2Vfc2x1ZxgEIAEoCRIwCgRraW5kGAUgASgOMiIuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5BcGlLZXlLaW5kEg4KBnNjb3BlcxgGIAMoCRIZCg1leHBpcmVzX2F0X21zGAcgASgDQgIwARIPCgd1c2VyX2lkGAggASgJEgwKBG5hbWUYCSABKAkSJgoab3JnYW5pc2F0aW9uX2NyZWF0ZWRfYXRfbXMYCiABKANCAjABEhMKC2F1dGhfbWV0aG9kGAsgASgJEhcKD29hdXRoX2NsaWVudF9pZBgMIAEoCSJTChVSZXNvbHZlQXBpS2V5UmVzcG9uc2USOgoJcHJpbmNpcGFsGAEgASgLMicuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5BcGlLZXlQcmluY2lwYWwqlAEKCkFwaUtleUtpbmQSHAoYQVBJX0tFWV9LSU5EX1VOU1BFQ0lGSUVEEAASIwofQVBJX0tFWV9LSU5EX09SR0FOSVNBVElPTl9BRE1JThABEiIKHkFQSV9LRVlfS0lORF9XT1JLU1BBQ0VfU0VSVklDRRACEh8KG0FQSV9LRVlfS0lORF9XT1JLU1BBQ0VfVVNFUhADMtwDCg9JZGVudGl0eVNlcnZpY2UScQoNUmVzb2x2ZUFwaUtleRIsLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZUFwaUtleVJlcXVlc3QaLS5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVBcGlLZXlSZXNwb25zZSIDkAIBEnoKEFJlc29sdmVXb3Jrc3BhY2USLy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVXb3Jrc3BhY2VSZXF1ZXN0GjAuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZXNvbHZlV29ya3NwYWNlUmVzcG9uc2UiA5ACARJpCg5HZXRLZXlTZXR0aW5ncxItLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuR2V0S2V5U2V0dGluZ3NSZXF1ZXN0GiMuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTZXR0aW5ncyIDkAIBEm8KEVVwZGF0ZUtleVNldHRpbmdzEjAuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5VcGRhdGVLZXlTZXR0aW5nc1JlcXVlc3QaIy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLktleVNldHRpbmdzIgOQAgJiBnByb3RvMw',
   );
+
+/**
+ * What an organisation chose; an unset field is left to the default.
+ *
+ * @generated from message switchyard.identity.v1.KeySettings
+ */
+export type KeySettings = Message<'switchyard.identity.v1.KeySettings'> & {
+  /**
+   * @generated from field: optional bool user_api_key_auto_create = 1;
+   */
+  userApiKeyAutoCreate?: boolean | undefined;
+
+  /**
+   * @generated from field: optional bool default_workspace_user_api_key_auto_create = 2;
+   */
+  defaultWorkspaceUserApiKeyAutoCreate?: boolean | undefined;
+
+  /**
+   * Unset when the organisation has not limited them.
+   *
+   * @generated from field: switchyard.identity.v1.KeyScopes user_api_key_auto_create_scopes = 3;
+   */
+  userApiKeyAutoCreateScopes?: KeyScopes | undefined;
+
+  /**
+   * Days, 1 to 365: the rotation period enforced on workspace-user keys.
+   *
+   * @generated from field: optional int32 user_api_key_rotation_period = 4;
+   */
+  userApiKeyRotationPeriod?: number | undefined;
+};
+
+/**
+ * Describes the message switchyard.identity.v1.KeySettings.
+ * Use `create(KeySettingsSchema)` to create a new message.
+ */
+export const KeySettingsSchema: GenMessage<KeySettings> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 0);
+
+/**
+ * @generated from message switchyard.identity.v1.KeyScopes
+ */
+export type KeyScopes = Message<'switchyard.identity.v1.KeyScopes'> & {
+  /**
+   * @generated from field: repeated string scopes = 1;
+   */
+  scopes: string[];
+};
+
+/**
+ * Describes the message switchyard.identity.v1.KeyScopes.
+ * Use `create(KeyScopesSchema)` to create a new message.
+ */
+export const KeyScopesSchema: GenMessage<KeyScopes> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 1);
+
+/**
+ * @generated from message switchyard.identity.v1.GetKeySettingsRequest
+ */
+export type GetKeySettingsRequest = Message<'switchyard.identity.v1.GetKeySettingsRequest'> & {
+  /**
+   * @generated from field: string organisation_id = 1;
+   */
+  organisationId: string;
+};
+
+/**
+ * Describes the message switchyard.identity.v1.GetKeySettingsRequest.
+ * Use `create(GetKeySettingsRequestSchema)` to create a new message.
+ */
+export const GetKeySettingsRequestSchema: GenMessage<GetKeySettingsRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 2);
+
+/**
+ * @generated from message switchyard.identity.v1.UpdateKeySettingsRequest
+ */
+export type UpdateKeySettingsRequest = Message<'switchyard.identity.v1.UpdateKeySettingsRequest'> & {
+  /**
+   * @generated from field: string organisation_id = 1;
+   */
+  organisationId: string;
+
+  /**
+   * The fields set here are stored.
+   *
+   * @generated from field: switchyard.identity.v1.KeySettings set = 2;
+   */
+  set?: KeySettings | undefined;
+
+  /**
+   * Names of fields (as in KeySettings) to return to their default.
+   *
+   * @generated from field: repeated string clear = 3;
+   */
+  clear: string[];
+
+  /**
+   * Who changed them: an API key id.
+   *
+   * @generated from field: string updated_by = 4;
+   */
+  updatedBy: string;
+};
+
+/**
+ * Describes the message switchyard.identity.v1.UpdateKeySettingsRequest.
+ * Use `create(UpdateKeySettingsRequestSchema)` to create a new message.
+ */
+export const UpdateKeySettingsRequestSchema: GenMessage<UpdateKeySettingsRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 3);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveWorkspaceRequest
@@ -40,7 +154,7 @@ export type ResolveWorkspaceRequest = Message<'switchyard.identity.v1.ResolveWor
  */
 export const ResolveWorkspaceRequestSchema: GenMessage<ResolveWorkspaceRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 0);
+  messageDesc(file_switchyard_identity_v1_identity, 4);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveWorkspaceResponse
@@ -77,7 +191,7 @@ export type ResolveWorkspaceResponse = Message<'switchyard.identity.v1.ResolveWo
  */
 export const ResolveWorkspaceResponseSchema: GenMessage<ResolveWorkspaceResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 1);
+  messageDesc(file_switchyard_identity_v1_identity, 5);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveApiKeyRequest
@@ -97,7 +211,7 @@ export type ResolveApiKeyRequest = Message<'switchyard.identity.v1.ResolveApiKey
  */
 export const ResolveApiKeyRequestSchema: GenMessage<ResolveApiKeyRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 2);
+  messageDesc(file_switchyard_identity_v1_identity, 6);
 
 /**
  * @generated from message switchyard.identity.v1.ApiKeyPrincipal
@@ -180,7 +294,7 @@ export type ApiKeyPrincipal = Message<'switchyard.identity.v1.ApiKeyPrincipal'> 
  */
 export const ApiKeyPrincipalSchema: GenMessage<ApiKeyPrincipal> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 3);
+  messageDesc(file_switchyard_identity_v1_identity, 7);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveApiKeyResponse
@@ -200,7 +314,7 @@ export type ResolveApiKeyResponse = Message<'switchyard.identity.v1.ResolveApiKe
  */
 export const ResolveApiKeyResponseSchema: GenMessage<ResolveApiKeyResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 4);
+  messageDesc(file_switchyard_identity_v1_identity, 8);
 
 /**
  * @generated from enum switchyard.identity.v1.ApiKeyKind
@@ -258,5 +372,24 @@ export const IdentityService: GenService<{
     methodKind: 'unary';
     input: typeof ResolveWorkspaceRequestSchema;
     output: typeof ResolveWorkspaceResponseSchema;
+  };
+  /**
+   * An organisation's API-key provisioning and rotation settings: kept beside the keys they
+   * govern, shown and changed through admin's organisation settings.
+   *
+   * @generated from rpc switchyard.identity.v1.IdentityService.GetKeySettings
+   */
+  getKeySettings: {
+    methodKind: 'unary';
+    input: typeof GetKeySettingsRequestSchema;
+    output: typeof KeySettingsSchema;
+  };
+  /**
+   * @generated from rpc switchyard.identity.v1.IdentityService.UpdateKeySettings
+   */
+  updateKeySettings: {
+    methodKind: 'unary';
+    input: typeof UpdateKeySettingsRequestSchema;
+    output: typeof KeySettingsSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_switchyard_identity_v1_identity, 0);

@@ -1,0 +1,40 @@
+import type { ServiceClient } from '@switchyard/platform';
+import type { identity } from '@switchyard/proto';
+import type { KeySettings, KeySettingsStore } from './organisation-settings.service.ts';
+
+function fromProto(settings: identity.KeySettings): KeySettings {
+  return {
+    userApiKeyAutoCreate: settings.userApiKeyAutoCreate,
+    defaultWorkspaceUserApiKeyAutoCreate: settings.defaultWorkspaceUserApiKeyAutoCreate,
+    userApiKeyAutoCreateScopes: settings.userApiKeyAutoCreateScopes?.scopes,
+    userApiKeyRotationPeriod: settings.userApiKeyRotationPeriod,
+  };
+}
+
+/** Key provisioning and rotation settings, kept by control-plane, read and changed over gRPC. */
+export function remoteKeySettings(client: ServiceClient<typeof identity.IdentityService>): KeySettingsStore {
+  return {
+    async get(organisationId) {
+      return fromProto(await client.getKeySettings({ organisationId }, { deadlineMs: 2_000 }));
+    },
+    async update(organisationId, set, clear, updatedBy) {
+      const saved = await client.updateKeySettings(
+        {
+          organisationId,
+          set: {
+            userApiKeyAutoCreate: set.userApiKeyAutoCreate,
+            defaultWorkspaceUserApiKeyAutoCreate: set.defaultWorkspaceUserApiKeyAutoCreate,
+            userApiKeyAutoCreateScopes: set.userApiKeyAutoCreateScopes
+              ? { scopes: set.userApiKeyAutoCreateScopes }
+              : undefined,
+            userApiKeyRotationPeriod: set.userApiKeyRotationPeriod,
+          },
+          clear,
+          updatedBy,
+        },
+        { deadlineMs: 5_000 },
+      );
+      return fromProto(saved);
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import type { EntityManager } from 'typeorm';
+
+/** An organisation's key provisioning and rotation choices, as stored; absent = the default. */
+export interface KeySettingValues {
+  user_api_key_auto_create?: boolean;
+  default_workspace_user_api_key_auto_create?: boolean;
+  user_api_key_auto_create_scopes?: string[];
+  user_api_key_rotation_period?: number;
+}
+
+export type KeySettingName = keyof KeySettingValues;
+
+export const KEY_SETTING_NAMES: readonly KeySettingName[] = [
+  'user_api_key_auto_create',
+  'default_workspace_user_api_key_auto_create',
+  'user_api_key_auto_create_scopes',
+  'user_api_key_rotation_period',
+];
+
+export class KeySettingsRepository {
+  constructor(private readonly manager: EntityManager) {}
+
+  async find(organisationId: string): Promise<KeySettingValues> {
+    const rows: Array<{ settings: KeySettingValues }> = await this.manager.query(
+      `SELECT settings FROM control_plane.organisation_key_settings WHERE organisation_id = $1`,
+      [organisationId],
+    );
+    return rows[0]?.settings ?? {};
+  }
+
+  /** Sets and clears fields in one statement, so concurrent changes of different fields both hold. */
+  async update(
+    organisationId: string,
+    set: KeySettingValues,
+    clear: readonly KeySettingName[],
+    updatedBy: string,
+  ): Promise<KeySettingValues> {
+    const rows: Array<{ settings: KeySettingValues }> = await this.manager.query(
+      `INSERT INTO control_plane.organisation_key_settings AS s (organisation_id, settings, updated_by)
+         VALUES ($1, $2::jsonb, $4)
+       ON CONFLICT (organisation_id) DO UPDATE
+         SET settings = (s.settings - $3::text[]) || $2::jsonb, updated_at = now(), updated_by = $4
+       RETURNING settings`,
+      [organisationId, JSON.stringify(set), [...clear], updatedBy],
+    );
+    return rows[0]!.settings;
+  }
+}

@@ -56,7 +56,10 @@ describe('the default, before the organisation chooses', () => {
     for (const key of [h.adminKey, cutOver.adminKey]) {
       const res = await h.request('GET', path, { key });
       assert.equal(res.status, 200);
-      assert.deepEqual(inlineSetting(res.body), { block_inline_config: true, block_inline_config_source: 'default' });
+      assert.deepEqual(inlineSetting(res.body), {
+        block_inline_config: true,
+        block_inline_config_source: 'default',
+      });
     }
   });
 
@@ -64,7 +67,10 @@ describe('the default, before the organisation chooses', () => {
     const older = await organisationCreatedAt('2026-06-18T23:59:59.999Z', 'day-before');
     const res = await h.request('GET', path, { key: older.adminKey });
     assert.equal(res.status, 200);
-    assert.deepEqual(inlineSetting(res.body), { block_inline_config: false, block_inline_config_source: 'default' });
+    assert.deepEqual(inlineSetting(res.body), {
+      block_inline_config: false,
+      block_inline_config_source: 'default',
+    });
   });
 });
 
@@ -91,16 +97,25 @@ describe('choosing', () => {
 
   test('an organisation created after the cut-over may turn it off, and null turns it back on', async () => {
     const off = await put(h.adminKey, { block_inline_config: false });
-    assert.deepEqual(inlineSetting(off.body), { block_inline_config: false, block_inline_config_source: 'organisation' });
+    assert.deepEqual(inlineSetting(off.body), {
+      block_inline_config: false,
+      block_inline_config_source: 'organisation',
+    });
     const cleared = await put(h.adminKey, { block_inline_config: null });
-    assert.deepEqual(inlineSetting(cleared.body), { block_inline_config: true, block_inline_config_source: 'default' });
+    assert.deepEqual(inlineSetting(cleared.body), {
+      block_inline_config: true,
+      block_inline_config_source: 'default',
+    });
   });
 
   test('a body without block_inline_config keeps the choice', async () => {
     await put(h.adminKey, { block_inline_config: false });
     const res = await put(h.adminKey, {});
     assert.equal(res.status, 200);
-    assert.deepEqual(inlineSetting(res.body), { block_inline_config: false, block_inline_config_source: 'organisation' });
+    assert.deepEqual(inlineSetting(res.body), {
+      block_inline_config: false,
+      block_inline_config_source: 'organisation',
+    });
     await put(h.adminKey, { block_inline_config: null });
   });
 
@@ -108,7 +123,10 @@ describe('choosing', () => {
     const other = await organisationCreatedAt('2026-07-01T00:00:00Z', 'bystander');
     await put(other.adminKey, { block_inline_config: false });
     const ours = await h.request('GET', path, { key: h.adminKey });
-    assert.deepEqual(inlineSetting(ours.body), { block_inline_config: true, block_inline_config_source: 'default' });
+    assert.deepEqual(inlineSetting(ours.body), {
+      block_inline_config: true,
+      block_inline_config_source: 'default',
+    });
   });
 
   test('is stored with who changed it', async () => {

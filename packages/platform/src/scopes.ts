@@ -100,6 +100,13 @@ const CATALOGUE = {
   'organisation_guardrails.delete': org(),
   'organisation_exclusions.list': org(),
   'organisation_exclusions.update': org(),
+
+  // Single sign-on: the organisation's OIDC connections and the email domains it claims.
+  'organisation_sso.read': org(),
+  'organisation_sso.update': org(),
+  'organisation_email_domains.list': org(),
+  'organisation_email_domains.create': org(),
+  'organisation_email_domains.delete': org(),
 } as const satisfies Record<string, ScopeInfo>;
 
 export type Scope = keyof typeof CATALOGUE;

@@ -38,6 +38,7 @@ import { Members1763700000010 } from './store/migrations/1763700000010-members.t
 import { ApiKeyScopes1763700000011 } from './store/migrations/1763700000011-api-key-scopes.ts';
 import { KeySettings1763700000012 } from './store/migrations/1763700000012-key-settings.ts';
 import { AuditLogScope1763700000014 } from './store/migrations/1763700000014-audit-log-scope.ts';
+import { SsoScopes1763700000015 } from './store/migrations/1763700000015-sso-scopes.ts';
 import { OAuth1763700000020 } from './store/migrations/1763700000020-oauth.ts';
 
 const configSchema = z.object({
@@ -65,6 +66,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       ApiKeyScopes1763700000011,
       KeySettings1763700000012,
       AuditLogScope1763700000014,
+      SsoScopes1763700000015,
       OAuth1763700000020,
     ],
   },

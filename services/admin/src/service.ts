@@ -17,6 +17,7 @@ import {
 import { admin } from '@switchyard/proto';
 import { IntegrationService } from './domain/integration.service.ts';
 import { OrganisationSettingsService } from './domain/organisation-settings.service.ts';
+import { SsoService } from './domain/sso.service.ts';
 import { remoteKeySettings } from './domain/key-settings.ts';
 import { integrationHandlers } from './grpc/integration.handlers.ts';
 import { organisationSettingsHandlers } from './grpc/organisation-settings.handlers.ts';
@@ -26,7 +27,9 @@ import { IntegrationRepository } from './store/integration.repository.ts';
 import { Init1763700000001 } from './store/migrations/1763700000001-init.ts';
 import { PricingAdjustments1763700000003 } from './store/migrations/1763700000003-pricing-adjustments.ts';
 import { OrganisationSettings1763700000004 } from './store/migrations/1763700000004-organisation-settings.ts';
+import { Sso1763700000005 } from './store/migrations/1763700000005-sso.ts';
 import { OrganisationSettingsRepository } from './store/organisation-settings.repository.ts';
+import { SsoRepository } from './store/sso.repository.ts';
 
 const configSchema = z.object({
   SWITCHYARD_ENCRYPTION_KEY: env.string().refine((v) => {
@@ -45,13 +48,18 @@ export interface Admin extends ServiceInstance {
   ensureMockIntegration(organisationId: string): Promise<void>;
 }
 
-/** Integrations (provider credentials) and organisation settings. */
+/** Integrations (provider credentials), organisation settings and SSO settings. */
 export const adminService: ServiceDefinition<Admin> = {
   name: 'admin',
   database: {
     schema: SCHEMA,
     entities,
-    migrations: [Init1763700000001, PricingAdjustments1763700000003, OrganisationSettings1763700000004],
+    migrations: [
+      Init1763700000001,
+      PricingAdjustments1763700000003,
+      OrganisationSettings1763700000004,
+      Sso1763700000005,
+    ],
   },
   bus: true,
   clients: ['identity'],
@@ -59,12 +67,8 @@ export const adminService: ServiceDefinition<Admin> = {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
     const manager = need(db, 'database').manager;
-    const integrations = new IntegrationService(
-      new IntegrationRepository(manager),
-      new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY),
-      events,
-      logger,
-    );
+    const secrets = new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY);
+    const integrations = new IntegrationService(new IntegrationRepository(manager), secrets, events, logger);
     const identityClient = need(clients.identity, 'identity client');
     const organisationSettings = new OrganisationSettingsService(
       new OrganisationSettingsRepository(manager),
@@ -75,7 +79,7 @@ export const adminService: ServiceDefinition<Admin> = {
     return {
       ...serveScoped(
         adminRouter(
-          { integrations, organisationSettings },
+          { integrations, organisationSettings, sso: new SsoService(new SsoRepository(manager), secrets) },
           callerAuthentication({
             keys,
             headerPrefix: config.HEADER_PREFIX,

@@ -1,5 +1,10 @@
 import type { EffectiveOrganisationSettings } from '../domain/organisation-settings.service.ts';
-import { SECRET_SETTINGS, type Integration } from '../store/entities.ts';
+import {
+  SECRET_SETTINGS,
+  type Integration,
+  type OrganisationEmailDomain,
+  type SsoConnection,
+} from '../store/entities.ts';
 
 export function presentIntegration(integration: Integration) {
   return {
@@ -43,5 +48,34 @@ export function presentOrganisationSettings(settings: EffectiveOrganisationSetti
     default_workspace_user_api_key_auto_create: settings.keys.defaultWorkspaceUserApiKeyAutoCreate ?? null,
     user_api_key_auto_create_scopes: settings.keys.userApiKeyAutoCreateScopes ?? null,
     user_api_key_rotation_period: settings.keys.userApiKeyRotationPeriod ?? null,
+    workspace_security_settings_override: settings.keys.workspaceSecuritySettingsOverride ?? [],
+  };
+}
+
+/** The client secret only ever appears masked (null when the method takes none). */
+export function presentSsoConnection(connection: SsoConnection, maskedClientSecret: string | null) {
+  return {
+    object: 'sso_connection' as const,
+    type: 'oidc' as const,
+    client_id: connection.clientId,
+    enabled: connection.enabled,
+    issuer: connection.issuer,
+    token_endpoint_auth_method: connection.tokenEndpointAuthMethod,
+    masked_client_secret: maskedClientSecret,
+    jwks: connection.jwks,
+    scopes: connection.scopes,
+    disable_auto_provision_user: connection.disableAutoProvisionUser,
+    created_at: connection.createdAt.toISOString(),
+    last_updated_at: connection.updatedAt.toISOString(),
+  };
+}
+
+export function presentEmailDomain(claim: OrganisationEmailDomain) {
+  return {
+    object: 'organisation_email_domain' as const,
+    id: claim.id,
+    domain: claim.domain,
+    allow_subdomains: claim.allowSubdomains,
+    created_at: claim.createdAt.toISOString(),
   };
 }

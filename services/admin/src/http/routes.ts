@@ -9,8 +9,22 @@ import {
 } from '@switchyard/platform';
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
-import { presentIntegration, presentIntegrationDetail, presentOrganisationSettings } from './presenters.ts';
-import { createIntegrationBody, slugParam, updateOrganisationSettingsBody } from './schemas.ts';
+import type { SsoService } from '../domain/sso.service.ts';
+import {
+  presentEmailDomain,
+  presentIntegration,
+  presentIntegrationDetail,
+  presentOrganisationSettings,
+  presentSsoConnection,
+} from './presenters.ts';
+import {
+  createEmailDomainBody,
+  createIntegrationBody,
+  slugParam,
+  ssoClientId,
+  updateOrganisationSettingsBody,
+  upsertSsoConnectionBody,
+} from './schemas.ts';
 
 function integrationsRouter(integrations: IntegrationService): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody('1mb') });
@@ -59,8 +73,66 @@ function organisationSettingsRouter(settings: OrganisationSettingsService): Scop
       defaultWorkspaceUserApiKeyAutoCreate: body.default_workspace_user_api_key_auto_create,
       userApiKeyAutoCreateScopes: body.user_api_key_auto_create_scopes,
       userApiKeyRotationPeriod: body.user_api_key_rotation_period,
+      workspaceSecuritySettingsOverride: body.workspace_security_settings_override,
     });
     res.json(presentOrganisationSettings(updated));
+  });
+  return router;
+}
+
+/** OIDC connections, one per client_id. Bodies hold client secrets: never logged, masked in every answer. */
+function ssoRouter(sso: SsoService): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody('64kb') });
+  const present = (connection: Parameters<SsoService['maskedClientSecret']>[0]) =>
+    presentSsoConnection(connection, sso.maskedClientSecret(connection));
+  router.get('/', 'organisation_sso.read', async (req, res) => {
+    const list = await sso.listConnections(requirePrincipal(req));
+    res.json(listBody(list.map(present), list.length));
+  });
+  router.get('/:client_id', 'organisation_sso.read', async (req, res) => {
+    const clientId = parseInput(ssoClientId, req.params.client_id, 'path', 'client_id');
+    res.json(present(await sso.getConnection(requirePrincipal(req), clientId)));
+  });
+  router.put('/:client_id', 'organisation_sso.update', async (req, res) => {
+    const clientId = parseInput(ssoClientId, req.params.client_id, 'path', 'client_id');
+    const body = parseInput(upsertSsoConnectionBody, req.body);
+    const { connection } = await sso.upsertConnection(requirePrincipal(req), clientId, {
+      clientId: body.client_id,
+      enabled: body.enabled,
+      issuer: body.issuer,
+      clientSecret: body.client_secret,
+      tokenEndpointAuthMethod: body.token_endpoint_auth_method,
+      jwks: body.jwks,
+      scopes: body.scopes,
+      disableAutoProvisionUser: body.disable_auto_provision_user,
+    });
+    res.json(present(connection));
+  });
+  router.delete('/:client_id', 'organisation_sso.update', async (req, res) => {
+    const clientId = parseInput(ssoClientId, req.params.client_id, 'path', 'client_id');
+    await sso.deleteConnection(requirePrincipal(req), clientId);
+    res.json({});
+  });
+  return router;
+}
+
+function emailDomainsRouter(sso: SsoService): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody('16kb') });
+  router.get('/', 'organisation_email_domains.list', async (req, res) => {
+    const list = await sso.listDomains(requirePrincipal(req));
+    res.json(listBody(list.map(presentEmailDomain), list.length));
+  });
+  router.post('/', 'organisation_email_domains.create', async (req, res) => {
+    const body = parseInput(createEmailDomainBody, req.body);
+    const claim = await sso.addDomain(requirePrincipal(req), {
+      domain: body.domain,
+      allowSubdomains: body.allow_subdomains,
+    });
+    res.json(presentEmailDomain(claim));
+  });
+  router.delete('/:domain', 'organisation_email_domains.delete', async (req, res) => {
+    await sso.deleteDomain(requirePrincipal(req), req.params.domain);
+    res.json({});
   });
   return router;
 }
@@ -68,6 +140,7 @@ function organisationSettingsRouter(settings: OrganisationSettingsService): Scop
 export interface AdminDomain {
   integrations: IntegrationService;
   organisationSettings: OrganisationSettingsService;
+  sso: SsoService;
 }
 
 export function adminRouter(domain: AdminDomain, authentication: RequestHandler): ScopedRouter {
@@ -81,5 +154,7 @@ export function adminRouter(domain: AdminDomain, authentication: RequestHandler)
       '/v1/admin/organisation/settings',
       organisationSettingsRouter(domain.organisationSettings),
       authentication,
-    );
+    )
+    .mount('/v1/admin/organisation/sso', ssoRouter(domain.sso), authentication)
+    .mount('/v1/admin/organisation/email-domains', emailDomainsRouter(domain.sso), authentication);
 }

@@ -100,4 +100,79 @@ export const OrganisationSettingsEntity = new EntitySchema<OrganisationSettings>
   },
 });
 
-export const entities = [IntegrationEntity, OrganisationSettingsEntity];
+export type TokenEndpointAuthMethod =
+  'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
+
+/** A public JSON Web Key of the client (for private_key_jwt). */
+export type PublicJwk = Record<string, unknown>;
+
+/** One OIDC connection of an organisation, named by its client_id. */
+export interface SsoConnection {
+  id: string;
+  organisationId: string;
+  clientId: string;
+  enabled: boolean;
+  issuer: string;
+  /** SecretBox ciphertext; null for methods that take no secret. */
+  encryptedClientSecret: string | null;
+  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
+  /** The client's public keys, for private_key_jwt only. */
+  jwks: { keys: PublicJwk[] } | null;
+  scopes: string[];
+  disableAutoProvisionUser: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+  /** The API key that made the last change. */
+  updatedBy: string;
+}
+
+export const SsoConnectionEntity = new EntitySchema<SsoConnection>({
+  name: 'SsoConnection',
+  tableName: 'sso_connections',
+  columns: {
+    id: { type: 'uuid', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    clientId: { name: 'client_id', type: 'text' },
+    enabled: { type: 'boolean' },
+    issuer: { type: 'text' },
+    encryptedClientSecret: { name: 'encrypted_client_secret', type: 'text', nullable: true },
+    tokenEndpointAuthMethod: { name: 'token_endpoint_auth_method', type: 'text' },
+    jwks: { type: 'jsonb', nullable: true },
+    scopes: { type: 'jsonb' },
+    disableAutoProvisionUser: { name: 'disable_auto_provision_user', type: 'boolean' },
+    createdAt: { name: 'created_at', type: 'timestamptz', createDate: true },
+    updatedAt: { name: 'updated_at', type: 'timestamptz', updateDate: true },
+    updatedBy: { name: 'updated_by', type: 'text' },
+  },
+});
+
+/** An email domain an organisation claims: its users sign in through the organisation's SSO. */
+export interface OrganisationEmailDomain {
+  id: string;
+  organisationId: string;
+  /** Lower-case ASCII (punycode for international names). */
+  domain: string;
+  allowSubdomains: boolean;
+  createdAt: Date;
+  createdBy: string;
+}
+
+export const OrganisationEmailDomainEntity = new EntitySchema<OrganisationEmailDomain>({
+  name: 'OrganisationEmailDomain',
+  tableName: 'organisation_email_domains',
+  columns: {
+    id: { type: 'uuid', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    domain: { type: 'text' },
+    allowSubdomains: { name: 'allow_subdomains', type: 'boolean' },
+    createdAt: { name: 'created_at', type: 'timestamptz', createDate: true },
+    createdBy: { name: 'created_by', type: 'text' },
+  },
+});
+
+export const entities = [
+  IntegrationEntity,
+  OrganisationSettingsEntity,
+  SsoConnectionEntity,
+  OrganisationEmailDomainEntity,
+];

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { Topics } from '@switchyard/platform';
+import { Topics, scopesForKind } from '@switchyard/platform';
 import { controlPlane } from '@switchyard/control-plane';
+import { SsoScopes1763700000015 } from '@switchyard/control-plane/store/migrations/1763700000015-sso-scopes';
 import { seedOrganisation, type SeededOrganisation } from '@switchyard/control-plane/testing/organisations';
 import { startServiceHarness, type HarnessResponse, type ServiceHarness } from '@switchyard/testing';
 import { adminService } from '../service.ts';
@@ -352,5 +353,55 @@ describe('who may', () => {
       assert.equal(res.status, 403, `${method} ${path}: ${res.text}`);
       assert.equal(res.body.error.code, 'admin_key_required');
     }
+  });
+});
+
+describe('the scope migration', () => {
+  const NEW_SCOPES = [
+    'organisation_sso.read',
+    'organisation_sso.update',
+    'organisation_email_domains.list',
+    'organisation_email_domains.create',
+    'organisation_email_domains.delete',
+  ];
+
+  test('organisation admin keys that read settings are granted the SSO scopes once; nothing else changes', async () => {
+    const manager = h.db('control-plane').manager;
+    const seeded = await seedOrganisation(manager, 'sso-migration');
+    const older = scopesForKind('organisation_admin').filter((s) => !NEW_SCOPES.includes(s));
+    await manager.query(
+      `UPDATE control_plane.api_keys SET scopes = $1::jsonb WHERE organisation_id = $2 AND kind = 'organisation_admin'`,
+      [JSON.stringify(older), seeded.organisationId],
+    );
+    assert.equal((await h.request('GET', SSO, { key: seeded.adminKey })).status, 403);
+    const narrow = await h.request('POST', '/v2/api-keys/organisation/service', {
+      key: h.adminKey,
+      json: { name: 'workspaces only', scopes: ['workspaces.list'] },
+    });
+    assert.equal(narrow.status, 200, narrow.text);
+    const scopesOf = async (id: string) =>
+      (
+        (await manager.query(`SELECT scopes FROM control_plane.api_keys WHERE id = $1`, [id])) as Array<{
+          scopes: string[];
+        }>
+      )[0]!.scopes;
+    const [admin] = (await manager.query(
+      `SELECT id FROM control_plane.api_keys WHERE organisation_id = $1 AND kind = 'organisation_admin'`,
+      [seeded.organisationId],
+    )) as Array<{ id: string }>;
+    const [workspaceKey] = (await manager.query(
+      `SELECT id, scopes FROM control_plane.api_keys WHERE organisation_id = $1 AND kind = 'workspace_service'`,
+      [seeded.organisationId],
+    )) as Array<{ id: string; scopes: string[] }>;
+    const runner = h.db('control-plane').createQueryRunner();
+    try {
+      await new SsoScopes1763700000015().up(runner);
+      await new SsoScopes1763700000015().up(runner);
+    } finally {
+      await runner.release();
+    }
+    assert.deepEqual(await scopesOf(admin!.id), [...older, ...NEW_SCOPES], 'granted once');
+    assert.deepEqual(await scopesOf(narrow.body.id), ['workspaces.list']);
+    assert.deepEqual(await scopesOf(workspaceKey!.id), workspaceKey!.scopes);
   });
 });

@@ -314,6 +314,18 @@ describe('tenancy: keys of another organisation or workspace', () => {
     });
     assert.equal(integration.status, 200, integration.text);
     owned.integration = 'matrix-owned';
+    const sso = await h.request('PUT', '/v1/admin/organisation/sso/matrix-owned-client', {
+      key: h.adminKey,
+      json: { issuer: 'https://idp.example.com', client_secret: 'matrix-owned-client-secret' },
+    });
+    assert.equal(sso.status, 200, sso.text);
+    owned.ssoClient = 'matrix-owned-client';
+    const domain = await h.request('POST', '/v1/admin/organisation/email-domains', {
+      key: h.adminKey,
+      json: { domain: 'matrix-owned.example' },
+    });
+    assert.equal(domain.status, 200, domain.text);
+    owned.emailDomain = 'matrix-owned.example';
     await h.instance<Admin>('admin').ensureMockIntegration(h.organisationId);
     const completion = await h.request('POST', '/v1/chat/completions', {
       key: h.workspaceKey,
@@ -338,6 +350,8 @@ describe('tenancy: keys of another organisation or workspace', () => {
       .replace(/\/users\/:(id|userId)\b/, `/users/${owned.user}`)
       .replace(/\/integrations\/:slug\b/, `/integrations/${owned.integration}`)
       .replace(/\/logs\/:id\b/, `/logs/${owned.log}`)
+      .replace(/\/sso\/:client_id\b/, `/sso/${owned.ssoClient}`)
+      .replace(/\/email-domains\/:domain\b/, `/email-domains/${owned.emailDomain}`)
       .replace('/:type/:sub', '/workspace/service');
   }
 
@@ -350,6 +364,8 @@ describe('tenancy: keys of another organisation or workspace', () => {
       `/v1/admin/workspaces/${h.workspaceId}/users`,
       `/admin/v2/integrations/${owned.integration}`,
       `/v1/logs/${owned.log}`,
+      `/v1/admin/organisation/sso/${owned.ssoClient}`,
+      '/v1/admin/organisation/email-domains',
     ];
     return Promise.all(
       reads.map(async (path) => {

@@ -202,10 +202,10 @@ describe('user_api_key_auto_create', () => {
     ] as const) {
       const res = await h.request('PUT', `/v2/workspaces/${workspace.id}`, {
         key: h.adminKey,
-        json: { defaults: { user_api_key_auto_create: value } },
+        json: { settings: { user_api_key_auto_create: value } },
       });
       assert.equal(res.status, 200, res.text);
-      assert.equal(res.body.defaults.user_api_key_auto_create, value);
+      assert.equal(res.body.settings.user_api_key_auto_create, value);
     }
     assert.equal((await userKeysOf(await member(plain.id))).length, 0, 'off by default');
     assert.equal((await userKeysOf(await member(optedIn.id))).length, 1, 'the workspace opted in');
@@ -232,5 +232,57 @@ describe('user_api_key_auto_create', () => {
     } finally {
       await settings({ default_workspace_user_api_key_auto_create: null });
     }
+  });
+});
+
+describe('workspace security_settings', () => {
+  test('a workspace sets only the sections its organisation opened to override; others are a 422 and nothing changes', async () => {
+    const workspace = await createWorkspace(h, 'Secured');
+    const put = (json: Record<string, unknown>) =>
+      h.request('PUT', `/v2/workspaces/${workspace.id}`, { key: h.adminKey, json });
+    const shown = async () =>
+      (await h.request('GET', `/v2/workspaces/${workspace.id}`, { key: h.adminKey })).body.security_settings;
+
+    const closed = await put({ security_settings: { session: { max_age_minutes: 30 } } });
+    assert.equal(closed.status, 422, closed.text);
+    assert.equal(closed.body.error.param, 'security_settings.session');
+    assert.equal(closed.body.error.code, 'security_section_not_overridable');
+    assert.deepEqual(await shown(), {});
+
+    const body = await settings({ workspace_security_settings_override: ['session', 'ip_allowlist'] });
+    assert.deepEqual(body.workspace_security_settings_override, ['session', 'ip_allowlist']);
+    const opened = await put({
+      security_settings: { session: { max_age_minutes: 30 }, ip_allowlist: { cidrs: ['10.0.0.0/8'] } },
+    });
+    assert.equal(opened.status, 200, opened.text);
+    assert.deepEqual(opened.body.security_settings, {
+      session: { max_age_minutes: 30 },
+      ip_allowlist: { cidrs: ['10.0.0.0/8'] },
+    });
+
+    // One closed section refuses the whole change, the open one included.
+    const mixed = await put({
+      security_settings: { session: { max_age_minutes: 5 }, mfa: { required: true } },
+    });
+    assert.equal(mixed.status, 422);
+    assert.equal(mixed.body.error.param, 'security_settings.mfa');
+    assert.deepEqual((await shown()).session, { max_age_minutes: 30 });
+
+    // A section set to null is dropped; the others stay.
+    const dropped = await put({ security_settings: { ip_allowlist: null } });
+    assert.equal(dropped.status, 200, dropped.text);
+    assert.deepEqual(dropped.body.security_settings, { session: { max_age_minutes: 30 } });
+
+    for (const [json, param] of [
+      [{ security_settings: { 'Bad-Name': {} } }, 'security_settings'],
+      [{ security_settings: ['session'] }, 'security_settings'],
+    ] as const) {
+      const res = await put(json);
+      assert.equal(res.status, 400, res.text);
+      assert.match(res.body.error.param, new RegExp(`^${param.replace('.', '\\.')}`));
+    }
+    await settings({ workspace_security_settings_override: null });
+    const reclosed = await put({ security_settings: { session: { max_age_minutes: 10 } } });
+    assert.equal(reclosed.status, 422, 'closed again once the organisation withdraws the override');
   });
 });

@@ -37,6 +37,7 @@ import { ApiKeyRotation1763700000009 } from './store/migrations/1763700000009-ap
 import { Members1763700000010 } from './store/migrations/1763700000010-members.ts';
 import { ApiKeyScopes1763700000011 } from './store/migrations/1763700000011-api-key-scopes.ts';
 import { KeySettings1763700000012 } from './store/migrations/1763700000012-key-settings.ts';
+import { WorkspaceSecuritySettings1763700000016 } from './store/migrations/1763700000016-workspace-security-settings.ts';
 import { AuditLogScope1763700000014 } from './store/migrations/1763700000014-audit-log-scope.ts';
 import { SsoScopes1763700000015 } from './store/migrations/1763700000015-sso-scopes.ts';
 import { OAuth1763700000020 } from './store/migrations/1763700000020-oauth.ts';
@@ -67,6 +68,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       KeySettings1763700000012,
       AuditLogScope1763700000014,
       SsoScopes1763700000015,
+      WorkspaceSecuritySettings1763700000016,
       OAuth1763700000020,
     ],
   },
@@ -83,7 +85,12 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     });
     const service = new IdentityService(repo, configRepo, events, logger, config.API_KEY_PREFIX, oauth);
     const savedConfigs = new ConfigService(configRepo, service, events);
-    const members = new MemberService(new MemberRepository(manager), service, events);
+    const members = new MemberService(
+      new MemberRepository(manager),
+      service,
+      events,
+      (organisationId, userId, workspaceId) => oauth.revokeUserTokens(organisationId, userId, workspaceId),
+    );
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => service.resolveApiKey(hash), { ttlMs: 5_000 });
     return {

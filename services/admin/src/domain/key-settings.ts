@@ -8,6 +8,7 @@ function fromProto(settings: identity.KeySettings): KeySettings {
     defaultWorkspaceUserApiKeyAutoCreate: settings.defaultWorkspaceUserApiKeyAutoCreate,
     userApiKeyAutoCreateScopes: settings.userApiKeyAutoCreateScopes?.scopes,
     userApiKeyRotationPeriod: settings.userApiKeyRotationPeriod,
+    workspaceSecuritySettingsOverride: settings.workspaceSecuritySettingsOverride?.sections,
   };
 }
 
@@ -28,6 +29,9 @@ export function remoteKeySettings(client: ServiceClient<typeof identity.Identity
               ? { scopes: set.userApiKeyAutoCreateScopes }
               : undefined,
             userApiKeyRotationPeriod: set.userApiKeyRotationPeriod,
+            workspaceSecuritySettingsOverride: set.workspaceSecuritySettingsOverride
+              ? { sections: set.workspaceSecuritySettingsOverride }
+              : undefined,
           },
           clear,
           updatedBy,

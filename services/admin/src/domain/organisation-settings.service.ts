@@ -21,13 +21,15 @@ export interface KeySettings {
   defaultWorkspaceUserApiKeyAutoCreate?: boolean | undefined;
   userApiKeyAutoCreateScopes?: string[] | undefined;
   userApiKeyRotationPeriod?: number | undefined;
+  workspaceSecuritySettingsOverride?: string[] | undefined;
 }
 
 export type KeySettingName =
   | 'user_api_key_auto_create'
   | 'default_workspace_user_api_key_auto_create'
   | 'user_api_key_auto_create_scopes'
-  | 'user_api_key_rotation_period';
+  | 'user_api_key_rotation_period'
+  | 'workspace_security_settings_override';
 
 export interface KeySettingsStore {
   get(organisationId: string): Promise<KeySettings>;
@@ -52,6 +54,7 @@ export interface OrganisationSettingsUpdate {
   defaultWorkspaceUserApiKeyAutoCreate?: boolean | null | undefined;
   userApiKeyAutoCreateScopes?: string[] | null | undefined;
   userApiKeyRotationPeriod?: number | null | undefined;
+  workspaceSecuritySettingsOverride?: string[] | null | undefined;
 }
 
 const KEY_FIELDS = {
@@ -59,6 +62,7 @@ const KEY_FIELDS = {
   defaultWorkspaceUserApiKeyAutoCreate: 'default_workspace_user_api_key_auto_create',
   userApiKeyAutoCreateScopes: 'user_api_key_auto_create_scopes',
   userApiKeyRotationPeriod: 'user_api_key_rotation_period',
+  workspaceSecuritySettingsOverride: 'workspace_security_settings_override',
 } as const satisfies Record<keyof KeySettings, KeySettingName>;
 
 /** Organisation-wide settings: organisation admins choose them, the data plane enforces them. */

@@ -30,7 +30,12 @@ import {
   userScopeCeiling,
   type RotationPolicy,
 } from './api-keys.ts';
-import { autoCreatedScopes, autoCreatesUserKeys, enforceRotation } from './key-settings.ts';
+import {
+  autoCreatedScopes,
+  autoCreatesUserKeys,
+  enforceRotation,
+  mergeSecuritySettings,
+} from './key-settings.ts';
 import { slugFrom } from './slugs.ts';
 
 export interface BootstrapResult {
@@ -79,6 +84,8 @@ export interface UpdateWorkspaceInput {
   userApiKeyConfig?: string | null | undefined;
   /** Overrides the organisation's user_api_key_auto_create; null follows it again. */
   userApiKeyAutoCreate?: boolean | null | undefined;
+  /** Sections to set (null drops one); each must be open to override by the organisation. */
+  securitySettings?: Record<string, object | string | number | boolean | null> | undefined;
 }
 
 /** What workspace defaults need of saved configs. */
@@ -231,7 +238,17 @@ export class IdentityService {
       if (!config) throw configNotInWorkspace(reference, workspace);
       userApiKeyConfigId = config.id;
     }
+    const securitySettings =
+      changes.securitySettings === undefined
+        ? undefined
+        : mergeSecuritySettings(
+            workspace.securitySettings,
+            changes.securitySettings,
+            (await this.repo.keySettings.find(workspace.organisationId))
+              .workspace_security_settings_override ?? [],
+          );
     const updated = await this.repo.updateWorkspace(workspace.id, {
+      securitySettings,
       name: changes.name,
       description: changes.description,
       userApiKeyConfigId,

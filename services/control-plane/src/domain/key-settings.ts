@@ -57,3 +57,32 @@ export function autoCreatedScopes(settings: KeySettingValues): readonly Scope[] 
   const limited = settings.user_api_key_auto_create_scopes;
   return limited ? DATA_PLANE_SCOPES.filter((scope) => limited.includes(scope)) : DATA_PLANE_SCOPES;
 }
+
+/**
+ * A workspace's security settings after a change: each section given replaces that section,
+ * null drops it, others stay. A section the organisation has not opened to override is
+ * refused (422 naming it) and nothing changes; dropping one is always allowed.
+ */
+export type SecuritySettings = Record<string, object | string | number | boolean>;
+
+export function mergeSecuritySettings(
+  current: SecuritySettings,
+  changes: Record<string, object | string | number | boolean | null>,
+  overridable: readonly string[],
+): SecuritySettings {
+  const merged = { ...current };
+  for (const [section, value] of Object.entries(changes)) {
+    if (value === null) {
+      delete merged[section];
+      continue;
+    }
+    if (!overridable.includes(section)) {
+      throw new UnprocessableEntity(
+        `The organisation does not let workspaces override the '${section}' security settings.`,
+        { param: `security_settings.${section}`, code: 'security_section_not_overridable' },
+      );
+    }
+    merged[section] = value;
+  }
+  return merged;
+}

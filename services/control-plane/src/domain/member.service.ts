@@ -46,6 +46,12 @@ export class MemberService {
     private readonly repo: MemberRepository,
     private readonly identity: IdentityService,
     private readonly bus: EventBus,
+    /** Called once a user left a workspace (or, without a workspace, the organisation): their other credentials go too. */
+    private readonly onLeave: (
+      organisationId: string,
+      userId: string,
+      workspaceId?: string,
+    ) => Promise<void> = async () => {},
   ) {}
 
   /**
@@ -119,6 +125,7 @@ export class MemberService {
       return repo.apiKeys.revokeUserApiKeys(organisationId, userId);
     });
     this.identity.announceRevoked(revoked);
+    await this.onLeave(organisationId, userId);
     this.announceUser(organisationId, userId, events.ChangeAction.DELETED);
   }
 
@@ -211,6 +218,7 @@ export class MemberService {
       return repo.apiKeys.revokeUserApiKeys(workspace.organisationId, userId, workspace.id);
     });
     this.identity.announceRevoked(revoked);
+    await this.onLeave(workspace.organisationId, userId, workspace.id);
     this.announceWorkspaceMember(workspace.organisationId, workspace.id, userId, events.ChangeAction.DELETED);
   }
 

@@ -600,6 +600,11 @@ export class OAuthService {
     };
   }
 
+  /** A user who leaves a workspace (or the organisation) loses its tokens there at once, cached ones included. */
+  async revokeUserTokens(organisationId: string, userId: string, workspaceId?: string): Promise<void> {
+    this.announceRevoked(await this.repo.revokeUserTokens(organisationId, userId, workspaceId));
+  }
+
   private async revokeFamily(familyId: string): Promise<void> {
     this.announceRevoked(await this.repo.revokeFamily(familyId));
   }

@@ -66,6 +66,9 @@ function toProto(values: KeySettingValues): MessageInitShape<typeof identity.Key
       ? { scopes: values.user_api_key_auto_create_scopes }
       : undefined,
     userApiKeyRotationPeriod: values.user_api_key_rotation_period,
+    workspaceSecuritySettingsOverride: values.workspace_security_settings_override
+      ? { sections: values.workspace_security_settings_override }
+      : undefined,
   };
 }
 
@@ -80,5 +83,8 @@ function fromProto(set: identity.KeySettings | undefined): KeySettingValues {
     values.user_api_key_auto_create_scopes = set.userApiKeyAutoCreateScopes.scopes;
   if (set.userApiKeyRotationPeriod !== undefined)
     values.user_api_key_rotation_period = set.userApiKeyRotationPeriod;
+  if (set.workspaceSecuritySettingsOverride) {
+    values.workspace_security_settings_override = set.workspaceSecuritySettingsOverride.sections;
+  }
   return values;
 }

@@ -13,10 +13,9 @@ export function presentWorkspace(
     name: formatName(workspace.name, workspace.slug, nameFormat),
     description: workspace.description,
     organisation_id: workspace.organisationId,
-    defaults: {
-      user_api_key_config: defaults.userApiKeyConfig,
-      user_api_key_auto_create: workspace.userApiKeyAutoCreate,
-    },
+    defaults: { user_api_key_config: defaults.userApiKeyConfig },
+    settings: { user_api_key_auto_create: workspace.userApiKeyAutoCreate },
+    security_settings: workspace.securitySettings,
     created_at: workspace.createdAt.toISOString(),
     last_updated_at: workspace.updatedAt.toISOString(),
     object: 'workspace' as const,

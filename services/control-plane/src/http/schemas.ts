@@ -24,13 +24,31 @@ export const updateWorkspaceBody = z
       .strictObject({
         /** A config of this workspace by id or slug; null clears the default. */
         user_api_key_config: z.string().min(1).max(255).nullable().optional(),
+      })
+      .optional(),
+    settings: z
+      .strictObject({
         /** Overrides the organisation's user_api_key_auto_create; null follows it again. */
         user_api_key_auto_create: z.boolean({ error: 'must be true, false or null' }).nullable().optional(),
       })
       .optional(),
+    /**
+     * Sections of the workspace's own security settings; each must be one the organisation
+     * lets workspaces override (checked by the service). A section set to null is dropped.
+     */
+    security_settings: z
+      .record(
+        z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'a section name: lower-case letters, digits and _'),
+        z
+          .union([z.record(z.string(), z.unknown()), z.boolean(), z.number(), z.string().max(1024)])
+          .nullable(),
+      )
+      .refine((sections) => Object.keys(sections).length <= 32, { error: 'at most 32 sections' })
+      .refine((sections) => JSON.stringify(sections).length <= 16_384, { error: 'at most 16 KB' })
+      .optional(),
   })
   .refine((body) => Object.values(body).some((value) => value !== undefined), {
-    error: 'give at least one of name, description or defaults',
+    error: 'give at least one of name, description, defaults, settings or security_settings',
   });
 
 /** Query of `GET /v2/workspaces/:id`; what each format shows is described in domain/workspace-names.ts. */

@@ -44,7 +44,8 @@ export function workspaceRouter(identity: IdentityService): ScopedRouter {
           name: body.name,
           description: body.description,
           userApiKeyConfig: body.defaults?.user_api_key_config,
-          userApiKeyAutoCreate: body.defaults?.user_api_key_auto_create,
+          userApiKeyAutoCreate: body.settings?.user_api_key_auto_create,
+          securitySettings: body.security_settings,
         }),
       ),
     );

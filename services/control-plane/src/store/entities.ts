@@ -20,6 +20,8 @@ export interface Workspace {
   userApiKeyConfigId: string | null;
   /** Overrides the organisation's user_api_key_auto_create; null follows it. */
   userApiKeyAutoCreate: boolean | null;
+  /** The workspace's own security settings, by section; only sections the organisation lets workspaces override. */
+  securitySettings: Record<string, object | string | number | boolean>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -75,6 +77,7 @@ export const WorkspaceEntity = new EntitySchema<Workspace>({
     description: { type: 'text', nullable: true },
     userApiKeyConfigId: { name: 'user_api_key_config_id', type: 'uuid', nullable: true },
     userApiKeyAutoCreate: { name: 'user_api_key_auto_create', type: 'boolean', nullable: true },
+    securitySettings: { name: 'security_settings', type: 'jsonb' },
     ...timestamps,
   },
 });

@@ -76,6 +76,7 @@ export class IdentityRepository {
       id: randomUUID(),
       userApiKeyConfigId: null,
       userApiKeyAutoCreate: null,
+      securitySettings: {},
       createdAt: now,
       updatedAt: now,
       ...input,
@@ -134,7 +135,12 @@ export class IdentityRepository {
    */
   async updateWorkspace(
     id: string,
-    changes: Partial<Pick<Workspace, 'name' | 'description' | 'userApiKeyConfigId' | 'userApiKeyAutoCreate'>>,
+    changes: Partial<
+      Pick<
+        Workspace,
+        'name' | 'description' | 'userApiKeyConfigId' | 'userApiKeyAutoCreate' | 'securitySettings'
+      >
+    >,
   ): Promise<Workspace | null> {
     return this.transaction(async (repo) => {
       if (changes.userApiKeyConfigId) {

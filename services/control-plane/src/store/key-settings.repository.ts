@@ -6,6 +6,8 @@ export interface KeySettingValues {
   default_workspace_user_api_key_auto_create?: boolean;
   user_api_key_auto_create_scopes?: string[];
   user_api_key_rotation_period?: number;
+  /** Sections of security_settings that workspaces may set for themselves. */
+  workspace_security_settings_override?: string[];
 }
 
 export type KeySettingName = keyof KeySettingValues;
@@ -15,6 +17,7 @@ export const KEY_SETTING_NAMES: readonly KeySettingName[] = [
   'default_workspace_user_api_key_auto_create',
   'user_api_key_auto_create_scopes',
   'user_api_key_rotation_period',
+  'workspace_security_settings_override',
 ];
 
 export class KeySettingsRepository {

@@ -326,6 +326,23 @@ export class OAuthRepository {
     return rows.map(toToken);
   }
 
+  /** Revokes a user's live tokens in the organisation, or in one of its workspaces. */
+  async revokeUserTokens(
+    organisationId: string,
+    userId: string,
+    workspaceId?: string,
+  ): Promise<OAuthToken[]> {
+    const rows = returned(
+      await this.manager.query(
+        `UPDATE control_plane.oauth_tokens SET revoked_at = now()
+          WHERE organisation_id = $1 AND user_id = $2 AND ($3::uuid IS NULL OR workspace_id = $3::uuid)
+            AND revoked_at IS NULL RETURNING *`,
+        [organisationId, userId, workspaceId ?? null],
+      ),
+    );
+    return rows.map(toToken);
+  }
+
   /** Whether the token's user (if it has one) is still a member of its workspace. */
   async stillMember(token: Pick<OAuthToken, 'workspaceId' | 'userId'>): Promise<boolean> {
     if (!token.userId) return true;

@@ -710,10 +710,13 @@ describe('revocation and introspection', () => {
   test('a member who leaves the workspace: their tokens are no longer active and cannot be refreshed', async () => {
     const clientId = await publicClient();
     const tokens = await tokensFor(clientId);
+    // Used once, so that the gateway holds the token in its cache.
+    assert.equal((await chat(tokens.access_token)).status, 200);
     const removed = await h.request('DELETE', `/v1/admin/workspaces/${h.workspaceId}/users/${member.id}`, {
       key: h.adminKey,
     });
     assert.equal(removed.status, 200, removed.text);
+    assert.equal((await chat(tokens.access_token)).status, 401, 'the gateway dropped it at once');
     const introspected = await form(
       '/oauth/introspect',
       { token: tokens.access_token },

@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_identity_v1_identity: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiVzd2l0Y2h5YXJkL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhZzd2l0Y2h5YXJkLmlkZW50aXR5LnYxItECCgtLZXlTZXR0aW5ncxIlChh1c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYASABKAhIAIgBARI3CipkZWZhdWx0X3dvcmtzcGFjZV91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYAiABKAhIAYgBARJKCh91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGVfc2NvcGVzGAMgASgLMiEuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTY29wZXMSKQocdXNlcl9hcGlfa2V5X3JvdGF0aW9uX3BlcmlvZBgEIAEoBUgCiAEBQhsKGV91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGVCLQorX2RlZmF1bHRfd29ya3NwYWNlX3VzZXJfYXBpX2tleV9hdXRvX2NyZWF0ZUIfCh1fdXNlcl9hcGlfa2V5X3JvdGF0aW9uX3BlcmlvZCIbCglLZXlTY29wZXMSDgoGc2NvcGVzGAEgAygJIjAKFUdldEtleVNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkiiAEKGFVwZGF0ZUtleVNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkSMAoDc2V0GAIgASgLMiMuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTZXR0aW5ncxINCgVjbGVhchgDIAMoCRISCgp1cGRhdGVkX2J5GAQgASgJIkIKF1Jlc29sdmVXb3Jrc3BhY2VSZXF1ZXN0EhQKDG9yZ2FuaXNhdGlvbhgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkiiQEKGFJlc29sdmVXb3Jrc3BhY2VSZXNwb25zZRIUCgx3b3Jrc3BhY2VfaWQYASABKAkSFgoOd29ya3NwYWNlX3NsdWcYAiABKAkSJgoab3JnYW5pc2F0aW9uX2NyZWF0ZWRfYXRfbXMYAyABKANCAjABEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCSIoChRSZXNvbHZlQXBpS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoCSK+AgoPQXBpS2V5UHJpbmNpcGFsEhIKCmFwaV9rZXlfaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIWCg53b3Jrc3BhY2Vfc2x1ZxgEIAEoCRIwCgRraW5kGAUgASgOMiIuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5BcGlLZXlLaW5kEg4KBnNjb3BlcxgGIAMoCRIZCg1leHBpcmVzX2F0X21zGAcgASgDQgIwARIPCgd1c2VyX2lkGAggASgJEgwKBG5hbWUYCSABKAkSJgoab3JnYW5pc2F0aW9uX2NyZWF0ZWRfYXRfbXMYCiABKANCAjABEhMKC2F1dGhfbWV0aG9kGAsgASgJEhcKD29hdXRoX2NsaWVudF9pZBgMIAEoCSJTChVSZXNvbHZlQXBpS2V5UmVzcG9uc2USOgoJcHJpbmNpcGFsGAEgASgLMicuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5BcGlLZXlQcmluY2lwYWwqlAEKCkFwaUtleUtpbmQSHAoYQVBJX0tFWV9LSU5EX1VOU1BFQ0lGSUVEEAASIwofQVBJX0tFWV9LSU5EX09SR0FOSVNBVElPTl9BRE1JThABEiIKHkFQSV9LRVlfS0lORF9XT1JLU1BBQ0VfU0VSVklDRRACEh8KG0FQSV9LRVlfS0lORF9XT1JLU1BBQ0VfVVNFUhADMtwDCg9JZGVudGl0eVNlcnZpY2UScQoNUmVzb2x2ZUFwaUtleRIsLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZUFwaUtleVJlcXVlc3QaLS5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVBcGlLZXlSZXNwb25zZSIDkAIBEnoKEFJlc29sdmVXb3Jrc3BhY2USLy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVXb3Jrc3BhY2VSZXF1ZXN0GjAuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZXNvbHZlV29ya3NwYWNlUmVzcG9uc2UiA5ACARJpCg5HZXRLZXlTZXR0aW5ncxItLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuR2V0S2V5U2V0dGluZ3NSZXF1ZXN0GiMuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTZXR0aW5ncyIDkAIBEm8KEVVwZGF0ZUtleVNldHRpbmdzEjAuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5VcGRhdGVLZXlTZXR0aW5nc1JlcXVlc3QaIy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLktleVNldHRpbmdzIgOQAgJiBnByb3RvMw',
+    'CiVzd2l0Y2h5YXJkL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhZzd2l0Y2h5YXJkLmlkZW50aXR5LnYxIqQDCgtLZXlTZXR0aW5ncxIlChh1c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYASABKAhIAIgBARI3CipkZWZhdWx0X3dvcmtzcGFjZV91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYAiABKAhIAYgBARJKCh91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGVfc2NvcGVzGAMgASgLMiEuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTY29wZXMSKQocdXNlcl9hcGlfa2V5X3JvdGF0aW9uX3BlcmlvZBgEIAEoBUgCiAEBElEKJHdvcmtzcGFjZV9zZWN1cml0eV9zZXR0aW5nc19vdmVycmlkZRgFIAEoCzIjLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuU2VjdGlvbkxpc3RCGwoZX3VzZXJfYXBpX2tleV9hdXRvX2NyZWF0ZUItCitfZGVmYXVsdF93b3Jrc3BhY2VfdXNlcl9hcGlfa2V5X2F1dG9fY3JlYXRlQh8KHV91c2VyX2FwaV9rZXlfcm90YXRpb25fcGVyaW9kIh8KC1NlY3Rpb25MaXN0EhAKCHNlY3Rpb25zGAEgAygJIhsKCUtleVNjb3BlcxIOCgZzY29wZXMYASADKAkiMAoVR2V0S2V5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCSKIAQoYVXBkYXRlS2V5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCRIwCgNzZXQYAiABKAsyIy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLktleVNldHRpbmdzEg0KBWNsZWFyGAMgAygJEhIKCnVwZGF0ZWRfYnkYBCABKAkiQgoXUmVzb2x2ZVdvcmtzcGFjZVJlcXVlc3QSFAoMb3JnYW5pc2F0aW9uGAEgASgJEhEKCXdvcmtzcGFjZRgCIAEoCSKJAQoYUmVzb2x2ZVdvcmtzcGFjZVJlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIWCg53b3Jrc3BhY2Vfc2x1ZxgCIAEoCRImChpvcmdhbmlzYXRpb25fY3JlYXRlZF9hdF9tcxgDIAEoA0ICMAESFwoPb3JnYW5pc2F0aW9uX2lkGAQgASgJIigKFFJlc29sdmVBcGlLZXlSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgJIr4CCg9BcGlLZXlQcmluY2lwYWwSEgoKYXBpX2tleV9pZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhYKDndvcmtzcGFjZV9zbHVnGAQgASgJEjAKBGtpbmQYBSABKA4yIi5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkFwaUtleUtpbmQSDgoGc2NvcGVzGAYgAygJEhkKDWV4cGlyZXNfYXRfbXMYByABKANCAjABEg8KB3VzZXJfaWQYCCABKAkSDAoEbmFtZRgJIAEoCRImChpvcmdhbmlzYXRpb25fY3JlYXRlZF9hdF9tcxgKIAEoA0ICMAESEwoLYXV0aF9tZXRob2QYCyABKAkSFwoPb2F1dGhfY2xpZW50X2lkGAwgASgJIlMKFVJlc29sdmVBcGlLZXlSZXNwb25zZRI6CglwcmluY2lwYWwYASABKAsyJy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkFwaUtleVByaW5jaXBhbCqUAQoKQXBpS2V5S2luZBIcChhBUElfS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIjCh9BUElfS0VZX0tJTkRfT1JHQU5JU0FUSU9OX0FETUlOEAESIgoeQVBJX0tFWV9LSU5EX1dPUktTUEFDRV9TRVJWSUNFEAISHwobQVBJX0tFWV9LSU5EX1dPUktTUEFDRV9VU0VSEAMy3AMKD0lkZW50aXR5U2VydmljZRJxCg1SZXNvbHZlQXBpS2V5Eiwuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZXNvbHZlQXBpS2V5UmVxdWVzdBotLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZUFwaUtleVJlc3BvbnNlIgOQAgESegoQUmVzb2x2ZVdvcmtzcGFjZRIvLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZVdvcmtzcGFjZVJlcXVlc3QaMC5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVXb3Jrc3BhY2VSZXNwb25zZSIDkAIBEmkKDkdldEtleVNldHRpbmdzEi0uc3dpdGNoeWFyZC5pZGVudGl0eS52MS5HZXRLZXlTZXR0aW5nc1JlcXVlc3QaIy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLktleVNldHRpbmdzIgOQAgESbwoRVXBkYXRlS2V5U2V0dGluZ3MSMC5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlVwZGF0ZUtleVNldHRpbmdzUmVxdWVzdBojLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuS2V5U2V0dGluZ3MiA5ACAmIGcHJvdG8z',
   );
 
 /**
@@ -44,6 +44,13 @@ export type KeySettings = Message<'switchyard.identity.v1.KeySettings'> & {
    * @generated from field: optional int32 user_api_key_rotation_period = 4;
    */
   userApiKeyRotationPeriod?: number | undefined;
+
+  /**
+   * Sections of security_settings workspaces may set for themselves; unset: none.
+   *
+   * @generated from field: switchyard.identity.v1.SectionList workspace_security_settings_override = 5;
+   */
+  workspaceSecuritySettingsOverride?: SectionList | undefined;
 };
 
 /**
@@ -53,6 +60,24 @@ export type KeySettings = Message<'switchyard.identity.v1.KeySettings'> & {
 export const KeySettingsSchema: GenMessage<KeySettings> =
   /*@__PURE__*/
   messageDesc(file_switchyard_identity_v1_identity, 0);
+
+/**
+ * @generated from message switchyard.identity.v1.SectionList
+ */
+export type SectionList = Message<'switchyard.identity.v1.SectionList'> & {
+  /**
+   * @generated from field: repeated string sections = 1;
+   */
+  sections: string[];
+};
+
+/**
+ * Describes the message switchyard.identity.v1.SectionList.
+ * Use `create(SectionListSchema)` to create a new message.
+ */
+export const SectionListSchema: GenMessage<SectionList> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 1);
 
 /**
  * @generated from message switchyard.identity.v1.KeyScopes
@@ -70,7 +95,7 @@ export type KeyScopes = Message<'switchyard.identity.v1.KeyScopes'> & {
  */
 export const KeyScopesSchema: GenMessage<KeyScopes> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 1);
+  messageDesc(file_switchyard_identity_v1_identity, 2);
 
 /**
  * @generated from message switchyard.identity.v1.GetKeySettingsRequest
@@ -88,7 +113,7 @@ export type GetKeySettingsRequest = Message<'switchyard.identity.v1.GetKeySettin
  */
 export const GetKeySettingsRequestSchema: GenMessage<GetKeySettingsRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 2);
+  messageDesc(file_switchyard_identity_v1_identity, 3);
 
 /**
  * @generated from message switchyard.identity.v1.UpdateKeySettingsRequest
@@ -127,7 +152,7 @@ export type UpdateKeySettingsRequest = Message<'switchyard.identity.v1.UpdateKey
  */
 export const UpdateKeySettingsRequestSchema: GenMessage<UpdateKeySettingsRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 3);
+  messageDesc(file_switchyard_identity_v1_identity, 4);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveWorkspaceRequest
@@ -154,7 +179,7 @@ export type ResolveWorkspaceRequest = Message<'switchyard.identity.v1.ResolveWor
  */
 export const ResolveWorkspaceRequestSchema: GenMessage<ResolveWorkspaceRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 4);
+  messageDesc(file_switchyard_identity_v1_identity, 5);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveWorkspaceResponse
@@ -191,7 +216,7 @@ export type ResolveWorkspaceResponse = Message<'switchyard.identity.v1.ResolveWo
  */
 export const ResolveWorkspaceResponseSchema: GenMessage<ResolveWorkspaceResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 5);
+  messageDesc(file_switchyard_identity_v1_identity, 6);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveApiKeyRequest
@@ -211,7 +236,7 @@ export type ResolveApiKeyRequest = Message<'switchyard.identity.v1.ResolveApiKey
  */
 export const ResolveApiKeyRequestSchema: GenMessage<ResolveApiKeyRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 6);
+  messageDesc(file_switchyard_identity_v1_identity, 7);
 
 /**
  * @generated from message switchyard.identity.v1.ApiKeyPrincipal
@@ -294,7 +319,7 @@ export type ApiKeyPrincipal = Message<'switchyard.identity.v1.ApiKeyPrincipal'> 
  */
 export const ApiKeyPrincipalSchema: GenMessage<ApiKeyPrincipal> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 7);
+  messageDesc(file_switchyard_identity_v1_identity, 8);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveApiKeyResponse
@@ -314,7 +339,7 @@ export type ResolveApiKeyResponse = Message<'switchyard.identity.v1.ResolveApiKe
  */
 export const ResolveApiKeyResponseSchema: GenMessage<ResolveApiKeyResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 8);
+  messageDesc(file_switchyard_identity_v1_identity, 9);
 
 /**
  * @generated from enum switchyard.identity.v1.ApiKeyKind

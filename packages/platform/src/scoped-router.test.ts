@@ -106,7 +106,10 @@ describe('ScopedRouter', () => {
     };
     root.mount(['/v2/things', '/v1/things'], child, authenticate);
     // Mounted without authentication: a public route needs no principal at all.
-    root.mount('/open', new ScopedRouter().get('/hello', 'public', (_req, res) => void res.json({ hi: 1 })));
+    root.mount(
+      '/open',
+      new ScopedRouter().get('/hello', 'public', (_req, res) => void res.json({ hi: 1 })),
+    );
     const logger = createLogger('test', 'error');
     logger.silent = true;
     const app = createHttpApp({

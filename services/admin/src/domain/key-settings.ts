@@ -2,7 +2,8 @@ import type { ServiceClient } from '@switchyard/platform';
 import type { identity } from '@switchyard/proto';
 import type { KeySettings, KeySettingsStore } from './organisation-settings.service.ts';
 
-function fromProto(settings: identity.KeySettings): KeySettings {
+function fromProto(settings: identity.KeySettings | undefined): KeySettings {
+  if (!settings) return {};
   return {
     userApiKeyAutoCreate: settings.userApiKeyAutoCreate,
     defaultWorkspaceUserApiKeyAutoCreate: settings.defaultWorkspaceUserApiKeyAutoCreate,
@@ -16,7 +17,7 @@ function fromProto(settings: identity.KeySettings): KeySettings {
 export function remoteKeySettings(client: ServiceClient<typeof identity.IdentityService>): KeySettingsStore {
   return {
     async get(organisationId) {
-      return fromProto(await client.getKeySettings({ organisationId }, { deadlineMs: 2_000 }));
+      return fromProto((await client.getKeySettings({ organisationId }, { deadlineMs: 2_000 })).settings);
     },
     async update(organisationId, set, clear, updatedBy) {
       const saved = await client.updateKeySettings(
@@ -38,7 +39,7 @@ export function remoteKeySettings(client: ServiceClient<typeof identity.Identity
         },
         { deadlineMs: 5_000 },
       );
-      return fromProto(saved);
+      return fromProto(saved.settings);
     },
   };
 }

@@ -46,14 +46,23 @@ export function identityHandlers(service: IdentityService): ServiceHandlers<type
         organisationCreatedAtMs: String(found.organisation.createdAt.getTime()),
       };
     },
-    getKeySettings: async ({ organisationId }) => toProto(await service.keySettings(organisationId)),
+    getKeySettings: async ({ organisationId }) => ({
+      settings: toProto(await service.keySettings(organisationId)),
+    }),
     updateKeySettings: async ({ organisationId, set, clear, updatedBy }) => {
       const unknown = clear.find((name) => !(KEY_SETTING_NAMES as readonly string[]).includes(name));
       if (unknown !== undefined)
         throw new BadRequest(`Unknown key setting '${unknown}'.`, { param: 'clear' });
-      return toProto(
-        await service.updateKeySettings(organisationId, fromProto(set), clear as KeySettingName[], updatedBy),
-      );
+      return {
+        settings: toProto(
+          await service.updateKeySettings(
+            organisationId,
+            fromProto(set),
+            clear as KeySettingName[],
+            updatedBy,
+          ),
+        ),
+      };
     },
   };
 }

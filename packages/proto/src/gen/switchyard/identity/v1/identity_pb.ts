@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_identity_v1_identity: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiVzd2l0Y2h5YXJkL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhZzd2l0Y2h5YXJkLmlkZW50aXR5LnYxIqQDCgtLZXlTZXR0aW5ncxIlChh1c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYASABKAhIAIgBARI3CipkZWZhdWx0X3dvcmtzcGFjZV91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYAiABKAhIAYgBARJKCh91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGVfc2NvcGVzGAMgASgLMiEuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTY29wZXMSKQocdXNlcl9hcGlfa2V5X3JvdGF0aW9uX3BlcmlvZBgEIAEoBUgCiAEBElEKJHdvcmtzcGFjZV9zZWN1cml0eV9zZXR0aW5nc19vdmVycmlkZRgFIAEoCzIjLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuU2VjdGlvbkxpc3RCGwoZX3VzZXJfYXBpX2tleV9hdXRvX2NyZWF0ZUItCitfZGVmYXVsdF93b3Jrc3BhY2VfdXNlcl9hcGlfa2V5X2F1dG9fY3JlYXRlQh8KHV91c2VyX2FwaV9rZXlfcm90YXRpb25fcGVyaW9kIh8KC1NlY3Rpb25MaXN0EhAKCHNlY3Rpb25zGAEgAygJIhsKCUtleVNjb3BlcxIOCgZzY29wZXMYASADKAkiMAoVR2V0S2V5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCSKIAQoYVXBkYXRlS2V5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCRIwCgNzZXQYAiABKAsyIy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLktleVNldHRpbmdzEg0KBWNsZWFyGAMgAygJEhIKCnVwZGF0ZWRfYnkYBCABKAkiQgoXUmVzb2x2ZVdvcmtzcGFjZVJlcXVlc3QSFAoMb3JnYW5pc2F0aW9uGAEgASgJEhEKCXdvcmtzcGFjZRgCIAEoCSKJAQoYUmVzb2x2ZVdvcmtzcGFjZVJlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIWCg53b3Jrc3BhY2Vfc2x1ZxgCIAEoCRImChpvcmdhbmlzYXRpb25fY3JlYXRlZF9hdF9tcxgDIAEoA0ICMAESFwoPb3JnYW5pc2F0aW9uX2lkGAQgASgJIigKFFJlc29sdmVBcGlLZXlSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgJIr4CCg9BcGlLZXlQcmluY2lwYWwSEgoKYXBpX2tleV9pZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhYKDndvcmtzcGFjZV9zbHVnGAQgASgJEjAKBGtpbmQYBSABKA4yIi5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkFwaUtleUtpbmQSDgoGc2NvcGVzGAYgAygJEhkKDWV4cGlyZXNfYXRfbXMYByABKANCAjABEg8KB3VzZXJfaWQYCCABKAkSDAoEbmFtZRgJIAEoCRImChpvcmdhbmlzYXRpb25fY3JlYXRlZF9hdF9tcxgKIAEoA0ICMAESEwoLYXV0aF9tZXRob2QYCyABKAkSFwoPb2F1dGhfY2xpZW50X2lkGAwgASgJIlMKFVJlc29sdmVBcGlLZXlSZXNwb25zZRI6CglwcmluY2lwYWwYASABKAsyJy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkFwaUtleVByaW5jaXBhbCqUAQoKQXBpS2V5S2luZBIcChhBUElfS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIjCh9BUElfS0VZX0tJTkRfT1JHQU5JU0FUSU9OX0FETUlOEAESIgoeQVBJX0tFWV9LSU5EX1dPUktTUEFDRV9TRVJWSUNFEAISHwobQVBJX0tFWV9LSU5EX1dPUktTUEFDRV9VU0VSEAMy3AMKD0lkZW50aXR5U2VydmljZRJxCg1SZXNvbHZlQXBpS2V5Eiwuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZXNvbHZlQXBpS2V5UmVxdWVzdBotLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZUFwaUtleVJlc3BvbnNlIgOQAgESegoQUmVzb2x2ZVdvcmtzcGFjZRIvLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZVdvcmtzcGFjZVJlcXVlc3QaMC5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVXb3Jrc3BhY2VSZXNwb25zZSIDkAIBEmkKDkdldEtleVNldHRpbmdzEi0uc3dpdGNoeWFyZC5pZGVudGl0eS52MS5HZXRLZXlTZXR0aW5nc1JlcXVlc3QaIy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLktleVNldHRpbmdzIgOQAgESbwoRVXBkYXRlS2V5U2V0dGluZ3MSMC5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlVwZGF0ZUtleVNldHRpbmdzUmVxdWVzdBojLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuS2V5U2V0dGluZ3MiA5ACAmIGcHJvdG8z',
+    'CiVzd2l0Y2h5YXJkL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhZzd2l0Y2h5YXJkLmlkZW50aXR5LnYxIqQDCgtLZXlTZXR0aW5ncxIlChh1c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYASABKAhIAIgBARI3CipkZWZhdWx0X3dvcmtzcGFjZV91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYAiABKAhIAYgBARJKCh91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGVfc2NvcGVzGAMgASgLMiEuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTY29wZXMSKQocdXNlcl9hcGlfa2V5X3JvdGF0aW9uX3BlcmlvZBgEIAEoBUgCiAEBElEKJHdvcmtzcGFjZV9zZWN1cml0eV9zZXR0aW5nc19vdmVycmlkZRgFIAEoCzIjLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuU2VjdGlvbkxpc3RCGwoZX3VzZXJfYXBpX2tleV9hdXRvX2NyZWF0ZUItCitfZGVmYXVsdF93b3Jrc3BhY2VfdXNlcl9hcGlfa2V5X2F1dG9fY3JlYXRlQh8KHV91c2VyX2FwaV9rZXlfcm90YXRpb25fcGVyaW9kIh8KC1NlY3Rpb25MaXN0EhAKCHNlY3Rpb25zGAEgAygJIhsKCUtleVNjb3BlcxIOCgZzY29wZXMYASADKAkiMAoVR2V0S2V5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCSJPChZHZXRLZXlTZXR0aW5nc1Jlc3BvbnNlEjUKCHNldHRpbmdzGAEgASgLMiMuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTZXR0aW5ncyJSChlVcGRhdGVLZXlTZXR0aW5nc1Jlc3BvbnNlEjUKCHNldHRpbmdzGAEgASgLMiMuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTZXR0aW5ncyKIAQoYVXBkYXRlS2V5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCRIwCgNzZXQYAiABKAsyIy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLktleVNldHRpbmdzEg0KBWNsZWFyGAMgAygJEhIKCnVwZGF0ZWRfYnkYBCABKAkiQgoXUmVzb2x2ZVdvcmtzcGFjZVJlcXVlc3QSFAoMb3JnYW5pc2F0aW9uGAEgASgJEhEKCXdvcmtzcGFjZRgCIAEoCSKJAQoYUmVzb2x2ZVdvcmtzcGFjZVJlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIWCg53b3Jrc3BhY2Vfc2x1ZxgCIAEoCRImChpvcmdhbmlzYXRpb25fY3JlYXRlZF9hdF9tcxgDIAEoA0ICMAESFwoPb3JnYW5pc2F0aW9uX2lkGAQgASgJIigKFFJlc29sdmVBcGlLZXlSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgJIr4CCg9BcGlLZXlQcmluY2lwYWwSEgoKYXBpX2tleV9pZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhYKDndvcmtzcGFjZV9zbHVnGAQgASgJEjAKBGtpbmQYBSABKA4yIi5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkFwaUtleUtpbmQSDgoGc2NvcGVzGAYgAygJEhkKDWV4cGlyZXNfYXRfbXMYByABKANCAjABEg8KB3VzZXJfaWQYCCABKAkSDAoEbmFtZRgJIAEoCRImChpvcmdhbmlzYXRpb25fY3JlYXRlZF9hdF9tcxgKIAEoA0ICMAESEwoLYXV0aF9tZXRob2QYCyABKAkSFwoPb2F1dGhfY2xpZW50X2lkGAwgASgJIlMKFVJlc29sdmVBcGlLZXlSZXNwb25zZRI6CglwcmluY2lwYWwYASABKAsyJy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkFwaUtleVByaW5jaXBhbCqUAQoKQXBpS2V5S2luZBIcChhBUElfS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIjCh9BUElfS0VZX0tJTkRfT1JHQU5JU0FUSU9OX0FETUlOEAESIgoeQVBJX0tFWV9LSU5EX1dPUktTUEFDRV9TRVJWSUNFEAISHwobQVBJX0tFWV9LSU5EX1dPUktTUEFDRV9VU0VSEAMy9QMKD0lkZW50aXR5U2VydmljZRJxCg1SZXNvbHZlQXBpS2V5Eiwuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZXNvbHZlQXBpS2V5UmVxdWVzdBotLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZUFwaUtleVJlc3BvbnNlIgOQAgESegoQUmVzb2x2ZVdvcmtzcGFjZRIvLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZVdvcmtzcGFjZVJlcXVlc3QaMC5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVXb3Jrc3BhY2VSZXNwb25zZSIDkAIBEnQKDkdldEtleVNldHRpbmdzEi0uc3dpdGNoeWFyZC5pZGVudGl0eS52MS5HZXRLZXlTZXR0aW5nc1JlcXVlc3QaLi5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkdldEtleVNldHRpbmdzUmVzcG9uc2UiA5ACARJ9ChFVcGRhdGVLZXlTZXR0aW5ncxIwLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuVXBkYXRlS2V5U2V0dGluZ3NSZXF1ZXN0GjEuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5VcGRhdGVLZXlTZXR0aW5nc1Jlc3BvbnNlIgOQAgJiBnByb3RvMw',
   );
 
 /**
@@ -116,6 +116,44 @@ export const GetKeySettingsRequestSchema: GenMessage<GetKeySettingsRequest> =
   messageDesc(file_switchyard_identity_v1_identity, 3);
 
 /**
+ * @generated from message switchyard.identity.v1.GetKeySettingsResponse
+ */
+export type GetKeySettingsResponse = Message<'switchyard.identity.v1.GetKeySettingsResponse'> & {
+  /**
+   * @generated from field: switchyard.identity.v1.KeySettings settings = 1;
+   */
+  settings?: KeySettings | undefined;
+};
+
+/**
+ * Describes the message switchyard.identity.v1.GetKeySettingsResponse.
+ * Use `create(GetKeySettingsResponseSchema)` to create a new message.
+ */
+export const GetKeySettingsResponseSchema: GenMessage<GetKeySettingsResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 4);
+
+/**
+ * @generated from message switchyard.identity.v1.UpdateKeySettingsResponse
+ */
+export type UpdateKeySettingsResponse = Message<'switchyard.identity.v1.UpdateKeySettingsResponse'> & {
+  /**
+   * What is stored after the change.
+   *
+   * @generated from field: switchyard.identity.v1.KeySettings settings = 1;
+   */
+  settings?: KeySettings | undefined;
+};
+
+/**
+ * Describes the message switchyard.identity.v1.UpdateKeySettingsResponse.
+ * Use `create(UpdateKeySettingsResponseSchema)` to create a new message.
+ */
+export const UpdateKeySettingsResponseSchema: GenMessage<UpdateKeySettingsResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 5);
+
+/**
  * @generated from message switchyard.identity.v1.UpdateKeySettingsRequest
  */
 export type UpdateKeySettingsRequest = Message<'switchyard.identity.v1.UpdateKeySettingsRequest'> & {
@@ -152,7 +190,7 @@ export type UpdateKeySettingsRequest = Message<'switchyard.identity.v1.UpdateKey
  */
 export const UpdateKeySettingsRequestSchema: GenMessage<UpdateKeySettingsRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 4);
+  messageDesc(file_switchyard_identity_v1_identity, 6);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveWorkspaceRequest
@@ -179,7 +217,7 @@ export type ResolveWorkspaceRequest = Message<'switchyard.identity.v1.ResolveWor
  */
 export const ResolveWorkspaceRequestSchema: GenMessage<ResolveWorkspaceRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 5);
+  messageDesc(file_switchyard_identity_v1_identity, 7);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveWorkspaceResponse
@@ -216,7 +254,7 @@ export type ResolveWorkspaceResponse = Message<'switchyard.identity.v1.ResolveWo
  */
 export const ResolveWorkspaceResponseSchema: GenMessage<ResolveWorkspaceResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 6);
+  messageDesc(file_switchyard_identity_v1_identity, 8);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveApiKeyRequest
@@ -236,7 +274,7 @@ export type ResolveApiKeyRequest = Message<'switchyard.identity.v1.ResolveApiKey
  */
 export const ResolveApiKeyRequestSchema: GenMessage<ResolveApiKeyRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 7);
+  messageDesc(file_switchyard_identity_v1_identity, 9);
 
 /**
  * @generated from message switchyard.identity.v1.ApiKeyPrincipal
@@ -319,7 +357,7 @@ export type ApiKeyPrincipal = Message<'switchyard.identity.v1.ApiKeyPrincipal'> 
  */
 export const ApiKeyPrincipalSchema: GenMessage<ApiKeyPrincipal> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 8);
+  messageDesc(file_switchyard_identity_v1_identity, 10);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveApiKeyResponse
@@ -339,7 +377,7 @@ export type ResolveApiKeyResponse = Message<'switchyard.identity.v1.ResolveApiKe
  */
 export const ResolveApiKeyResponseSchema: GenMessage<ResolveApiKeyResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 9);
+  messageDesc(file_switchyard_identity_v1_identity, 11);
 
 /**
  * @generated from enum switchyard.identity.v1.ApiKeyKind
@@ -407,7 +445,7 @@ export const IdentityService: GenService<{
   getKeySettings: {
     methodKind: 'unary';
     input: typeof GetKeySettingsRequestSchema;
-    output: typeof KeySettingsSchema;
+    output: typeof GetKeySettingsResponseSchema;
   };
   /**
    * @generated from rpc switchyard.identity.v1.IdentityService.UpdateKeySettings
@@ -415,6 +453,6 @@ export const IdentityService: GenService<{
   updateKeySettings: {
     methodKind: 'unary';
     input: typeof UpdateKeySettingsRequestSchema;
-    output: typeof KeySettingsSchema;
+    output: typeof UpdateKeySettingsResponseSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_switchyard_identity_v1_identity, 0);

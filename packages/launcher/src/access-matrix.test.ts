@@ -166,7 +166,13 @@ describe('the route/permission matrix', () => {
     );
     assert.deepEqual(
       openToAnyCaller.map((r) => `${r.method} ${r.path}`),
-      ['GET /v1/auth/self', 'GET /oauth/authorize', 'POST /oauth/postAuthorizeConsent'],
+      [
+        'POST /v1/auth/sessions',
+        'DELETE /v1/auth/sessions/current',
+        'GET /v1/auth/self',
+        'GET /oauth/authorize',
+        'POST /oauth/postAuthorizeConsent',
+      ],
       'only these routes need no scope (each tested on its own)',
     );
     assert.deepEqual(

@@ -24,7 +24,7 @@ export interface Principal {
   /** When the key's organisation was created, epoch milliseconds; null when not known. Some defaults depend on it. */
   organisationCreatedAt: number | null;
   /** How the caller authenticated: absent for an API key; `oauth` for an OAuth access token. */
-  authMethod?: 'jwt' | 'oauth';
+  authMethod?: 'jwt' | 'oauth' | 'session';
   /** The OAuth client an access token was issued to (`authMethod` `oauth` only). */
   oauthClientId?: string;
 }
@@ -83,6 +83,37 @@ export function presentedApiKey(req: Request, headerPrefix: string): string | un
   return bearerToken(req.headers.authorization);
 }
 
+/** The browser session cookie (see control-plane's `/v1/auth/sessions`). */
+export const SESSION_COOKIE = 'sy_session';
+
+/** The session cookie's value, when the request carries one. */
+export function sessionCookie(req: Request): string | undefined {
+  const header = req.headers.cookie;
+  if (!header || !header.includes(SESSION_COOKIE)) return undefined;
+  for (const part of header.split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === SESSION_COOKIE) return value.join('=') || undefined;
+  }
+  return undefined;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A cookie goes with every request a browser sends, whichever page made it: a request that
+ * changes something on a session's authority must come from a page of this origin.
+ */
+function crossSiteWrite(req: Request): boolean {
+  if (SAFE_METHODS.has(req.method)) return false;
+  const origin = req.headers.origin;
+  if (typeof origin !== 'string') return true;
+  try {
+    return new URL(origin).host !== req.headers.host;
+  } catch {
+    return true;
+  }
+}
+
 class ApiKeyStrategy extends Strategy {
   name = 'api-key';
 
@@ -94,7 +125,21 @@ class ApiKeyStrategy extends Strategy {
   }
 
   override authenticate(req: Request): void {
-    const token = presentedApiKey(req, this.headerPrefix);
+    let token = presentedApiKey(req, this.headerPrefix);
+    if (token === undefined) {
+      token = sessionCookie(req);
+      if (token !== undefined && crossSiteWrite(req)) {
+        this.error(
+          new Forbidden(
+            'A session cannot change anything from another origin: send the request from this origin.',
+            {
+              code: 'cross_origin_session',
+            },
+          ),
+        );
+        return;
+      }
+    }
     // A JWT is for the JWT strategy: never looked up as a key.
     if (!token || token.length > 512 || looksLikeJwt(token)) {
       this.fail(401);

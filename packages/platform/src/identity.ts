@@ -40,6 +40,7 @@ export function principalFromProto(p: identity.ApiKeyPrincipal): Principal | nul
     name: p.name,
     organisationCreatedAt: organisationCreatedAt > 0 ? organisationCreatedAt : null,
     ...(p.authMethod === 'oauth' ? { authMethod: 'oauth' as const, oauthClientId: p.oauthClientId } : {}),
+    ...(p.authMethod === 'session' ? { authMethod: 'session' as const } : {}),
   };
 }
 

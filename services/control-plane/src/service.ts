@@ -37,6 +37,8 @@ import { ApiKeyRotation1763700000009 } from './store/migrations/1763700000009-ap
 import { Members1763700000010 } from './store/migrations/1763700000010-members.ts';
 import { ApiKeyScopes1763700000011 } from './store/migrations/1763700000011-api-key-scopes.ts';
 import { KeySettings1763700000012 } from './store/migrations/1763700000012-key-settings.ts';
+import { Sessions1763700000017 } from './store/migrations/1763700000017-sessions.ts';
+import { SessionService } from './domain/session.service.ts';
 import { WorkspaceSecuritySettings1763700000016 } from './store/migrations/1763700000016-workspace-security-settings.ts';
 import { AuditLogScope1763700000014 } from './store/migrations/1763700000014-audit-log-scope.ts';
 import { SsoScopes1763700000015 } from './store/migrations/1763700000015-sso-scopes.ts';
@@ -69,6 +71,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       AuditLogScope1763700000014,
       SsoScopes1763700000015,
       WorkspaceSecuritySettings1763700000016,
+      Sessions1763700000017,
       OAuth1763700000020,
     ],
   },
@@ -83,7 +86,20 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       prefix: config.API_KEY_PREFIX,
       settings: loadConfig(oauthEnvSchema, processEnv),
     });
-    const service = new IdentityService(repo, configRepo, events, logger, config.API_KEY_PREFIX, oauth);
+    const sessions = new SessionService(manager, events);
+    // Bearer secrets that are not API keys: OAuth access tokens, then browser sessions.
+    const otherSecrets = {
+      resolveAccessToken: async (hash: string) =>
+        (await oauth.resolveAccessToken(hash)) ?? sessions.resolve(hash),
+    };
+    const service = new IdentityService(
+      repo,
+      configRepo,
+      events,
+      logger,
+      config.API_KEY_PREFIX,
+      otherSecrets,
+    );
     const savedConfigs = new ConfigService(configRepo, service, events);
     const members = new MemberService(
       new MemberRepository(manager),
@@ -116,6 +132,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
             },
           }),
           { oauth, resolveKey: (token) => keys.resolve(token) },
+          sessions,
         ),
       ),
       grpc: (server) =>

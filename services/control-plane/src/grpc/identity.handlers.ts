@@ -31,7 +31,10 @@ export function identityHandlers(service: IdentityService): ServiceHandlers<type
           userId: principal.userId ?? '',
           name: principal.name,
           organisationCreatedAtMs: String(principal.organisationCreatedAt ?? 0),
-          authMethod: principal.authMethod === 'oauth' ? 'oauth' : '',
+          authMethod:
+            principal.authMethod === 'oauth' || principal.authMethod === 'session'
+              ? principal.authMethod
+              : '',
           oauthClientId: principal.oauthClientId ?? '',
         },
       };

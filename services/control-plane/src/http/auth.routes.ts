@@ -1,15 +1,46 @@
-import { Forbidden, requirePrincipal, ScopedRouter } from '@switchyard/platform';
+import {
+  Forbidden,
+  requirePrincipal,
+  ScopedRouter,
+  SESSION_COOKIE,
+  sessionCookie,
+  sha256Hex,
+} from '@switchyard/platform';
+import { SESSION_TTL_MS, type SessionService } from '../domain/session.service.ts';
 
 /**
  * `/v1/auth`: who the caller is, for browser and token clients. It needs a session, a JWT or
  * an OAuth access token; an API key alone is refused (a key is a credential of a service, not
- * of a person). Sessions are not built yet.
+ * of a person).
  */
-export function authRouter(): ScopedRouter {
+export function authRouter(sessions: SessionService): ScopedRouter {
   const router = new ScopedRouter();
+  // Opens a browser session with a JWT: the answer sets an HttpOnly cookie that authenticates
+  // this origin's requests (writes only with a same-origin Origin header) for up to 8 hours.
+  router.post('/sessions', 'authenticated', async (req, res) => {
+    const { token, expiresAt } = await sessions.open(requirePrincipal(req), {
+      userAgent: req.get('user-agent'),
+      clientIp: req.ip,
+    });
+    res.cookie(SESSION_COOKIE, token, {
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: req.secure,
+      path: '/',
+      maxAge: Math.min(SESSION_TTL_MS, expiresAt.getTime() - Date.now()),
+    });
+    res.json({ object: 'auth.session', expires_at: expiresAt.toISOString() });
+  });
+  router.delete('/sessions/current', 'authenticated', async (req, res) => {
+    const token = sessionCookie(req);
+    if (!token) throw new Forbidden('Only a session can be closed this way.', { code: 'session_required' });
+    await sessions.close(requirePrincipal(req), sha256Hex(token));
+    res.clearCookie(SESSION_COOKIE, { path: '/' });
+    res.json({});
+  });
   router.get('/self', 'authenticated', (req, res) => {
     const principal = requirePrincipal(req);
-    if (principal.authMethod !== 'jwt' && principal.authMethod !== 'oauth') {
+    if (!principal.authMethod) {
       throw new Forbidden(
         'GET /v1/auth/self needs a session, a JWT or an OAuth access token; an API key alone is not accepted.',
         { code: 'session_or_jwt_required' },
@@ -20,8 +51,8 @@ export function authRouter(): ScopedRouter {
       auth_method: principal.authMethod,
       // A JWT's subject; for an OAuth token, the user who consented (or the JWT subject that did).
       subject:
-        principal.authMethod === 'jwt'
-          ? principal.name.replace(/^jwt:/, '')
+        principal.authMethod === 'jwt' || principal.authMethod === 'session'
+          ? principal.name.replace(/^(jwt|session):/, '')
           : (principal.userId ?? principal.name),
       ...(principal.authMethod === 'oauth'
         ? { display_name: principal.name, client_id: principal.oauthClientId ?? null }

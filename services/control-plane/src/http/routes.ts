@@ -5,6 +5,7 @@ import type { IdentityService } from '../domain/identity.service.ts';
 import type { MemberService } from '../domain/member.service.ts';
 import { apiKeyRouter } from './api-key.routes.ts';
 import { authRouter } from './auth.routes.ts';
+import type { SessionService } from '../domain/session.service.ts';
 import { configRouter } from './config.routes.ts';
 import { mountOAuth, type OAuthRouteOptions } from './oauth.routes.ts';
 import { userRouter, workspaceMemberRouter } from './member.routes.ts';
@@ -16,6 +17,7 @@ export function controlPlaneRouter(
   members: MemberService,
   authenticated: RequestHandler,
   oauth: Omit<OAuthRouteOptions, 'authenticated'>,
+  sessions: SessionService,
 ): ScopedRouter {
   const router = new ScopedRouter();
   const v2 = new ScopedRouter().use(authenticated);
@@ -35,7 +37,7 @@ export function controlPlaneRouter(
   v2.mount('/admin', admin);
   router.mount('/v1/admin', admin, authenticated);
 
-  router.mount('/v1/auth', authRouter(), authenticated);
+  router.mount('/v1/auth', authRouter(sessions), authenticated);
   mountOAuth(router, { ...oauth, authenticated });
   router.mount('/v2', v2);
   return router;

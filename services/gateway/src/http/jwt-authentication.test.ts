@@ -186,6 +186,52 @@ describe('JWT bearer tokens (JWKS of the deployment)', () => {
     assert.equal((await h.request('GET', '/v1/auth/self')).status, 401);
   });
 
+  test('a JWT opens a browser session: an HttpOnly cookie that acts like the token, writes only from this origin', async () => {
+    const opened = await h.request('POST', '/v1/auth/sessions', { key: signJwt(rsa, claims()) });
+    assert.equal(opened.status, 200, opened.text);
+    const setCookie = opened.headers.get('set-cookie') ?? '';
+    assert.match(setCookie, /^sy_session=sys-[\w-]+;/);
+    assert.match(setCookie, /HttpOnly/);
+    assert.match(setCookie, /SameSite=Lax/);
+    const cookie = setCookie.split(';')[0]!;
+    const secret = cookie.split('=')[1]!;
+    const rows = await h.db('control-plane').query('SELECT * FROM control_plane.sessions');
+    assert.ok(rows.length >= 1);
+    assert.ok(!JSON.stringify(rows).includes(secret), 'only the hash of the secret is stored');
+
+    const withCookie = (method: string, path: string, headers: Record<string, string> = {}) =>
+      h.request(method, path, {
+        headers: { cookie: `theme=dark; ${cookie}`, ...headers },
+        json: method === 'GET' ? undefined : {},
+      });
+    const self = await withCookie('GET', '/v1/auth/self');
+    assert.equal(self.status, 200, self.text);
+    assert.equal(self.body.auth_method, 'session');
+    assert.equal(self.body.subject, 'svc-reporting');
+    assert.deepEqual(self.body.workspace, { id: research.id, slug: 'research' });
+    assert.deepEqual(self.body.scopes, ['completions.write', 'logs.view']);
+
+    // A write from another page (no Origin, or another origin) is refused before anything else.
+    for (const headers of [{}, { origin: 'https://evil.example.test' }] as Array<Record<string, string>>) {
+      const crossSite = await withCookie('POST', '/v2/configs', headers);
+      assert.equal(crossSite.status, 403);
+      assert.equal(crossSite.body.error.code, 'cross_origin_session');
+    }
+    // From this origin it gets as far as its scopes allow.
+    const sameSite = await withCookie('POST', '/v2/configs', { origin: h.url });
+    assert.equal(sameSite.status, 403);
+    assert.equal(sameSite.body.error.code, 'missing_scope');
+
+    const byKey = await h.request('POST', '/v1/auth/sessions', { key: h.workspaceKey });
+    assert.equal(byKey.status, 403);
+    assert.equal(byKey.body.error.code, 'jwt_required');
+
+    const closed = await withCookie('DELETE', '/v1/auth/sessions/current', { origin: h.url });
+    assert.equal(closed.status, 200, closed.text);
+    assert.match(closed.headers.get('set-cookie') ?? '', /sy_session=;/);
+    assert.equal((await withCookie('GET', '/v1/auth/self')).status, 401, 'closed at once');
+  });
+
   test('API keys keep working beside tokens', async () => {
     assert.equal((await chat(h.workspaceKey)).status, 200);
   });

@@ -59,7 +59,7 @@ function routes(): ScopedRouter {
 }
 
 async function serve(
-  sink: AuditSink | undefined,
+  sink: AuditSink,
   trustProxy?: string,
 ): Promise<{ url: string; close: () => Promise<void> }> {
   const app = createHttpApp({

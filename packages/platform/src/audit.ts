@@ -7,28 +7,11 @@ import type { Logger } from './logger.ts';
 import type { DeclaredRoute } from './scoped-router.ts';
 import { isScope, scopePlane, type Scope } from './scopes.ts';
 
-/** One management write as the route guard saw it: who, what, when, from where. Never a body. */
-export interface AuditEntry {
-  organisationId: string;
-  /** '' for an organisation admin key; likewise '' for every other absent value. */
-  workspaceId: string;
-  apiKeyId: string;
-  userId: string;
-  authMethod: string;
-  keyName: string;
-  method: string;
-  /** The route's pattern, e.g. `/v2/api-keys/:id`. */
-  route: string;
-  path: string;
-  scope: string;
-  status: number;
-  resourceId: string;
-  /** Epoch milliseconds. */
-  occurredAtMs: string;
-  clientIp: string;
-  userAgent: string;
-  requestId: string;
-}
+/**
+ * One management write as the route guard saw it (who, what, when, from where; never a body):
+ * an AuditEvent but for the event id and the service, which the sink adds. Absent values are ''.
+ */
+export type AuditEntry = Omit<events.AuditEvent, '$typeName' | '$unknown' | 'id' | 'service'>;
 
 /** Where a service's audit entries go; must neither block nor throw. */
 export type AuditSink = (entry: AuditEntry) => void;
@@ -45,7 +28,7 @@ export function attachAuditSink(req: Request, sink: AuditSink | undefined): void
  * Put in front of a service's router by the runtime: the management writes that router's
  * routes serve are recorded through `sink` (see `auditWrite`, which ScopedRouter calls).
  */
-export function auditTrail(sink: AuditSink | undefined): RequestHandler {
+export function auditTrail(sink: AuditSink): RequestHandler {
   return (req, _res, next) => {
     attachAuditSink(req, sink);
     next();
@@ -70,13 +53,14 @@ export function serviceAuditSink(
   bus: EventBus | undefined,
   logger: Logger,
 ): AuditSink | undefined {
-  if (bus) return busAuditSink(bus, service, logger);
-  if ((routes ?? []).some(isManagementWrite)) {
+  // A service without management writes (the gateway) gets no sink, and no step per request.
+  if (!(routes ?? []).some(isManagementWrite)) return undefined;
+  if (!bus) {
     throw new Error(
       `service wiring error: ${service} serves management writes, and its audit trail needs the event bus`,
     );
   }
-  return undefined;
+  return busAuditSink(bus, service, logger);
 }
 
 /**

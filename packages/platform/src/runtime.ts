@@ -70,14 +70,18 @@ export interface ServiceInstance {
   stop?(): Promise<void>;
 }
 
-/** Hands the management writes a service's routes serve to its audit sink (see `auditWrite`). */
+/**
+ * Hands the management writes a service's routes serve to its audit sink (see `auditWrite`);
+ * none for a service that serves none.
+ */
 export function auditTrailFor(
   service: ServiceName,
   instance: ServiceInstance,
   bus: EventBus | undefined,
   logger: Logger,
-): RequestHandler {
-  return auditTrail(serviceAuditSink(service, instance.routes, bus, logger));
+): RequestHandler | undefined {
+  const sink = serviceAuditSink(service, instance.routes, bus, logger);
+  return sink ? auditTrail(sink) : undefined;
 }
 
 /** A service instance's router and the routes it declares. */
@@ -259,14 +263,13 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
   }
   // Consumers and start-up work run before HTTP accepts traffic, so "ready" means ready.
   await instance.start?.();
+  const audit = instance.router ? auditTrailFor(definition.name, instance, bus, logger) : undefined;
   const app = createHttpApp({
     service: definition.name,
     logger,
     metrics,
     readiness,
-    routers: instance.router
-      ? [{ router: auditTrailFor(definition.name, instance, bus, logger) }, { router: instance.router }]
-      : [],
+    routers: instance.router ? [...(audit ? [{ router: audit }] : []), { router: instance.router }] : [],
     isStopping: () => lifecycle.isStopping,
     trustProxy: config.TRUST_PROXY,
   });

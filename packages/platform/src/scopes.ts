@@ -144,13 +144,11 @@ export function scopesForKind(kind: ApiKeyKind): readonly Scope[] {
 /** The scopes a workspace role grants in its workspace: the ceiling of a member's user keys. */
 export function scopesForWorkspaceRole(role: 'admin' | 'manager' | 'member'): readonly Scope[] {
   switch (role) {
+    // Handing out new rights (creating, changing, revoking keys; managing members) is the
+    // organisation's alone today, so a manager and an admin hold the same workspace scopes.
     case 'admin':
-      return WORKSPACE_SCOPES;
     case 'manager':
-      // Everything in the workspace except handing out new rights: no key management.
-      return WORKSPACE_SCOPES.filter(
-        (s) => !s.startsWith('api_keys.') || s.endsWith('.read') || s.endsWith('.list'),
-      );
+      return WORKSPACE_SCOPES;
     case 'member':
       return [
         ...DATA_PLANE_SCOPES,

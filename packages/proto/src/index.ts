@@ -1,5 +1,5 @@
 export * as health from './gen/grpc/health/v1/health_pb.ts';
-export * as identity from './gen/switchyard/identity/v1/identity_pb.ts';
+export * as identity from './identity.ts';
 export * as admin from './admin.ts';
 export * as configs from './gen/switchyard/configs/v1/configs_pb.ts';
 export * as policy from './gen/switchyard/policy/v1/policy_pb.ts';

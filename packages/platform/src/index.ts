@@ -29,3 +29,4 @@ export * from './scopes.ts';
 export * from './scoped-router.ts';
 export * from './audit.ts';
 export * from './jwt-auth.ts';
+export * from './unsafe-host.ts';

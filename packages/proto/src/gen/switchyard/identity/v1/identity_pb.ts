@@ -12,8 +12,165 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_identity_v1_identity: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiVzd2l0Y2h5YXJkL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhZzd2l0Y2h5YXJkLmlkZW50aXR5LnYxIqQDCgtLZXlTZXR0aW5ncxIlChh1c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYASABKAhIAIgBARI3CipkZWZhdWx0X3dvcmtzcGFjZV91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGUYAiABKAhIAYgBARJKCh91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGVfc2NvcGVzGAMgASgLMiEuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTY29wZXMSKQocdXNlcl9hcGlfa2V5X3JvdGF0aW9uX3BlcmlvZBgEIAEoBUgCiAEBElEKJHdvcmtzcGFjZV9zZWN1cml0eV9zZXR0aW5nc19vdmVycmlkZRgFIAEoCzIjLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuU2VjdGlvbkxpc3RCGwoZX3VzZXJfYXBpX2tleV9hdXRvX2NyZWF0ZUItCitfZGVmYXVsdF93b3Jrc3BhY2VfdXNlcl9hcGlfa2V5X2F1dG9fY3JlYXRlQh8KHV91c2VyX2FwaV9rZXlfcm90YXRpb25fcGVyaW9kIh8KC1NlY3Rpb25MaXN0EhAKCHNlY3Rpb25zGAEgAygJIhsKCUtleVNjb3BlcxIOCgZzY29wZXMYASADKAkiMAoVR2V0S2V5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCSJPChZHZXRLZXlTZXR0aW5nc1Jlc3BvbnNlEjUKCHNldHRpbmdzGAEgASgLMiMuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTZXR0aW5ncyJSChlVcGRhdGVLZXlTZXR0aW5nc1Jlc3BvbnNlEjUKCHNldHRpbmdzGAEgASgLMiMuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTZXR0aW5ncyKIAQoYVXBkYXRlS2V5U2V0dGluZ3NSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCRIwCgNzZXQYAiABKAsyIy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLktleVNldHRpbmdzEg0KBWNsZWFyGAMgAygJEhIKCnVwZGF0ZWRfYnkYBCABKAkiQgoXUmVzb2x2ZVdvcmtzcGFjZVJlcXVlc3QSFAoMb3JnYW5pc2F0aW9uGAEgASgJEhEKCXdvcmtzcGFjZRgCIAEoCSKJAQoYUmVzb2x2ZVdvcmtzcGFjZVJlc3BvbnNlEhQKDHdvcmtzcGFjZV9pZBgBIAEoCRIWCg53b3Jrc3BhY2Vfc2x1ZxgCIAEoCRImChpvcmdhbmlzYXRpb25fY3JlYXRlZF9hdF9tcxgDIAEoA0ICMAESFwoPb3JnYW5pc2F0aW9uX2lkGAQgASgJIigKFFJlc29sdmVBcGlLZXlSZXF1ZXN0EhAKCGtleV9oYXNoGAEgASgJIr4CCg9BcGlLZXlQcmluY2lwYWwSEgoKYXBpX2tleV9pZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhYKDndvcmtzcGFjZV9zbHVnGAQgASgJEjAKBGtpbmQYBSABKA4yIi5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkFwaUtleUtpbmQSDgoGc2NvcGVzGAYgAygJEhkKDWV4cGlyZXNfYXRfbXMYByABKANCAjABEg8KB3VzZXJfaWQYCCABKAkSDAoEbmFtZRgJIAEoCRImChpvcmdhbmlzYXRpb25fY3JlYXRlZF9hdF9tcxgKIAEoA0ICMAESEwoLYXV0aF9tZXRob2QYCyABKAkSFwoPb2F1dGhfY2xpZW50X2lkGAwgASgJIlMKFVJlc29sdmVBcGlLZXlSZXNwb25zZRI6CglwcmluY2lwYWwYASABKAsyJy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkFwaUtleVByaW5jaXBhbCqUAQoKQXBpS2V5S2luZBIcChhBUElfS0VZX0tJTkRfVU5TUEVDSUZJRUQQABIjCh9BUElfS0VZX0tJTkRfT1JHQU5JU0FUSU9OX0FETUlOEAESIgoeQVBJX0tFWV9LSU5EX1dPUktTUEFDRV9TRVJWSUNFEAISHwobQVBJX0tFWV9LSU5EX1dPUktTUEFDRV9VU0VSEAMy9QMKD0lkZW50aXR5U2VydmljZRJxCg1SZXNvbHZlQXBpS2V5Eiwuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZXNvbHZlQXBpS2V5UmVxdWVzdBotLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZUFwaUtleVJlc3BvbnNlIgOQAgESegoQUmVzb2x2ZVdvcmtzcGFjZRIvLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZVdvcmtzcGFjZVJlcXVlc3QaMC5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVXb3Jrc3BhY2VSZXNwb25zZSIDkAIBEnQKDkdldEtleVNldHRpbmdzEi0uc3dpdGNoeWFyZC5pZGVudGl0eS52MS5HZXRLZXlTZXR0aW5nc1JlcXVlc3QaLi5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLkdldEtleVNldHRpbmdzUmVzcG9uc2UiA5ACARJ9ChFVcGRhdGVLZXlTZXR0aW5ncxIwLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuVXBkYXRlS2V5U2V0dGluZ3NSZXF1ZXN0GjEuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5VcGRhdGVLZXlTZXR0aW5nc1Jlc3BvbnNlIgOQAgJiBnByb3RvMw',
+    'CiVzd2l0Y2h5YXJkL2lkZW50aXR5L3YxL2lkZW50aXR5LnByb3RvEhZzd2l0Y2h5YXJkLmlkZW50aXR5LnYxInEKIFByb3Zpc2lvbk9yZ2FuaXNhdGlvblVzZXJSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCRINCgVlbWFpbBgCIAEoCRISCgpmaXJzdF9uYW1lGAMgASgJEhEKCWxhc3RfbmFtZRgEIAEoCSJECiFQcm92aXNpb25PcmdhbmlzYXRpb25Vc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIOCgZqb2luZWQYAiABKAgiSQodUmVtb3ZlT3JnYW5pc2F0aW9uVXNlclJlcXVlc3QSFwoPb3JnYW5pc2F0aW9uX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkiMQoeUmVtb3ZlT3JnYW5pc2F0aW9uVXNlclJlc3BvbnNlEg8KB3JlbW92ZWQYASABKAgiaQoZU2V0V29ya3NwYWNlTWVtYmVyUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEg8KB3VzZXJfaWQYAyABKAkSDAoEcm9sZRgEIAEoCSIcChpTZXRXb3Jrc3BhY2VNZW1iZXJSZXNwb25zZSKkAwoLS2V5U2V0dGluZ3MSJQoYdXNlcl9hcGlfa2V5X2F1dG9fY3JlYXRlGAEgASgISACIAQESNwoqZGVmYXVsdF93b3Jrc3BhY2VfdXNlcl9hcGlfa2V5X2F1dG9fY3JlYXRlGAIgASgISAGIAQESSgofdXNlcl9hcGlfa2V5X2F1dG9fY3JlYXRlX3Njb3BlcxgDIAEoCzIhLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuS2V5U2NvcGVzEikKHHVzZXJfYXBpX2tleV9yb3RhdGlvbl9wZXJpb2QYBCABKAVIAogBARJRCiR3b3Jrc3BhY2Vfc2VjdXJpdHlfc2V0dGluZ3Nfb3ZlcnJpZGUYBSABKAsyIy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlNlY3Rpb25MaXN0QhsKGV91c2VyX2FwaV9rZXlfYXV0b19jcmVhdGVCLQorX2RlZmF1bHRfd29ya3NwYWNlX3VzZXJfYXBpX2tleV9hdXRvX2NyZWF0ZUIfCh1fdXNlcl9hcGlfa2V5X3JvdGF0aW9uX3BlcmlvZCIfCgtTZWN0aW9uTGlzdBIQCghzZWN0aW9ucxgBIAMoCSIbCglLZXlTY29wZXMSDgoGc2NvcGVzGAEgAygJIjAKFUdldEtleVNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkiTwoWR2V0S2V5U2V0dGluZ3NSZXNwb25zZRI1CghzZXR0aW5ncxgBIAEoCzIjLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuS2V5U2V0dGluZ3MiUgoZVXBkYXRlS2V5U2V0dGluZ3NSZXNwb25zZRI1CghzZXR0aW5ncxgBIAEoCzIjLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuS2V5U2V0dGluZ3MiiAEKGFVwZGF0ZUtleVNldHRpbmdzUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkSMAoDc2V0GAIgASgLMiMuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5LZXlTZXR0aW5ncxINCgVjbGVhchgDIAMoCRISCgp1cGRhdGVkX2J5GAQgASgJIkIKF1Jlc29sdmVXb3Jrc3BhY2VSZXF1ZXN0EhQKDG9yZ2FuaXNhdGlvbhgBIAEoCRIRCgl3b3Jrc3BhY2UYAiABKAkiiQEKGFJlc29sdmVXb3Jrc3BhY2VSZXNwb25zZRIUCgx3b3Jrc3BhY2VfaWQYASABKAkSFgoOd29ya3NwYWNlX3NsdWcYAiABKAkSJgoab3JnYW5pc2F0aW9uX2NyZWF0ZWRfYXRfbXMYAyABKANCAjABEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCSIoChRSZXNvbHZlQXBpS2V5UmVxdWVzdBIQCghrZXlfaGFzaBgBIAEoCSK+AgoPQXBpS2V5UHJpbmNpcGFsEhIKCmFwaV9rZXlfaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIWCg53b3Jrc3BhY2Vfc2x1ZxgEIAEoCRIwCgRraW5kGAUgASgOMiIuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5BcGlLZXlLaW5kEg4KBnNjb3BlcxgGIAMoCRIZCg1leHBpcmVzX2F0X21zGAcgASgDQgIwARIPCgd1c2VyX2lkGAggASgJEgwKBG5hbWUYCSABKAkSJgoab3JnYW5pc2F0aW9uX2NyZWF0ZWRfYXRfbXMYCiABKANCAjABEhMKC2F1dGhfbWV0aG9kGAsgASgJEhcKD29hdXRoX2NsaWVudF9pZBgMIAEoCSJTChVSZXNvbHZlQXBpS2V5UmVzcG9uc2USOgoJcHJpbmNpcGFsGAEgASgLMicuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5BcGlLZXlQcmluY2lwYWwqlAEKCkFwaUtleUtpbmQSHAoYQVBJX0tFWV9LSU5EX1VOU1BFQ0lGSUVEEAASIwofQVBJX0tFWV9LSU5EX09SR0FOSVNBVElPTl9BRE1JThABEiIKHkFQSV9LRVlfS0lORF9XT1JLU1BBQ0VfU0VSVklDRRACEh8KG0FQSV9LRVlfS0lORF9XT1JLU1BBQ0VfVVNFUhADMp8HCg9JZGVudGl0eVNlcnZpY2UScQoNUmVzb2x2ZUFwaUtleRIsLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUmVzb2x2ZUFwaUtleVJlcXVlc3QaLS5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVBcGlLZXlSZXNwb25zZSIDkAIBEnoKEFJlc29sdmVXb3Jrc3BhY2USLy5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlc29sdmVXb3Jrc3BhY2VSZXF1ZXN0GjAuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZXNvbHZlV29ya3NwYWNlUmVzcG9uc2UiA5ACARJ0Cg5HZXRLZXlTZXR0aW5ncxItLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuR2V0S2V5U2V0dGluZ3NSZXF1ZXN0Gi4uc3dpdGNoeWFyZC5pZGVudGl0eS52MS5HZXRLZXlTZXR0aW5nc1Jlc3BvbnNlIgOQAgESfQoRVXBkYXRlS2V5U2V0dGluZ3MSMC5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlVwZGF0ZUtleVNldHRpbmdzUmVxdWVzdBoxLnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuVXBkYXRlS2V5U2V0dGluZ3NSZXNwb25zZSIDkAICEpUBChlQcm92aXNpb25PcmdhbmlzYXRpb25Vc2VyEjguc3dpdGNoeWFyZC5pZGVudGl0eS52MS5Qcm92aXNpb25PcmdhbmlzYXRpb25Vc2VyUmVxdWVzdBo5LnN3aXRjaHlhcmQuaWRlbnRpdHkudjEuUHJvdmlzaW9uT3JnYW5pc2F0aW9uVXNlclJlc3BvbnNlIgOQAgISjAEKFlJlbW92ZU9yZ2FuaXNhdGlvblVzZXISNS5zd2l0Y2h5YXJkLmlkZW50aXR5LnYxLlJlbW92ZU9yZ2FuaXNhdGlvblVzZXJSZXF1ZXN0GjYuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5SZW1vdmVPcmdhbmlzYXRpb25Vc2VyUmVzcG9uc2UiA5ACAhKAAQoSU2V0V29ya3NwYWNlTWVtYmVyEjEuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5TZXRXb3Jrc3BhY2VNZW1iZXJSZXF1ZXN0GjIuc3dpdGNoeWFyZC5pZGVudGl0eS52MS5TZXRXb3Jrc3BhY2VNZW1iZXJSZXNwb25zZSIDkAICYgZwcm90bzM',
   );
+
+/**
+ * @generated from message switchyard.identity.v1.ProvisionOrganisationUserRequest
+ */
+export type ProvisionOrganisationUserRequest =
+  Message<'switchyard.identity.v1.ProvisionOrganisationUserRequest'> & {
+    /**
+     * @generated from field: string organisation_id = 1;
+     */
+    organisationId: string;
+
+    /**
+     * @generated from field: string email = 2;
+     */
+    email: string;
+
+    /**
+     * Used only when the user is created.
+     *
+     * @generated from field: string first_name = 3;
+     */
+    firstName: string;
+
+    /**
+     * @generated from field: string last_name = 4;
+     */
+    lastName: string;
+  };
+
+/**
+ * Describes the message switchyard.identity.v1.ProvisionOrganisationUserRequest.
+ * Use `create(ProvisionOrganisationUserRequestSchema)` to create a new message.
+ */
+export const ProvisionOrganisationUserRequestSchema: GenMessage<ProvisionOrganisationUserRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 0);
+
+/**
+ * @generated from message switchyard.identity.v1.ProvisionOrganisationUserResponse
+ */
+export type ProvisionOrganisationUserResponse =
+  Message<'switchyard.identity.v1.ProvisionOrganisationUserResponse'> & {
+    /**
+     * @generated from field: string user_id = 1;
+     */
+    userId: string;
+
+    /**
+     * False when the user was a member of the organisation already.
+     *
+     * @generated from field: bool joined = 2;
+     */
+    joined: boolean;
+  };
+
+/**
+ * Describes the message switchyard.identity.v1.ProvisionOrganisationUserResponse.
+ * Use `create(ProvisionOrganisationUserResponseSchema)` to create a new message.
+ */
+export const ProvisionOrganisationUserResponseSchema: GenMessage<ProvisionOrganisationUserResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 1);
+
+/**
+ * @generated from message switchyard.identity.v1.RemoveOrganisationUserRequest
+ */
+export type RemoveOrganisationUserRequest =
+  Message<'switchyard.identity.v1.RemoveOrganisationUserRequest'> & {
+    /**
+     * @generated from field: string organisation_id = 1;
+     */
+    organisationId: string;
+
+    /**
+     * @generated from field: string user_id = 2;
+     */
+    userId: string;
+  };
+
+/**
+ * Describes the message switchyard.identity.v1.RemoveOrganisationUserRequest.
+ * Use `create(RemoveOrganisationUserRequestSchema)` to create a new message.
+ */
+export const RemoveOrganisationUserRequestSchema: GenMessage<RemoveOrganisationUserRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 2);
+
+/**
+ * @generated from message switchyard.identity.v1.RemoveOrganisationUserResponse
+ */
+export type RemoveOrganisationUserResponse =
+  Message<'switchyard.identity.v1.RemoveOrganisationUserResponse'> & {
+    /**
+     * False when the user was not a member.
+     *
+     * @generated from field: bool removed = 1;
+     */
+    removed: boolean;
+  };
+
+/**
+ * Describes the message switchyard.identity.v1.RemoveOrganisationUserResponse.
+ * Use `create(RemoveOrganisationUserResponseSchema)` to create a new message.
+ */
+export const RemoveOrganisationUserResponseSchema: GenMessage<RemoveOrganisationUserResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 3);
+
+/**
+ * @generated from message switchyard.identity.v1.SetWorkspaceMemberRequest
+ */
+export type SetWorkspaceMemberRequest = Message<'switchyard.identity.v1.SetWorkspaceMemberRequest'> & {
+  /**
+   * @generated from field: string organisation_id = 1;
+   */
+  organisationId: string;
+
+  /**
+   * Must be a workspace of the organisation.
+   *
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string user_id = 3;
+   */
+  userId: string;
+
+  /**
+   * admin, manager or member; empty to remove the user from the workspace.
+   *
+   * @generated from field: string role = 4;
+   */
+  role: string;
+};
+
+/**
+ * Describes the message switchyard.identity.v1.SetWorkspaceMemberRequest.
+ * Use `create(SetWorkspaceMemberRequestSchema)` to create a new message.
+ */
+export const SetWorkspaceMemberRequestSchema: GenMessage<SetWorkspaceMemberRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 4);
+
+/**
+ * @generated from message switchyard.identity.v1.SetWorkspaceMemberResponse
+ */
+export type SetWorkspaceMemberResponse = Message<'switchyard.identity.v1.SetWorkspaceMemberResponse'> & {};
+
+/**
+ * Describes the message switchyard.identity.v1.SetWorkspaceMemberResponse.
+ * Use `create(SetWorkspaceMemberResponseSchema)` to create a new message.
+ */
+export const SetWorkspaceMemberResponseSchema: GenMessage<SetWorkspaceMemberResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_identity_v1_identity, 5);
 
 /**
  * What an organisation chose; an unset field is left to the default.
@@ -59,7 +216,7 @@ export type KeySettings = Message<'switchyard.identity.v1.KeySettings'> & {
  */
 export const KeySettingsSchema: GenMessage<KeySettings> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 0);
+  messageDesc(file_switchyard_identity_v1_identity, 6);
 
 /**
  * @generated from message switchyard.identity.v1.SectionList
@@ -77,7 +234,7 @@ export type SectionList = Message<'switchyard.identity.v1.SectionList'> & {
  */
 export const SectionListSchema: GenMessage<SectionList> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 1);
+  messageDesc(file_switchyard_identity_v1_identity, 7);
 
 /**
  * @generated from message switchyard.identity.v1.KeyScopes
@@ -95,7 +252,7 @@ export type KeyScopes = Message<'switchyard.identity.v1.KeyScopes'> & {
  */
 export const KeyScopesSchema: GenMessage<KeyScopes> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 2);
+  messageDesc(file_switchyard_identity_v1_identity, 8);
 
 /**
  * @generated from message switchyard.identity.v1.GetKeySettingsRequest
@@ -113,7 +270,7 @@ export type GetKeySettingsRequest = Message<'switchyard.identity.v1.GetKeySettin
  */
 export const GetKeySettingsRequestSchema: GenMessage<GetKeySettingsRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 3);
+  messageDesc(file_switchyard_identity_v1_identity, 9);
 
 /**
  * @generated from message switchyard.identity.v1.GetKeySettingsResponse
@@ -131,7 +288,7 @@ export type GetKeySettingsResponse = Message<'switchyard.identity.v1.GetKeySetti
  */
 export const GetKeySettingsResponseSchema: GenMessage<GetKeySettingsResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 4);
+  messageDesc(file_switchyard_identity_v1_identity, 10);
 
 /**
  * @generated from message switchyard.identity.v1.UpdateKeySettingsResponse
@@ -151,7 +308,7 @@ export type UpdateKeySettingsResponse = Message<'switchyard.identity.v1.UpdateKe
  */
 export const UpdateKeySettingsResponseSchema: GenMessage<UpdateKeySettingsResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 5);
+  messageDesc(file_switchyard_identity_v1_identity, 11);
 
 /**
  * @generated from message switchyard.identity.v1.UpdateKeySettingsRequest
@@ -190,7 +347,7 @@ export type UpdateKeySettingsRequest = Message<'switchyard.identity.v1.UpdateKey
  */
 export const UpdateKeySettingsRequestSchema: GenMessage<UpdateKeySettingsRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 6);
+  messageDesc(file_switchyard_identity_v1_identity, 12);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveWorkspaceRequest
@@ -217,7 +374,7 @@ export type ResolveWorkspaceRequest = Message<'switchyard.identity.v1.ResolveWor
  */
 export const ResolveWorkspaceRequestSchema: GenMessage<ResolveWorkspaceRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 7);
+  messageDesc(file_switchyard_identity_v1_identity, 13);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveWorkspaceResponse
@@ -254,7 +411,7 @@ export type ResolveWorkspaceResponse = Message<'switchyard.identity.v1.ResolveWo
  */
 export const ResolveWorkspaceResponseSchema: GenMessage<ResolveWorkspaceResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 8);
+  messageDesc(file_switchyard_identity_v1_identity, 14);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveApiKeyRequest
@@ -274,7 +431,7 @@ export type ResolveApiKeyRequest = Message<'switchyard.identity.v1.ResolveApiKey
  */
 export const ResolveApiKeyRequestSchema: GenMessage<ResolveApiKeyRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 9);
+  messageDesc(file_switchyard_identity_v1_identity, 15);
 
 /**
  * @generated from message switchyard.identity.v1.ApiKeyPrincipal
@@ -357,7 +514,7 @@ export type ApiKeyPrincipal = Message<'switchyard.identity.v1.ApiKeyPrincipal'> 
  */
 export const ApiKeyPrincipalSchema: GenMessage<ApiKeyPrincipal> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 10);
+  messageDesc(file_switchyard_identity_v1_identity, 16);
 
 /**
  * @generated from message switchyard.identity.v1.ResolveApiKeyResponse
@@ -377,7 +534,7 @@ export type ResolveApiKeyResponse = Message<'switchyard.identity.v1.ResolveApiKe
  */
 export const ResolveApiKeyResponseSchema: GenMessage<ResolveApiKeyResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_identity_v1_identity, 11);
+  messageDesc(file_switchyard_identity_v1_identity, 17);
 
 /**
  * @generated from enum switchyard.identity.v1.ApiKeyKind
@@ -454,5 +611,36 @@ export const IdentityService: GenService<{
     methodKind: 'unary';
     input: typeof UpdateKeySettingsRequestSchema;
     output: typeof UpdateKeySettingsResponseSchema;
+  };
+  /**
+   * SCIM provisioning (served to admin): the user with this email joins the organisation as a
+   * member, and is created when the email is new. A member already there keeps their role.
+   *
+   * @generated from rpc switchyard.identity.v1.IdentityService.ProvisionOrganisationUser
+   */
+  provisionOrganisationUser: {
+    methodKind: 'unary';
+    input: typeof ProvisionOrganisationUserRequestSchema;
+    output: typeof ProvisionOrganisationUserResponseSchema;
+  };
+  /**
+   * The user leaves the organisation and its workspaces; their keys and tokens there are revoked.
+   *
+   * @generated from rpc switchyard.identity.v1.IdentityService.RemoveOrganisationUser
+   */
+  removeOrganisationUser: {
+    methodKind: 'unary';
+    input: typeof RemoveOrganisationUserRequestSchema;
+    output: typeof RemoveOrganisationUserResponseSchema;
+  };
+  /**
+   * Makes the user a member of the workspace with this role, or (with an empty role) not a member.
+   *
+   * @generated from rpc switchyard.identity.v1.IdentityService.SetWorkspaceMember
+   */
+  setWorkspaceMember: {
+    methodKind: 'unary';
+    input: typeof SetWorkspaceMemberRequestSchema;
+    output: typeof SetWorkspaceMemberResponseSchema;
   };
 }> = /*@__PURE__*/ serviceDesc(file_switchyard_identity_v1_identity, 0);

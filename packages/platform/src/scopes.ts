@@ -107,6 +107,10 @@ const CATALOGUE = {
   'organisation_email_domains.list': org(),
   'organisation_email_domains.create': org(),
   'organisation_email_domains.delete': org(),
+
+  // SCIM provisioning: the organisation's SCIM token, its groups and their workspace mappings.
+  'organisation_scim.read': org(),
+  'organisation_scim.update': org(),
 } as const satisfies Record<string, ScopeInfo>;
 
 export type Scope = keyof typeof CATALOGUE;

@@ -37,9 +37,9 @@ export interface WorkspaceMemberInput {
 
 /**
  * Users of an organisation and members of its workspaces; organisation admin keys only.
- * Not here yet: invites by email (a user is added directly), and SSO or SCIM provisioning,
- * whose settings and group mappings live in the admin service; both would end in addUser
- * and addWorkspaceMembers.
+ * Not here yet: invites by email (a user is added directly). SCIM provisioning (its users,
+ * groups and group mappings live in the admin service) ends in the `provision…` methods
+ * below, which run the same steps as an administrator's changes.
  */
 export class MemberService {
   constructor(
@@ -222,6 +222,60 @@ export class MemberService {
     this.announceWorkspaceMember(workspace.organisationId, workspace.id, userId, events.ChangeAction.DELETED);
   }
 
+  /**
+   * SCIM: the user with this email becomes a member of the organisation (created when the
+   * email is new). A user who is a member already keeps their role.
+   */
+  async provisionUser(
+    organisationId: string,
+    input: Omit<AddUserInput, 'role'>,
+  ): Promise<{ userId: string; joined: boolean }> {
+    const result = await this.repo.transaction(async (repo) => {
+      const user = await repo.findOrCreateUser({
+        email: input.email,
+        firstName: input.firstName ?? null,
+        lastName: input.lastName ?? null,
+      });
+      if (await repo.findOrganisationMember(organisationId, user.id))
+        return { userId: user.id, joined: false };
+      await repo.insertOrganisationMember(organisationId, user.id, 'member');
+      return { userId: user.id, joined: true };
+    });
+    if (result.joined) this.announceUser(organisationId, result.userId, events.ChangeAction.CREATED);
+    return result;
+  }
+
+  /** SCIM: as `removeUser`; false when the user is not a member. */
+  async deprovisionUser(organisationId: string, userId: string): Promise<boolean> {
+    const principal = provisioningPrincipal(organisationId);
+    if (!(await this.repo.findOrganisationMember(organisationId, userId))) return false;
+    await this.removeUser(principal, userId);
+    return true;
+  }
+
+  /**
+   * SCIM group mappings: the user is a member of the workspace with `role`, or (null) not a
+   * member. Joining, a role change and leaving run as an administrator's would: keys are
+   * created on joining and revoked on leaving.
+   */
+  async provisionWorkspaceMember(
+    organisationId: string,
+    workspaceId: string,
+    userId: string,
+    role: WorkspaceRole | null,
+  ): Promise<void> {
+    const principal = provisioningPrincipal(organisationId);
+    const workspace = await this.identity.getWorkspace(principal, workspaceId);
+    const member = isUuid(userId) ? await this.repo.findWorkspaceMember(workspace.id, userId) : null;
+    if (role === null) {
+      if (member) await this.removeWorkspaceMember(principal, workspace.id, userId);
+    } else if (!member) {
+      await this.addWorkspaceMembers(principal, workspace.id, [{ userId, role }]);
+    } else if (member.workspaceRole !== role) {
+      await this.updateWorkspaceMemberRole(principal, workspace.id, userId, role);
+    }
+  }
+
   private async withWorkspaces(
     organisationId: string,
     members: MemberOfOrganisation[],
@@ -251,6 +305,22 @@ export class MemberService {
       action,
     });
   }
+}
+
+/** SCIM provisioning acts for the organisation as its administrators do; it holds no key. */
+function provisioningPrincipal(organisationId: string): Principal {
+  return {
+    apiKeyId: '',
+    organisationId,
+    workspaceId: null,
+    workspaceSlug: null,
+    kind: 'organisation_admin',
+    scopes: [],
+    expiresAt: null,
+    userId: null,
+    name: 'SCIM provisioning',
+    organisationCreatedAt: null,
+  };
 }
 
 async function assertNotLastOwner(

@@ -1,4 +1,5 @@
 import {
+  BadRequest,
   assertOrganisationAdmin,
   NotFound,
   maskSecret,
@@ -19,10 +20,16 @@ import {
 } from '../store/entities.ts';
 import { knownProviders, type ProviderId } from './providers.ts';
 
+/** How many credentials a plugin integration holds at most. */
+export const MAX_CREDENTIALS = 32;
+
+/** An AI provider integration (`provider`) or a legacy plugin integration (`pluginProviderId` and `credentials`). */
 export interface CreateIntegrationInput {
   name: string;
   slug?: string | undefined;
-  provider: ProviderId;
+  provider?: ProviderId | undefined;
+  pluginProviderId?: string | undefined;
+  credentials?: Record<string, string> | undefined;
   key?: string | undefined;
   description?: string | undefined;
   workspaceId?: string | undefined;
@@ -30,8 +37,22 @@ export interface CreateIntegrationInput {
   pricingAdjustments?: PricingAdjustments | null;
 }
 
+/** What may change; a credential set to null is removed, the others given are set, the rest kept. */
+export interface UpdateIntegrationInput {
+  name?: string | undefined;
+  description?: string | null | undefined;
+  key?: string | undefined;
+  credentials?: Record<string, string | null> | undefined;
+}
+
+/** An integration with a base AI provider: one the gateway can send model calls to. */
+export type ProviderIntegration = Integration & { provider: string };
+
+const isProviderIntegration = (integration: Integration): integration is ProviderIntegration =>
+  integration.provider !== null;
+
 export interface DecryptedIntegration {
-  integration: Integration;
+  integration: ProviderIntegration;
   apiKey: string;
   headers: Record<string, string>;
   settings: Record<string, string>;
@@ -60,8 +81,10 @@ export class IntegrationService {
           .slice(0, 63),
       name: input.name,
       description: input.description ?? null,
-      provider: input.provider,
+      provider: input.provider ?? null,
+      pluginProviderId: input.pluginProviderId ?? null,
       encryptedKey: input.key ? this.secrets.encrypt(input.key) : null,
+      credentials: input.credentials ? this.sealCredentials(input.credentials) : null,
       configurations: this.sealConfigurations(input.configurations),
       pricingAdjustments: input.pricingAdjustments ?? null,
     });
@@ -101,6 +124,74 @@ export class IntegrationService {
     });
   }
 
+  /**
+   * Changes names and secrets. `key` only for an AI provider integration, `credentials` only
+   * for a plugin integration; gateways drop cached credentials on the change event.
+   */
+  async update(principal: Principal, slug: string, input: UpdateIntegrationInput): Promise<Integration> {
+    assertOrganisationAdmin(principal);
+    const integration = await this.get(principal, slug);
+    const plugin = integration.pluginProviderId !== null;
+    if (plugin && input.key !== undefined) {
+      throw new BadRequest("'key' is not used by a plugin integration: send its 'credentials'.", {
+        param: 'key',
+        code: 'invalid_parameter',
+      });
+    }
+    if (!plugin && input.credentials !== undefined) {
+      throw new BadRequest("'credentials' are taken only by plugin integrations (plugin_provider_id).", {
+        param: 'credentials',
+        code: 'invalid_parameter',
+      });
+    }
+    let credentials = integration.credentials;
+    if (input.credentials !== undefined) {
+      credentials = { ...(credentials ?? {}) };
+      for (const [name, value] of Object.entries(input.credentials)) {
+        if (value === null) delete credentials[name];
+        else credentials[name] = this.secrets.encrypt(value);
+      }
+      if (Object.keys(credentials).length > MAX_CREDENTIALS) {
+        throw new BadRequest(`A plugin integration holds at most ${MAX_CREDENTIALS} credentials.`, {
+          param: 'credentials',
+          code: 'invalid_parameter',
+        });
+      }
+    }
+    const updated = await this.repo.update(integration.id, {
+      name: input.name ?? integration.name,
+      description: input.description === undefined ? integration.description : input.description,
+      encryptedKey: input.key === undefined ? integration.encryptedKey : this.secrets.encrypt(input.key),
+      credentials,
+    });
+    publishChange(this.bus, {
+      entity: 'integration',
+      entityId: integration.id,
+      organisationId: integration.organisationId,
+      workspaceId: integration.workspaceId ?? '',
+      action: events.ChangeAction.UPDATED,
+      cacheKey: `${integration.organisationId}:${integration.slug}`,
+    });
+    return updated;
+  }
+
+  private sealCredentials(credentials: Record<string, string>): Record<string, string> {
+    return Object.fromEntries(
+      Object.entries(credentials).map(([name, value]) => [name, this.secrets.encrypt(value)]),
+    );
+  }
+
+  /** Each credential of a plugin integration, masked; null for other integrations. */
+  maskedCredentials(integration: Integration): Record<string, string> | null {
+    if (!integration.credentials) return null;
+    return Object.fromEntries(
+      Object.entries(integration.credentials).map(([name, value]) => [
+        name,
+        maskSecret(this.secrets.decrypt(value)),
+      ]),
+    );
+  }
+
   /** Header values and secret settings are credentials too: stored encrypted like the key. */
   private sealConfigurations(configurations: IntegrationConfigurations): IntegrationConfigurations {
     const sealed: IntegrationConfigurations = { ...configurations };
@@ -121,8 +212,13 @@ export class IntegrationService {
   }
 
   /** Live integrations a workspace may use (at most 1000), for the gateway's model list. */
-  listForWorkspace(organisationId: string, workspaceId: string): Promise<[Integration[], number]> {
-    return this.repo.list(organisationId, { offset: 0, limit: 1000 }, workspaceId || null);
+  async listForWorkspace(
+    organisationId: string,
+    workspaceId: string,
+  ): Promise<[ProviderIntegration[], number]> {
+    const [list] = await this.repo.list(organisationId, { offset: 0, limit: 1000 }, workspaceId || null);
+    const usable = list.filter(isProviderIntegration);
+    return [usable, usable.length];
   }
 
   /** For the gateway only, over the authenticated service channel. */
@@ -132,7 +228,8 @@ export class IntegrationService {
     slug: string,
   ): Promise<DecryptedIntegration | null> {
     const integration = await this.repo.findLive(organisationId, slug, workspaceId || null);
-    if (!integration) return null;
+    // A plugin integration serves no model calls.
+    if (!integration || !isProviderIntegration(integration)) return null;
     const { custom_host: _host, headers: sealedHeaders, ...rest } = integration.configurations;
     const headers = Object.fromEntries(
       Object.entries(sealedHeaders ?? {}).map(([name, value]) => [name, this.secrets.decrypt(value)]),
@@ -165,7 +262,9 @@ export class IntegrationService {
       name: 'Mock provider',
       description: 'Deterministic answers with no provider account.',
       provider: 'mock',
+      pluginProviderId: null,
       encryptedKey: null,
+      credentials: null,
       configurations: {},
       pricingAdjustments: null,
     });
@@ -186,7 +285,9 @@ export class IntegrationService {
         name: `${provider} (from ${source.envKey})`,
         description: `Created from the ${source.envKey} environment variable.`,
         provider,
+        pluginProviderId: null,
         encryptedKey: this.secrets.encrypt(key),
+        credentials: null,
         configurations: baseUrl ? { custom_host: baseUrl } : {},
         pricingAdjustments: null,
       });

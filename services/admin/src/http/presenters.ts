@@ -13,6 +13,7 @@ export function presentIntegration(integration: Integration) {
     name: integration.name,
     description: integration.description,
     ai_provider_id: integration.provider,
+    plugin_provider_id: integration.pluginProviderId,
     organisation_id: integration.organisationId,
     workspace_id: integration.workspaceId,
     status: integration.status,
@@ -22,8 +23,15 @@ export function presentIntegration(integration: Integration) {
   };
 }
 
-/** Detail view: secrets only ever appear masked, secret settings under a `masked_` name. */
-export function presentIntegrationDetail(integration: Integration, maskedKey: string | null) {
+/**
+ * Detail view: secrets only ever appear masked, secret settings under a `masked_` name, and
+ * each credential of a plugin integration masked.
+ */
+export function presentIntegrationDetail(
+  integration: Integration,
+  maskedKey: string | null,
+  maskedCredentials: Record<string, string> | null,
+) {
   const { headers, ...rest } = integration.configurations;
   const configurations: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(rest)) {
@@ -35,6 +43,7 @@ export function presentIntegrationDetail(integration: Integration, maskedKey: st
   return {
     ...presentIntegration(integration),
     masked_key: maskedKey,
+    credentials: maskedCredentials,
     configurations,
     pricing_adjustments: integration.pricingAdjustments,
   };

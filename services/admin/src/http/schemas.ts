@@ -2,6 +2,7 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { z } from 'zod';
 import { DATA_PLANE_SCOPES } from '@switchyard/platform';
 import { normaliseDomain } from '../domain/email-domains.ts';
+import { MAX_CREDENTIALS } from '../domain/integration.service.ts';
 import { providerIds } from '../domain/providers.ts';
 import { DEFAULT_SSO_SCOPES } from '../domain/sso.service.ts';
 
@@ -24,42 +25,110 @@ export const pricingAdjustments = z.strictObject({
     .optional(),
 });
 
-export const createIntegrationBody = z.object({
-  name: z.string().trim().min(1).max(255),
-  slug: slug.optional(),
-  ai_provider_id: z.enum(providerIds),
+/** A legacy plugin provider id, such as `my-plugin`. */
+const pluginProviderId = z
+  .string()
+  .regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}$/, 'letters, digits, ., - and _, up to 64 characters');
+
+const credentialName = z
+  .string()
+  .regex(
+    /^[a-zA-Z_][a-zA-Z0-9_.-]{0,63}$/,
+    'a credential name: letters, digits, ., - and _, up to 64 characters',
+  );
+const credentialValue = z.string().min(1).max(8192);
+
+/** A legacy plugin integration's credentials: named strings, stored encrypted. */
+const credentials = z
+  .record(credentialName, credentialValue)
+  .refine((value) => Object.keys(value).length >= 1, 'must hold at least one credential')
+  .refine(
+    (value) => Object.keys(value).length <= MAX_CREDENTIALS,
+    `must hold at most ${MAX_CREDENTIALS} credentials`,
+  );
+
+export const createIntegrationBody = z
+  .object({
+    name: z.string().trim().min(1).max(255),
+    slug: slug.optional(),
+    ai_provider_id: z.enum(providerIds).optional(),
+    plugin_provider_id: pluginProviderId.optional(),
+    credentials: credentials.optional(),
+    key: z.string().min(1).max(8192).optional(),
+    description: z.string().max(1024).optional(),
+    workspace_id: z.uuid().optional(),
+    pricing_adjustments: pricingAdjustments.nullable().optional(),
+    configurations: z
+      .object({
+        custom_host: z.url({ protocol: /^https?$/, message: 'an http(s) URL' }).optional(),
+        headers: z.record(headerName, z.string().max(8192)).optional(),
+        api_version: z
+          .string()
+          .regex(/^[\w.-]{1,64}$/, 'an API version such as 2024-10-21')
+          .optional(),
+        resource_name: z
+          .string()
+          .regex(/^[a-zA-Z0-9-]{1,64}$/, 'an Azure resource name')
+          .optional(),
+        deployment: z
+          .string()
+          .regex(/^[\w.-]{1,128}$/, 'a deployment name')
+          .optional(),
+        aws_region: z
+          .string()
+          .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'an AWS region such as us-east-1')
+          .optional(),
+        aws_access_key_id: z
+          .string()
+          .regex(/^[A-Z0-9]{16,128}$/, 'an AWS access key id')
+          .optional(),
+        aws_secret_access_key: z.string().min(1).max(256).optional(),
+        aws_session_token: z.string().min(1).max(4096).optional(),
+      })
+      .default({}),
+  })
+  .superRefine((body, ctx) => {
+    const plugin = body.plugin_provider_id !== undefined;
+    if (plugin === (body.ai_provider_id !== undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [plugin ? 'plugin_provider_id' : 'ai_provider_id'],
+        message: 'give exactly one of ai_provider_id or plugin_provider_id',
+      });
+      return;
+    }
+    if (plugin) {
+      if (body.credentials === undefined)
+        ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'required with plugin_provider_id' });
+      if (body.key !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['key'],
+          message: 'not used with plugin_provider_id: send credentials',
+        });
+      if (Object.keys(body.configurations).length > 0)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['configurations'],
+          message: 'not used with plugin_provider_id',
+        });
+    } else if (body.credentials !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'taken only with plugin_provider_id' });
+    }
+  });
+
+/** A credential set to null is removed; the others given are set; those left out are kept. */
+export const updateIntegrationBody = z.strictObject({
+  name: z.string().trim().min(1).max(255).optional(),
+  description: z.string().max(1024).nullable().optional(),
   key: z.string().min(1).max(8192).optional(),
-  description: z.string().max(1024).optional(),
-  workspace_id: z.uuid().optional(),
-  pricing_adjustments: pricingAdjustments.nullable().optional(),
-  configurations: z
-    .object({
-      custom_host: z.url({ protocol: /^https?$/, message: 'an http(s) URL' }).optional(),
-      headers: z.record(headerName, z.string().max(8192)).optional(),
-      api_version: z
-        .string()
-        .regex(/^[\w.-]{1,64}$/, 'an API version such as 2024-10-21')
-        .optional(),
-      resource_name: z
-        .string()
-        .regex(/^[a-zA-Z0-9-]{1,64}$/, 'an Azure resource name')
-        .optional(),
-      deployment: z
-        .string()
-        .regex(/^[\w.-]{1,128}$/, 'a deployment name')
-        .optional(),
-      aws_region: z
-        .string()
-        .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'an AWS region such as us-east-1')
-        .optional(),
-      aws_access_key_id: z
-        .string()
-        .regex(/^[A-Z0-9]{16,128}$/, 'an AWS access key id')
-        .optional(),
-      aws_secret_access_key: z.string().min(1).max(256).optional(),
-      aws_session_token: z.string().min(1).max(4096).optional(),
-    })
-    .default({}),
+  credentials: z
+    .record(credentialName, credentialValue.nullable())
+    .refine(
+      (value) => Object.keys(value).length <= MAX_CREDENTIALS,
+      `must hold at most ${MAX_CREDENTIALS} credentials`,
+    )
+    .optional(),
 });
 
 export const slugParam = slug;
@@ -120,9 +189,16 @@ const publicJwk = z.record(z.string(), z.unknown()).superRefine((jwk, ctx) => {
   }
 });
 
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/** https; plain http only on loopback (an identity provider on this machine, reachable only when trusted). */
 const httpsIssuer = z
-  .url({ protocol: /^https$/, message: 'an https URL' })
+  .url({ protocol: /^https?$/, message: 'an https URL' })
   .max(2048)
+  .refine(
+    (value) => new URL(value).protocol === 'https:' || LOOPBACK_HOSTS.has(new URL(value).hostname),
+    'an https URL',
+  )
   .refine((value) => {
     const url = new URL(value);
     return !url.username && !url.password && !url.search && !url.hash;
@@ -141,6 +217,11 @@ export const upsertSsoConnectionBody = z.strictObject({
     .enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'])
     .default('client_secret_basic'),
   jwks: z.strictObject({ keys: z.array(publicJwk).min(1).max(20) }).optional(),
+  /** The private key private_key_jwt signs with (a JWK whose public half is in jwks): write-only, encrypted. */
+  private_key: z
+    .record(z.string(), z.unknown())
+    .refine((jwk) => Object.hasOwn(jwk, 'd'), "must be a private JWK (with 'd')")
+    .optional(),
   scopes: z
     .array(scopeToken)
     .min(1)

@@ -45,8 +45,13 @@ export interface Integration {
   slug: string;
   name: string;
   description: string | null;
-  provider: string;
+  /** The base AI provider; null for a plugin integration. */
+  provider: string | null;
+  /** A legacy plugin integration's provider; null for an AI provider integration. */
+  pluginProviderId: string | null;
   encryptedKey: string | null;
+  /** A plugin integration's credentials, each value SecretBox ciphertext; null for others. */
+  credentials: Record<string, string> | null;
   configurations: IntegrationConfigurations;
   pricingAdjustments: PricingAdjustments | null;
   status: IntegrationStatus;
@@ -64,8 +69,10 @@ export const IntegrationEntity = new EntitySchema<Integration>({
     slug: { type: 'text' },
     name: { type: 'text' },
     description: { type: 'text', nullable: true },
-    provider: { type: 'text' },
+    provider: { type: 'text', nullable: true },
+    pluginProviderId: { name: 'plugin_provider_id', type: 'text', nullable: true },
     encryptedKey: { name: 'encrypted_key', type: 'text', nullable: true },
+    credentials: { name: 'encrypted_credentials', type: 'jsonb', nullable: true },
     configurations: { type: 'jsonb' },
     pricingAdjustments: { name: 'pricing_adjustments', type: 'jsonb', nullable: true },
     status: { type: 'text' },
@@ -170,9 +177,134 @@ export const OrganisationEmailDomainEntity = new EntitySchema<OrganisationEmailD
   },
 });
 
+/** An organisation's SCIM token: its hash to find it, its ciphertext to show it masked. */
+export interface ScimCredential {
+  organisationId: string;
+  tokenHash: string;
+  encryptedToken: string;
+  createdAt: Date;
+  /** The API key that issued it. */
+  createdBy: string;
+}
+
+export const ScimCredentialEntity = new EntitySchema<ScimCredential>({
+  name: 'ScimCredential',
+  tableName: 'scim_credentials',
+  columns: {
+    organisationId: { name: 'organisation_id', type: 'uuid', primary: true },
+    tokenHash: { name: 'token_hash', type: 'text' },
+    encryptedToken: { name: 'encrypted_token', type: 'text' },
+    createdAt: { name: 'created_at', type: 'timestamptz' },
+    createdBy: { name: 'created_by', type: 'text' },
+  },
+});
+
+/** A user as the organisation's identity provider sees them; `userId` is control-plane's user. */
+export interface ScimUser {
+  organisationId: string;
+  userId: string;
+  userName: string;
+  email: string;
+  externalId: string | null;
+  givenName: string | null;
+  familyName: string | null;
+  displayName: string | null;
+  active: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const ScimUserEntity = new EntitySchema<ScimUser>({
+  name: 'ScimUser',
+  tableName: 'scim_users',
+  columns: {
+    organisationId: { name: 'organisation_id', type: 'uuid', primary: true },
+    userId: { name: 'user_id', type: 'uuid', primary: true },
+    userName: { name: 'user_name', type: 'text' },
+    email: { type: 'text' },
+    externalId: { name: 'external_id', type: 'text', nullable: true },
+    givenName: { name: 'given_name', type: 'text', nullable: true },
+    familyName: { name: 'family_name', type: 'text', nullable: true },
+    displayName: { name: 'display_name', type: 'text', nullable: true },
+    active: { type: 'boolean' },
+    createdAt: { name: 'created_at', type: 'timestamptz' },
+    updatedAt: { name: 'updated_at', type: 'timestamptz' },
+  },
+});
+
+export interface ScimGroup {
+  id: string;
+  organisationId: string;
+  displayName: string;
+  externalId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const ScimGroupEntity = new EntitySchema<ScimGroup>({
+  name: 'ScimGroup',
+  tableName: 'scim_groups',
+  columns: {
+    id: { type: 'uuid', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    displayName: { name: 'display_name', type: 'text' },
+    externalId: { name: 'external_id', type: 'text', nullable: true },
+    createdAt: { name: 'created_at', type: 'timestamptz' },
+    updatedAt: { name: 'updated_at', type: 'timestamptz' },
+  },
+});
+
+export interface ScimGroupMember {
+  groupId: string;
+  userId: string;
+  organisationId: string;
+}
+
+export const ScimGroupMemberEntity = new EntitySchema<ScimGroupMember>({
+  name: 'ScimGroupMember',
+  tableName: 'scim_group_members',
+  columns: {
+    groupId: { name: 'group_id', type: 'uuid', primary: true },
+    userId: { name: 'user_id', type: 'uuid', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+  },
+});
+
+export type ScimWorkspaceRole = 'admin' | 'manager' | 'member';
+
+/** Members of the group are members of the workspace with this role. */
+export interface ScimWorkspaceMapping {
+  id: string;
+  organisationId: string;
+  groupId: string;
+  workspaceId: string;
+  role: ScimWorkspaceRole;
+  createdAt: Date;
+  createdBy: string;
+}
+
+export const ScimWorkspaceMappingEntity = new EntitySchema<ScimWorkspaceMapping>({
+  name: 'ScimWorkspaceMapping',
+  tableName: 'scim_workspace_mappings',
+  columns: {
+    id: { type: 'uuid', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    groupId: { name: 'group_id', type: 'uuid' },
+    workspaceId: { name: 'workspace_id', type: 'uuid' },
+    role: { type: 'text' },
+    createdAt: { name: 'created_at', type: 'timestamptz' },
+    createdBy: { name: 'created_by', type: 'text' },
+  },
+});
+
 export const entities = [
   IntegrationEntity,
   OrganisationSettingsEntity,
   SsoConnectionEntity,
   OrganisationEmailDomainEntity,
+  ScimCredentialEntity,
+  ScimUserEntity,
+  ScimGroupEntity,
+  ScimGroupMemberEntity,
+  ScimWorkspaceMappingEntity,
 ];

@@ -58,6 +58,15 @@ export class IntegrationRepository {
     });
   }
 
+  async update(
+    id: string,
+    fields: Pick<Integration, 'name' | 'description' | 'encryptedKey' | 'credentials'>,
+  ): Promise<Integration> {
+    const repo = this.manager.getRepository(IntegrationEntity);
+    await repo.update({ id }, { ...fields, updatedAt: new Date() });
+    return (await repo.findOneBy({ id }))!;
+  }
+
   async archive(id: string): Promise<void> {
     await this.manager
       .getRepository(IntegrationEntity)

@@ -5,3 +5,4 @@ export * from './fake-gemini.ts';
 export * from './fake-openai.ts';
 export * from './service-harness.ts';
 export * from './fake-identity-provider.ts';
+export * from './fake-oidc-provider.ts';

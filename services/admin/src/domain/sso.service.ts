@@ -15,6 +15,7 @@ import type {
   TokenEndpointAuthMethod,
 } from '../store/entities.ts';
 import type { SsoRepository } from '../store/sso.repository.ts';
+import { matchingPublicJwk } from '../oidc/client-assertion.ts';
 import { domainCovers, isPublicSuffix, isRootDomain, normaliseDomain } from './email-domains.ts';
 
 export const DEFAULT_SSO_SCOPES = ['openid', 'email', 'profile'];
@@ -28,6 +29,8 @@ export interface SsoConnectionInput {
   clientSecret?: string | undefined;
   tokenEndpointAuthMethod: TokenEndpointAuthMethod;
   jwks?: { keys: PublicJwk[] } | undefined;
+  /** private_key_jwt: the private JWK of one of `jwks`; left out keeps the stored one. */
+  privateKey?: Record<string, unknown> | undefined;
   scopes: string[];
   disableAutoProvisionUser: boolean;
 }
@@ -86,6 +89,18 @@ export class SsoService {
         { param: 'jwks', code: 'invalid_parameter' },
       );
     }
+    if (input.privateKey !== undefined) {
+      if (method !== 'private_key_jwt')
+        throw new BadRequest(
+          `'private_key' is taken only with token_endpoint_auth_method 'private_key_jwt', not '${method}'.`,
+          { param: 'private_key', code: 'invalid_parameter' },
+        );
+      if (!matchingPublicJwk(input.privateKey, input.jwks!.keys))
+        throw new BadRequest("'private_key' must be a private JWK whose public key is one of 'jwks'.", {
+          param: 'private_key',
+          code: 'private_key_not_in_jwks',
+        });
+    }
     const takesSecret = SECRET_METHODS.includes(method);
     if (!takesSecret && input.clientSecret !== undefined) {
       throw new BadRequest(`'client_secret' is not used with token_endpoint_auth_method '${method}'.`, {
@@ -105,16 +120,23 @@ export class SsoService {
         });
       }
     }
-    const connection = await this.repo.upsertConnection(principal.organisationId, clientId, {
-      enabled: input.enabled,
-      issuer: input.issuer,
-      encryptedClientSecret,
-      tokenEndpointAuthMethod: method,
-      jwks: method === 'private_key_jwt' ? input.jwks! : null,
-      scopes: input.scopes,
-      disableAutoProvisionUser: input.disableAutoProvisionUser,
-      updatedBy: principal.apiKeyId,
-    });
+    const connection = await this.repo.upsertConnection(
+      principal.organisationId,
+      clientId,
+      {
+        enabled: input.enabled,
+        issuer: input.issuer,
+        encryptedClientSecret,
+        tokenEndpointAuthMethod: method,
+        jwks: method === 'private_key_jwt' ? input.jwks! : null,
+        scopes: input.scopes,
+        disableAutoProvisionUser: input.disableAutoProvisionUser,
+        updatedBy: principal.apiKeyId,
+      },
+      method !== 'private_key_jwt'
+        ? null
+        : input.privateKey && this.secrets.encrypt(JSON.stringify(input.privateKey)),
+    );
     return { connection, created: !existing };
   }
 

@@ -35,25 +35,31 @@ export class SsoRepository {
     return this.manager.getRepository(SsoConnectionEntity).findOneBy({ organisationId, clientId });
   }
 
-  /** Creates the connection or replaces its fields, in one statement. */
+  /**
+   * Creates the connection or replaces its fields, in one statement. `encryptedPrivateKey`
+   * undefined keeps the stored private key (private_key_jwt), null drops it.
+   */
   async upsertConnection(
     organisationId: string,
     clientId: string,
     fields: SsoConnectionFields,
+    encryptedPrivateKey?: string | null,
   ): Promise<SsoConnection> {
     await this.manager.query(
       `INSERT INTO admin.sso_connections AS current
          (id, organisation_id, client_id, enabled, issuer, encrypted_client_secret,
           token_endpoint_auth_method, jwks, scopes, disable_auto_provision_user,
-          created_at, updated_at, updated_by)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, now(), now(), $11)
+          created_at, updated_at, updated_by, encrypted_private_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10, now(), now(), $11, $12)
        ON CONFLICT (organisation_id, client_id) DO UPDATE
          SET enabled = excluded.enabled, issuer = excluded.issuer,
              encrypted_client_secret = excluded.encrypted_client_secret,
              token_endpoint_auth_method = excluded.token_endpoint_auth_method,
              jwks = excluded.jwks, scopes = excluded.scopes,
              disable_auto_provision_user = excluded.disable_auto_provision_user,
-             updated_at = now(), updated_by = excluded.updated_by`,
+             updated_at = now(), updated_by = excluded.updated_by,
+             encrypted_private_key = CASE WHEN $13 THEN excluded.encrypted_private_key
+                                          ELSE current.encrypted_private_key END`,
       [
         randomUUID(),
         organisationId,
@@ -66,6 +72,8 @@ export class SsoRepository {
         JSON.stringify(fields.scopes),
         fields.disableAutoProvisionUser,
         fields.updatedBy,
+        encryptedPrivateKey ?? null,
+        encryptedPrivateKey !== undefined,
       ],
     );
     return (await this.findConnection(organisationId, clientId))!;

@@ -26,7 +26,7 @@ interface SessionRow {
 }
 
 /**
- * Browser sessions, opened with a JWT and carried in an HttpOnly cookie afterwards. A session
+ * Browser sessions, opened with a JWT (or by an SSO login) and carried in an HttpOnly cookie. A session
  * acts like the token that opened it (same workspace and scopes) until it expires or is closed;
  * every service resolves it like a key, by the hash of its secret.
  */
@@ -48,12 +48,52 @@ export class SessionService {
         },
       );
     }
+    // A session never outlives the token that opened it.
+    return this.insert(
+      {
+        organisationId: principal.organisationId,
+        workspaceId: principal.workspaceId,
+        subject: principal.name.replace(/^jwt:/, ''),
+        scopes: principal.scopes,
+        notAfter: principal.expiresAt,
+      },
+      from,
+    );
+  }
+
+  /** A session of a person their organisation's SSO vouched for, in one of their workspaces. */
+  openForUser(
+    user: { organisationId: string; workspaceId: string; email: string; scopes: readonly string[] },
+    from: { userAgent: string | undefined; clientIp: string | undefined },
+  ): Promise<{ token: string; expiresAt: Date }> {
+    return this.insert(
+      {
+        organisationId: user.organisationId,
+        workspaceId: user.workspaceId,
+        subject: user.email,
+        scopes: user.scopes,
+        notAfter: null,
+      },
+      from,
+    );
+  }
+
+  private async insert(
+    session: {
+      organisationId: string;
+      workspaceId: string;
+      subject: string;
+      scopes: readonly string[];
+      /** Epoch milliseconds the session may not outlive, if any. */
+      notAfter: number | null;
+    },
+    from: { userAgent: string | undefined; clientIp: string | undefined },
+  ): Promise<{ token: string; expiresAt: Date }> {
     const token = `sys-${randomToken(32)}`;
     const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
-    // A session never outlives the token that opened it.
     const until =
-      principal.expiresAt !== null && principal.expiresAt < expiresAt.getTime()
-        ? new Date(principal.expiresAt)
+      session.notAfter !== null && session.notAfter < expiresAt.getTime()
+        ? new Date(session.notAfter)
         : expiresAt;
     await this.manager.query(
       `INSERT INTO control_plane.sessions
@@ -62,10 +102,10 @@ export class SessionService {
       [
         randomUUID(),
         sha256Hex(token),
-        principal.organisationId,
-        principal.workspaceId,
-        principal.name.replace(/^jwt:/, ''),
-        JSON.stringify(principal.scopes),
+        session.organisationId,
+        session.workspaceId,
+        session.subject,
+        JSON.stringify(session.scopes),
         until,
         from.userAgent?.slice(0, 512) ?? null,
         from.clientIp ?? null,

@@ -1,0 +1,82 @@
+import {
+  createPrivateKey,
+  createPublicKey,
+  randomUUID,
+  sign,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
+
+/** Members that name a public key, by key type. */
+const PUBLIC_MEMBERS: Record<string, readonly string[]> = {
+  RSA: ['n', 'e'],
+  EC: ['crv', 'x', 'y'],
+  OKP: ['crv', 'x'],
+};
+
+function samePublicKey(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const members = typeof a.kty === 'string' ? PUBLIC_MEMBERS[a.kty] : undefined;
+  return !!members && a.kty === b.kty && members.every((m) => a[m] !== undefined && a[m] === b[m]);
+}
+
+/**
+ * The entry of `jwks` whose public key is the public half of `privateJwk`, or undefined when
+ * the JWK is not a usable private key or its public half is not among them.
+ */
+export function matchingPublicJwk(
+  privateJwk: Record<string, unknown>,
+  jwks: readonly Record<string, unknown>[],
+): Record<string, unknown> | undefined {
+  let publicJwk: Record<string, unknown>;
+  try {
+    const key = createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' });
+    publicJwk = createPublicKey(key).export({ format: 'jwk' }) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  return jwks.find((candidate) => samePublicKey(publicJwk, candidate));
+}
+
+/** The JWS algorithm of a key: ES256/384/512 by curve, EdDSA, else RS256. */
+function algorithmOf(key: KeyObject): { alg: string; hash: string | null } {
+  if (key.asymmetricKeyType === 'ec') {
+    const curve = key.asymmetricKeyDetails?.namedCurve;
+    if (curve === 'secp384r1') return { alg: 'ES384', hash: 'sha384' };
+    if (curve === 'secp521r1') return { alg: 'ES512', hash: 'sha512' };
+    return { alg: 'ES256', hash: 'sha256' };
+  }
+  if (key.asymmetricKeyType === 'ed25519') return { alg: 'EdDSA', hash: null };
+  return { alg: 'RS256', hash: 'sha256' };
+}
+
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/**
+ * A client assertion for private_key_jwt (RFC 7523, OIDC Core 9): issued by and about the
+ * client, for the token endpoint, valid for one minute, with a unique `jti`.
+ */
+export function clientAssertion(
+  privateJwk: Record<string, unknown>,
+  kid: string | undefined,
+  clientId: string,
+  tokenEndpoint: string,
+  now = Date.now(),
+): string {
+  const key = createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' });
+  const { alg, hash } = algorithmOf(key);
+  const seconds = Math.floor(now / 1000);
+  const input = `${b64({ alg, typ: 'JWT', ...(kid ? { kid } : {}) })}.${b64({
+    iss: clientId,
+    sub: clientId,
+    aud: tokenEndpoint,
+    jti: randomUUID(),
+    iat: seconds,
+    exp: seconds + 60,
+  })}`;
+  const signature = sign(
+    hash,
+    Buffer.from(input),
+    key.asymmetricKeyType === 'ec' ? { key, dsaEncoding: 'ieee-p1363' } : key,
+  );
+  return `${input}.${signature.toString('base64url')}`;
+}

@@ -1,7 +1,9 @@
 // Preloaded into the service processes by `pnpm bench --profile --mode distributed`
 // (NODE_OPTIONS=--import …; Node 20 does not accept --cpu-prof there). It profiles the
 // process whose command is BENCH_CPU_PROFILE (e.g. `gateway`) the way --cpu-prof does, and
-// writes the profile to BENCH_CPU_PROFILE_DIR when the process exits.
+// writes the profile to BENCH_CPU_PROFILE_DIR when the process exits. With
+// BENCH_ALLOC_PROFILE=1 it also samples allocations (every 32 KiB allocated, kept whether or
+// not the object was collected since) and writes them as a .heapprofile beside it.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
@@ -14,12 +16,27 @@ if (dir && process.argv[2] === process.env.BENCH_CPU_PROFILE) {
   // --cpu-prof's default sampling interval.
   session.post('Profiler.setSamplingInterval', { interval: 1000 });
   session.post('Profiler.start');
+  const allocations = process.env.BENCH_ALLOC_PROFILE === '1';
+  if (allocations) {
+    session.post('HeapProfiler.enable');
+    session.post('HeapProfiler.startSampling', {
+      samplingInterval: 32 * 1024,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  }
   process.on('exit', () => {
     // The in-thread inspector session answers synchronously, so this completes before exit.
+    const stamp = `${Date.now()}.0.${process.pid}.0.001`;
     session.post('Profiler.stop', (err, result) => {
       if (err || !result) return;
-      const name = `CPU.${Date.now()}.0.${process.pid}.0.001.cpuprofile`;
-      writeFileSync(join(dir, name), JSON.stringify(result.profile));
+      writeFileSync(join(dir, `CPU.${stamp}.cpuprofile`), JSON.stringify(result.profile));
     });
+    if (allocations) {
+      session.post('HeapProfiler.stopSampling', (err, result) => {
+        if (err || !result) return;
+        writeFileSync(join(dir, `Heap.${stamp}.heapprofile`), JSON.stringify(result.profile));
+      });
+    }
   });
 }

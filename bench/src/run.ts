@@ -55,6 +55,7 @@ const { values: args } = parseArgs({
     'jit-warmup': { type: 'string', default: '10' },
     'stream-requests': { type: 'string', default: '300' },
     profile: { type: 'boolean', default: false },
+    'alloc-profile': { type: 'boolean', default: false },
     mode: { type: 'string', default: 'distributed' },
     placement: { type: 'string', default: 'cpus' },
     'node-options': { type: 'string', default: '' },
@@ -297,6 +298,7 @@ async function startDistributed(): Promise<Gateway> {
     nodeOptions.push(`--import ${join(repoRoot, 'bench', 'src', 'cpu-profile.mjs')}`);
     env.BENCH_CPU_PROFILE = 'gateway';
     env.BENCH_CPU_PROFILE_DIR = profileDir;
+    if (args['alloc-profile']) env.BENCH_ALLOC_PROFILE = '1';
   }
   if (nodeOptions.length > 0) env.NODE_OPTIONS = nodeOptions.join(' ');
   stack = await startStack({ upstreamKey: UPSTREAM_KEY, env });

@@ -348,4 +348,101 @@ describe('KafkaEventBus (real broker)', () => {
     },
     deliveryTimeoutMs: 30_000,
   }));
+
+  describe('packing and size limits', () => {
+    async function kafkaBus(
+      t: TestContext,
+      options: Partial<ConstructorParameters<typeof KafkaEventBus>[0]> = {},
+    ) {
+      const capture = captureLogger('kafka-packing');
+      const bus = new KafkaEventBus({
+        brokers,
+        clientId: 'switchyard-contract',
+        logger: capture.logger,
+        topicPrefix: prefix,
+        ...options,
+      });
+      await eventually(() => bus.check(), { timeoutMs: 60_000, intervalMs: 500 });
+      t.after(() => bus.close());
+      return { bus, capture };
+    }
+    const within = { timeoutMs: 30_000, intervalMs: 25 };
+
+    test('events of one key published together travel packed and reach the subscriber one by one, in order', async (t) => {
+      const { bus } = await kafkaBus(t, { packing: { maxPackBytes: 2_000, maxPackMessages: 50 } });
+      const topic = `packed-${uniqueSuffix()}`;
+      const r = recorder();
+      const subscription = await bus.subscribe({
+        groupId: `group-packed-${uniqueSuffix()}`,
+        topics: [topic],
+        fromBeginning: true,
+        handler: r.handler,
+      });
+      t.after(() => subscription.stop());
+      const sent = Array.from({ length: 120 }, (_, i) => `event ${i} ${'x'.repeat(i)}`);
+      for (const value of sent) bus.publish({ topic, key: 'workspace-1', value: encoder.encode(value) });
+      await bus.flush();
+      await eventually(() => assert.equal(r.seen.length, sent.length), within);
+      assert.deepEqual(r.values(), sent);
+      assert.ok(r.seen.every((m) => m.key === 'workspace-1' && m.topic === topic));
+      // Packed: the 120 events took far fewer records (offsets) than events.
+      const offsets = new Set(r.seen.map((m) => m.offset));
+      assert.ok(offsets.size > 1 && offsets.size < 30, `${offsets.size} records`);
+      assert.equal(bus.stats().published, 120);
+    });
+
+    test('an event larger than the broker accepts is dropped when published and holds up nothing after it', async (t) => {
+      const { bus, capture } = await kafkaBus(t, { maxMessageBytes: 10_000 });
+      const topic = `sized-${uniqueSuffix()}`;
+      const r = recorder();
+      const subscription = await bus.subscribe({
+        groupId: `group-sized-${uniqueSuffix()}`,
+        topics: [topic],
+        fromBeginning: true,
+        handler: r.handler,
+      });
+      t.after(() => subscription.stop());
+      bus.publish({ topic, key: 'k', value: encoder.encode('before') });
+      bus.publish({ topic, key: 'k', value: new Uint8Array(10_001) });
+      bus.publish({ topic, key: 'k', value: encoder.encode('after') });
+      await eventually(() => assert.deepEqual(r.values(), ['before', 'after']), within);
+      assert.equal(bus.stats().dropped, 1);
+      assert.match(capture.text(), /larger than the broker accepts/);
+    });
+
+    test('a record another producer wrote without the pack header is one event; an unknown pack format is skipped', async (t) => {
+      const { bus, capture } = await kafkaBus(t);
+      const topic = `foreign-${uniqueSuffix()}`;
+      const r = recorder();
+      const subscription = await bus.subscribe({
+        groupId: `group-foreign-${uniqueSuffix()}`,
+        topics: [topic],
+        fromBeginning: true,
+        handler: r.handler,
+      });
+      t.after(() => subscription.stop());
+      const producer = new Kafka({
+        clientId: 'contract-foreign',
+        brokers,
+        logLevel: logLevel.NOTHING,
+      }).producer();
+      await producer.connect();
+      try {
+        await producer.send({
+          topic: prefix + topic,
+          messages: [
+            { key: 'k', value: Buffer.from([0, 0, 0, 1, 65]) },
+            { key: 'k', value: Buffer.from('from a later release'), headers: { 'switchyard-pack': '9' } },
+            { key: 'k', value: Buffer.from('last') },
+          ],
+        });
+      } finally {
+        await producer.disconnect();
+      }
+      await eventually(() => assert.equal(r.seen.length, 2), within);
+      assert.deepEqual(r.seen[0]!.value, Buffer.from([0, 0, 0, 1, 65]));
+      assert.equal(text(r.seen[1]!), 'last');
+      await eventually(() => assert.match(capture.text(), /unreadable packed record/), within);
+    });
+  });
 });

@@ -10,7 +10,22 @@ import {
 } from 'kafkajs';
 import { createRequire } from 'node:module';
 import type { Logger } from '../logger.ts';
-import type { EventBus, OutgoingMessage, PublishStats, SubscribeOptions, Subscription } from './event-bus.ts';
+import type {
+  BusMessage,
+  EventBus,
+  OutgoingMessage,
+  PublishStats,
+  SubscribeOptions,
+  Subscription,
+} from './event-bus.ts';
+import {
+  PACK_FORMAT,
+  PACK_HEADER,
+  packFormat,
+  packRecords,
+  unpackRecord,
+  type PackLimits,
+} from './packing.ts';
 import { PublishBuffer } from './publish-buffer.ts';
 
 export interface KafkaBusOptions {
@@ -20,7 +35,18 @@ export interface KafkaBusOptions {
   maxBuffered?: number;
   /** Prepended to every topic and consumer group, so several installations can share a cluster. */
   topicPrefix?: string;
+  /**
+   * The largest event accepted for publishing, in bytes. A larger one is dropped (and logged)
+   * when published: the broker would refuse it (its `message.max.bytes` is 1 MB by default),
+   * and retrying a refused batch would hold up every event behind it.
+   */
+  maxMessageBytes?: number;
+  /** How events of one topic and key are packed into records (see packing.ts). */
+  packing?: Partial<PackLimits>;
 }
+
+export const DEFAULT_MAX_MESSAGE_BYTES = 1_000_000;
+const DEFAULT_PACKING: PackLimits = { maxPackBytes: 256 * 1024, maxPackMessages: 500 };
 
 function kafkaLogger(logger: Logger) {
   return () =>
@@ -102,8 +128,20 @@ export class KafkaEventBus implements EventBus {
   private readonly knownTopics = new Set<string>();
   /** Topic → its name with the installation's prefix. */
   private readonly topics = new Map<string, string>();
+  private readonly maxMessageBytes: number;
+  private readonly packing: PackLimits;
+  private oversized = 0;
 
   constructor(private readonly options: KafkaBusOptions) {
+    this.maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.packing = {
+      ...DEFAULT_PACKING,
+      ...options.packing,
+      maxPackBytes: Math.min(
+        options.packing?.maxPackBytes ?? DEFAULT_PACKING.maxPackBytes,
+        this.maxMessageBytes,
+      ),
+    };
     stopIdleRequestQueueLoop();
     this.kafka = new Kafka({
       clientId: options.clientId,
@@ -141,6 +179,15 @@ export class KafkaEventBus implements EventBus {
   }
 
   publish(message: OutgoingMessage): void {
+    if (message.value.byteLength > this.maxMessageBytes) {
+      this.oversized++;
+      this.options.logger.error('event larger than the broker accepts; dropped', {
+        topic: message.topic,
+        bytes: message.value.byteLength,
+        maxMessageBytes: this.maxMessageBytes,
+      });
+      return;
+    }
     let topic = this.topics.get(message.topic);
     if (topic === undefined) {
       topic = this.prefix + message.topic;
@@ -165,12 +212,18 @@ export class KafkaEventBus implements EventBus {
     try {
       await this.connectProducer();
       await this.ensureTopics(batch.map((m) => m.topic));
-      const byTopic = new Map<string, Array<{ key: string; value: Buffer }>>();
-      for (const m of batch) {
-        let list = byTopic.get(m.topic);
-        if (!list) byTopic.set(m.topic, (list = []));
-        // A view of the encoded event, not a copy.
-        list.push({ key: m.key, value: Buffer.from(m.value.buffer, m.value.byteOffset, m.value.byteLength) });
+      const byTopic = new Map<
+        string,
+        Array<{ key: string; value: Buffer; headers?: Record<string, string> }>
+      >();
+      for (const record of packRecords(batch, this.packing)) {
+        let list = byTopic.get(record.topic);
+        if (!list) byTopic.set(record.topic, (list = []));
+        list.push(
+          record.messages === 1
+            ? { key: record.key, value: record.value }
+            : { key: record.key, value: record.value, headers: { [PACK_HEADER]: PACK_FORMAT } },
+        );
       }
       await this.producer.sendBatch({
         acks: -1,
@@ -210,16 +263,40 @@ export class KafkaEventBus implements EventBus {
     let retryTimer: NodeJS.Timeout | undefined;
 
     const handle = async ({ topic, partition, message, heartbeat }: EachMessagePayload): Promise<void> => {
+      const delivered = {
+        topic: topic.slice(this.prefix.length),
+        partition,
+        offset: message.offset,
+        key: message.key?.toString('utf8') ?? '',
+      };
+      const value = message.value ?? Buffer.alloc(0);
+      const format = packFormat(message.headers);
+      if (format === undefined) return deliver({ ...delivered, value }, heartbeat);
+      let values: Buffer[];
+      try {
+        if (format !== PACK_FORMAT) throw new Error(`unknown pack format '${format}'`);
+        values = unpackRecord(value);
+      } catch (err) {
+        logger.error('skipping unreadable packed record', {
+          topic,
+          offset: message.offset,
+          error: String(err),
+        });
+        return;
+      }
+      // One by one, in order; the pack's offset is committed only after the last one.
+      for (const each of values) {
+        await deliver({ ...delivered, value: each }, heartbeat);
+        await heartbeat();
+      }
+    };
+
+    const deliver = async (delivered: BusMessage, heartbeat: () => Promise<void>): Promise<void> => {
+      const topic = delivered.topic;
       // At-least-once: the offset is committed only after the handler succeeds.
       for (let attempt = 1; ; attempt++) {
         try {
-          await options.handler({
-            topic: topic.slice(this.prefix.length),
-            partition,
-            offset: message.offset,
-            key: message.key?.toString('utf8') ?? '',
-            value: message.value ?? Buffer.alloc(0),
-          });
+          await options.handler(delivered);
           return;
         } catch (err) {
           if (stopped) throw err;
@@ -318,7 +395,8 @@ export class KafkaEventBus implements EventBus {
   }
 
   stats(): PublishStats {
-    return this.buffer.stats();
+    const stats = this.buffer.stats();
+    return { ...stats, dropped: stats.dropped + this.oversized };
   }
 
   async close(timeoutMs = 10_000): Promise<void> {

@@ -4,7 +4,23 @@ import { events } from '@switchyard/proto';
 import { costOf, type PricingMultiplier } from '../pricing/cost.ts';
 import type { GatewayHeaders } from '../http/gateway-headers.ts';
 
-const MAX_LOGGED_BODY = 1_000_000;
+/**
+ * Each logged body is cut to this many bytes of UTF-8, so that a request log event (both
+ * bodies and the rest) stays under the 1 MB a Kafka broker accepts by default.
+ */
+export const MAX_LOGGED_BODY_BYTES = 400_000;
+
+/** The text cut to at most `maxBytes` of UTF-8, never inside a character. */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  // Every UTF-16 code unit takes at most 3 bytes of UTF-8.
+  if (text.length * 3 <= maxBytes) return text;
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= maxBytes) return text;
+  let end = maxBytes;
+  // Back off continuation bytes (10xxxxxx) to the start of the character that did not fit.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return bytes.toString('utf8', 0, end);
+}
 
 export interface CompletedRequest {
   requestId: string;
@@ -103,8 +119,8 @@ export function publishRequestEvents(bus: EventBus, done: CompletedRequest): voi
     stream: done.stream,
     createdAtMs: String(done.createdAtMs),
     latencyMs: Math.round(done.latencyMs),
-    requestBody: done.requestBody.slice(0, MAX_LOGGED_BODY),
-    responseBody: done.responseBody.slice(0, MAX_LOGGED_BODY),
+    requestBody: truncateUtf8(done.requestBody, MAX_LOGGED_BODY_BYTES),
+    responseBody: truncateUtf8(done.responseBody, MAX_LOGGED_BODY_BYTES),
     usage,
     cost,
     errorMessage: done.errorMessage ?? '',

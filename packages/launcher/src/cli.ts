@@ -1,16 +1,14 @@
-import {
-  createDataSource,
-  createLogger,
-  env,
-  loadConfig,
-  migrate,
-  runMigrations,
-  runStandalone,
-} from '@switchyard/platform';
-import { bootstrapDatabase } from '@switchyard/control-plane';
-import { z } from 'zod';
-import { runAllInOne } from './all-in-one.ts';
-import { allServices, controlPlane } from './services.ts';
+// Each command loads only the code it runs (the bundle splits along these imports): a
+// gateway process never loads the database layer or the other services.
+import type { ServiceDefinition, ServiceName } from '@switchyard/platform';
+
+const serviceLoaders: Record<ServiceName, () => Promise<ServiceDefinition>> = {
+  gateway: async () => (await import('@switchyard/gateway')).gatewayService,
+  'control-plane': async () => (await import('@switchyard/control-plane')).controlPlane as ServiceDefinition,
+  admin: async () => (await import('@switchyard/admin')).adminService as ServiceDefinition,
+  policy: async () => (await import('@switchyard/policy')).policyService,
+  'log-export': async () => (await import('@switchyard/log-export')).logExportService,
+};
 
 const usage = `Usage: switchyard <command>
 
@@ -23,6 +21,9 @@ Commands:
 `;
 
 async function bootstrap(): Promise<void> {
+  const { createDataSource, createLogger, env, loadConfig, migrate } = await import('@switchyard/platform');
+  const { z } = await import('zod');
+  const { bootstrapDatabase, controlPlane } = await import('@switchyard/control-plane');
   const config = loadConfig(
     z.object({
       DATABASE_URL: env.url(),
@@ -55,11 +56,20 @@ async function bootstrap(): Promise<void> {
 
 const command = process.argv[2] ?? 'all-in-one';
 try {
-  const service = allServices.find((s) => s.name === command);
-  if (service) await runStandalone(service);
-  else if (command === 'all-in-one') await runAllInOne();
-  else if (command === 'migrate') await runMigrations(allServices);
-  else if (command === 'bootstrap') await bootstrap();
+  const loadService = Object.hasOwn(serviceLoaders, command)
+    ? serviceLoaders[command as ServiceName]
+    : undefined;
+  if (loadService) {
+    const [{ runStandalone }, service] = await Promise.all([import('@switchyard/platform'), loadService()]);
+    await runStandalone(service);
+  } else if (command === 'all-in-one') await (await import('./all-in-one.ts')).runAllInOne();
+  else if (command === 'migrate') {
+    const [{ runMigrations }, { allServices }] = await Promise.all([
+      import('@switchyard/platform'),
+      import('./services.ts'),
+    ]);
+    await runMigrations(allServices);
+  } else if (command === 'bootstrap') await bootstrap();
   else {
     process.stderr.write(usage);
     process.exit(command === 'help' || command === '--help' ? 0 : 2);

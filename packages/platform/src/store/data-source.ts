@@ -1,5 +1,13 @@
-import { DataSource, type EntitySchema, type MixedList } from 'typeorm';
+import { createRequire } from 'node:module';
+import type * as TypeOrm from 'typeorm';
+import type { DataSource, EntitySchema, MixedList } from 'typeorm';
 import type { Logger } from '../logger.ts';
+
+/**
+ * TypeORM (and with it `pg`) is loaded when the first data source is made, not when this module
+ * is: a process without a database (the gateway) never loads it, which keeps its memory down.
+ */
+let typeorm: typeof TypeOrm | undefined;
 
 export interface StoreOptions {
   url: string;
@@ -13,7 +21,8 @@ export interface StoreOptions {
 
 /** A TypeORM data source over `pg`. Schema changes only through migrations, never synchronize. */
 export function createDataSource(options: StoreOptions): DataSource {
-  return new DataSource({
+  typeorm ??= createRequire(import.meta.url)('typeorm') as typeof TypeOrm;
+  return new typeorm.DataSource({
     type: 'postgres',
     url: options.url,
     schema: options.schema,

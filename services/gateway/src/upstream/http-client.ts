@@ -61,18 +61,117 @@ export async function upstreamRequest(
       bodyTimeout: req.timeoutMs,
     });
   } catch (err) {
-    if (err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError) {
-      throw new RequestTimeout(`${req.provider} did not answer within ${req.timeoutMs} ms.`);
-    }
-    if (req.signal.aborted) throw err;
-    throw new UpstreamError(
-      502,
-      `${req.provider}: could not reach the upstream (${(err as Error).message}).`,
-      {
-        code: 'upstream_unreachable',
-      },
-    );
+    throw failure(err, req);
   }
+}
+
+function failure(err: unknown, req: UpstreamRequest): Error {
+  if (err instanceof errors.HeadersTimeoutError || err instanceof errors.BodyTimeoutError) {
+    return new RequestTimeout(`${req.provider} did not answer within ${req.timeoutMs} ms.`);
+  }
+  if (req.signal.aborted) return err as Error;
+  return new UpstreamError(
+    502,
+    `${req.provider}: could not reach the upstream (${(err as Error).message}).`,
+    {
+      code: 'upstream_unreachable',
+    },
+  );
+}
+
+/** A whole upstream answer, read into memory. */
+export interface BufferedResponse {
+  statusCode: number;
+  /** Lower-case names; a repeated header's values joined as undici joins them. */
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+}
+
+/**
+ * A request whose answer is wanted whole (a non-streaming completion): the body is gathered
+ * chunk by chunk straight from the connection, without the readable stream, promise and
+ * async resource that `request()` makes for each call to hand over a body to be read later.
+ * Timeouts, the abort signal and errors behave as in `upstreamRequest`.
+ */
+export function upstreamBuffered(dispatcher: Dispatcher, req: UpstreamRequest): Promise<BufferedResponse> {
+  return new Promise((resolve, reject) => {
+    const { origin, path } = originAndPath(req.url);
+    const chunks: Buffer[] = [];
+    let statusCode = 0;
+    let headers: Record<string, string | string[]> = {};
+    let abort: ((reason?: Error) => void) | undefined;
+    let settled = false;
+    const onAbort = () => abort?.(req.signal.reason as Error);
+    const settle = (err: unknown, response?: BufferedResponse) => {
+      if (settled) return;
+      settled = true;
+      req.signal.removeEventListener('abort', onAbort);
+      if (response) resolve(response);
+      else reject(failure(err, req));
+    };
+    if (req.signal.aborted) {
+      reject(req.signal.reason);
+      return;
+    }
+    req.signal.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandler = {
+      onConnect(abortRequest) {
+        abort = abortRequest;
+        if (req.signal.aborted) abortRequest(req.signal.reason as Error);
+      },
+      onHeaders(status, rawHeaders) {
+        // 1xx informational answers come before the real one.
+        if (status < 200) return true;
+        statusCode = status;
+        headers = parseRawHeaders(rawHeaders);
+        return true;
+      },
+      onData(chunk) {
+        chunks.push(chunk);
+        return true;
+      },
+      onComplete() {
+        settle(undefined, {
+          statusCode,
+          headers,
+          body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+        });
+      },
+      onError(err) {
+        settle(err);
+      },
+    };
+    try {
+      dispatcher.dispatch(
+        {
+          origin,
+          path,
+          method: req.method,
+          headers: req.headers,
+          body: req.body,
+          headersTimeout: req.timeoutMs,
+          bodyTimeout: req.timeoutMs,
+        },
+        handler,
+      );
+    } catch (err) {
+      settle(err);
+    }
+  });
+}
+
+function parseRawHeaders(raw: Buffer[] | string[] | null | undefined): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  if (!raw) return headers;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toString().toLowerCase();
+    const value = raw[i + 1]!.toString();
+    const existing = headers[name];
+    if (existing === undefined) headers[name] = value;
+    else if (Array.isArray(existing)) existing.push(value);
+    else headers[name] = [existing, value];
+  }
+  return headers;
 }
 
 /**
@@ -81,10 +180,12 @@ export async function upstreamRequest(
  */
 export async function upstreamErrorFrom(
   provider: string,
-  response: Dispatcher.ResponseData,
+  response: Dispatcher.ResponseData | BufferedResponse,
 ): Promise<UpstreamError> {
   const status = response.statusCode;
-  const body = Buffer.from(await response.body.arrayBuffer());
+  const body = Buffer.isBuffer(response.body)
+    ? response.body
+    : Buffer.from(await response.body.arrayBuffer());
   const retryAfter = response.headers['retry-after'];
   let message = body.toString('utf8').slice(0, 2_000) || `HTTP ${status}`;
   let type: string | undefined;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent } from 'undici';
 import { knownProviders } from '@switchyard/admin/domain/providers';
-import { startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
+import { eventually, startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
 import { chatCompletionRequest } from '../../http/chat-request.schema.ts';
 import type { ChatProvider, ProviderResponse, ProviderTarget } from '../types.ts';
 import { compatibleBaseUrl, compatibleProviders } from './chat-complete.ts';
@@ -112,6 +112,53 @@ describe('a member of the family as a pass-through adapter', () => {
     const parts: Buffer[] = [];
     for await (const chunk of res.body) parts.push(Buffer.from(chunk));
     assert.match(Buffer.concat(parts).toString(), /data: \[DONE\]\n\n$/);
+  });
+
+  test('a whole answer: an abort while waiting rejects with its reason and closes the upstream request', async () => {
+    const provider = providers.get('groq')!;
+    const controller = new AbortController();
+    const before = fake.aborted;
+    const pending = provider.chatCompletions({
+      body: chatCompletionRequest.parse({ model: 'hang', messages: [{ role: 'user', content: 'Hi' }] }),
+      rawBody: undefined,
+      target: target(),
+      signal: controller.signal,
+      timeoutMs: 5_000,
+    });
+    await eventually(() => (fake.requests.at(-1)?.body.includes('"hang"') ? true : undefined), {
+      what: 'the upstream to receive the request',
+    });
+    const reason = new Error('client went away');
+    controller.abort(reason);
+    await assert.rejects(pending, (err) => err === reason);
+    await eventually(() => (fake.aborted > before ? true : undefined), {
+      what: 'the upstream to see the abort',
+    });
+  });
+
+  test('a whole answer: no answer within the timeout is a 408 naming the provider; an unreachable host a 502', async () => {
+    const provider = providers.get('groq')!;
+    const call = (overrides: Partial<ProviderTarget>, timeoutMs: number) =>
+      provider.chatCompletions({
+        body: chatCompletionRequest.parse({ model: 'hang', messages: [{ role: 'user', content: 'Hi' }] }),
+        rawBody: undefined,
+        target: target(overrides),
+        signal: new AbortController().signal,
+        timeoutMs,
+      });
+    await assert.rejects(call({}, 100), { status: 408, message: 'groq did not answer within 100 ms.' });
+    const closed = await startFakeOpenAi();
+    const address = closed.baseUrl;
+    await closed.close();
+    await assert.rejects(call({ baseUrl: address }, 2_000), { status: 502, code: 'upstream_unreachable' });
+  });
+
+  test('a whole answer keeps the upstream status, content type and body', async () => {
+    const res = await complete(providers.get('groq')!, { model: 'tool-call' });
+    assert.equal(res.kind, 'json');
+    assert.equal(res.status, 200);
+    assert.match(res.contentType, /^application\/json/);
+    assert.equal(JSON.parse(res.body.toString()).choices[0].finish_reason, 'tool_calls');
   });
 
   for (const id of ['groq', 'deepseek', 'ollama', 'vllm']) {

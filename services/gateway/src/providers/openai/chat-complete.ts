@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { upstreamErrorFrom, upstreamRequest } from '../../upstream/http-client.ts';
+import { upstreamBuffered, upstreamErrorFrom, upstreamRequest } from '../../upstream/http-client.ts';
 import type { ChatCall, ChatProvider, ProviderResponse } from '../types.ts';
 import { openAiEndpoint, type OpenAiEndpoint } from './api.ts';
 import { forwardOpenAiFormat } from './forward.ts';
@@ -18,15 +18,27 @@ export function openAiProvider(
     id,
     forward: base ? forwardOpenAiFormat(dispatcher, id, (t) => base(t), endpoint.headers) : undefined,
     async chatCompletions(call: ChatCall): Promise<ProviderResponse> {
-      const response = await upstreamRequest(dispatcher, {
+      const request = {
         url: endpoint.url(call),
-        method: 'POST',
+        method: 'POST' as const,
         headers: endpoint.headers(call.target),
         body: endpoint.body ? endpoint.body(call) : (call.rawBody ?? JSON.stringify(call.body)),
         signal: call.signal,
         timeoutMs: call.timeoutMs,
         provider: id,
-      });
+      };
+      if (!call.body.stream) {
+        // The whole answer is wanted: gathered straight from the connection.
+        const answer = await upstreamBuffered(dispatcher, request);
+        if (answer.statusCode >= 400) throw await upstreamErrorFrom(id, answer);
+        return {
+          kind: 'json',
+          status: answer.statusCode,
+          body: answer.body,
+          contentType: String(answer.headers['content-type'] ?? 'application/json'),
+        };
+      }
+      const response = await upstreamRequest(dispatcher, request);
       const contentType = String(response.headers['content-type'] ?? 'application/json');
       if (response.statusCode >= 400) {
         throw await upstreamErrorFrom(id, response);

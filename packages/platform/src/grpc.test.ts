@@ -4,7 +4,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
 import { identity } from '@switchyard/proto';
+import { ConfigError } from './config.ts';
 import {
   AppError,
   BadRequest,
@@ -23,12 +25,16 @@ import {
 } from './errors.ts';
 import {
   GrpcServer,
+  callerToken,
+  checkCallerIdentity,
   checkGrpcHealth,
   createGrpcClient,
   type CallContext,
+  type CallerRules,
   type GrpcSecurity,
   type ServiceClient,
 } from './grpc.ts';
+import type { ServiceName } from './routes.ts';
 import { captureLogger, settleLogs, type CapturedLogger } from './testing/logger.ts';
 import { deferred, sleep, timed } from './testing/wait.ts';
 
@@ -39,6 +45,17 @@ type Handler = (
 ) => Promise<{ principal?: { apiKeyId: string; name?: string } }>;
 
 const SERVICE = identity.IdentityService.typeName;
+
+/** Who may call the test server: ResolveApiKey is open to gateway and admin, ResolveWorkspace to gateway alone. */
+const callers: CallerRules<typeof identity.IdentityService> = {
+  resolveApiKey: ['gateway', 'admin'],
+  resolveWorkspace: ['gateway'],
+  getKeySettings: ['admin'],
+  updateKeySettings: ['admin'],
+  provisionOrganisationUser: ['admin'],
+  removeOrganisationUser: ['admin'],
+  setWorkspaceMember: ['admin'],
+};
 
 interface Running {
   server: GrpcServer;
@@ -59,12 +76,19 @@ async function startServer(security: GrpcSecurity = {}): Promise<Running> {
     log,
     handler: (async (request) => ({ principal: { apiKeyId: `key-for-${request.keyHash}` } })) as Handler,
   };
-  server.add(identity.IdentityService, {
-    resolveApiKey: (request, context) => running.handler(request, context),
-    resolveWorkspace: async () => ({}),
-    getKeySettings: async () => ({}),
-    updateKeySettings: async () => ({}),
-  });
+  server.add(
+    identity.IdentityService,
+    {
+      resolveApiKey: (request, context) => running.handler(request, context),
+      resolveWorkspace: async () => ({}),
+      getKeySettings: async () => ({}),
+      updateKeySettings: async () => ({}),
+      provisionOrganisationUser: async () => ({}),
+      removeOrganisationUser: async () => ({}),
+      setWorkspaceMember: async () => ({}),
+    },
+    callers,
+  );
   running.port = await server.listen('127.0.0.1', 0);
   running.address = `127.0.0.1:${running.port}`;
   return running;
@@ -73,13 +97,38 @@ async function startServer(security: GrpcSecurity = {}): Promise<Running> {
 function client(
   address: string,
   security: GrpcSecurity = {},
+  /** null: a client that names no calling service. */
+  caller: ServiceName | null = 'gateway',
 ): ServiceClient<typeof identity.IdentityService> {
   return createGrpcClient(identity.IdentityService, {
     address,
     target: 'control-plane',
     security,
+    caller: caller ?? undefined,
     defaultDeadlineMs: 3_000,
   });
+}
+
+/** A ResolveApiKey call with hand-made metadata; resolves to the gRPC status code. */
+async function rawCall(address: string, metadata: Record<string, string>): Promise<grpc.status> {
+  const raw = new grpc.Client(address, grpc.credentials.createInsecure());
+  const meta = new grpc.Metadata();
+  for (const [key, value] of Object.entries(metadata)) meta.set(key, value);
+  try {
+    return await new Promise((resolve) => {
+      raw.makeUnaryRequest(
+        `/${SERVICE}/ResolveApiKey`,
+        () => Buffer.alloc(0),
+        (bytes: Buffer) => bytes,
+        {},
+        meta,
+        { deadline: Date.now() + 3_000 },
+        (err) => resolve(err ? err.code : grpc.status.OK),
+      );
+    });
+  } finally {
+    raw.close();
+  }
 }
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
@@ -327,9 +376,137 @@ describe('gRPC calls', () => {
   test('adding a service without a handler for every method is refused', () => {
     const server = new GrpcServer({ logger: captureLogger().logger, security: {} });
     assert.throws(
-      () => server.add(identity.IdentityService, {} as never),
+      () => server.add(identity.IdentityService, {} as never, callers),
       /switchyard\.identity\.v1\.IdentityService\.ResolveApiKey: only unary handlers are supported/,
     );
+  });
+
+  test('adding a service whose caller rules leave out a method, name nobody or a stranger is refused', () => {
+    const server = new GrpcServer({ logger: captureLogger().logger, security: {} });
+    const handlers = {
+      resolveApiKey: async () => ({}),
+      resolveWorkspace: async () => ({}),
+      getKeySettings: async () => ({}),
+      updateKeySettings: async () => ({}),
+      provisionOrganisationUser: async () => ({}),
+      removeOrganisationUser: async () => ({}),
+      setWorkspaceMember: async () => ({}),
+    };
+    const { updateKeySettings: _left, ...withoutOne } = callers;
+    assert.throws(
+      () => server.add(identity.IdentityService, handlers, withoutOne as never),
+      /IdentityService\.UpdateKeySettings: no calling services declared/,
+    );
+    assert.throws(
+      () => server.add(identity.IdentityService, handlers, { ...callers, getKeySettings: [] }),
+      /IdentityService\.GetKeySettings: no calling services declared/,
+    );
+    assert.throws(
+      () =>
+        server.add(identity.IdentityService, handlers, {
+          ...callers,
+          resolveWorkspace: ['gateway', 'billing' as ServiceName],
+        }),
+      /IdentityService\.ResolveWorkspace: unknown calling service billing/,
+    );
+    assert.throws(
+      () =>
+        server.add(identity.IdentityService, handlers, { ...callers, deleteEverything: ['admin'] } as never),
+      /IdentityService: caller rule for unknown method deleteEverything/,
+    );
+  });
+});
+
+describe('gRPC caller rules', () => {
+  let running: Running;
+  before(async () => {
+    running = await startServer();
+  });
+  after(() => running.server.close());
+
+  /** Counts the calls that reach the ResolveApiKey handler and records who made them. */
+  function recordCallers(): ServiceName[] {
+    const seen: ServiceName[] = [];
+    running.handler = async (_request, context) => {
+      seen.push(context.caller);
+      return { principal: { apiKeyId: 'k' } };
+    };
+    return seen;
+  }
+
+  test('each service the method names is served, and the handler learns which one called', async () => {
+    const seen = recordCallers();
+    for (const caller of ['gateway', 'admin'] as const) {
+      const c = client(running.address, {}, caller);
+      try {
+        assert.equal((await c.resolveApiKey({ keyHash: 'k' })).principal?.apiKeyId, 'k');
+      } finally {
+        c.close();
+      }
+    }
+    assert.deepEqual(seen, ['gateway', 'admin']);
+  });
+
+  test('a service the method does not name is denied before the handler runs', async () => {
+    const seen = recordCallers();
+    for (const caller of ['log-export', 'policy', 'control-plane'] as const) {
+      const c = client(running.address, {}, caller);
+      try {
+        const err = await rejection(c.resolveApiKey({ keyHash: 'k' }));
+        assert.ok(err instanceof InternalError, `got ${err.name}`);
+        assert.equal(
+          err.message,
+          `control-plane refused the call: ${SERVICE}.ResolveApiKey is not open to ${caller} (it serves gateway, admin).`,
+        );
+        assert.equal((err.cause as grpc.ServiceError).code, grpc.status.PERMISSION_DENIED);
+      } finally {
+        c.close();
+      }
+    }
+    assert.deepEqual(seen, [], 'the handler never ran');
+    const denied = running.log.lines().filter((l) => l.message === 'grpc call denied');
+    assert.ok(denied.some((l) => l.caller === 'log-export' && l.method === `${SERVICE}.ResolveApiKey`));
+  });
+
+  test('a Forbidden thrown by the handler stays a 403, unlike a method closed to the caller', async () => {
+    running.handler = async () => {
+      throw new Forbidden('Not your organisation.');
+    };
+    const c = client(running.address);
+    try {
+      const err = await rejection(c.resolveApiKey({ keyHash: 'k' }));
+      assert.ok(err instanceof Forbidden);
+      assert.equal(err.message, 'Not your organisation.');
+    } finally {
+      c.close();
+    }
+  });
+
+  test('without TLS or a token the named caller is taken at its word, but a call must name a known one', async () => {
+    const seen = recordCallers();
+    assert.equal(await rawCall(running.address, { 'x-switchyard-caller': 'gateway' }), grpc.status.OK);
+    assert.equal(
+      await rawCall(running.address, { 'x-switchyard-caller': 'log-export' }),
+      grpc.status.PERMISSION_DENIED,
+    );
+    assert.equal(await rawCall(running.address, {}), grpc.status.UNAUTHENTICATED);
+    assert.equal(
+      await rawCall(running.address, { 'x-switchyard-caller': 'billing' }),
+      grpc.status.UNAUTHENTICATED,
+    );
+    const anonymous = client(running.address, {}, null);
+    try {
+      const err = await rejection(anonymous.resolveApiKey({ keyHash: 'k' }));
+      assert.ok(err instanceof ServiceUnavailable, `got ${err.name}`);
+      assert.equal(err.message, "control-plane refused this service's credentials.");
+    } finally {
+      anonymous.close();
+    }
+    assert.deepEqual(seen, ['gateway'], 'only the call naming an allowed caller ran');
+  });
+
+  test('health checks need no calling service', async () => {
+    await checkGrpcHealth({ address: running.address, target: 'control-plane', security: {} });
   });
 });
 
@@ -447,6 +624,40 @@ describe('gRPC service token', () => {
     await checkGrpcHealth({ address: running.address, target: 'control-plane', security: {} });
   });
 
+  test("each service's token is its own: a caller header with another service's token is refused", async () => {
+    const secret = 'shared-service-token';
+    const as = (caller: string, token: string) =>
+      rawCall(running.address, { 'x-switchyard-caller': caller, authorization: `Bearer ${token}` });
+    assert.equal(await as('gateway', callerToken(secret, 'gateway')), grpc.status.OK);
+    assert.equal(await as('admin', callerToken(secret, 'gateway')), grpc.status.UNAUTHENTICATED);
+    assert.equal(await as('gateway', callerToken(secret, 'admin')), grpc.status.UNAUTHENTICATED);
+    assert.equal(
+      await as('gateway', secret),
+      grpc.status.UNAUTHENTICATED,
+      'the shared secret itself is no token',
+    );
+    assert.equal(await as('gateway', callerToken('another-secret', 'gateway')), grpc.status.UNAUTHENTICATED);
+    assert.equal(
+      await as('billing', callerToken(secret, 'billing' as ServiceName)),
+      grpc.status.UNAUTHENTICATED,
+    );
+    assert.equal(
+      await rawCall(running.address, { authorization: `Bearer ${callerToken(secret, 'gateway')}` }),
+      grpc.status.UNAUTHENTICATED,
+      'a token without the caller it was made for',
+    );
+  });
+
+  test('a service proven by its token is still held to the rules', async () => {
+    const c = client(running.address, { authToken: 'shared-service-token' }, 'log-export');
+    try {
+      const err = await rejection(c.resolveApiKey({ keyHash: 'k' }));
+      assert.equal((err.cause as grpc.ServiceError).code, grpc.status.PERMISSION_DENIED);
+    } finally {
+      c.close();
+    }
+  });
+
   test('an Unauthorized thrown by the handler stays a 401, unlike a refused service token', async () => {
     const original = running.handler;
     running.handler = async () => {
@@ -550,6 +761,9 @@ describe('gRPC mutual TLS', () => {
     newCa('ca');
     newCa('rogue-ca');
     issue('server', 'ca', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
+    // Certificates named after a service prove it; "client" names none (one shared certificate).
+    issue('gateway', 'ca', 'extendedKeyUsage=clientAuth\n');
+    issue('admin', 'ca', 'extendedKeyUsage=clientAuth\n');
     issue('client', 'ca', 'extendedKeyUsage=clientAuth\n');
     issue('intruder', 'rogue-ca', 'extendedKeyUsage=clientAuth\n');
     running = await startServer(tls('server'));
@@ -559,14 +773,82 @@ describe('gRPC mutual TLS', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('a TLS client with a certificate signed by the shared CA is served', async () => {
-    const c = client(tlsAddress(), tls('client'));
+  test('a client whose certificate names a service is served as that service', async () => {
+    let caller: ServiceName | undefined;
+    running.handler = async (request, context) => {
+      caller = context.caller;
+      return { principal: { apiKeyId: `key-for-${request.keyHash}` } };
+    };
+    const c = client(tlsAddress(), tls('gateway'), 'gateway');
     try {
       assert.equal((await c.resolveApiKey({ keyHash: 'k' })).principal?.apiKeyId, 'key-for-k');
+      assert.equal(caller, 'gateway');
+    } finally {
+      c.close();
+    }
+  });
+
+  test('the certificate decides the caller: a method closed to it is denied, a different claim refused', async () => {
+    const admin = client(tlsAddress(), tls('admin'), 'admin');
+    const claimsGateway = client(tlsAddress(), tls('admin'), 'gateway');
+    try {
+      assert.ok((await admin.resolveApiKey({ keyHash: 'k' })).principal);
+      const denied = await rejection(admin.resolveWorkspace({ organisation: 'o', workspace: 'w' }));
+      assert.equal((denied.cause as grpc.ServiceError).code, grpc.status.PERMISSION_DENIED);
+      assert.match(denied.message, /ResolveWorkspace is not open to admin/);
+      const refused = await rejection(claimsGateway.resolveWorkspace({ organisation: 'o', workspace: 'w' }));
+      assert.equal((refused.cause as grpc.ServiceError).code, grpc.status.UNAUTHENTICATED);
+      assert.match(String((refused.cause as grpc.ServiceError).details), /certificate names admin/);
+    } finally {
+      admin.close();
+      claimsGateway.close();
+    }
+  });
+
+  test('a certificate naming no service proves nothing without a token, yet health checks answer', async () => {
+    const c = client(tlsAddress(), tls('client'), 'gateway');
+    try {
+      const err = await rejection(c.resolveApiKey({ keyHash: 'k' }));
+      assert.equal((err.cause as grpc.ServiceError).code, grpc.status.UNAUTHENTICATED);
     } finally {
       c.close();
     }
     await checkGrpcHealth({ address: tlsAddress(), target: 'control-plane', security: tls('client') });
+  });
+
+  test('with TLS and a token, a shared certificate falls back to the token, a named one does not', async (t) => {
+    const secret = 'shared-service-token';
+    const both = await startServer({ ...tls('server'), authToken: secret });
+    t.after(() => both.server.close());
+    const address = `localhost:${both.port}`;
+    const shared = client(address, { ...tls('client'), authToken: secret }, 'gateway');
+    const adminPosingAsGateway = client(address, { ...tls('admin'), authToken: secret }, 'gateway');
+    try {
+      assert.ok((await shared.resolveWorkspace({ organisation: 'o', workspace: 'w' })) !== undefined);
+      const err = await rejection(
+        adminPosingAsGateway.resolveWorkspace({ organisation: 'o', workspace: 'w' }),
+      );
+      assert.equal((err.cause as grpc.ServiceError).code, grpc.status.UNAUTHENTICATED);
+    } finally {
+      shared.close();
+      adminPosingAsGateway.close();
+    }
+  });
+
+  test('start-up refuses a certificate that cannot prove the service it runs', () => {
+    assert.doesNotThrow(() => checkCallerIdentity(tls('gateway'), 'gateway'));
+    assert.throws(
+      () => checkCallerIdentity(tls('admin'), 'gateway'),
+      (err: unknown) =>
+        err instanceof ConfigError && /GRPC_TLS_CERT_FILE: the certificate names admin/.test(err.message),
+    );
+    assert.throws(
+      () => checkCallerIdentity(tls('client'), 'gateway'),
+      (err: unknown) =>
+        err instanceof ConfigError && /names no service .*set GRPC_AUTH_TOKEN/.test(err.message),
+    );
+    assert.doesNotThrow(() => checkCallerIdentity({ ...tls('client'), authToken: 'secret' }, 'gateway'));
+    assert.doesNotThrow(() => checkCallerIdentity({}, 'gateway'));
   });
 
   test('a plaintext client cannot call the TLS server', async () => {

@@ -1,7 +1,10 @@
 // A small typed bridge between protobuf-es service descriptors and @grpc/grpc-js: typed
 // handlers on the server, typed promise clients, deadlines, keep-alive, retries for methods
-// the proto marks idempotent, the standard health service, and service-to-service auth.
+// the proto marks idempotent, the standard health service, and service-to-service auth:
+// every method names the services that may call it, and each call proves which one it is.
+import { createHmac, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import {
   create,
@@ -32,8 +35,13 @@ import {
   UnprocessableEntity,
   toAppError,
 } from './errors.ts';
+import { ConfigError } from './config.ts';
 import { safeEqual } from './crypto.ts';
 import type { Logger } from './logger.ts';
+import { isServiceName, serviceNames, type ServiceName } from './routes.ts';
+
+/** gRPC status codes, for callers that tell a refusal from a failure. */
+export { status as GrpcStatus } from '@grpc/grpc-js';
 
 type UnaryMethod = { methodKind: 'unary'; input: DescMessage; output: DescMessage };
 type AnyService = DescService & { method: Record<string, unknown> };
@@ -43,6 +51,8 @@ type MethodsOf<S extends AnyService> = S['method'];
 export interface CallContext {
   metadata: grpc.Metadata;
   deadline: grpc.Deadline;
+  /** The calling service, proven by its certificate or its service token. */
+  caller: ServiceName;
 }
 
 /** Handler map for a service: one async function per unary method. */
@@ -53,6 +63,14 @@ export type ServiceHandlers<S extends AnyService> = {
         context: CallContext,
       ) => Promise<MessageInitShape<MethodsOf<S>[K]['output']>>
     : never;
+};
+
+/**
+ * For each method of a service, the services that may call it. Every method needs an entry,
+ * so a new method cannot be served before someone decides who may use it.
+ */
+export type CallerRules<S extends AnyService> = {
+  readonly [K in keyof MethodsOf<S>]: readonly ServiceName[];
 };
 
 export interface CallOptions {
@@ -71,15 +89,60 @@ export type ServiceClient<S extends AnyService> = {
 } & { close(): void; waitForReady(timeoutMs: number): Promise<void> };
 
 export interface GrpcSecurity {
-  /** Shared bearer token every call must carry; health checks are exempt. */
+  /**
+   * Shared secret from which each service's own token is derived (see `callerToken`); calls
+   * carry the derived token, never this one. Health checks are exempt.
+   */
   authToken?: string;
+  /** Mutual TLS; a certificate whose Common Name is a service name proves that service. */
   tls?: { caFile: string; certFile: string; keyFile: string };
 }
 
 const AUTH_METADATA = 'authorization';
+const CALLER_METADATA = 'x-switchyard-caller';
 const HTTP_STATUS_METADATA = 'x-switchyard-http-status';
 const ERROR_PARAM_METADATA = 'x-switchyard-error-param';
 const ERROR_CODE_METADATA = 'x-switchyard-error-code';
+
+/** The token `service` presents with its calls: HMAC-SHA256 of its name under the shared secret. */
+export function callerToken(authToken: string, service: ServiceName): string {
+  return createHmac('sha256', authToken).update(service).digest('base64url');
+}
+
+/** The service a certificate names by its Common Name, if any. */
+function serviceOfPeer(certificate: PeerCertificate | undefined): ServiceName | undefined {
+  const commonName: unknown = certificate?.subject?.CN;
+  return isServiceName(commonName) ? commonName : undefined;
+}
+
+function serviceOfCertificateFile(file: string): ServiceName | undefined {
+  const subject = new X509Certificate(readFileSync(file)).subject;
+  const commonName = subject
+    .split('\n')
+    .find((part) => part.startsWith('CN='))
+    ?.slice(3);
+  return isServiceName(commonName) ? commonName : undefined;
+}
+
+/**
+ * Fails start-up when `service` could not prove who it is to the servers it calls: its
+ * certificate names another service, or names none and there is no token to fall back on.
+ */
+export function checkCallerIdentity(security: GrpcSecurity, service: ServiceName): void {
+  if (!security.tls) return;
+  const named = serviceOfCertificateFile(security.tls.certFile);
+  if (named && named !== service) {
+    throw new ConfigError(
+      `GRPC_TLS_CERT_FILE: the certificate names ${named} (CN) but this process runs ${service}`,
+    );
+  }
+  if (!named && !security.authToken) {
+    throw new ConfigError(
+      `GRPC_TLS_CERT_FILE: the certificate names no service (CN=${serviceNames.join('|')}); ` +
+        `issue one per service or set GRPC_AUTH_TOKEN so ${service} can prove who it is`,
+    );
+  }
+}
 
 function methodPath(service: DescService, method: DescMethod): string {
   return `/${service.typeName}/${method.name}`;
@@ -154,7 +217,10 @@ export function fromGrpcError(err: grpc.ServiceError, target: string): AppError 
         ? new Unauthorized(message, options)
         : new ServiceUnavailable(`${target} refused this service's credentials.`, { cause: err });
     case grpc.status.PERMISSION_DENIED:
-      return new Forbidden(message, options);
+      // A handler's Forbidden carries its HTTP status; a method closed to this service does not.
+      return single(HTTP_STATUS_METADATA) === '403'
+        ? new Forbidden(message, options)
+        : new InternalError(`${target} refused the call: ${message}`, { cause: err });
     case grpc.status.NOT_FOUND:
       return new NotFound(message, options);
     case grpc.status.ALREADY_EXISTS:
@@ -209,7 +275,37 @@ export interface GrpcServerOptions {
 
 type HealthStatus = health.HealthCheckResponse_ServingStatus;
 
-/** A gRPC server with the standard health service and token checks built in. */
+/** A method this server serves and the services that may call it. */
+export interface RegisteredMethod {
+  service: DescService;
+  method: DescMethod;
+  callers: readonly ServiceName[];
+}
+
+type CallerProof = { caller: ServiceName } | { refused: string };
+
+/** Checks that `callers` names, for every method of `service` and nothing else, known services. */
+function checkCallerRules(service: DescService, callers: Record<string, unknown>): void {
+  const methods = new Set(service.methods.map((m) => m.localName));
+  for (const key of Object.keys(callers)) {
+    if (!methods.has(key)) throw new Error(`${service.typeName}: caller rule for unknown method ${key}`);
+  }
+  for (const method of service.methods) {
+    const allowed = callers[method.localName];
+    if (!Array.isArray(allowed) || allowed.length === 0) {
+      throw new Error(`${service.typeName}.${method.name}: no calling services declared`);
+    }
+    const unknown = allowed.filter((name) => !isServiceName(name));
+    if (unknown.length > 0) {
+      throw new Error(`${service.typeName}.${method.name}: unknown calling service ${unknown.join(', ')}`);
+    }
+  }
+}
+
+/**
+ * A gRPC server with the standard health service built in, and one check in front of every
+ * other method: the caller proves which service it is, and the method's rules must name it.
+ */
 export class GrpcServer {
   private readonly server = new grpc.Server({
     'grpc.keepalive_time_ms': 60_000,
@@ -224,12 +320,21 @@ export class GrpcServer {
     service: string;
     call: grpc.ServerWritableStream<unknown, unknown>;
   }>();
+  private readonly registered: RegisteredMethod[] = [];
+  /** What each service must present with GRPC_AUTH_TOKEN set, computed once rather than per call. */
+  private readonly tokens: ReadonlyMap<ServiceName, string>;
 
   constructor(private readonly options: GrpcServerOptions) {
+    const secret = options.security.authToken;
+    this.tokens = new Map(
+      secret ? serviceNames.map((name) => [name, `Bearer ${callerToken(secret, name)}`] as const) : [],
+    );
     this.addHealthService();
   }
 
-  add<S extends AnyService>(service: S, handlers: ServiceHandlers<S>): this {
+  /** Serves `service`; `callers` names, per method, the services that may call it. */
+  add<S extends AnyService>(service: S, handlers: ServiceHandlers<S>, callers: CallerRules<S>): this {
+    checkCallerRules(service, callers);
     const implementation: grpc.UntypedServiceImplementation = {};
     for (const method of service.methods) {
       const handler = (handlers as Record<string, unknown>)[method.localName] as
@@ -237,15 +342,34 @@ export class GrpcServer {
       if (method.methodKind !== 'unary' || !handler) {
         throw new Error(`${service.typeName}.${method.name}: only unary handlers are supported`);
       }
+      const allowed: readonly ServiceName[] = (callers as Record<string, readonly ServiceName[]>)[
+        method.localName
+      ]!;
+      const name = `${service.typeName}.${method.name}`;
       implementation[method.localName] = (
         call: grpc.ServerUnaryCall<unknown, unknown>,
         callback: grpc.sendUnaryData<unknown>,
       ) => {
-        if (!this.authorised(call.metadata)) {
-          callback({ code: grpc.status.UNAUTHENTICATED, details: 'Missing or invalid service token.' });
+        const proof = this.callerOf(call);
+        if ('refused' in proof) {
+          this.options.logger.warn('grpc call refused', {
+            method: name,
+            peer: call.getPeer(),
+            reason: proof.refused,
+          });
+          callback({ code: grpc.status.UNAUTHENTICATED, details: proof.refused });
           return;
         }
-        handler(call.request, { metadata: call.metadata, deadline: call.getDeadline() }).then(
+        const { caller } = proof;
+        if (!allowed.includes(caller)) {
+          this.options.logger.warn('grpc call denied', { method: name, caller });
+          callback({
+            code: grpc.status.PERMISSION_DENIED,
+            details: `${name} is not open to ${caller} (it serves ${allowed.join(', ')}).`,
+          });
+          return;
+        }
+        handler(call.request, { metadata: call.metadata, deadline: call.getDeadline(), caller }).then(
           (response) => callback(null, create(method.output, response)),
           (err: unknown) => {
             if (!(err instanceof AppError) || err.status >= 500) {
@@ -258,7 +382,19 @@ export class GrpcServer {
     }
     this.server.addService(grpcDefinition(service), implementation);
     this.statuses.set(service.typeName, health.HealthCheckResponse_ServingStatus.SERVING);
+    for (const method of service.methods) {
+      this.registered.push({
+        service,
+        method,
+        callers: (callers as Record<string, readonly ServiceName[]>)[method.localName]!,
+      });
+    }
     return this;
+  }
+
+  /** Every method served so far (the health service aside), with the services that may call it. */
+  methods(): readonly RegisteredMethod[] {
+    return this.registered;
   }
 
   async listen(host: string, port: number): Promise<number> {
@@ -284,11 +420,38 @@ export class GrpcServer {
     await new Promise<void>((resolve) => this.server.tryShutdown(() => resolve()));
   }
 
-  private authorised(metadata: grpc.Metadata): boolean {
-    const token = this.options.security.authToken;
-    if (!token) return true;
-    const presented = metadata.get(AUTH_METADATA)[0];
-    return typeof presented === 'string' && safeEqual(presented, `Bearer ${token}`);
+  /**
+   * Which service is calling. A client certificate naming a service proves it outright; else
+   * the named caller must present the token derived for it from GRPC_AUTH_TOKEN. With neither
+   * TLS nor a token (local development) the named caller is taken at its word.
+   */
+  private callerOf(call: grpc.ServerUnaryCall<unknown, unknown>): CallerProof {
+    const { authToken, tls } = this.options.security;
+    const claimed = call.metadata.get(CALLER_METADATA)[0];
+    if (claimed !== undefined && !isServiceName(claimed)) {
+      return { refused: `${CALLER_METADATA} names no known service.` };
+    }
+    if (tls) {
+      const certified = serviceOfPeer(call.getAuthContext().sslPeerCertificate);
+      if (certified) {
+        return claimed === undefined || claimed === certified
+          ? { caller: certified }
+          : {
+              refused: `The client certificate names ${certified}, but the call claims to come from ${claimed}.`,
+            };
+      }
+    }
+    if (claimed === undefined) return { refused: `The call names no calling service (${CALLER_METADATA}).` };
+    if (authToken) {
+      const presented = call.metadata.get(AUTH_METADATA)[0];
+      const expected = this.tokens.get(claimed)!;
+      return typeof presented === 'string' && safeEqual(presented, expected)
+        ? { caller: claimed }
+        : { refused: `Missing or invalid service token for ${claimed}.` };
+    }
+    return tls
+      ? { refused: 'The client certificate names no service, and no service token is configured.' }
+      : { caller: claimed };
   }
 
   private healthOf(service: string) {
@@ -328,6 +491,8 @@ export interface GrpcClientOptions {
   /** Used in error messages, e.g. "control-plane". */
   target: string;
   security: GrpcSecurity;
+  /** The service making the calls; without one, only the health service answers. */
+  caller?: ServiceName;
   defaultDeadlineMs?: number;
 }
 
@@ -365,7 +530,12 @@ export function createGrpcClient<S extends AnyService>(
     'grpc.enable_retries': 1,
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
   });
-  const token = options.security.authToken;
+  const identity = new grpc.Metadata();
+  if (options.caller) {
+    identity.set(CALLER_METADATA, options.caller);
+    const token = options.security.authToken;
+    if (token) identity.set(AUTH_METADATA, `Bearer ${callerToken(token, options.caller)}`);
+  }
   const result: Record<string, unknown> = {
     close: () => client.close(),
     waitForReady: (timeoutMs: number) =>
@@ -380,8 +550,7 @@ export function createGrpcClient<S extends AnyService>(
     const path = methodPath(service, method);
     result[method.localName] = (request: MessageInitShape<DescMessage>, callOptions: CallOptions = {}) =>
       new Promise((resolve, reject) => {
-        const metadata = new grpc.Metadata();
-        if (token) metadata.set(AUTH_METADATA, `Bearer ${token}`);
+        const metadata = identity.clone();
         const deadlineMs = callOptions.deadlineMs ?? options.defaultDeadlineMs ?? 5_000;
         const call = client.makeUnaryRequest(
           path,

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
 import { attachAuditSink, serviceAuditSink, type AuditSink } from './audit.ts';
 import type { EventBus } from './bus/event-bus.ts';
-import { GrpcServer, type GrpcSecurity } from './grpc.ts';
+import { GrpcServer, type GrpcSecurity, type RegisteredMethod } from './grpc.ts';
 import type { ReadinessCheck } from './http.ts';
 import type { KeyValueStore } from './kv/key-value-store.ts';
 import type { Logger } from './logger.ts';
@@ -39,6 +39,8 @@ export interface InProcessServices {
   instances: Map<ServiceName, ServiceInstance>;
   databases: Map<ServiceName, DataSource>;
   grpcAddresses: Map<ServiceName, string>;
+  /** What each service's gRPC server serves, and to which calling services. */
+  grpcMethods: Map<ServiceName, readonly RegisteredMethod[]>;
   readiness: Record<string, ReadinessCheck>;
   /** Routes each request to its service's router by the shared path-prefix table. */
   router: RequestHandler;
@@ -55,6 +57,7 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
   const instances = new Map<ServiceName, ServiceInstance>();
   const databases = new Map<ServiceName, DataSource>();
   const grpcAddresses = new Map<ServiceName, string>();
+  const grpcMethods = new Map<ServiceName, readonly RegisteredMethod[]>();
   const auditSinks = new Map<ServiceName, AuditSink | undefined>();
   const readiness: Record<string, ReadinessCheck> = {};
   const addressOf = (name: ClientName): string => {
@@ -84,7 +87,8 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
       readiness[`${definition.name}.database`] = () => checkDataSource(dataSource);
       db = dataSource;
     }
-    const clientSet = createClients(definition.clients ?? [], addressOf, options.security);
+    // Each service's clients speak as that service, so the caller rules hold here as across pods.
+    const clientSet = createClients(definition.clients ?? [], addressOf, options.security, definition.name);
     options.onStop(`${definition.name} clients`, () => clientSet.close());
     const instance = await definition.create({
       logger,
@@ -111,6 +115,7 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
       instance.grpc(server);
       const port = await server.listen('127.0.0.1', 0);
       grpcAddresses.set(definition.name, `127.0.0.1:${port}`);
+      grpcMethods.set(definition.name, server.methods());
       options.onStop(`${definition.name} grpc`, () => server.close());
     }
   }
@@ -127,6 +132,7 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
     instances,
     databases,
     grpcAddresses,
+    grpcMethods,
     readiness,
     router,
     addressOf,

@@ -1,6 +1,12 @@
 import routeTable from '../../../helm/switchyard/files/routes.json' with { type: 'json' };
 
-export type ServiceName = 'gateway' | 'control-plane' | 'admin' | 'policy' | 'log-export';
+/** Every Switchyard service, by the name it runs, logs and proves itself to other services as. */
+export const serviceNames = ['gateway', 'control-plane', 'admin', 'policy', 'log-export'] as const;
+export type ServiceName = (typeof serviceNames)[number];
+
+export function isServiceName(value: unknown): value is ServiceName {
+  return (serviceNames as readonly unknown[]).includes(value);
+}
 
 export interface Route {
   prefix: string;

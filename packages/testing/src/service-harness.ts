@@ -15,6 +15,7 @@ import {
   type Clients,
   type GrpcSecurity,
   type Logger,
+  type RegisteredMethod,
   type ServiceDefinition,
   type ServiceInstance,
   type ServiceName,
@@ -80,14 +81,19 @@ export interface ServiceHarness {
   env: Record<string, string>;
   bus: MemoryEventBus;
   kv: MemoryKeyValueStore;
-  /** The token every gRPC call between services carries. */
+  /** The shared secret each service's gRPC token is derived from. */
   security: GrpcSecurity;
   databases: Partial<Record<ServiceName, DataSource>>;
   db(service: ServiceName): DataSource;
   instance<T extends ServiceInstance = ServiceInstance>(service: ServiceName): T;
   grpcAddress(service: ServiceName): string;
-  /** A gRPC client as other services use it, closed with the harness. */
-  client<N extends ClientName>(name: N): NonNullable<Clients[N]>;
+  /** What a service's gRPC server serves, and to which calling services. */
+  grpcMethods(service: ServiceName): readonly RegisteredMethod[];
+  /**
+   * A gRPC client as `caller` uses it (by default a service that calls every method of that
+   * client), closed with the harness.
+   */
+  client<N extends ClientName>(name: N, caller?: ServiceName): NonNullable<Clients[N]>;
   request<T = AnyBody>(method: string, path: string, options?: HarnessRequest): Promise<HarnessResponse<T>>;
   close(): Promise<void>;
 }
@@ -101,6 +107,12 @@ interface BootstrapCapable extends ServiceInstance {
   }>;
 }
 
+/**
+ * The service a harness client speaks as unless a test says otherwise: one that may call
+ * every method of that client (admin for IdentityService, the gateway for the rest).
+ */
+const defaultCallers: Partial<Record<ClientName, ServiceName>> = { identity: 'admin' };
+
 function quietLogger(name: string, level: ServiceHarnessOptions['logLevel']): Logger {
   const logger = createLogger(name, level === 'silent' || !level ? 'error' : level);
   if (level === 'silent' || !level) logger.silent = true;
@@ -110,9 +122,9 @@ function quietLogger(name: string, level: ServiceHarnessOptions['logLevel']): Lo
 /**
  * Starts the chosen services the way the all-in-one launcher does: embedded Postgres with
  * each service's migrations, an in-process bus and key-value store, every gRPC server on
- * loopback behind a shared token, clients wired to them, and one HTTP server on 127.0.0.1
- * that routes by path. When control-plane is among them, the first organisation is
- * bootstrapped with a workspace key.
+ * loopback behind a shared secret, clients wired to them (each speaking as its service),
+ * and one HTTP server on 127.0.0.1 that routes by path. When control-plane is among them,
+ * the first organisation is bootstrapped with a workspace key.
  */
 export async function startServiceHarness(options: ServiceHarnessOptions): Promise<ServiceHarness> {
   const closers: Array<() => Promise<void> | void> = [];
@@ -162,7 +174,7 @@ async function start(
     clientAddresses: options.clientAddresses,
   });
   closers.push(() => bus.close());
-  const { instances, grpcAddresses, addressOf } = services;
+  const { instances, grpcAddresses, grpcMethods, addressOf } = services;
   const databases = Object.fromEntries(services.databases) as Partial<Record<ServiceName, DataSource>>;
 
   let identity:
@@ -205,7 +217,7 @@ async function start(
     if (!res.ok) throw new Error(`could not allow inline config: ${res.status} ${await res.text()}`);
   }
 
-  const extraClients = new Map<ClientName, unknown>();
+  const extraClients = new Map<string, unknown>();
   const bootstrapped = <K extends keyof NonNullable<typeof identity>>(field: K) => {
     if (!identity) throw new Error(`${String(field)}: this harness bootstrapped no organisation`);
     return identity[field];
@@ -246,13 +258,18 @@ async function start(
       if (!address) throw new Error(`${service} serves no gRPC in this harness`);
       return address;
     },
-    client<N extends ClientName>(name: N) {
-      let client = extraClients.get(name);
+    grpcMethods(service) {
+      const methods = grpcMethods.get(service);
+      if (!methods) throw new Error(`${service} serves no gRPC in this harness`);
+      return methods;
+    },
+    client<N extends ClientName>(name: N, caller: ServiceName = defaultCallers[name] ?? 'gateway') {
+      let client = extraClients.get(`${name} as ${caller}`);
       if (!client) {
-        const set = createClients([name], addressOf, security);
+        const set = createClients([name], addressOf, security, caller);
         closers.push(() => set.close());
         client = set.clients[name];
-        extraClients.set(name, client);
+        extraClients.set(`${name} as ${caller}`, client);
       }
       return client as NonNullable<Clients[N]>;
     },

@@ -7,7 +7,7 @@ import {
 } from '@switchyard/platform';
 import { events, policy } from '@switchyard/proto';
 import { UsageCounter } from './domain/usage-counter.ts';
-import { policyHandlers } from './grpc/policy.handlers.ts';
+import { policyCallers, policyHandlers } from './grpc/policy.handlers.ts';
 
 /** Rate-limit windows and usage counters (Redis); answers the gateway's policy check. */
 export const policyService: ServiceDefinition = {
@@ -18,7 +18,7 @@ export const policyService: ServiceDefinition = {
     const counter = new UsageCounter(need(kv, 'key-value store'));
     let subscription: Subscription | undefined;
     return {
-      grpc: (server) => server.add(policy.PolicyService, policyHandlers()),
+      grpc: (server) => server.add(policy.PolicyService, policyHandlers(), policyCallers),
       async start() {
         subscription = await subscribeEvents(need(bus, 'event bus'), logger, {
           groupId: 'policy.usage',

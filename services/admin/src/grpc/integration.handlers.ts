@@ -1,7 +1,13 @@
-import type { ServiceHandlers } from '@switchyard/platform';
+import type { CallerRules, ServiceHandlers } from '@switchyard/platform';
 import type { admin } from '@switchyard/proto';
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { Integration } from '../store/entities.ts';
+
+/** Provider credentials go to the gateway alone, which calls the providers. */
+export const integrationCallers: CallerRules<typeof admin.IntegrationService> = {
+  listIntegrations: ['gateway'],
+  getIntegrationCredentials: ['gateway'],
+};
 
 export function integrationHandlers(
   service: IntegrationService,

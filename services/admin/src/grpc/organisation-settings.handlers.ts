@@ -1,7 +1,12 @@
 import { z } from 'zod';
-import { parseInput, type ServiceHandlers } from '@switchyard/platform';
+import { parseInput, type CallerRules, type ServiceHandlers } from '@switchyard/platform';
 import type { admin } from '@switchyard/proto';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
+
+/** The gateway reads whether inline provider choices are blocked. */
+export const organisationSettingsCallers: CallerRules<typeof admin.OrganisationSettingsService> = {
+  getOrganisationSettings: ['gateway'],
+};
 
 export function organisationSettingsHandlers(
   service: OrganisationSettingsService,

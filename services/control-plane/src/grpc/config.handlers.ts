@@ -1,6 +1,11 @@
-import type { ServiceHandlers } from '@switchyard/platform';
+import type { CallerRules, ServiceHandlers } from '@switchyard/platform';
 import type { configs } from '@switchyard/proto';
 import type { ConfigService } from '../domain/config.service.ts';
+
+/** Saved configs are read by the gateway's router alone. */
+export const configCallers: CallerRules<typeof configs.ConfigService> = {
+  getConfig: ['gateway'],
+};
 
 export function configHandlers(service: ConfigService): ServiceHandlers<typeof configs.ConfigService> {
   return {

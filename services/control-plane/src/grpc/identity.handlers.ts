@@ -1,5 +1,5 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { BadRequest, type ServiceHandlers } from '@switchyard/platform';
+import { BadRequest, type CallerRules, type ServiceHandlers } from '@switchyard/platform';
 import { identity } from '@switchyard/proto';
 import type { IdentityService } from '../domain/identity.service.ts';
 import {
@@ -14,7 +14,24 @@ const kinds = {
   workspace_user: identity.ApiKeyKind.WORKSPACE_USER,
 } as const;
 
-export function identityHandlers(service: IdentityService): ServiceHandlers<typeof identity.IdentityService> {
+/** The IdentityService methods served here; SCIM's are in membership.handlers.ts. */
+type IdentityMethods = 'resolveApiKey' | 'resolveWorkspace' | 'getKeySettings' | 'updateKeySettings';
+
+/**
+ * Gateway, admin and log-export authenticate their HTTP callers through control-plane
+ * (remotePrincipalLookup, remoteWorkspaceLookup); only admin's organisation settings read and
+ * write the key settings.
+ */
+export const identityCallers: Pick<CallerRules<typeof identity.IdentityService>, IdentityMethods> = {
+  resolveApiKey: ['gateway', 'admin', 'log-export'],
+  resolveWorkspace: ['gateway', 'admin', 'log-export'],
+  getKeySettings: ['admin'],
+  updateKeySettings: ['admin'],
+};
+
+export function identityHandlers(
+  service: IdentityService,
+): Pick<ServiceHandlers<typeof identity.IdentityService>, IdentityMethods> {
   return {
     resolveApiKey: async ({ keyHash }) => {
       const principal = await service.resolveApiKey(keyHash);

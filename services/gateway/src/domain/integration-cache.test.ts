@@ -20,18 +20,23 @@ let client: ReturnType<typeof createGrpcClient<typeof admin.IntegrationService>>
 
 before(async () => {
   server = new GrpcServer({ logger, security: {} });
-  server.add(admin.IntegrationService, {
-    getIntegrationCredentials: () => {
-      standIn.calls++;
-      return new Promise<Answer>((resolve) => standIn.answers.push(resolve));
+  server.add(
+    admin.IntegrationService,
+    {
+      getIntegrationCredentials: () => {
+        standIn.calls++;
+        return new Promise<Answer>((resolve) => standIn.answers.push(resolve));
+      },
+      listIntegrations: async () => ({ integrations: [] }),
     },
-    listIntegrations: async () => ({ integrations: [] }),
-  });
+    { getIntegrationCredentials: ['gateway'], listIntegrations: ['gateway'] },
+  );
   const port = await server.listen('127.0.0.1', 0);
   client = createGrpcClient(admin.IntegrationService, {
     address: `127.0.0.1:${port}`,
     target: 'admin',
     security: {},
+    caller: 'gateway',
   });
 });
 after(async () => {

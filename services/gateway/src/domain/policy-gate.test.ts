@@ -27,12 +27,16 @@ async function startPolicyStandIn() {
   const calls: policy.CheckRequest[] = [];
   const state = { decide: (async () => ({ decision: policy.Decision.ALLOW })) as Decide };
   const server = new GrpcServer({ logger, security: {} });
-  server.add(policy.PolicyService, {
-    check: async (request) => {
-      calls.push(request);
-      return state.decide(request);
+  server.add(
+    policy.PolicyService,
+    {
+      check: async (request) => {
+        calls.push(request);
+        return state.decide(request);
+      },
     },
-  });
+    { check: ['gateway'] },
+  );
   const port = await server.listen('127.0.0.1', 0);
   return { address: `127.0.0.1:${port}`, calls, state, close: () => server.close() };
 }
@@ -40,25 +44,40 @@ async function startPolicyStandIn() {
 /** Answers for one workspace key, so that the gateway can run without control-plane. */
 async function startIdentityStandIn(key: string, principal: Principal) {
   const server = new GrpcServer({ logger, security: {} });
-  server.add(identity.IdentityService, {
-    resolveApiKey: async ({ keyHash }) =>
-      keyHash !== sha256Hex(key)
-        ? {}
-        : {
-            principal: {
-              apiKeyId: principal.apiKeyId,
-              organisationId: principal.organisationId,
-              workspaceId: principal.workspaceId ?? '',
-              workspaceSlug: principal.workspaceSlug ?? '',
-              kind: identity.ApiKeyKind.WORKSPACE_SERVICE,
-              name: principal.name,
-              scopes: principal.scopes,
+  server.add(
+    identity.IdentityService,
+    {
+      resolveApiKey: async ({ keyHash }) =>
+        keyHash !== sha256Hex(key)
+          ? {}
+          : {
+              principal: {
+                apiKeyId: principal.apiKeyId,
+                organisationId: principal.organisationId,
+                workspaceId: principal.workspaceId ?? '',
+                workspaceSlug: principal.workspaceSlug ?? '',
+                kind: identity.ApiKeyKind.WORKSPACE_SERVICE,
+                name: principal.name,
+                scopes: principal.scopes,
+              },
             },
-          },
-    resolveWorkspace: async () => ({}),
-    getKeySettings: async () => ({}),
-    updateKeySettings: async () => ({}),
-  });
+      resolveWorkspace: async () => ({}),
+      getKeySettings: async () => ({}),
+      updateKeySettings: async () => ({}),
+      provisionOrganisationUser: async () => ({}),
+      removeOrganisationUser: async () => ({}),
+      setWorkspaceMember: async () => ({}),
+    },
+    {
+      resolveApiKey: ['gateway'],
+      resolveWorkspace: ['gateway'],
+      getKeySettings: ['gateway'],
+      updateKeySettings: ['gateway'],
+      provisionOrganisationUser: ['gateway'],
+      removeOrganisationUser: ['gateway'],
+      setWorkspaceMember: ['gateway'],
+    },
+  );
   const port = await server.listen('127.0.0.1', 0);
   return { address: `127.0.0.1:${port}`, close: () => server.close() };
 }
@@ -107,7 +126,12 @@ describe('PolicyGate', () => {
   });
 
   function gate(address: string, options: { failOpen: boolean; timeoutMs?: number }) {
-    const client = createGrpcClient(policy.PolicyService, { address, target: 'policy', security: {} });
+    const client = createGrpcClient(policy.PolicyService, {
+      address,
+      target: 'policy',
+      security: {},
+      caller: 'gateway',
+    });
     clients.push(client);
     return new PolicyGate(client, logger, {
       timeoutMs: options.timeoutMs ?? 250,

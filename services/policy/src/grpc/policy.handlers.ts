@@ -1,8 +1,13 @@
-import type { ServiceHandlers } from '@switchyard/platform';
+import type { CallerRules, ServiceHandlers } from '@switchyard/platform';
 import { policy } from '@switchyard/proto';
 
 /** How long a gateway may go without asking again about a key no policy applies to. */
 export const SKIP_CHECKS_FOR_MS = 10_000;
+
+/** The policy check sits on the gateway's hot path and nowhere else. */
+export const policyCallers: CallerRules<typeof policy.PolicyService> = {
+  check: ['gateway'],
+};
 
 /**
  * The hot-path decision. Rate and usage limit policies are not defined in this release, so

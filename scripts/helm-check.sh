@@ -113,6 +113,16 @@ render no-ingress off off off sy "$CHART" --namespace sy \
 echo "helm-check: refused values"
 refuse "refuses mTLS without grpcTls.existingSecret" \
   "$HELM" template x "$CHART" --set grpcTls.enabled=true
+refuse "refuses mTLS when a service has neither its own nor the shared certificate Secret" \
+  "$HELM" template x "$CHART" --set grpcTls.enabled=true --set grpcTls.serviceSecrets.gateway=gw-tls
+expect "mounts each service's own certificate Secret, the shared one for the rest" \
+  bash -c '"$0" template x "$1" --set grpcTls.enabled=true --set grpcTls.existingSecret=shared-tls \
+    --set grpcTls.serviceSecrets.gateway=gw-tls --show-only templates/gateway/deployment.yaml \
+    | grep -q "secretName: gw-tls" && "$0" template x "$1" --set grpcTls.enabled=true \
+    --set grpcTls.existingSecret=shared-tls --set grpcTls.serviceSecrets.gateway=gw-tls \
+    --show-only templates/admin/deployment.yaml | grep -q "secretName: shared-tls"' "$HELM" "$CHART"
+refuse "refuses a per-service certificate Secret for an unknown service (values.schema.json)" \
+  "$HELM" template x "$CHART" --set grpcTls.enabled=true --set grpcTls.serviceSecrets.gatway=gw-tls
 refuse "refuses terminationGracePeriodSeconds <= preStop + SHUTDOWN_GRACE_MS" \
   "$HELM" template x "$CHART" --set defaults.terminationGracePeriodSeconds=10
 refuse "refuses an encryption key that is not 32 bytes" \

@@ -123,7 +123,7 @@ spec:
         {{- if $root.Values.grpcTls.enabled }}
         - name: grpc-tls
           secret:
-            secretName: {{ required "grpcTls.existingSecret is required when grpcTls.enabled is true" $root.Values.grpcTls.existingSecret }}
+            secretName: {{ required "grpcTls.existingSecret (or grpcTls.serviceSecrets for every service) is required when grpcTls.enabled is true" (default $root.Values.grpcTls.existingSecret (index $root.Values.grpcTls.serviceSecrets $component)) }}
             defaultMode: 0440
             items:
               - key: ca.crt

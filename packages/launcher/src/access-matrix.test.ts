@@ -59,6 +59,9 @@ let calls: Call[] = [];
 let openToAnyCaller: DeclaredRoute[] = [];
 /** Routes that need no caller at all (OAuth's protocol endpoints); tested on their own. */
 let publicRoutes: DeclaredRoute[] = [];
+/** SCIM's protocol endpoints: no API key, the organisation's SCIM token instead; tested on their own. */
+let scimRoutes: DeclaredRoute[] = [];
+const isScim = (route: DeclaredRoute) => route.path.startsWith('/scim/');
 
 const NOTHING = randomUUID();
 
@@ -144,7 +147,8 @@ before(async () => {
   const routes = HTTP_SERVICES.flatMap((name) => h.instance(name).routes ?? []);
   calls = callsOf(routes);
   openToAnyCaller = routes.filter((r) => r.scope === 'authenticated');
-  publicRoutes = routes.filter((r) => r.scope === 'public');
+  publicRoutes = routes.filter((r) => r.scope === 'public' && !isScim(r));
+  scimRoutes = routes.filter((r) => r.scope === 'public' && isScim(r));
 });
 after(() => h?.close());
 
@@ -183,6 +187,8 @@ describe('the route/permission matrix', () => {
         'POST /oauth/token',
         'POST /oauth/revoke',
         'POST /oauth/introspect',
+        'GET /v1/auth/sso/login',
+        'GET /v1/auth/sso/callback',
       ],
       'only these routes need no caller at all (each tested on its own)',
     );
@@ -208,6 +214,12 @@ describe('the route/permission matrix', () => {
       const res = await h.request(route.method, route.path, route.method === 'GET' ? {} : { json: {} });
       const call = `${route.method} ${route.path}`;
       assert.ok(res.status < 500, `${call}: ${res.status} ${res.text}`);
+      if (route.path.startsWith('/v1/auth/sso/')) {
+        // The SSO login (sso-login.test.ts): without its parameters, a 400 in the one error shape.
+        assert.equal(res.status, 400, `${call}: ${res.text}`);
+        assert.equal(res.body.error.type, 'invalid_request_error', `${call}: ${res.text}`);
+        continue;
+      }
       if (route.method === 'GET') {
         assert.equal(res.status, 200, `${call}: ${res.text}`);
         continue;
@@ -216,6 +228,37 @@ describe('the route/permission matrix', () => {
       assert.ok(res.status === 400 || res.status === 401, `${call}: ${res.status} ${res.text}`);
       assert.equal(typeof res.body.error, 'string', `${call}: ${res.text}`);
       assert.equal(typeof res.body.error_description, 'string', `${call}: ${res.text}`);
+    }
+  });
+
+  test("SCIM routes take the organisation's SCIM token only: no token, an API key or another organisation's token is a SCIM 401", async () => {
+    assert.deepEqual(
+      scimRoutes.map((r) => `${r.method} ${r.path}`),
+      ['Users', 'Groups'].flatMap((resource) => [
+        `GET /scim/:organisationId/${resource}`,
+        `POST /scim/:organisationId/${resource}`,
+        `GET /scim/:organisationId/${resource}/:id`,
+        `PUT /scim/:organisationId/${resource}/:id`,
+        `PATCH /scim/:organisationId/${resource}/:id`,
+        `DELETE /scim/:organisationId/${resource}/:id`,
+      ]),
+      'the SCIM 2.0 Users and Groups endpoints',
+    );
+    const rivalToken = await h.request('POST', '/v1/admin/organisation/scim-token', {
+      key: rival.adminKey,
+      json: { replace_existing: true },
+    });
+    assert.equal(rivalToken.status, 200, rivalToken.text);
+    for (const route of scimRoutes) {
+      const path = route.path.replace(':organisationId', h.organisationId).replace(':id', NOTHING);
+      for (const token of [undefined, h.adminKey, rivalToken.body.token as string]) {
+        const res = await h.request(route.method, path, {
+          ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+          ...(route.method === 'GET' || route.method === 'DELETE' ? {} : { json: {} }),
+        });
+        assert.equal(res.status, 401, `${route.method} ${path}: ${res.text}`);
+        assert.deepEqual(res.body.schemas, ['urn:ietf:params:scim:api:messages:2.0:Error'], res.text);
+      }
     }
   });
 

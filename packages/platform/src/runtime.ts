@@ -7,6 +7,7 @@ import type { EventBus } from './bus/event-bus.ts';
 import { KafkaEventBus } from './bus/kafka-bus.ts';
 import { baseEnvSchema, env, loadConfig } from './config.ts';
 import {
+  checkCallerIdentity,
   createGrpcClient,
   checkGrpcHealth,
   GrpcServer,
@@ -25,6 +26,7 @@ import { checkDataSource, createDataSource, migrate } from './store/data-source.
 
 export interface Clients {
   identity: ServiceClient<typeof identity.IdentityService>;
+  ssoSessions: ServiceClient<typeof identity.SsoSessionService>;
   integrations: ServiceClient<typeof admin.IntegrationService>;
   organisationSettings: ServiceClient<typeof admin.OrganisationSettingsService>;
   configs: ServiceClient<typeof configs.ConfigService>;
@@ -35,6 +37,7 @@ export type ClientName = keyof Clients;
 /** Which service serves each client, and the variable holding its address in distributed mode. */
 export const clientTargets: Record<ClientName, { service: ServiceName; addressVariable: string }> = {
   identity: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
+  ssoSessions: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   integrations: { service: 'admin', addressVariable: 'ADMIN_GRPC_ADDRESS' },
   organisationSettings: { service: 'admin', addressVariable: 'ADMIN_GRPC_ADDRESS' },
   configs: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
@@ -43,6 +46,7 @@ export const clientTargets: Record<ClientName, { service: ServiceName; addressVa
 
 const clientServices = {
   identity: identity.IdentityService,
+  ssoSessions: identity.SsoSessionService,
   integrations: admin.IntegrationService,
   organisationSettings: admin.OrganisationSettingsService,
   configs: configs.ConfigService,
@@ -128,16 +132,19 @@ export function grpcSecurityFrom(config: {
   };
 }
 
+/** The clients `caller` uses, each call proving that it comes from `caller`. */
 export function createClients(
   names: ClientName[],
   addressOf: (name: ClientName) => string,
   security: GrpcSecurity,
+  caller: ServiceName,
 ): { clients: Partial<Clients>; readiness: Record<string, ReadinessCheck>; close(): void } {
+  if (names.length > 0) checkCallerIdentity(security, caller);
   const clients: Record<string, { close(): void }> = {};
   const readiness: Record<string, ReadinessCheck> = {};
   for (const name of names) {
     const target = clientTargets[name].service;
-    const options = { address: addressOf(name), target, security };
+    const options = { address: addressOf(name), target, security, caller };
     clients[name] = createGrpcClient(clientServices[name] as never, options) as { close(): void };
     readiness[target] = () => checkGrpcHealth(options);
   }
@@ -238,6 +245,7 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
     definition.clients ?? [],
     (name) => String(config[clientTargets[name].addressVariable]),
     security,
+    definition.name,
   );
   lifecycle.onStop('grpc clients', () => clientSet.close());
   Object.assign(readiness, clientSet.readiness);

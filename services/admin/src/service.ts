@@ -18,18 +18,30 @@ import { admin } from '@switchyard/proto';
 import { IntegrationService } from './domain/integration.service.ts';
 import { OrganisationSettingsService } from './domain/organisation-settings.service.ts';
 import { SsoService } from './domain/sso.service.ts';
+import { ScimService } from './domain/scim.service.ts';
+import { remoteOrganisationDirectory } from './domain/organisation-directory.ts';
 import { remoteKeySettings } from './domain/key-settings.ts';
-import { integrationHandlers } from './grpc/integration.handlers.ts';
-import { organisationSettingsHandlers } from './grpc/organisation-settings.handlers.ts';
+import { integrationCallers, integrationHandlers } from './grpc/integration.handlers.ts';
+import {
+  organisationSettingsCallers,
+  organisationSettingsHandlers,
+} from './grpc/organisation-settings.handlers.ts';
 import { adminRouter } from './http/routes.ts';
+import { SsoLoginService, remoteSsoSessions } from './domain/sso-login.service.ts';
+import { OidcClient } from './oidc/oidc-client.ts';
+import { SsoLoginRepository } from './store/sso-login.repository.ts';
+import { SsoLogin1763700000008 } from './store/migrations/1763700000008-sso-login.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { IntegrationRepository } from './store/integration.repository.ts';
 import { Init1763700000001 } from './store/migrations/1763700000001-init.ts';
 import { PricingAdjustments1763700000003 } from './store/migrations/1763700000003-pricing-adjustments.ts';
 import { OrganisationSettings1763700000004 } from './store/migrations/1763700000004-organisation-settings.ts';
 import { Sso1763700000005 } from './store/migrations/1763700000005-sso.ts';
+import { Scim1763700000006 } from './store/migrations/1763700000006-scim.ts';
+import { PluginCredentials1763700000007 } from './store/migrations/1763700000007-plugin-credentials.ts';
 import { OrganisationSettingsRepository } from './store/organisation-settings.repository.ts';
 import { SsoRepository } from './store/sso.repository.ts';
+import { ScimRepository } from './store/scim.repository.ts';
 
 const configSchema = z.object({
   SWITCHYARD_ENCRYPTION_KEY: env.string().refine((v) => {
@@ -41,6 +53,12 @@ const configSchema = z.object({
     }
   }, 'must be 32 bytes, base64 or hex'),
   HEADER_PREFIX: env.string('x-vendor-'),
+  /** SSO identity providers on these hosts may be on private or loopback addresses. */
+  TRUSTED_CUSTOM_HOSTS: env.list(),
+  /** Per call to an SSO identity provider (discovery, token, keys). */
+  SSO_IDP_TIMEOUT_MS: env.int(10_000, 100, 120_000),
+  /** The callback URL registered with identity providers; else this origin's /v1/auth/sso/callback. */
+  SSO_CALLBACK_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
 });
 
 export interface Admin extends ServiceInstance {
@@ -59,10 +77,13 @@ export const adminService: ServiceDefinition<Admin> = {
       PricingAdjustments1763700000003,
       OrganisationSettings1763700000004,
       Sso1763700000005,
+      Scim1763700000006,
+      PluginCredentials1763700000007,
+      SsoLogin1763700000008,
     ],
   },
   bus: true,
-  clients: ['identity'],
+  clients: ['identity', 'ssoSessions'],
   async create({ db, bus, clients, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
@@ -79,7 +100,29 @@ export const adminService: ServiceDefinition<Admin> = {
     return {
       ...serveScoped(
         adminRouter(
-          { integrations, organisationSettings, sso: new SsoService(new SsoRepository(manager), secrets) },
+          {
+            integrations,
+            organisationSettings,
+            sso: new SsoService(new SsoRepository(manager), secrets),
+            ssoLogin: {
+              logins: new SsoLoginService(
+                new SsoLoginRepository(manager),
+                secrets,
+                new OidcClient({
+                  trustedHosts: config.TRUSTED_CUSTOM_HOSTS,
+                  timeoutMs: config.SSO_IDP_TIMEOUT_MS,
+                }),
+                remoteSsoSessions(need(clients.ssoSessions, 'SSO session client')),
+              ),
+              callbackUrl: config.SSO_CALLBACK_URL,
+            },
+            scim: new ScimService(
+              new ScimRepository(manager),
+              secrets,
+              remoteOrganisationDirectory(identityClient),
+              logger,
+            ),
+          },
           callerAuthentication({
             keys,
             headerPrefix: config.HEADER_PREFIX,
@@ -89,8 +132,12 @@ export const adminService: ServiceDefinition<Admin> = {
         ),
       ),
       grpc: (server) => {
-        server.add(admin.IntegrationService, integrationHandlers(integrations));
-        server.add(admin.OrganisationSettingsService, organisationSettingsHandlers(organisationSettings));
+        server.add(admin.IntegrationService, integrationHandlers(integrations), integrationCallers);
+        server.add(
+          admin.OrganisationSettingsService,
+          organisationSettingsHandlers(organisationSettings),
+          organisationSettingsCallers,
+        );
       },
       seedIntegrationsFromEnvironment: (organisationId) =>
         integrations.seedFromEnvironment(organisationId, processEnv),

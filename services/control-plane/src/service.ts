@@ -20,8 +20,12 @@ import { IdentityService, type BootstrapResult } from './domain/identity.service
 import { MemberService } from './domain/member.service.ts';
 import { oauthEnvSchema } from './domain/oauth.ts';
 import { OAuthService } from './domain/oauth.service.ts';
-import { configHandlers } from './grpc/config.handlers.ts';
-import { identityHandlers } from './grpc/identity.handlers.ts';
+import { configCallers, configHandlers } from './grpc/config.handlers.ts';
+import { identityCallers, identityHandlers } from './grpc/identity.handlers.ts';
+import { membershipCallers, membershipHandlers } from './grpc/membership.handlers.ts';
+import { ssoSessionCallers, ssoSessionHandlers } from './grpc/sso-session.handlers.ts';
+import { SsoSessionService } from './domain/sso-session.service.ts';
+import { SsoSessionRepository } from './store/sso-session.repository.ts';
 import { controlPlaneRouter } from './http/routes.ts';
 import { configEntities } from './store/config.entities.ts';
 import { ConfigRepository } from './store/config.repository.ts';
@@ -43,6 +47,7 @@ import { WorkspaceSecuritySettings1763700000016 } from './store/migrations/17637
 import { AuditLogScope1763700000014 } from './store/migrations/1763700000014-audit-log-scope.ts';
 import { SsoScopes1763700000015 } from './store/migrations/1763700000015-sso-scopes.ts';
 import { OAuth1763700000020 } from './store/migrations/1763700000020-oauth.ts';
+import { ScimScopes1763700000021 } from './store/migrations/1763700000021-scim-scopes.ts';
 
 const configSchema = z.object({
   API_KEY_PREFIX: env.string('sy-'),
@@ -73,6 +78,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       WorkspaceSecuritySettings1763700000016,
       Sessions1763700000017,
       OAuth1763700000020,
+      ScimScopes1763700000021,
     ],
   },
   bus: true,
@@ -107,6 +113,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       events,
       (organisationId, userId, workspaceId) => oauth.revokeUserTokens(organisationId, userId, workspaceId),
     );
+    const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => service.resolveApiKey(hash), { ttlMs: 5_000 });
     return {
@@ -137,8 +144,13 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       ),
       grpc: (server) =>
         server
-          .add(identity.IdentityService, identityHandlers(service))
-          .add(configs.ConfigService, configHandlers(savedConfigs)),
+          .add(
+            identity.IdentityService,
+            { ...identityHandlers(service), ...membershipHandlers(members) },
+            { ...identityCallers, ...membershipCallers },
+          )
+          .add(configs.ConfigService, configHandlers(savedConfigs), configCallers)
+          .add(identity.SsoSessionService, ssoSessionHandlers(ssoSessions), ssoSessionCallers),
       bootstrap: (options) => service.bootstrap(options),
       async start() {
         await onChanges(events, logger, 'control-plane', invalidateApiKeys(keys));

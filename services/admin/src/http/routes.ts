@@ -10,6 +10,9 @@ import {
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
 import type { SsoService } from '../domain/sso.service.ts';
+import type { SsoLoginService } from '../domain/sso-login.service.ts';
+import { ssoLoginRouter } from './sso-login.routes.ts';
+import type { ScimService } from '../domain/scim.service.ts';
 import {
   presentEmailDomain,
   presentIntegration,
@@ -22,9 +25,11 @@ import {
   createIntegrationBody,
   slugParam,
   ssoClientId,
+  updateIntegrationBody,
   updateOrganisationSettingsBody,
   upsertSsoConnectionBody,
 } from './schemas.ts';
+import { scimAdminRouter, scimProtocolRouter, scimTokenRouter } from './scim.routes.ts';
 
 function integrationsRouter(integrations: IntegrationService): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody('1mb') });
@@ -34,6 +39,8 @@ function integrationsRouter(integrations: IntegrationService): ScopedRouter {
       name: body.name,
       slug: body.slug,
       provider: body.ai_provider_id,
+      pluginProviderId: body.plugin_provider_id,
+      credentials: body.credentials,
       key: body.key,
       description: body.description,
       workspaceId: body.workspace_id,
@@ -51,7 +58,30 @@ function integrationsRouter(integrations: IntegrationService): ScopedRouter {
       requirePrincipal(req),
       parseInput(slugParam, req.params.slug, 'path'),
     );
-    res.json(presentIntegrationDetail(integration, integrations.maskedKey(integration)));
+    res.json(
+      presentIntegrationDetail(
+        integration,
+        integrations.maskedKey(integration),
+        integrations.maskedCredentials(integration),
+      ),
+    );
+  });
+  router.put('/:slug', 'integrations.update', async (req, res) => {
+    const slug = parseInput(slugParam, req.params.slug, 'path');
+    const body = parseInput(updateIntegrationBody, req.body);
+    const integration = await integrations.update(requirePrincipal(req), slug, {
+      name: body.name,
+      description: body.description,
+      key: body.key,
+      credentials: body.credentials,
+    });
+    res.json(
+      presentIntegrationDetail(
+        integration,
+        integrations.maskedKey(integration),
+        integrations.maskedCredentials(integration),
+      ),
+    );
   });
   router.delete('/:slug', 'integrations.delete', async (req, res) => {
     await integrations.delete(requirePrincipal(req), parseInput(slugParam, req.params.slug, 'path'));
@@ -103,6 +133,7 @@ function ssoRouter(sso: SsoService): ScopedRouter {
       clientSecret: body.client_secret,
       tokenEndpointAuthMethod: body.token_endpoint_auth_method,
       jwks: body.jwks,
+      privateKey: body.private_key,
       scopes: body.scopes,
       disableAutoProvisionUser: body.disable_auto_provision_user,
     });
@@ -141,20 +172,30 @@ export interface AdminDomain {
   integrations: IntegrationService;
   organisationSettings: OrganisationSettingsService;
   sso: SsoService;
+  scim: ScimService;
+  ssoLogin: { logins: SsoLoginService; callbackUrl: string | undefined };
 }
 
 export function adminRouter(domain: AdminDomain, authentication: RequestHandler): ScopedRouter {
-  return new ScopedRouter()
-    .mount(
-      ['/admin/v2/integrations', '/v1/integrations'],
-      integrationsRouter(domain.integrations),
-      authentication,
-    )
-    .mount(
-      '/v1/admin/organisation/settings',
-      organisationSettingsRouter(domain.organisationSettings),
-      authentication,
-    )
-    .mount('/v1/admin/organisation/sso', ssoRouter(domain.sso), authentication)
-    .mount('/v1/admin/organisation/email-domains', emailDomainsRouter(domain.sso), authentication);
+  return (
+    new ScopedRouter()
+      .mount(
+        ['/admin/v2/integrations', '/v1/integrations'],
+        integrationsRouter(domain.integrations),
+        authentication,
+      )
+      .mount(
+        '/v1/admin/organisation/settings',
+        organisationSettingsRouter(domain.organisationSettings),
+        authentication,
+      )
+      .mount('/v1/admin/organisation/sso', ssoRouter(domain.sso), authentication)
+      .mount('/v1/admin/organisation/email-domains', emailDomainsRouter(domain.sso), authentication)
+      .mount('/v1/admin/organisation/scim-token', scimTokenRouter(domain.scim), authentication)
+      .mount('/v1/scim', scimAdminRouter(domain.scim), authentication)
+      // SCIM clients authenticate with the organisation's SCIM token, checked by the router itself.
+      .mount('/scim', scimProtocolRouter(domain.scim))
+      // The SSO login is public: the person has no credential until it ends.
+      .mount('/v1/auth/sso', ssoLoginRouter(domain.ssoLogin.logins, domain.ssoLogin))
+  );
 }

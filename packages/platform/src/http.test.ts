@@ -381,6 +381,28 @@ describe('request ids', () => {
     assert.equal(res.status, 404);
     assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
   });
+
+  test('without the request log context a request still gets its id, and the log of a failure names it', async (t) => {
+    const router = Router();
+    let store: unknown = 'unset';
+    router.get('/ctx', (_req, res) => {
+      store = requestContext.getStore();
+      res.json({ ok: true });
+    });
+    router.get('/boom', () => {
+      throw new Error('exploded');
+    });
+    const quiet = await serve({ routers: [{ router }], requestLogContext: false });
+    t.after(() => quiet.close());
+    const ok = await fetch(`${quiet.url}/ctx`);
+    assert.match(ok.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    assert.equal(store, undefined, 'no context is entered');
+    const failed = await fetch(`${quiet.url}/boom`);
+    assert.equal(failed.status, 500);
+    await settleLogs();
+    const line = quiet.log.lines().find((l) => l.message === 'request failed');
+    assert.equal(line?.request_id, failed.headers.get('x-request-id'));
+  });
 });
 
 describe('health and readiness', () => {

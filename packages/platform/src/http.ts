@@ -23,6 +23,12 @@ export interface HttpAppOptions {
    * then does X-Forwarded-For decide the client address (`req.ip`); by default nothing is trusted.
    */
   trustProxy?: string | undefined;
+  /**
+   * Whether log lines written while serving a request carry its id on their own (through
+   * AsyncLocalStorage; default true). On Node 20 that puts a hook on every promise the process
+   * makes, so the gateway turns it off and names the request in its request-scope log lines.
+   */
+  requestLogContext?: boolean;
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -36,7 +42,13 @@ export function jsonBody(limit = '10mb'): RequestHandler {
  * Every request gets an id the server chose: it keys the request's log, so a client must
  * not be able to pick it (and collide with, or suppress, another request's log).
  */
-export function requestIdMiddleware(): RequestHandler {
+export function requestIdMiddleware(logContext = true): RequestHandler {
+  if (!logContext) {
+    return (_req, res, next) => {
+      res.setHeader(REQUEST_ID_HEADER, randomUUID());
+      next();
+    };
+  }
   return (_req, res, next) => {
     const requestId = randomUUID();
     res.setHeader(REQUEST_ID_HEADER, requestId);
@@ -49,6 +61,7 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const appError = translateFrameworkError(err) ?? toAppError(err);
     if (appError.status >= 500) {
       logger.error('request failed', {
+        request_id: res.getHeader(REQUEST_ID_HEADER),
         method: req.method,
         path: req.path,
         status: appError.status,
@@ -146,7 +159,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.set('trust proxy', trustProxySetting(options.trustProxy));
-  app.use(requestIdMiddleware());
+  app.use(requestIdMiddleware(options.requestLogContext ?? true));
   app.use(accessMetrics(options));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

@@ -111,6 +111,8 @@ export interface ServiceDefinition<I extends ServiceInstance = ServiceInstance> 
   toleratesOutageOf?: Array<'bus' | 'kv'>;
   kv?: boolean;
   clients?: ClientName[];
+  /** False: log lines do not pick up the request they were written for on their own (see HttpAppOptions). */
+  requestLogContext?: boolean;
   create(deps: ServiceDeps): Promise<I>;
 }
 
@@ -280,6 +282,7 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
     routers: instance.router ? [...(audit ? [{ router: audit }] : []), { router: instance.router }] : [],
     isStopping: () => lifecycle.isStopping,
     trustProxy: config.TRUST_PROXY,
+    requestLogContext: definition.requestLogContext,
   });
   const http = await listen(app, config.HOST, config.PORT);
   lifecycle.onStop('http server', http.close);

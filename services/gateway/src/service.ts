@@ -44,6 +44,8 @@ export const gatewayService: ServiceDefinition = {
   toleratesOutageOf: ['bus', 'kv'],
   kv: true,
   clients: ['identity', 'integrations', 'configs', 'organisationSettings', 'policy'],
+  // The hot path makes many promises; its own request-scope log lines name the request.
+  requestLogContext: false,
   async create({ bus, kv, clients, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');

@@ -1,5 +1,12 @@
 import type { Request, Response } from 'express';
-import { AppError, BadRequest, parseInput, toAppError, type Logger } from '@switchyard/platform';
+import {
+  AppError,
+  BadRequest,
+  REQUEST_ID_HEADER,
+  parseInput,
+  toAppError,
+  type Logger,
+} from '@switchyard/platform';
 import { chatCompletionRequest } from '../http/chat-request.schema.ts';
 import { parseChatBody } from '../http/chat-body.ts';
 import type { ChatBody, ProviderResponse } from '../providers/types.ts';
@@ -112,7 +119,11 @@ export class ChatCompletions {
       const appError = toAppError(err);
       const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
       res.write(`data: ${JSON.stringify({ error: { ...appError.toBody().error, message } })}\n\n`);
-      this.options.logger.warn('upstream stream failed', { error: String(err) });
+      this.options.logger.warn('upstream stream failed', {
+        request_id: res.getHeader(REQUEST_ID_HEADER),
+        trace_id: request.headers.traceId,
+        error: String(err),
+      });
     });
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Topics, publishEvent, type EventBus, type Principal } from '@switchyard/platform';
-import { events } from '@switchyard/proto';
+import { Topics, type EventBus, type Principal } from '@switchyard/platform';
+import { encodeRequestLogEvent, encodeUsageEvent, type TokenUsageFields } from './encoding.ts';
 import { costOf, type PricingMultiplier } from '../pricing/cost.ts';
 import type { GatewayHeaders } from '../http/gateway-headers.ts';
 
@@ -47,15 +47,7 @@ export interface CompletedRequest {
   retries?: number | undefined;
 }
 
-interface UsageFields {
-  promptTokens: number;
-  completionTokens: number;
-  totalTokens: number;
-  cachedTokens: number;
-  reasoningTokens: number;
-}
-
-function usageOf(usage: unknown): UsageFields | undefined {
+function usageOf(usage: unknown): TokenUsageFields | undefined {
   if (!usage || typeof usage !== 'object') return undefined;
   const u = usage as Record<string, unknown>;
   const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
@@ -71,7 +63,7 @@ function usageOf(usage: unknown): UsageFields | undefined {
 }
 
 /** Usage from a JSON response, or from the last SSE chunk that carries it. */
-export function extractUsage(responseBody: string, stream: boolean): UsageFields | undefined {
+export function extractUsage(responseBody: string, stream: boolean): TokenUsageFields | undefined {
   if (!stream) {
     try {
       return usageOf((JSON.parse(responseBody) as { usage?: unknown }).usage);
@@ -79,7 +71,7 @@ export function extractUsage(responseBody: string, stream: boolean): UsageFields
       return undefined;
     }
   }
-  let found: UsageFields | undefined;
+  let found: TokenUsageFields | undefined;
   for (const line of responseBody.split('\n')) {
     if (!line.startsWith('data: {') || !line.includes('"usage"')) continue;
     try {
@@ -100,49 +92,57 @@ export function publishRequestEvents(bus: EventBus, done: CompletedRequest): voi
       ? costOf(done.provider, done.model, usage, done.pricing)
       : 0;
   const p = done.principal;
-  publishEvent(bus, Topics.requestLogs, events.RequestLogEventSchema, p.workspaceId ?? p.organisationId, {
-    id: done.requestId,
-    organisationId: p.organisationId,
-    workspaceId: p.workspaceId ?? '',
-    apiKeyId: p.apiKeyId,
-    traceId: done.headers.traceId,
-    spanId: done.headers.spanId ?? '',
-    parentSpanId: done.headers.parentSpanId ?? '',
-    spanName: done.headers.spanName ?? '',
-    metadata: done.headers.metadata,
-    method: done.method,
-    path: done.path,
-    provider: done.provider,
-    model: done.model,
-    integrationSlug: done.integrationSlug ?? '',
-    status: done.status,
-    stream: done.stream,
-    createdAtMs: String(done.createdAtMs),
-    latencyMs: Math.round(done.latencyMs),
-    requestBody: truncateUtf8(done.requestBody, MAX_LOGGED_BODY_BYTES),
-    responseBody: truncateUtf8(done.responseBody, MAX_LOGGED_BODY_BYTES),
-    usage,
-    cost,
-    errorMessage: done.errorMessage ?? '',
-    cacheStatus: done.cacheStatus ?? '',
-    configSlug: done.configSlug ?? '',
-    routePath: done.routePath ?? '',
-    retryCount: done.retries ?? 0,
-    cacheNamespace: done.headers.cacheNamespace ?? '',
-    cacheForceRefresh: done.headers.cacheForceRefresh === 'true',
-    modelsEndpoint: done.headers.modelsEndpoint === 'true',
-  });
-  if (done.status < 400) {
-    publishEvent(bus, Topics.usage, events.UsageEventSchema, p.apiKeyId, {
-      id: randomUUID(),
+  bus.publish({
+    topic: Topics.requestLogs,
+    key: p.workspaceId ?? p.organisationId,
+    value: encodeRequestLogEvent({
+      id: done.requestId,
       organisationId: p.organisationId,
       workspaceId: p.workspaceId ?? '',
       apiKeyId: p.apiKeyId,
+      traceId: done.headers.traceId,
+      spanId: done.headers.spanId ?? '',
+      parentSpanId: done.headers.parentSpanId ?? '',
+      spanName: done.headers.spanName ?? '',
+      metadata: done.headers.metadata,
+      method: done.method,
+      path: done.path,
       provider: done.provider,
       model: done.model,
+      integrationSlug: done.integrationSlug ?? '',
+      status: done.status,
+      stream: done.stream,
+      createdAtMs: String(done.createdAtMs),
+      latencyMs: Math.round(done.latencyMs),
+      requestBody: truncateUtf8(done.requestBody, MAX_LOGGED_BODY_BYTES),
+      responseBody: truncateUtf8(done.responseBody, MAX_LOGGED_BODY_BYTES),
       usage,
       cost,
-      occurredAtMs: String(done.createdAtMs),
+      errorMessage: done.errorMessage ?? '',
+      cacheStatus: done.cacheStatus ?? '',
+      configSlug: done.configSlug ?? '',
+      routePath: done.routePath ?? '',
+      retryCount: done.retries ?? 0,
+      cacheNamespace: done.headers.cacheNamespace ?? '',
+      cacheForceRefresh: done.headers.cacheForceRefresh === 'true',
+      modelsEndpoint: done.headers.modelsEndpoint === 'true',
+    }),
+  });
+  if (done.status < 400) {
+    bus.publish({
+      topic: Topics.usage,
+      key: p.apiKeyId,
+      value: encodeUsageEvent({
+        id: randomUUID(),
+        organisationId: p.organisationId,
+        workspaceId: p.workspaceId ?? '',
+        apiKeyId: p.apiKeyId,
+        provider: done.provider,
+        model: done.model,
+        usage,
+        cost,
+        occurredAtMs: String(done.createdAtMs),
+      }),
     });
   }
 }

@@ -1,0 +1,121 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { create, equals, fromBinary, toBinary, type DescMessage } from '@bufbuild/protobuf';
+import { events } from '@switchyard/proto';
+import {
+  WRITTEN_FIELDS,
+  encodeRequestLogEvent,
+  encodeUsageEvent,
+  type RequestLogFields,
+  type UsageFields,
+} from './encoding.ts';
+
+const text = fc.string({ unit: 'grapheme', maxLength: 40 });
+const uint32 = fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 0xffffffff }));
+const int64 = fc.oneof(fc.constant('0'), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(String));
+const double = fc.oneof(fc.constant(0), fc.double({ noNaN: true }));
+const usage = fc.option(
+  fc.record({
+    promptTokens: uint32,
+    completionTokens: uint32,
+    totalTokens: uint32,
+    cachedTokens: uint32,
+    reasoningTokens: uint32,
+  }),
+  { nil: undefined },
+);
+
+const requestLog: fc.Arbitrary<RequestLogFields> = fc.record({
+  id: text,
+  organisationId: text,
+  workspaceId: text,
+  apiKeyId: text,
+  traceId: text,
+  spanId: text,
+  parentSpanId: text,
+  spanName: text,
+  metadata: fc.dictionary(text, text, { maxKeys: 5 }),
+  method: text,
+  path: text,
+  provider: text,
+  model: text,
+  integrationSlug: text,
+  status: uint32,
+  stream: fc.boolean(),
+  createdAtMs: int64,
+  latencyMs: uint32,
+  requestBody: fc.string({ unit: 'binary', maxLength: 300 }),
+  responseBody: fc.string({ unit: 'binary', maxLength: 300 }),
+  usage,
+  cost: double,
+  errorMessage: text,
+  cacheStatus: text,
+  configSlug: text,
+  routePath: text,
+  retryCount: uint32,
+  cacheNamespace: text,
+  cacheForceRefresh: fc.boolean(),
+  modelsEndpoint: fc.boolean(),
+});
+
+const usageEvent: fc.Arbitrary<UsageFields> = fc.record({
+  id: text,
+  organisationId: text,
+  workspaceId: text,
+  apiKeyId: text,
+  provider: text,
+  model: text,
+  usage,
+  cost: double,
+  occurredAtMs: int64,
+});
+
+function sameAsTheSchema<D extends DescMessage>(schema: D, encoded: Uint8Array, init: object): void {
+  const expected = create(schema, init as never);
+  const decoded = fromBinary(schema, encoded);
+  assert.ok(equals(schema, decoded, expected), 'decodes to the message made from the same fields');
+  // And the generated encoder's bytes decode to the same message.
+  assert.ok(equals(schema, fromBinary(schema, toBinary(schema, expected)), decoded));
+}
+
+describe('event encoders', () => {
+  test('a request log event decodes, with the generated schema, to exactly the fields given', () => {
+    fc.assert(
+      fc.property(requestLog, (e) =>
+        sameAsTheSchema(events.RequestLogEventSchema, encodeRequestLogEvent(e), e),
+      ),
+    );
+  });
+
+  test('a usage event decodes, with the generated schema, to exactly the fields given', () => {
+    fc.assert(
+      fc.property(usageEvent, (e) => sameAsTheSchema(events.UsageEventSchema, encodeUsageEvent(e), e)),
+    );
+  });
+
+  test('every field of the schemas is written (a new field fails here until the encoder writes it)', () => {
+    for (const [name, schema] of [
+      ['RequestLogEvent', events.RequestLogEventSchema],
+      ['UsageEvent', events.UsageEventSchema],
+      ['TokenUsage', events.TokenUsageSchema],
+    ] as const) {
+      assert.deepEqual(schema.fields.map((f) => f.localName).sort(), [...WRITTEN_FIELDS[name]].sort(), name);
+    }
+  });
+
+  test('default values are left out, as protobuf does', () => {
+    const empty = encodeUsageEvent({
+      id: '',
+      organisationId: '',
+      workspaceId: '',
+      apiKeyId: '',
+      provider: '',
+      model: '',
+      usage: undefined,
+      cost: 0,
+      occurredAtMs: '0',
+    });
+    assert.equal(empty.length, 0);
+  });
+});

@@ -223,6 +223,41 @@ describe('the audit log', () => {
     assert.ok(!served.includes(secretKey) && !served.includes(PROVIDER_CREDENTIAL));
   });
 
+  test('SCIM provisioning writes are recorded as made with the SCIM token, which is never stored', async () => {
+    const issued = await write('POST', '/v1/admin/organisation/scim-token', h.adminKey, {});
+    assert.equal(issued.status, 200, issued.text);
+    const scimToken: string = issued.body.token;
+    const created = await h.request('POST', `/scim/${h.organisationId}/Users`, {
+      headers: { authorization: `Bearer ${scimToken}`, 'user-agent': USER_AGENT },
+      json: {
+        schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+        userName: 'audited.scim@example.com',
+        emails: [{ value: 'audited.scim@example.com', primary: true }],
+        active: true,
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const entry = await entryOf(created.headers.get('x-request-id')!);
+    assert.equal(entry.organisation_id, h.organisationId);
+    assert.equal(entry.method, 'POST');
+    assert.equal(entry.resource, '/scim/:organisationId/Users');
+    assert.equal(entry.service, 'admin');
+    assert.equal(entry.actor.auth_method, 'scim_token');
+    assert.equal(entry.actor.key_name, 'SCIM token');
+    assert.equal(entry.actor.api_key_id, null, 'no API key made it');
+    assert.equal(entry.client.user_agent, USER_AGENT);
+    const refused = await h.request('POST', `/scim/${h.organisationId}/Users`, {
+      headers: { authorization: 'Bearer scim_not-the-token' },
+      json: { userName: 'nobody@example.com' },
+    });
+    assert.equal(refused.status, 401);
+    await barrier();
+    const all = await auditLog('?page_size=1000');
+    assert.ok(!all.data.some((e) => e.request_id === refused.headers.get('x-request-id')));
+    const rows: unknown[] = await h.db('log-export').query('SELECT * FROM log_export.audit_logs');
+    assert.ok(!JSON.stringify(rows).includes(scimToken), 'the SCIM token is not stored');
+  });
+
   test("another organisation's admin sees none of it, and its own writes stay its own", async () => {
     const theirs = await write('POST', '/v2/workspaces', rival.adminKey, { name: 'Rival audited' });
     assert.equal(theirs.status, 200, theirs.text);

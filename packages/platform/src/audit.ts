@@ -17,7 +17,25 @@ export type AuditEntry = Omit<events.AuditEvent, '$typeName' | '$unknown' | 'id'
 export type AuditSink = (entry: AuditEntry) => void;
 
 const SINK = Symbol('switchyard.auditSink');
-type Audited = Request & { [SINK]?: AuditSink };
+const ACTOR = Symbol('switchyard.auditActor');
+type Audited = Request & { [SINK]?: AuditSink; [ACTOR]?: AuditActor };
+
+/**
+ * Who made a write when the caller is not an API key, token or session (no `req.principal`):
+ * e.g. an identity provider with the organisation's SCIM token.
+ */
+export interface AuditActor {
+  organisationId: string;
+  /** How it authenticated, e.g. `scim_token`. */
+  authMethod: string;
+  /** A name for the credential, as a key's name would be. */
+  name: string;
+}
+
+/** Records this request's writes as made by `actor` (for callers without a principal). */
+export function attachAuditActor(req: Request, actor: AuditActor): void {
+  (req as Audited)[ACTOR] = actor;
+}
 
 /** Management writes served for this request are recorded through `sink` (see `auditWrite`). */
 export function attachAuditSink(req: Request, sink: AuditSink | undefined): void {
@@ -117,7 +135,8 @@ export function auditWrite(req: Request, res: Response, scope: Scope | null, rou
   if (scope !== null && scopePlane(scope) === 'data') return;
   const sink = (req as Audited)[SINK];
   const principal = req.principal;
-  if (!sink || !principal) return;
+  const actor = (req as Audited)[ACTOR];
+  if (!sink || (!principal && !actor)) return;
   // Read now: express restores the base URL and parameters once routing leaves the router.
   const route = joinPattern(req.baseUrl, routePath);
   const path = req.originalUrl.split('?', 1)[0] ?? '';
@@ -130,12 +149,23 @@ export function auditWrite(req: Request, res: Response, scope: Scope | null, rou
     if (status < 200 || status >= 300) return;
     const requestId = res.getHeader('x-request-id');
     sink({
-      organisationId: principal.organisationId,
-      workspaceId: principal.workspaceId ?? '',
-      apiKeyId: principal.apiKeyId,
-      userId: principal.userId ?? '',
-      authMethod: principal.authMethod ?? 'api_key',
-      keyName: principal.name,
+      ...(principal
+        ? {
+            organisationId: principal.organisationId,
+            workspaceId: principal.workspaceId ?? '',
+            apiKeyId: principal.apiKeyId,
+            userId: principal.userId ?? '',
+            authMethod: principal.authMethod ?? 'api_key',
+            keyName: principal.name,
+          }
+        : {
+            organisationId: actor!.organisationId,
+            workspaceId: '',
+            apiKeyId: '',
+            userId: '',
+            authMethod: actor!.authMethod,
+            keyName: actor!.name,
+          }),
       method,
       route,
       path,

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import {
+  attachAuditActor,
   AppError,
   jsonBody,
   parseInput,
@@ -111,7 +112,11 @@ function scimAuthentication(scim: ScimService): RequestHandler {
       next(refused);
       return;
     }
-    scim.authenticate(organisationId, token).then((ok) => next(ok ? undefined : refused), next);
+    scim.authenticate(organisationId, token).then((ok) => {
+      // Provisioning writes go to the audit log as the organisation's SCIM token.
+      if (ok) attachAuditActor(req, { organisationId, authMethod: 'scim_token', name: 'SCIM token' });
+      next(ok ? undefined : refused);
+    }, next);
   };
 }
 

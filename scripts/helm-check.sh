@@ -121,6 +121,18 @@ expect "mounts each service's own certificate Secret, the shared one for the res
     | grep -q "secretName: gw-tls" && "$0" template x "$1" --set grpcTls.enabled=true \
     --set grpcTls.existingSecret=shared-tls --set grpcTls.serviceSecrets.gateway=gw-tls \
     --show-only templates/admin/deployment.yaml | grep -q "secretName: shared-tls"' "$HELM" "$CHART"
+expect "passes the SSO settings to admin alone" \
+  bash -c '"$0" template x "$1" --set config.admin.ssoCallbackUrl=https://sy.example.com/v1/auth/sso/callback \
+    --set config.admin.ssoIdpTimeoutMs=5000 --set config.admin.trustedIdentityProviderHosts=idp.internal \
+    --show-only templates/configmap.yaml > "$2/config.yaml" \
+    && awk "BEGIN { RS = \"---\" } /component: admin/" "$2/config.yaml" > "$2/admin-env.yaml" \
+    && awk "BEGIN { RS = \"---\" } /component: gateway/" "$2/config.yaml" > "$2/gateway-env.yaml" \
+    && grep -q "SSO_CALLBACK_URL: \"https://sy.example.com/v1/auth/sso/callback\"" "$2/admin-env.yaml" \
+    && grep -q "SSO_IDP_TIMEOUT_MS: \"5000\"" "$2/admin-env.yaml" \
+    && grep -q "TRUSTED_CUSTOM_HOSTS: \"idp.internal\"" "$2/admin-env.yaml" \
+    && ! grep -q "idp.internal" "$2/gateway-env.yaml"' "$HELM" "$CHART" "$OUT"
+refuse "refuses an SSO callback URL that is not http(s) (values.schema.json)" \
+  "$HELM" template x "$CHART" --set config.admin.ssoCallbackUrl=ftp://sy.example.com/cb
 refuse "refuses a per-service certificate Secret for an unknown service (values.schema.json)" \
   "$HELM" template x "$CHART" --set grpcTls.enabled=true --set grpcTls.serviceSecrets.gatway=gw-tls
 refuse "refuses terminationGracePeriodSeconds <= preStop + SHUTDOWN_GRACE_MS" \

@@ -395,6 +395,18 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- $_ := set $env "TRUSTED_CUSTOM_HOSTS" (toString $g.trustedCustomHosts) -}}
 {{- end -}}
 {{- end -}}
+{{- if eq .component "admin" -}}
+{{- $a := $c.admin | default dict -}}
+{{- if $a.ssoCallbackUrl -}}
+{{- $_ := set $env "SSO_CALLBACK_URL" (toString $a.ssoCallbackUrl) -}}
+{{- end -}}
+{{- if $a.ssoIdpTimeoutMs -}}
+{{- $_ := set $env "SSO_IDP_TIMEOUT_MS" (toString $a.ssoIdpTimeoutMs) -}}
+{{- end -}}
+{{- if $a.trustedIdentityProviderHosts -}}
+{{- $_ := set $env "TRUSTED_CUSTOM_HOSTS" (toString $a.trustedIdentityProviderHosts) -}}
+{{- end -}}
+{{- end -}}
 {{- if eq .component "control-plane" -}}
 {{- if $c.controlPlane.apiKeyPrefix -}}
 {{- $_ := set $env "API_KEY_PREFIX" (toString $c.controlPlane.apiKeyPrefix) -}}

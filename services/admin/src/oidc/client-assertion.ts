@@ -1,11 +1,5 @@
-import {
-  createPrivateKey,
-  createPublicKey,
-  randomUUID,
-  sign,
-  type JsonWebKey,
-  type KeyObject,
-} from 'node:crypto';
+import { createPrivateKey, createPublicKey, randomUUID, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { SignJWT } from 'jose';
 
 /** Members that name a public key, by key type. */
 const PUBLIC_MEMBERS: Record<string, readonly string[]> = {
@@ -38,18 +32,16 @@ export function matchingPublicJwk(
 }
 
 /** The JWS algorithm of a key: ES256/384/512 by curve, EdDSA, else RS256. */
-function algorithmOf(key: KeyObject): { alg: string; hash: string | null } {
+function algorithmOf(key: KeyObject): string {
   if (key.asymmetricKeyType === 'ec') {
     const curve = key.asymmetricKeyDetails?.namedCurve;
-    if (curve === 'secp384r1') return { alg: 'ES384', hash: 'sha384' };
-    if (curve === 'secp521r1') return { alg: 'ES512', hash: 'sha512' };
-    return { alg: 'ES256', hash: 'sha256' };
+    if (curve === 'secp384r1') return 'ES384';
+    if (curve === 'secp521r1') return 'ES512';
+    return 'ES256';
   }
-  if (key.asymmetricKeyType === 'ed25519') return { alg: 'EdDSA', hash: null };
-  return { alg: 'RS256', hash: 'sha256' };
+  if (key.asymmetricKeyType === 'ed25519') return 'EdDSA';
+  return 'RS256';
 }
-
-const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /**
  * A client assertion for private_key_jwt (RFC 7523, OIDC Core 9): issued by and about the
@@ -61,22 +53,15 @@ export function clientAssertion(
   clientId: string,
   tokenEndpoint: string,
   now = Date.now(),
-): string {
+): Promise<string> {
   const key = createPrivateKey({ key: privateJwk as JsonWebKey, format: 'jwk' });
-  const { alg, hash } = algorithmOf(key);
   const seconds = Math.floor(now / 1000);
-  const input = `${b64({ alg, typ: 'JWT', ...(kid ? { kid } : {}) })}.${b64({
-    iss: clientId,
-    sub: clientId,
-    aud: tokenEndpoint,
-    jti: randomUUID(),
-    iat: seconds,
-    exp: seconds + 60,
-  })}`;
-  const signature = sign(
-    hash,
-    Buffer.from(input),
-    key.asymmetricKeyType === 'ec' ? { key, dsaEncoding: 'ieee-p1363' } : key,
-  );
-  return `${input}.${signature.toString('base64url')}`;
+  return new SignJWT({ jti: randomUUID() })
+    .setProtectedHeader({ alg: algorithmOf(key), typ: 'JWT', ...(kid ? { kid } : {}) })
+    .setIssuer(clientId)
+    .setSubject(clientId)
+    .setAudience(tokenEndpoint)
+    .setIssuedAt(seconds)
+    .setExpirationTime(seconds + 60)
+    .sign(key);
 }

@@ -122,7 +122,7 @@ export class OidcClient {
         form.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
         form.set(
           'client_assertion',
-          clientAssertion(auth.privateJwk, auth.kid, clientId, endpoints.tokenEndpoint),
+          await clientAssertion(auth.privateJwk, auth.kid, clientId, endpoints.tokenEndpoint),
         );
         break;
       case 'none':

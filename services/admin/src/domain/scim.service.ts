@@ -24,15 +24,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isUuid = (value: string) => UUID.test(value);
 
 /** A user as the identity provider describes it (parsed at the edge). */
-export interface ScimUserInput {
-  userName: string;
-  email: string;
-  externalId: string | null;
-  givenName: string | null;
-  familyName: string | null;
-  displayName: string | null;
-  active: boolean;
-}
+export type ScimUserInput = Omit<ScimUser, 'organisationId' | 'userId' | 'createdAt' | 'updatedAt'>;
 
 export interface ScimGroupInput {
   displayName: string;

@@ -307,8 +307,11 @@ export class MemberService {
   }
 }
 
-/** SCIM provisioning acts for the organisation as its administrators do; it holds no key. */
-function provisioningPrincipal(organisationId: string): Principal {
+/**
+ * Provisioning (SCIM, a first SSO login) acts for the organisation as its administrators do;
+ * it holds no key. `name` says which, e.g. in logs.
+ */
+export function provisioningPrincipal(organisationId: string, name = 'SCIM provisioning'): Principal {
   return {
     apiKeyId: '',
     organisationId,
@@ -318,7 +321,7 @@ function provisioningPrincipal(organisationId: string): Principal {
     scopes: [],
     expiresAt: null,
     userId: null,
-    name: 'SCIM provisioning',
+    name,
     organisationCreatedAt: null,
   };
 }

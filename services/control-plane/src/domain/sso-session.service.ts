@@ -1,6 +1,6 @@
-import { Conflict, Forbidden, scopesForWorkspaceRole, type Principal } from '@switchyard/platform';
+import { Conflict, Forbidden, scopesForWorkspaceRole } from '@switchyard/platform';
 import type { SsoSessionRepository } from '../store/sso-session.repository.ts';
-import type { MemberService } from './member.service.ts';
+import { provisioningPrincipal, type MemberService } from './member.service.ts';
 import type { SessionService } from './session.service.ts';
 
 export interface SsoLoginIdentity {
@@ -70,7 +70,7 @@ export class SsoSessionService {
 
   /** Adds the person as an administrator would: organisation member, then member of its first workspace. */
   private async provision(login: SsoLoginIdentity): Promise<void> {
-    const principal = ssoProvisioningPrincipal(login.organisationId);
+    const principal = provisioningPrincipal(login.organisationId, 'SSO provisioning');
     let userId: string;
     try {
       userId = (
@@ -94,20 +94,4 @@ export class SsoSessionService {
       if (!(err instanceof Conflict)) throw err;
     }
   }
-}
-
-/** First-login provisioning acts for the organisation as its administrators do; it holds no key. */
-function ssoProvisioningPrincipal(organisationId: string): Principal {
-  return {
-    apiKeyId: '',
-    organisationId,
-    workspaceId: null,
-    workspaceSlug: null,
-    kind: 'organisation_admin',
-    scopes: [],
-    expiresAt: null,
-    userId: null,
-    name: 'SSO provisioning',
-    organisationCreatedAt: null,
-  };
 }

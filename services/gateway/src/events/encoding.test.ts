@@ -104,6 +104,20 @@ describe('event encoders', () => {
     }
   });
 
+  test('events written one after another stay whole: a later event never changes an earlier one', () => {
+    const base = fc.sample(requestLog, { numRuns: 1, seed: 7 })[0]!;
+    const large = { ...base, requestBody: 'x'.repeat(200_000), responseBody: 'é'.repeat(50_000) };
+    const small = { ...base, requestBody: 'hi', responseBody: '' };
+    const first = encodeRequestLogEvent(large);
+    const copy = Uint8Array.from(first);
+    const second = encodeRequestLogEvent(small);
+    const third = encodeRequestLogEvent(small);
+    assert.deepEqual(first, copy);
+    assert.deepEqual(second, third);
+    assert.equal(fromBinary(events.RequestLogEventSchema, first).requestBody.length, 200_000);
+    assert.equal(fromBinary(events.RequestLogEventSchema, second).requestBody, 'hi');
+  });
+
   test('default values are left out, as protobuf does', () => {
     const empty = encodeUsageEvent({
       id: '',

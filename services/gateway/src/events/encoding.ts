@@ -36,6 +36,25 @@ function bool(w: BinaryWriter, field: number, value: boolean): void {
   if (value) w.tag(field, WireType.Varint).bool(true);
 }
 
+/**
+ * One writer serves every event: `finish()` hands back a copy of what was written and keeps the
+ * writer's buffer, so after the first few events no write has to grow it. A writer that grew
+ * past `KEEP_WRITER_BYTES` for a large event is let go, so that one large body does not hold
+ * its buffer for the life of the process.
+ */
+const KEEP_WRITER_BYTES = 64 * 1024;
+let shared: BinaryWriter | undefined;
+
+function encode(write: (w: BinaryWriter) => void): Uint8Array {
+  const w = shared ?? new BinaryWriter();
+  shared = undefined;
+  // Taken off the shelf while in use: a write that throws leaves its half-written bytes behind.
+  write(w);
+  const bytes = w.finish();
+  if (bytes.byteLength <= KEEP_WRITER_BYTES) shared = w;
+  return bytes;
+}
+
 function usage(w: BinaryWriter, field: number, value: TokenUsageFields | undefined): void {
   if (value === undefined) return;
   w.tag(field, WireType.LengthDelimited).fork();
@@ -97,7 +116,10 @@ export const WRITTEN_FIELDS = {
 
 /** switchyard.events.v1.RequestLogEvent */
 export function encodeRequestLogEvent(e: RequestLogFields): Uint8Array {
-  const w = new BinaryWriter();
+  return encode((w) => writeRequestLogEvent(w, e));
+}
+
+function writeRequestLogEvent(w: BinaryWriter, e: RequestLogFields): void {
   string(w, 1, e.id);
   string(w, 2, e.organisationId);
   string(w, 3, e.workspaceId);
@@ -133,12 +155,14 @@ export function encodeRequestLogEvent(e: RequestLogFields): Uint8Array {
   string(w, 28, e.cacheNamespace);
   bool(w, 29, e.cacheForceRefresh);
   bool(w, 30, e.modelsEndpoint);
-  return w.finish();
 }
 
 /** switchyard.events.v1.UsageEvent */
 export function encodeUsageEvent(e: UsageFields): Uint8Array {
-  const w = new BinaryWriter();
+  return encode((w) => writeUsageEvent(w, e));
+}
+
+function writeUsageEvent(w: BinaryWriter, e: UsageFields): void {
   string(w, 1, e.id);
   string(w, 2, e.organisationId);
   string(w, 3, e.workspaceId);
@@ -148,5 +172,4 @@ export function encodeUsageEvent(e: UsageFields): Uint8Array {
   usage(w, 7, e.usage);
   double(w, 8, e.cost);
   int64(w, 9, e.occurredAtMs);
-  return w.finish();
 }

@@ -1,9 +1,10 @@
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { fromBinary } from '@bufbuild/protobuf';
 import { DEFAULT_MAX_MESSAGE_BYTES, Topics, type EventBus, type OutgoingMessage } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
-import { MAX_LOGGED_BODY_BYTES, publishRequestEvents, truncateUtf8 } from './request-events.ts';
+import { MAX_LOGGED_BODY_BYTES, extractUsage, publishRequestEvents, truncateUtf8 } from './request-events.ts';
 
 describe('truncateUtf8', () => {
   test('text within the limit is kept as it is', () => {
@@ -62,5 +63,79 @@ describe('publishRequestEvents', () => {
       assert.ok(Buffer.byteLength(body) > MAX_LOGGED_BODY_BYTES - 4, 'cut at the limit, not before');
       assert.ok(original.startsWith(body));
     }
+  });
+});
+
+describe('extractUsage', () => {
+  const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
+  const fields = { promptTokens: 12, completionTokens: 5, totalTokens: 17, cachedTokens: 0, reasoningTokens: 0 };
+  const completion = (message: unknown, extra: Record<string, unknown> = {}) => ({
+    id: 'chatcmpl-1',
+    object: 'chat.completion',
+    choices: [{ index: 0, message, finish_reason: 'stop' }],
+    usage,
+    ...extra,
+  });
+
+  test('reads the usage of a compact or an indented answer', () => {
+    const body = completion({ role: 'assistant', content: 'hi' });
+    assert.deepEqual(extractUsage(JSON.stringify(body), false), fields);
+    assert.deepEqual(extractUsage(JSON.stringify(body, null, 2), false), fields);
+  });
+
+  test('a "usage" written by the model inside its text is not taken for the usage', () => {
+    const trick = '"usage": {"prompt_tokens": 999999, "completion_tokens": 1, "total_tokens": 1000000}';
+    const body = { ...completion({ role: 'assistant', content: trick }), usage: undefined };
+    // The model's text comes last and the answer has no usage of its own.
+    assert.equal(extractUsage(JSON.stringify({ ...body, usage: undefined }), false), undefined);
+    const after = JSON.stringify({ usage, choices: [{ message: { content: trick } }] });
+    assert.deepEqual(extractUsage(after, false), fields);
+    const asValue = JSON.stringify({ usage, note: 'usage' });
+    assert.deepEqual(extractUsage(asValue, false), fields);
+  });
+
+  test('details (cached and reasoning tokens) are read, and a body that is not JSON has no usage', () => {
+    const body = JSON.stringify(
+      completion(
+        { role: 'assistant', content: '{"a": "}"}' },
+        {
+          usage: {
+            ...usage,
+            prompt_tokens_details: { cached_tokens: 4 },
+            completion_tokens_details: { reasoning_tokens: 3 },
+          },
+        },
+      ),
+    );
+    assert.deepEqual(extractUsage(body, false), { ...fields, cachedTokens: 4, reasoningTokens: 3 });
+    assert.equal(extractUsage('{"usage": {"prompt_tokens": 1', false), undefined);
+    assert.equal(extractUsage('not json', false), undefined);
+  });
+
+  test('the same usage as parsing the whole answer, whatever the text around it', () => {
+    const tokens = fc.integer({ min: 0, max: 1_000_000 });
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 60 }),
+        fc.record({ prompt_tokens: tokens, completion_tokens: tokens, total_tokens: tokens }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 4 }),
+        (content, u, usageFirst, indent) => {
+          const message = { role: 'assistant', content };
+          const body = usageFirst
+            ? { usage: u, choices: [{ message }] }
+            : { choices: [{ message }], usage: u, system_fingerprint: content };
+          const text = JSON.stringify(body, null, indent);
+          const whole = (JSON.parse(text) as { usage: typeof u }).usage;
+          assert.deepEqual(extractUsage(text, false), {
+            promptTokens: whole.prompt_tokens,
+            completionTokens: whole.completion_tokens,
+            totalTokens: whole.total_tokens,
+            cachedTokens: 0,
+            reasoningTokens: 0,
+          });
+        },
+      ),
+    );
   });
 });

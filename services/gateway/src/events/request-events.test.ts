@@ -68,7 +68,13 @@ describe('publishRequestEvents', () => {
 
 describe('extractUsage', () => {
   const usage = { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 };
-  const fields = { promptTokens: 12, completionTokens: 5, totalTokens: 17, cachedTokens: 0, reasoningTokens: 0 };
+  const fields = {
+    promptTokens: 12,
+    completionTokens: 5,
+    totalTokens: 17,
+    cachedTokens: 0,
+    reasoningTokens: 0,
+  };
   const completion = (message: unknown, extra: Record<string, unknown> = {}) => ({
     id: 'chatcmpl-1',
     object: 'chat.completion',

@@ -112,6 +112,8 @@ function accessMetrics(options: HttpAppOptions): RequestHandler {
   const { metrics, logger, service } = options;
   const durationLabels = new Map<string, { service: string; method: string; route: string }>();
   const countLabels = new Map<string, { service: string; method: string; route: string; status: string }>();
+  // The level is set when the logger is made; winston's own check builds arrays on every call.
+  const logsRequests = logger.isLevelEnabled('http');
   function onFinish(this: Timed): void {
     const seconds = (performance.now() - (this[STARTED] ?? 0)) / 1000;
     const req = this.req;
@@ -127,7 +129,7 @@ function accessMetrics(options: HttpAppOptions): RequestHandler {
     let counted = countLabels.get(countKey);
     if (!counted) countLabels.set(countKey, (counted = { service, method, route, status: String(status) }));
     metrics.httpRequests.inc(counted);
-    if (logger.isLevelEnabled('http')) {
+    if (logsRequests) {
       logger.http('request', {
         method,
         path: (req as { path?: string }).path,

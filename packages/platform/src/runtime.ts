@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import type { RequestHandler, Router } from 'express';
 import { auditTrail, serviceAuditSink } from './audit.ts';
 import type { DataSource, EntitySchema, MigrationInterface } from 'typeorm';
@@ -113,7 +114,19 @@ export interface ServiceDefinition<I extends ServiceInstance = ServiceInstance> 
   clients?: ClientName[];
   /** False: log lines do not pick up the request they were written for on their own (see HttpAppOptions). */
   requestLogContext?: boolean;
+  /**
+   * V8 flags the service sets when it runs as its own process, before it builds anything (not
+   * in all-in-one, where the other services share the process). Only flags V8 reads when it
+   * starts a piece of work (a compilation, say) belong here; start-up settings of the heap go
+   * on node's command line.
+   */
+  v8Flags?: string[];
   create(deps: ServiceDeps): Promise<I>;
+}
+
+/** Sets a service's own V8 flags (see ServiceDefinition.v8Flags). */
+export function applyV8Flags(definition: Pick<ServiceDefinition, 'v8Flags'>): void {
+  for (const flag of definition.v8Flags ?? []) setFlagsFromString(flag);
 }
 
 export function need<T>(value: T | undefined, what: string): T {
@@ -183,6 +196,7 @@ function standaloneSchema(definition: ServiceDefinition) {
 
 /** Runs one service as its own process on real Postgres, Kafka and Redis. */
 export async function runStandalone(definition: ServiceDefinition, processEnv = process.env): Promise<void> {
+  applyV8Flags(definition);
   const config = loadConfig(standaloneSchema(definition), processEnv) as Record<string, unknown> &
     z.output<typeof baseEnvSchema> & {
       DATABASE_URL?: string;

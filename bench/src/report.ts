@@ -10,10 +10,24 @@ export interface GatewayCost {
   drainMs: number;
 }
 
+/** The reference proxy's run (`reference-proxy.ts`): Node's HTTP server and client alone. */
+export interface ReferenceRun {
+  result: LoadResult;
+  /** Reference proxy process CPU time (all threads) during the run, per request, ms. */
+  cpuMsPerRequest: number;
+  /** Reference proxy p50 minus direct p50, µs. */
+  addedP50Us: number;
+  addedP99Us: number;
+  /** Reference proxy req/s divided by direct req/s. */
+  throughputRatio: number;
+}
+
 export interface NonStreamingPair {
   concurrency: number;
   direct: LoadResult;
   gateway: LoadResult;
+  /** The same load through the reference proxy, in the same run. */
+  reference?: ReferenceRun | undefined;
   /** Gateway p50 minus direct p50 (a difference of percentiles), µs. */
   addedP50Us: number;
   addedP99Us: number;
@@ -22,8 +36,11 @@ export interface NonStreamingPair {
   gatewayCost: GatewayCost;
   /** The gateway's GC pauses and event-loop delay during the measured gateway run. */
   gatewayRuntime?: GatewayRuntime | undefined;
-  /** Who used the system-under-test CPU during each measured run (with the processes placed). */
-  cpuUse?: { direct?: CpuUse; gateway?: CpuUse } | undefined;
+  /**
+   * Who used the system-under-test CPU during each measured run (with the processes placed); the
+   * proxy columns are the reference proxy's on its path and the gateway's otherwise.
+   */
+  cpuUse?: { direct?: CpuUse; reference?: CpuUse; gateway?: CpuUse } | undefined;
 }
 
 export interface Target {
@@ -31,6 +48,8 @@ export interface Target {
   measured: string;
   goal: string;
   holds: boolean;
+  /** The same measure for the reference proxy in the same run, where it has one. */
+  reference?: string | undefined;
 }
 
 export interface BenchResults {
@@ -57,6 +76,7 @@ export interface BenchResults {
   streaming: {
     concurrency: 1;
     direct: StreamResult;
+    reference?: StreamResult | undefined;
     gateway: StreamResult;
     overheadP50Us: number;
     overheadP99Us: number;
@@ -73,6 +93,13 @@ export interface BenchResults {
   allTargetsHold: boolean;
 }
 
+const PATHS = ['direct', 'reference', 'gateway'] as const;
+const PATH_NAMES: Record<(typeof PATHS)[number], string> = {
+  direct: 'direct',
+  reference: 'reference proxy',
+  gateway: 'gateway',
+};
+
 /** Share of a run's CPU time on the system-under-test CPU used by others above which a run is disturbed. */
 export const DISTURBED_SHARE = 0.1;
 
@@ -88,20 +115,39 @@ export function pair(
   direct: LoadResult,
   gateway: LoadResult,
   gatewayCost: GatewayCost,
-  gatewayRuntime?: GatewayRuntime,
-  cpuUse?: { direct?: CpuUse; gateway?: CpuUse },
+  extra: {
+    runtime?: GatewayRuntime | undefined;
+    cpuUse?: NonStreamingPair['cpuUse'];
+    reference?: { result: LoadResult; cpuMsPerRequest: number } | undefined;
+  } = {},
 ): NonStreamingPair {
+  const reference = extra.reference;
   return {
     gatewayCost,
-    gatewayRuntime,
-    cpuUse,
+    gatewayRuntime: extra.runtime,
+    cpuUse: extra.cpuUse,
     concurrency,
     direct,
     gateway,
-    addedP50Us: gateway.latencyUs.p50 - direct.latencyUs.p50,
-    addedP99Us: gateway.latencyUs.p99 - direct.latencyUs.p99,
+    reference: reference && {
+      result: reference.result,
+      cpuMsPerRequest: Math.round(reference.cpuMsPerRequest * 100) / 100,
+      ...added(direct, reference.result),
+    },
+    ...added(direct, gateway),
+  };
+}
+
+/** What a proxied path adds to the direct one: p50 and p99 differences, and the req/s ratio. */
+function added(
+  direct: LoadResult,
+  proxied: LoadResult,
+): { addedP50Us: number; addedP99Us: number; throughputRatio: number } {
+  return {
+    addedP50Us: proxied.latencyUs.p50 - direct.latencyUs.p50,
+    addedP99Us: proxied.latencyUs.p99 - direct.latencyUs.p99,
     throughputRatio:
-      direct.reqPerSec > 0 ? Math.round((gateway.reqPerSec / direct.reqPerSec) * 1000) / 1000 : 0,
+      direct.reqPerSec > 0 ? Math.round((proxied.reqPerSec / direct.reqPerSec) * 1000) / 1000 : 0,
   };
 }
 
@@ -115,12 +161,14 @@ export function evaluateTargets(nonStreaming: NonStreamingPair[], rss: BenchResu
       measured: `${signed(c1.addedP50Us)} µs`,
       goal: `≤ ${int(GOALS.addedP50UsAtC1)} µs`,
       holds: c1.addedP50Us <= GOALS.addedP50UsAtC1 && clean(c1),
+      reference: c1.reference && `${signed(c1.reference.addedP50Us)} µs`,
     });
     targets.push({
       name: 'added latency p99, concurrency 1',
       measured: `${signed(c1.addedP99Us)} µs`,
       goal: `≤ ${int(GOALS.addedP99UsAtC1)} µs`,
       holds: c1.addedP99Us <= GOALS.addedP99UsAtC1 && clean(c1),
+      reference: c1.reference && `${signed(c1.reference.addedP99Us)} µs`,
     });
   }
   if (c32) {
@@ -129,6 +177,7 @@ export function evaluateTargets(nonStreaming: NonStreamingPair[], rss: BenchResu
       measured: pct(c32.throughputRatio),
       goal: `≥ ${pct(GOALS.throughputRatioAtC32)}`,
       holds: c32.throughputRatio >= GOALS.throughputRatioAtC32 && clean(c32),
+      reference: c32.reference && pct(c32.reference.throughputRatio),
     });
   }
   targets.push({
@@ -159,25 +208,38 @@ export function toMarkdown(r: BenchResults): string {
       ` (${r.environment.cpuModel}) · ${r.config.placement}`,
     '',
     (r.config.jitWarmupS > 0
-      ? `Before the first scenario the gateway serves ${r.config.jitWarmupS} s of requests and streams, not measured, ` +
+      ? `Before the first scenario the gateway and the reference proxy each serve ${r.config.jitWarmupS} s of requests and streams, not measured, ` +
         `so that V8 has compiled its hot code. `
       : '') +
       `Non-streaming: ${r.config.durationS} s per run after a ${r.config.warmupS} s warm-up, autocannon, ` +
       `one request in flight per connection. Streaming: ${r.config.streamRequests} sequential requests per ` +
       `path after ${r.config.streamWarmup} warm-up requests. Before each run the gateway is left to finish ` +
       `deferred work (CPU < 5% of a core), and so are the services, Kafka, PostgreSQL and Redis behind it ` +
-      `(together < 20% of a core, at most 60 s). Latencies in µs; "added" is gateway minus direct.`,
+      `(together < 20% of a core, at most 60 s). Latencies in µs; "added" is gateway (or reference proxy) minus direct.`,
+    '',
+    'The reference proxy (`bench/src/reference-proxy.ts`) is the least a reverse proxy on Node.js does: a ' +
+      "`node:http` server sending each request's bytes to the upstream through undici's `Agent` (the gateway's " +
+      'HTTP client) and the answer back as it arrives, with no authentication, validation, routing, policy, ' +
+      'cache, logging or events. It runs on the same CPU as the gateway, in the same run: what it adds is ' +
+      "what Node's HTTP server and client alone cost on this machine.",
     '',
   );
 
   lines.push('### Non-streaming `POST /v1/chat/completions`', '');
   lines.push(
-    '| concurrency | path | req/s | p50 (µs) | p99 (µs) | added p50 (µs) | added p99 (µs) | gateway / direct req/s | gateway CPU per request (ms) | gateway busy after the run (s) | non-2xx / errors |',
+    '| concurrency | path | req/s | p50 (µs) | p99 (µs) | added p50 (µs) | added p99 (µs) | req/s / direct | proxy CPU per request (ms) | gateway busy after the run (s) | non-2xx / errors |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   );
   for (const p of r.nonStreaming) {
     lines.push(
       `| ${p.concurrency} | direct | ${int(p.direct.reqPerSec)} | ${int(p.direct.latencyUs.p50)} | ${int(p.direct.latencyUs.p99)} | | | | | | ${p.direct.non2xx} / ${p.direct.errors} |`,
+    );
+    const ref = p.reference;
+    if (ref)
+      lines.push(
+        `| ${p.concurrency} | reference proxy | ${int(ref.result.reqPerSec)} | ${int(ref.result.latencyUs.p50)} | ${int(ref.result.latencyUs.p99)} | ${signed(ref.addedP50Us)} | ${signed(ref.addedP99Us)} | ${pct(ref.throughputRatio)} | ${ms(ref.cpuMsPerRequest)} | | ${ref.result.non2xx} / ${ref.result.errors} |`,
+      );
+    lines.push(
       `| ${p.concurrency} | gateway | ${int(p.gateway.reqPerSec)} | ${int(p.gateway.latencyUs.p50)} | ${int(p.gateway.latencyUs.p99)} | ${signed(p.addedP50Us)} | ${signed(p.addedP99Us)} | ${pct(p.throughputRatio)} | ${ms(p.gatewayCost.cpuMsPerRequest)} | ${seconds(p.gatewayCost.drainMs)} | ${p.gateway.non2xx} / ${p.gateway.errors} |`,
     );
   }
@@ -214,28 +276,30 @@ export function toMarkdown(r: BenchResults): string {
     const cpu = (placed[0]!.cpuUse!.gateway ?? placed[0]!.cpuUse!.direct)!.cpu;
     lines.push(`### Who used CPU ${cpu} (the system under test) during the non-streaming runs`, '');
     lines.push(
-      `From /proc over each measured run: CPU time of the gateway's main thread and of its other threads, of ` +
-        `the fake upstream, and of everything else on CPU ${cpu}; and how long the gateway's and the upstream's ` +
-        `main threads were ready to run but waited for the CPU (run-queue wait). In ms.`,
+      `From /proc over each measured run: CPU time of the proxy's main thread (the reference proxy's or the ` +
+        `gateway's) and of its other threads, of the fake upstream, and of everything else on CPU ${cpu}; and how ` +
+        `long the proxy's and the upstream's main threads were ready to run but waited for the CPU (run-queue ` +
+        `wait). In ms.`,
       '',
-      '| concurrency | path | gateway main thread | gateway main thread waiting | gateway other threads | upstream | upstream main thread waiting | other processes and interrupts |',
+      '| concurrency | path | proxy main thread | proxy main thread waiting | proxy other threads | upstream | upstream main thread waiting | other processes and interrupts |',
       '|---:|---|---:|---:|---:|---:|---:|---:|',
     );
     for (const p of placed) {
-      for (const path of ['direct', 'gateway'] as const) {
+      for (const path of PATHS) {
         const u = p.cpuUse![path];
         if (!u) continue;
-        const gw = path === 'gateway';
+        const proxied = path !== 'direct';
         lines.push(
-          `| ${p.concurrency} | ${path} | ${gw ? int(u.gatewayMainMs) : ''} | ${gw ? int(u.gatewayMainWaitMs) : ''} | ` +
-            `${gw ? int(u.gatewayOtherThreadsMs) : ''} | ${int(u.upstreamMs)} | ${int(u.upstreamMainWaitMs)} | ${int(u.othersMs)} |`,
+          `| ${p.concurrency} | ${PATH_NAMES[path]} | ${proxied ? int(u.gatewayMainMs) : ''} | ${proxied ? int(u.gatewayMainWaitMs) : ''} | ` +
+            `${proxied ? int(u.gatewayOtherThreadsMs) : ''} | ${int(u.upstreamMs)} | ${int(u.upstreamMainWaitMs)} | ${int(u.othersMs)} |`,
         );
       }
     }
     const disturbed = placed.flatMap((p) =>
-      (['direct', 'gateway'] as const)
-        .filter((path) => (p.cpuUse![path]?.othersMs ?? 0) > p[path].durationS * 1000 * DISTURBED_SHARE)
-        .map((path) => `${path} at concurrency ${p.concurrency}`),
+      PATHS.filter((path) => {
+        const run = path === 'reference' ? p.reference?.result : p[path];
+        return run !== undefined && (p.cpuUse![path]?.othersMs ?? 0) > run.durationS * 1000 * DISTURBED_SHARE;
+      }).map((path) => `${PATH_NAMES[path]} at concurrency ${p.concurrency}`),
     );
     lines.push('');
     if (disturbed.length > 0)
@@ -248,12 +312,19 @@ export function toMarkdown(r: BenchResults): string {
 
   const s = r.streaming;
   lines.push('### Streaming (`stream: true`), time to first token, concurrency 1', '');
+  const streamRow = (name: string, run: StreamResult) =>
+    `| ${name} | ${run.requests} | ${int(run.ttftUs.p50)} | ${int(run.ttftUs.p99)} | ${int(run.totalUs.p50)} | ${int(run.totalUs.p99)} | ${run.failures} |`;
+  const overheadRow = (name: string, run: StreamResult) =>
+    `| ${name} | | ${signed(run.ttftUs.p50 - s.direct.ttftUs.p50)} | ${signed(run.ttftUs.p99 - s.direct.ttftUs.p99)} | ` +
+    `${signed(run.totalUs.p50 - s.direct.totalUs.p50)} | ${signed(run.totalUs.p99 - s.direct.totalUs.p99)} | |`;
   lines.push(
     '| path | requests | TTFT p50 (µs) | TTFT p99 (µs) | whole stream p50 (µs) | whole stream p99 (µs) | failures |',
     '|---|---:|---:|---:|---:|---:|---:|',
-    `| direct | ${s.direct.requests} | ${int(s.direct.ttftUs.p50)} | ${int(s.direct.ttftUs.p99)} | ${int(s.direct.totalUs.p50)} | ${int(s.direct.totalUs.p99)} | ${s.direct.failures} |`,
-    `| gateway | ${s.gateway.requests} | ${int(s.gateway.ttftUs.p50)} | ${int(s.gateway.ttftUs.p99)} | ${int(s.gateway.totalUs.p50)} | ${int(s.gateway.totalUs.p99)} | ${s.gateway.failures} |`,
-    `| overhead | | ${signed(s.overheadP50Us)} | ${signed(s.overheadP99Us)} | ${signed(s.gateway.totalUs.p50 - s.direct.totalUs.p50)} | ${signed(s.gateway.totalUs.p99 - s.direct.totalUs.p99)} | |`,
+    streamRow('direct', s.direct),
+    ...(s.reference ? [streamRow('reference proxy', s.reference)] : []),
+    streamRow('gateway', s.gateway),
+    ...(s.reference ? [overheadRow('reference proxy overhead', s.reference)] : []),
+    overheadRow('gateway overhead', s.gateway),
     '',
     `Gateway CPU per streaming request: ${ms(s.gatewayCost.cpuMsPerRequest)} ms; busy for ` +
       `${seconds(s.gatewayCost.drainMs)} s after the last one.`,
@@ -273,9 +344,11 @@ export function toMarkdown(r: BenchResults): string {
   );
 
   lines.push('### Targets', '');
-  lines.push('| target | measured | goal | holds |', '|---|---:|---:|---|');
+  lines.push('| target | measured | goal | holds | reference proxy, same run |', '|---|---:|---:|---|---:|');
   for (const t of r.targets)
-    lines.push(`| ${t.name} | ${t.measured} | ${t.goal} | ${t.holds ? 'yes' : '**no**'} |`);
+    lines.push(
+      `| ${t.name} | ${t.measured} | ${t.goal} | ${t.holds ? 'yes' : '**no**'} | ${t.reference ?? ''} |`,
+    );
   lines.push('');
   return `${lines.join('\n')}\n`;
 }

@@ -22,6 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 import { startStack, type Stack } from '../../test-e2e/harness/index.ts';
+import { gatewayService } from '../../services/gateway/src/service.ts';
 import { Child, freePort } from './children.ts';
 import { Timeline, runLoad, stopActiveLoad, type LoadResult, type Target } from './load.ts';
 import { profileMarkdown, readProfile, summarizeProfile, type ProfileWindow } from './profile.ts';
@@ -204,6 +205,36 @@ async function startUpstream(): Promise<{ child: Child; url: string; baseUrl: st
   }, 30_000);
   return { child, ...info };
 }
+
+/** The reference proxy (`reference-proxy.ts`) in front of the fake upstream. */
+async function startReferenceProxy(upstreamUrl: string): Promise<{ child: Child; url: string }> {
+  // The gateway's NODE_OPTIONS (as the chart gives them) and its own V8 flags, so that V8 is set up alike.
+  const v8Flags = gatewayService.v8Flags ?? [];
+  const child = new Child(
+    'reference proxy',
+    [...v8Flags, '--import', 'tsx', 'bench/src/reference-proxy.ts'],
+    {
+      cwd: repoRoot,
+      env: childEnv({
+        BENCH_UPSTREAM_URL: upstreamUrl,
+        ...(MODE === 'distributed' && SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: SERVICE_NODE_OPTIONS } : {}),
+      }),
+    },
+  );
+  children.push(child);
+  const info = await child.waitForOutput((lines) => {
+    for (const line of lines) {
+      if (!line.startsWith('{')) continue;
+      const parsed = JSON.parse(line) as { url?: string };
+      if (parsed.url) return { url: parsed.url };
+    }
+    return undefined;
+  }, 30_000);
+  return { child, ...info };
+}
+
+/** The ways the benchmark calls the fake upstream: directly, through the reference proxy, through the gateway. */
+type Path = 'direct' | 'reference' | 'gateway';
 
 interface Gateway {
   pid: number;
@@ -402,13 +433,16 @@ async function main(): Promise<void> {
 
   log('starting the fake upstream and the gateway');
   const [upstream, gateway] = await Promise.all([startUpstream(), startGateway()]);
-  log(`fake upstream at ${upstream.url}; gateway at ${gateway.url} (pid ${gateway.pid})`);
+  const reference = await startReferenceProxy(upstream.url);
+  log(
+    `fake upstream at ${upstream.url}; reference proxy at ${reference.url}; gateway at ${gateway.url} (pid ${gateway.pid})`,
+  );
   if (PLACEMENT) {
     restorePlacement = applyPlacement(
       PLACEMENT,
       {
         loadGenerator: [process.pid],
-        systemUnderTest: [upstream.child.pid, gateway.pid],
+        systemUnderTest: [upstream.child.pid, reference.child.pid, gateway.pid],
         platform: gateway.platformPids,
         shared: gateway.sharedPids,
       },
@@ -433,6 +467,10 @@ async function main(): Promise<void> {
     headers: { authorization: `Bearer ${UPSTREAM_KEY}` },
     body: chatBody(DIRECT_MODEL, stream),
   });
+  const viaReference = (stream: boolean): Target => ({
+    ...direct(stream),
+    url: `${reference.url}/v1/chat/completions`,
+  });
   const viaGateway = (stream: boolean): Target => ({
     url: `${gateway.url}/v1/chat/completions`,
     headers: { authorization: `Bearer ${gateway.workspaceKey}` },
@@ -442,6 +480,7 @@ async function main(): Promise<void> {
   // One request of each kind first: a benchmark of error answers would be meaningless.
   for (const [name, target] of [
     ['direct', direct(false)],
+    ['reference proxy', viaReference(false)],
     ['gateway', viaGateway(false)],
   ] as const) {
     const res = await post(target.url, target.headers.authorization!.slice(7), JSON.parse(target.body));
@@ -462,16 +501,19 @@ async function main(): Promise<void> {
     checkInterrupted();
     sampler.setPhase('JIT warm-up');
     log(
-      `JIT warm-up: gateway, concurrency 1, ${JIT_WARMUP_S} s, then ${JIT_WARMUP_STREAMS} streaming requests (not measured)`,
+      `JIT warm-up: gateway and reference proxy, each concurrency 1 for ${JIT_WARMUP_S} s, then ${JIT_WARMUP_STREAMS} streaming requests (not measured)`,
     );
-    await runLoad(viaGateway(false), 1, JIT_WARMUP_S);
-    await measureStreams(viaGateway(true), {
-      requests: 10,
-      warmup: JIT_WARMUP_STREAMS,
-      maxDurationMs: 60_000,
-      perRequestTimeoutMs: 10_000,
-      shouldStop: () => interrupted,
-    });
+    // The reference proxy gets the same, so that both are measured with their hot code compiled.
+    for (const via of [viaGateway, viaReference]) {
+      await runLoad(via(false), 1, JIT_WARMUP_S);
+      await measureStreams(via(true), {
+        requests: 10,
+        warmup: JIT_WARMUP_STREAMS,
+        maxDurationMs: 60_000,
+        perRequestTimeoutMs: 10_000,
+        shouldStop: () => interrupted,
+      });
+    }
   }
 
   const nowUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -482,18 +524,19 @@ async function main(): Promise<void> {
   const probe = new GatewayProbe(gateway.pid, probeDir);
   // With the processes placed, who used the system-under-test CPU in each measured run.
   const sutCpu = PLACEMENT ? Number(PLACEMENT.systemUnderTest) : undefined;
-  const readSut = () =>
+  // The proxy in a path's columns: the reference proxy on its path, otherwise the gateway.
+  const proxyPid = (path: Path) => (path === 'reference' ? reference.child.pid : gateway.pid);
+  const readSut = (path: Path) =>
     sutCpu === undefined || !upstream.child.pid
       ? undefined
-      : readCpuUse(sutCpu, gateway.pid, upstream.child.pid);
-  const cpuUses: Record<number, { direct?: CpuUse; gateway?: CpuUse }> = {};
+      : readCpuUse(sutCpu, proxyPid(path), upstream.child.pid);
+  const cpuUses: Record<number, Partial<Record<Path, CpuUse>>> = {};
+  const referenceCpu: Record<number, number> = {};
   for (const connections of CONCURRENCIES) {
-    const results: Record<'direct' | 'gateway', LoadResult | undefined> = {
-      direct: undefined,
-      gateway: undefined,
-    };
+    const results: Partial<Record<Path, LoadResult>> = {};
     for (const [name, target] of [
       ['direct', direct(false)],
+      ['reference', viaReference(false)],
       ['gateway', viaGateway(false)],
     ] as const) {
       checkInterrupted();
@@ -510,10 +553,10 @@ async function main(): Promise<void> {
       if (name === 'gateway') await probe.take();
       const timeline = name === 'gateway' ? new Timeline() : undefined;
       const startUs = nowUs();
-      const cpuBeforeMs = readCpuMs(gateway.pid);
-      const sutBefore = readSut();
+      const cpuBeforeMs = readCpuMs(proxyPid(name));
+      const sutBefore = readSut(name);
       const result = await runLoad(target, connections, DURATION_S, timeline);
-      const sutAfter = readSut();
+      const sutAfter = readSut(name);
       if (sutBefore && sutAfter) (cpuUses[connections] ??= {})[name] = cpuUse(sutCpu!, sutBefore, sutAfter);
       const others = cpuUses[connections]?.[name]?.othersMs ?? 0;
       if (others > result.durationS * 1000 * DISTURBED_SHARE)
@@ -535,6 +578,11 @@ async function main(): Promise<void> {
         } else log('the gateway probe did not answer; no GC or event-loop numbers for this run');
         costs[connections] = await gatewayCost(gateway.pid, cpuBeforeMs, result.requests);
       }
+      if (name === 'reference') {
+        const cpuAfterMs = readCpuMs(reference.child.pid);
+        if (cpuBeforeMs !== undefined && cpuAfterMs !== undefined && result.requests > 0)
+          referenceCpu[connections] = (cpuAfterMs - cpuBeforeMs) / result.requests;
+      }
       log(
         `  ${Math.round(result.reqPerSec)} req/s, p50 ${result.latencyUs.p50} µs, p99 ${result.latencyUs.p99} µs` +
           (result.non2xx || result.errors ? `, non-2xx ${result.non2xx}, errors ${result.errors}` : ''),
@@ -542,14 +590,11 @@ async function main(): Promise<void> {
       results[name] = result;
     }
     nonStreaming.push(
-      pair(
-        connections,
-        results.direct!,
-        results.gateway!,
-        costs[connections]!,
-        runtimes[connections],
-        cpuUses[connections],
-      ),
+      pair(connections, results.direct!, results.gateway!, costs[connections]!, {
+        runtime: runtimes[connections],
+        cpuUse: cpuUses[connections],
+        reference: { result: results.reference!, cpuMsPerRequest: referenceCpu[connections] ?? NaN },
+      }),
     );
   }
 
@@ -561,12 +606,10 @@ async function main(): Promise<void> {
     shouldStop: () => interrupted,
   };
   let streamCost: GatewayCost | undefined;
-  const streams: Record<'direct' | 'gateway', StreamResult | undefined> = {
-    direct: undefined,
-    gateway: undefined,
-  };
+  const streams: Partial<Record<Path, StreamResult>> = {};
   for (const [name, target] of [
     ['direct', direct(true)],
+    ['reference', viaReference(true)],
     ['gateway', viaGateway(true)],
   ] as const) {
     checkInterrupted();
@@ -587,6 +630,7 @@ async function main(): Promise<void> {
     streams[name] = result;
   }
   const streamDirect = streams.direct!;
+  const streamReference = streams.reference!;
   const streamGateway = streams.gateway!;
   checkInterrupted();
 
@@ -629,6 +673,7 @@ async function main(): Promise<void> {
     streaming: {
       concurrency: 1,
       direct: streamDirect,
+      reference: streamReference,
       gateway: streamGateway,
       overheadP50Us: streamGateway.ttftUs.p50 - streamDirect.ttftUs.p50,
       overheadP99Us: streamGateway.ttftUs.p99 - streamDirect.ttftUs.p99,

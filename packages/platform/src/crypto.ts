@@ -1,7 +1,8 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value).digest('hex');
+  // The one-shot form: no Hash object per call (API keys are hashed on every gateway request).
+  return hash('sha256', value, 'hex');
 }
 
 /** Constant-time comparison of two strings of possibly different lengths. */

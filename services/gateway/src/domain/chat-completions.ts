@@ -9,6 +9,7 @@ import {
 } from '@switchyard/platform';
 import { chatCompletionRequest } from '../http/chat-request.schema.ts';
 import { parseChatBody } from '../http/chat-body.ts';
+import { headerNames } from '../http/gateway-headers.ts';
 import type { ChatBody, ProviderResponse } from '../providers/types.ts';
 import { GatewayRequest, type GatewayContext, type Relayed } from './gateway-request.ts';
 import { cacheDirectives, type CacheStatus, type CachedResponse } from './response-cache.ts';
@@ -50,13 +51,13 @@ export class ChatCompletions {
     const request = new GatewayRequest(this.options, req, res);
     const raw = req.body as Buffer;
     const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
-    const prefix = this.options.headerPrefix;
+    const cacheStatusHeader = headerNames(this.options.headerPrefix)['cache-status'];
     let cacheStatus: CacheStatus = 'DISABLED';
     try {
       const parsed = parseChatBody(raw);
       request.markStream(parsed.stream === true);
       const resolved = await request.config();
-      const directives = cacheDirectives(req.headers, prefix, resolved?.config.cache);
+      const directives = cacheDirectives(req.headers, this.options.headerPrefix, resolved?.config.cache);
       const cache = directives.enabled ? this.options.cache : undefined;
       const answer = await request.dispatch(
         parsed.model,
@@ -82,7 +83,7 @@ export class ChatCompletions {
           return { status: response.status, response, cacheKey };
         },
       );
-      res.setHeader(`${prefix}cache-status`, cacheStatus);
+      res.setHeader(cacheStatusHeader, cacheStatus);
       if (answer.cached) {
         const replayed = await this.replay(request, res, answer.cached);
         request.finish(res.statusCode, requestBody, replayed, undefined, cacheStatus);
@@ -101,7 +102,7 @@ export class ChatCompletions {
       }
       request.finish(res.statusCode, requestBody, sent.copy.toString('utf8'), undefined, cacheStatus);
     } catch (err) {
-      if (!res.headersSent) res.setHeader(`${prefix}cache-status`, cacheStatus);
+      if (!res.headersSent) res.setHeader(cacheStatusHeader, cacheStatus);
       request.fail(err, requestBody, cacheStatus);
     }
   }

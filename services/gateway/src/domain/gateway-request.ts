@@ -11,7 +11,7 @@ import {
   type Principal,
 } from '@switchyard/platform';
 import { publishRequestEvents } from '../events/request-events.ts';
-import { readGatewayHeaders, type GatewayHeaders } from '../http/gateway-headers.ts';
+import { headerNames, readGatewayHeaders, type GatewayHeaders } from '../http/gateway-headers.ts';
 import type { ChatProvider } from '../providers/types.ts';
 import type { IntegrationCache } from './integration-cache.ts';
 import type { PolicyGate } from './policy-gate.ts';
@@ -73,7 +73,7 @@ export class GatewayRequest {
   ) {
     this.principal = requireWorkspacePrincipal(req);
     this.headers = readGatewayHeaders(req, context.headerPrefix);
-    res.setHeader(`${context.headerPrefix}trace-id`, this.headers.traceId);
+    res.setHeader(headerNames(context.headerPrefix)['trace-id'], this.headers.traceId);
     const store = requestContext.getStore();
     if (store) store.traceId = this.headers.traceId;
     res.once('close', () => {
@@ -135,7 +135,7 @@ export class GatewayRequest {
             model: typeof overridden === 'string' ? overridden : model,
             headers: this.headers,
             inline: this.context.inline,
-            providerKey: this.req.headers[`${prefix}api-key`]
+            providerKey: this.req.headers[headerNames(prefix)['api-key']]
               ? bearerToken(this.req.headers.authorization)
               : undefined,
             integrations: this.context.integrations,
@@ -159,7 +159,7 @@ export class GatewayRequest {
           routed.model ?? '',
           this.headers.metadata,
         );
-        this.res.setHeader(`${prefix}provider`, routed.target.provider);
+        this.res.setHeader(headerNames(prefix).provider, routed.target.provider);
         return call(this.routed, attempt);
       },
     );

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { stringify } from 'safe-stable-stringify';
 import { BadRequest, type KeyValueStore, type Logger } from '@switchyard/platform';
 import type { ChatBody, ProviderTarget } from '../providers/types.ts';
+import { headerNames } from '../http/gateway-headers.ts';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
 
@@ -34,8 +35,9 @@ export function cacheDirectives(
   /** The config's `cache` setting; the headers win over it. */
   configured?: { mode: 'simple' | 'disabled'; max_age?: number | undefined },
 ): CacheDirectives {
-  const value = (name: string) => {
-    const v = headers[`${prefix}${name}`];
+  const names = headerNames(prefix);
+  const value = (name: 'cache' | 'cache-force-refresh' | 'cache-max-age' | 'cache-namespace') => {
+    const v = headers[names[name]];
     return Array.isArray(v) ? v[0] : v;
   };
   const mode = value('cache') ?? configured?.mode;

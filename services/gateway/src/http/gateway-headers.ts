@@ -21,10 +21,42 @@ const MAX_HEADER_VALUE = 1024;
 /** Headers that carry documents: metadata and an inline config. */
 const LONG_HEADERS: Record<string, number> = { metadata: 16_384, config: ROUTING_LIMITS.maxConfigBytes };
 
+const NAMES = [
+  'provider',
+  'custom-host',
+  'config',
+  'trace-id',
+  'span-id',
+  'parent-span-id',
+  'span-name',
+  'metadata',
+  'cache-namespace',
+  'cache-force-refresh',
+  'models-endpoint',
+  'cache',
+  'cache-max-age',
+  'cache-status',
+  'api-key',
+] as const;
+type Name = (typeof NAMES)[number];
+
+/** The full header names for a prefix, made once: every request reads and writes them. */
+const prefixed = new Map<string, Record<Name, string>>();
+
+export function headerNames(prefix: string): Record<Name, string> {
+  let names = prefixed.get(prefix);
+  if (names === undefined) {
+    names = Object.fromEntries(NAMES.map((name) => [name, `${prefix}${name}`])) as Record<Name, string>;
+    prefixed.set(prefix, names);
+  }
+  return names;
+}
+
 /** Reads the `<prefix>*` request headers once, validating each. */
 export function readGatewayHeaders(req: Request, prefix: string): GatewayHeaders {
-  const single = (name: string): string | undefined => {
-    const value = req.headers[`${prefix}${name}`];
+  const names = headerNames(prefix);
+  const single = (name: Name): string | undefined => {
+    const value = req.headers[names[name]];
     if (value === undefined) return undefined;
     const text = Array.isArray(value) ? value[0] : value;
     if (text === undefined || text === '') return undefined;

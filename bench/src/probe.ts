@@ -60,10 +60,13 @@ export interface CpuUse {
   upstreamMainWaitMs: number;
   /** Busy time of that CPU used neither by the gateway nor the upstream: other processes, interrupts. */
   othersMs: number;
+  /** Of `othersMs`, time the hypervisor ran something else on this virtual CPU's host core (steal). */
+  stealMs: number;
 }
 
 interface CpuReading {
   busyMs: number;
+  stealMs: number;
   gatewayMs: number;
   gatewayMain: { cpuMs: number; waitMs: number };
   upstreamMs: number;
@@ -72,14 +75,14 @@ interface CpuReading {
 
 /** Reads what `cpuUse` compares (undefined when /proc does not give it). */
 export function readCpuUse(cpu: number, gatewayPid: number, upstreamPid: number): CpuReading | undefined {
-  const busyMs = readCpuBusyMs(cpu);
+  const busy = readCpuBusyMs(cpu);
   const gatewayMs = readCpuMs(gatewayPid);
   const gatewayMain = readMainThreadSched(gatewayPid);
   const upstreamMs = readCpuMs(upstreamPid);
   const upstreamMain = readMainThreadSched(upstreamPid);
-  if (busyMs === undefined || gatewayMs === undefined || upstreamMs === undefined) return undefined;
+  if (busy === undefined || gatewayMs === undefined || upstreamMs === undefined) return undefined;
   if (!gatewayMain || !upstreamMain) return undefined;
-  return { busyMs, gatewayMs, gatewayMain, upstreamMs, upstreamMain };
+  return { ...busy, gatewayMs, gatewayMain, upstreamMs, upstreamMain };
 }
 
 export function cpuUse(cpu: number, before: CpuReading, after: CpuReading): CpuUse {
@@ -95,6 +98,7 @@ export function cpuUse(cpu: number, before: CpuReading, after: CpuReading): CpuU
     upstreamMs: Math.round(upstreamMs),
     upstreamMainWaitMs: Math.round(after.upstreamMain.waitMs - before.upstreamMain.waitMs),
     othersMs: Math.max(0, Math.round(after.busyMs - before.busyMs - gatewayMs - upstreamMs)),
+    stealMs: Math.round(after.stealMs - before.stealMs),
   };
 }
 

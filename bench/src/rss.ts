@@ -42,7 +42,7 @@ export function readMainThreadSched(pid: number): { cpuMs: number; waitMs: numbe
 }
 
 /** Time one CPU has spent busy (not idle or waiting for I/O) so far, in ms, from /proc/stat. */
-export function readCpuBusyMs(cpu: number): number | undefined {
+export function readCpuBusyMs(cpu: number): { busyMs: number; stealMs: number } | undefined {
   try {
     const line = readFileSync('/proc/stat', 'utf8')
       .split('\n')
@@ -50,7 +50,8 @@ export function readCpuBusyMs(cpu: number): number | undefined {
     if (!line) return undefined;
     const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
     const ticks = user! + nice! + system! + irq! + softirq! + steal!;
-    return Number.isFinite(ticks) ? ticks * 10 : undefined; // USER_HZ is 100 on Linux
+    // USER_HZ is 100 on Linux. Steal: time the hypervisor gave this virtual CPU's host core to others.
+    return Number.isFinite(ticks) ? { busyMs: ticks * 10, stealMs: steal! * 10 } : undefined;
   } catch {
     return undefined;
   }

@@ -53,7 +53,7 @@ const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
-    'jit-warmup': { type: 'string', default: '10' },
+    'jit-warmup': { type: 'string', default: '30' },
     'stream-requests': { type: 'string', default: '300' },
     profile: { type: 'boolean', default: false },
     'alloc-profile': { type: 'boolean', default: false },

@@ -54,7 +54,7 @@ export class ChatCompletions {
     const cacheStatusHeader = headerNames(this.options.headerPrefix)['cache-status'];
     let cacheStatus: CacheStatus = 'DISABLED';
     try {
-      const parsed = parseChatBody(raw);
+      const parsed = parseChatBody(raw, requestBody);
       request.markStream(parsed.stream === true);
       const resolved = await request.config();
       const directives = cacheDirectives(req.headers, this.options.headerPrefix, resolved?.config.cache);

@@ -1,4 +1,11 @@
-import { createCipheriv, createDecipheriv, createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  hash,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 export function sha256Hex(value: string): string {
   // The one-shot form: no Hash object per call (API keys are hashed on every gateway request).

@@ -45,13 +45,16 @@ function withOverrides(body: ChatBody, overrides: Record<string, unknown>, path:
 
 /** POST /v1/chat/completions: validate, route, check policy, answer from cache or provider, then publish events. */
 export class ChatCompletions {
-  constructor(private readonly options: ChatCompletionsOptions) {}
+  private readonly cacheStatusHeader: string;
+
+  constructor(private readonly options: ChatCompletionsOptions) {
+    this.cacheStatusHeader = headerNames(options.headerPrefix)['cache-status'];
+  }
 
   async handle(req: Request, res: Response): Promise<void> {
     const request = new GatewayRequest(this.options, req, res);
     const raw = req.body as Buffer;
     const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
-    const cacheStatusHeader = headerNames(this.options.headerPrefix)['cache-status'];
     let cacheStatus: CacheStatus = 'DISABLED';
     try {
       const parsed = parseChatBody(raw, requestBody);
@@ -83,7 +86,7 @@ export class ChatCompletions {
           return { status: response.status, response, cacheKey };
         },
       );
-      res.setHeader(cacheStatusHeader, cacheStatus);
+      res.setHeader(this.cacheStatusHeader, cacheStatus);
       if (answer.cached) {
         const replayed = await this.replay(request, res, answer.cached);
         request.finish(res.statusCode, requestBody, replayed, undefined, cacheStatus);
@@ -102,7 +105,7 @@ export class ChatCompletions {
       }
       request.finish(res.statusCode, requestBody, sent.copy.toString('utf8'), undefined, cacheStatus);
     } catch (err) {
-      if (!res.headersSent) res.setHeader(cacheStatusHeader, cacheStatus);
+      if (!res.headersSent) res.setHeader(this.cacheStatusHeader, cacheStatus);
       request.fail(err, requestBody, cacheStatus);
     }
   }

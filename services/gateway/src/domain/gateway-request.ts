@@ -11,7 +11,12 @@ import {
   type Principal,
 } from '@switchyard/platform';
 import { publishRequestEvents } from '../events/request-events.ts';
-import { headerNames, readGatewayHeaders, type GatewayHeaders } from '../http/gateway-headers.ts';
+import {
+  headerNames,
+  readGatewayHeaders,
+  type GatewayHeaders,
+  type HeaderNames,
+} from '../http/gateway-headers.ts';
 import type { ChatProvider } from '../providers/types.ts';
 import type { IntegrationCache } from './integration-cache.ts';
 import type { PolicyGate } from './policy-gate.ts';
@@ -65,6 +70,7 @@ export class GatewayRequest {
   private configSlug: string | undefined;
   private routePath: string | undefined;
   private retries = 0;
+  private readonly names: HeaderNames;
 
   constructor(
     private readonly context: GatewayContext,
@@ -72,8 +78,9 @@ export class GatewayRequest {
     private readonly res: Response,
   ) {
     this.principal = requireWorkspacePrincipal(req);
+    this.names = headerNames(context.headerPrefix);
     this.headers = readGatewayHeaders(req, context.headerPrefix);
-    res.setHeader(headerNames(context.headerPrefix)['trace-id'], this.headers.traceId);
+    res.setHeader(this.names['trace-id'], this.headers.traceId);
     const store = requestContext.getStore();
     if (store) store.traceId = this.headers.traceId;
     res.once('close', () => {
@@ -135,7 +142,7 @@ export class GatewayRequest {
             model: typeof overridden === 'string' ? overridden : model,
             headers: this.headers,
             inline: this.context.inline,
-            providerKey: this.req.headers[headerNames(prefix)['api-key']]
+            providerKey: this.req.headers[this.names['api-key']]
               ? bearerToken(this.req.headers.authorization)
               : undefined,
             integrations: this.context.integrations,
@@ -159,7 +166,7 @@ export class GatewayRequest {
           routed.model ?? '',
           this.headers.metadata,
         );
-        this.res.setHeader(headerNames(prefix).provider, routed.target.provider);
+        this.res.setHeader(this.names.provider, routed.target.provider);
         return call(this.routed, attempt);
       },
     );

@@ -39,14 +39,15 @@ const NAMES = [
   'api-key',
 ] as const;
 type Name = (typeof NAMES)[number];
+export type HeaderNames = Record<Name, string>;
 
 /** The full header names for a prefix, made once: every request reads and writes them. */
-const prefixed = new Map<string, Record<Name, string>>();
+const prefixed = new Map<string, HeaderNames>();
 
-export function headerNames(prefix: string): Record<Name, string> {
+export function headerNames(prefix: string): HeaderNames {
   let names = prefixed.get(prefix);
   if (names === undefined) {
-    names = Object.fromEntries(NAMES.map((name) => [name, `${prefix}${name}`])) as Record<Name, string>;
+    names = Object.fromEntries(NAMES.map((name) => [name, `${prefix}${name}`])) as HeaderNames;
     prefixed.set(prefix, names);
   }
   return names;

@@ -74,6 +74,21 @@ export class Child {
     }
   }
 
+  /**
+   * Waits for the JSON line the benchmark's own servers print once they listen: an object
+   * with their `url`, and with other addresses beside it.
+   */
+  waitForListening(timeoutMs: number): Promise<Record<string, unknown> & { url: string }> {
+    return this.waitForOutput((lines) => {
+      for (const line of lines) {
+        if (!line.startsWith('{')) continue;
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (typeof parsed.url === 'string') return parsed as Record<string, unknown> & { url: string };
+      }
+      return undefined;
+    }, timeoutMs);
+  }
+
   /** SIGTERM, then SIGKILL if it has not exited within the grace period. */
   async stop(graceMs: number): Promise<void> {
     if (!this.running) return;

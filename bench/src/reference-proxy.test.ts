@@ -15,10 +15,7 @@ function start(upstreamUrl: string): Child {
 }
 
 async function urlOf(child: Child): Promise<string> {
-  return child.waitForOutput((lines) => {
-    for (const line of lines) if (line.startsWith('{')) return (JSON.parse(line) as { url: string }).url;
-    return undefined;
-  }, 30_000);
+  return (await child.waitForListening(30_000)).url;
 }
 
 function chat(url: string, body: object, key = KEY): Promise<Response> {

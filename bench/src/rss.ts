@@ -41,7 +41,10 @@ export function readMainThreadSched(pid: number): { cpuMs: number; waitMs: numbe
   }
 }
 
-/** Time one CPU has spent busy (not idle or waiting for I/O) so far, in ms, from /proc/stat. */
+/**
+ * Time one CPU has spent busy (not idle or waiting for I/O) so far, and the part of it that was
+ * steal, in ms, from /proc/stat.
+ */
 export function readCpuBusyMs(cpu: number): { busyMs: number; stealMs: number } | undefined {
   try {
     const line = readFileSync('/proc/stat', 'utf8')

@@ -195,15 +195,9 @@ async function startUpstream(): Promise<{ child: Child; url: string; baseUrl: st
     env: childEnv({ BENCH_UPSTREAM_KEY: UPSTREAM_KEY }),
   });
   children.push(child);
-  const info = await child.waitForOutput((lines) => {
-    for (const line of lines) {
-      if (!line.startsWith('{')) continue;
-      const parsed = JSON.parse(line) as { url?: string; baseUrl?: string };
-      if (parsed.url && parsed.baseUrl) return { url: parsed.url, baseUrl: parsed.baseUrl };
-    }
-    return undefined;
-  }, 30_000);
-  return { child, ...info };
+  const { url, baseUrl } = await child.waitForListening(30_000);
+  if (typeof baseUrl !== 'string') throw new Error('the fake upstream did not say its base URL');
+  return { child, url, baseUrl };
 }
 
 /** The reference proxy (`reference-proxy.ts`) in front of the fake upstream. */
@@ -222,15 +216,8 @@ async function startReferenceProxy(upstreamUrl: string): Promise<{ child: Child;
     },
   );
   children.push(child);
-  const info = await child.waitForOutput((lines) => {
-    for (const line of lines) {
-      if (!line.startsWith('{')) continue;
-      const parsed = JSON.parse(line) as { url?: string };
-      if (parsed.url) return { url: parsed.url };
-    }
-    return undefined;
-  }, 30_000);
-  return { child, ...info };
+  const { url } = await child.waitForListening(30_000);
+  return { child, url };
 }
 
 /** The ways the benchmark calls the fake upstream: directly, through the reference proxy, through the gateway. */

@@ -503,6 +503,7 @@ export class OAuthService {
       tokenHash: sha256Hex(accessToken),
       kind: 'access',
       scopes,
+      createdAt: new Date(now),
       expiresAt: new Date(now + this.accessTtlMs),
     });
     const response: TokenResponse = {
@@ -518,6 +519,7 @@ export class OAuthService {
         tokenHash: sha256Hex(refreshToken),
         kind: 'refresh',
         scopes: refreshScopes,
+        createdAt: new Date(now),
         expiresAt: new Date(now + this.refreshTtlMs),
       });
       response.refresh_token = refreshToken;

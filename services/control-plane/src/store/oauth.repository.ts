@@ -230,12 +230,13 @@ export class OAuthRepository {
     );
   }
 
-  async insertToken(token: Omit<OAuthToken, 'id' | 'revokedAt' | 'createdAt'>): Promise<OAuthToken> {
+  /** `createdAt` is the issuer's clock, as `expiresAt` is: the two are exactly the lifetime apart. */
+  async insertToken(token: Omit<OAuthToken, 'id' | 'revokedAt'>): Promise<OAuthToken> {
     const rows: Row[] = await this.manager.query(
       `INSERT INTO control_plane.oauth_tokens
          (id, token_hash, kind, family_id, client_id, organisation_id, workspace_id, user_id, subject,
-          display_name, scopes, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12)
+          display_name, scopes, expires_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13)
        RETURNING *`,
       [
         randomUUID(),
@@ -250,6 +251,7 @@ export class OAuthRepository {
         token.displayName,
         JSON.stringify(token.scopes),
         token.expiresAt,
+        token.createdAt,
       ],
     );
     return toToken(rows[0]!);

@@ -22,6 +22,7 @@ import type { IntegrationCache } from './integration-cache.ts';
 import type { PolicyGate } from './policy-gate.ts';
 import type { ResponseCache } from './response-cache.ts';
 import { resolveConfig, type ConfigCache, type ResolvedConfig } from '../routing/config-source.ts';
+import { Cancellation } from '../routing/cancellation.ts';
 import { runRoutePlan, type AttemptContext, type AttemptResult } from '../routing/route-plan.ts';
 import {
   refuseBlockedInlineChoices,
@@ -61,7 +62,7 @@ const LOG_COPY_LIMIT = 1_000_000;
 export class GatewayRequest {
   readonly principal: Principal & { workspaceId: string };
   readonly headers: GatewayHeaders;
-  readonly abort = new AbortController();
+  readonly abort = new Cancellation();
   private readonly started = performance.now();
   private readonly createdAtMs = Date.now();
   private routed: Routed | undefined;

@@ -1,6 +1,7 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { AppError, BadRequest, UpstreamError } from '@switchyard/platform';
 import type { ProviderResponse } from './types.ts';
+import type { CancelSignal } from '../routing/cancellation.ts';
 
 // The response shapes every client sees, whatever the provider. Adapters that translate
 // build these; the OpenAI adapter forwards them as the upstream sent them.
@@ -142,7 +143,7 @@ export function chunkEncoder(meta: { id: string; created: number; model: string 
 export async function* translatedStream(
   provider: string,
   chunks: AsyncIterable<Uint8Array>,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): AsyncGenerator<Uint8Array> {
   try {
     yield* chunks;

@@ -1,6 +1,7 @@
 import type { ChatCompletionRequest } from '../http/chat-request.schema.ts';
 import type { Readable } from 'node:stream';
 import type { PricingMultiplier } from '../pricing/cost.ts';
+import type { CancelSignal } from '../routing/cancellation.ts';
 
 /** Where one request goes: the provider kind and the credentials to use there. */
 export interface ProviderTarget {
@@ -22,7 +23,7 @@ export interface ChatCall {
   /** The client's bytes, when they can be forwarded unchanged. */
   rawBody: Buffer | undefined;
   target: ProviderTarget;
-  signal: AbortSignal;
+  signal: CancelSignal;
   timeoutMs: number;
 }
 
@@ -42,7 +43,7 @@ export interface ForwardCall {
   headers: Record<string, string>;
   body: Buffer | Readable | undefined;
   target: ProviderTarget;
-  signal: AbortSignal;
+  signal: CancelSignal;
   timeoutMs: number;
 }
 

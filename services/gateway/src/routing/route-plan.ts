@@ -8,6 +8,7 @@ import {
   type RoutingConfig,
   type RoutingTarget,
 } from '@switchyard/platform';
+import { Cancellation, type CancelSignal } from './cancellation.ts';
 import { matchesQuery, type ConditionSubject } from './conditions.ts';
 
 /** One call to one target, as the route plan asks for it. */
@@ -19,7 +20,7 @@ export interface AttemptContext {
   /** override_params of the leaf and its ancestors, the nearest winning. */
   overrideParams: Record<string, unknown> | undefined;
   /** Aborts when the client goes away or the attempt's deadline passes. */
-  signal: AbortSignal;
+  signal: CancelSignal;
   timeoutMs: number;
   /** 0 for the first try of this leaf, then 1, 2, ... */
   retry: number;
@@ -44,10 +45,10 @@ export interface RouteOutcome<T> {
 export interface RoutePlanOptions {
   subject: ConditionSubject;
   /** The client's signal: once aborted, nothing more is tried. */
-  signal: AbortSignal;
+  signal: CancelSignal;
   defaultTimeoutMs: number;
   random?: () => number;
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  sleep?: (ms: number, signal: CancelSignal) => Promise<void>;
   /** Told which leaf answered (or failed last) and after how many retries. */
   settled?: (path: string, retries: number) => void;
   /** First retry delay; doubles each retry. */
@@ -104,7 +105,7 @@ export async function runRoutePlan<T extends AttemptResult>(
 
 class RoutePlan<T extends AttemptResult> {
   private readonly random: () => number;
-  private readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  private readonly sleep: (ms: number, signal: CancelSignal) => Promise<void>;
 
   constructor(
     private readonly options: RoutePlanOptions,
@@ -172,7 +173,7 @@ class RoutePlan<T extends AttemptResult> {
     inherited: Inherited,
     retry: number,
   ): Promise<Tried<T>> {
-    const controller = new AbortController();
+    const controller = new Cancellation();
     const client = this.options.signal;
     const onClientAbort = () => controller.abort(client.reason);
     if (client.aborted) onClientAbort();
@@ -269,7 +270,7 @@ export function retryAfterMs(value: string | undefined): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+function abortableSleep(ms: number, signal: CancelSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(signal.reason as Error);
     const timer = setTimeout(() => {

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Agent, EnvHttpProxyAgent, errors, type Dispatcher } from 'undici';
 import { RequestTimeout, UpstreamError } from '@switchyard/platform';
+import type { CancelSignal } from '../routing/cancellation.ts';
 
 /**
  * One pooled, keep-alive dispatcher for every upstream call. When a proxy is configured in
@@ -24,7 +25,7 @@ export interface UpstreamRequest {
   method: 'GET' | 'POST' | 'DELETE';
   headers: Record<string, string>;
   body?: Buffer | string | Readable;
-  signal: AbortSignal;
+  signal: CancelSignal;
   timeoutMs: number;
   provider: string;
 }
@@ -56,7 +57,8 @@ export async function upstreamRequest(
       method: req.method,
       headers: req.headers,
       body: req.body,
-      signal: req.signal,
+      // undici takes any signal with addEventListener, aborted and reason (its types say AbortSignal).
+      signal: req.signal as AbortSignal,
       headersTimeout: req.timeoutMs,
       bodyTimeout: req.timeoutMs,
     });

@@ -56,7 +56,7 @@ const CATEGORY: Record<Kind, string> = {
   own: 'own code (services/, packages/)',
   dependency: 'dependencies (node_modules)',
   node: 'Node.js (JavaScript built-ins and native bindings)',
-  wasm: 'WebAssembly (the embedded PGlite database)',
+  wasm: "WebAssembly (undici's HTTP parser, llhttp; in all-in-one mode also the embedded PGlite)",
   vm: 'V8',
 };
 

@@ -93,6 +93,26 @@ describe('PublishBuffer', () => {
     );
   });
 
+  test('messages pushed while a batch is in flight wait for the linger, not only for the broker', async (t) => {
+    const gate = deferred();
+    const h = harness(t, (_batch, attempt) => (attempt === 1 ? gate.promise : undefined), {
+      lingerMs: 200,
+    });
+    h.buffer.push(message(0));
+    await eventually(() => assert.equal(h.attempts.length, 1));
+    h.buffer.push(message(1));
+    gate.resolve();
+    await sleep(20);
+    assert.equal(h.attempts.length, 1, 'the next batch lingers after the broker answered');
+    h.buffer.push(message(2));
+    await eventually(() => assert.deepEqual(h.delivered, [0, 1, 2]));
+    assert.deepEqual(
+      h.attempts.map((a) => a.batch),
+      [[0], [1, 2]],
+      'a steady trickle goes in one batch per linger',
+    );
+  });
+
   test('retries a failed send with growing backoff, losing and reordering nothing', async (t) => {
     const h = harness(
       t,

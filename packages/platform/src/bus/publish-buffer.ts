@@ -89,6 +89,10 @@ export class PublishBuffer {
         this.queue.splice(0, batch.length);
         this.counters.published += batch.length;
         attempt = 0;
+        // What arrived while the batch was in flight waits for the linger like any other event,
+        // so that under steady load batches stay few and large (one per linger, not one per
+        // broker round trip); a full batch, or a flush, goes at once.
+        if (this.queue.length < this.maxBatch && this.waiters.size === 0) break;
       } catch (err) {
         attempt++;
         this.counters.failedAttempts++;
@@ -98,5 +102,6 @@ export class PublishBuffer {
     }
     this.sending = false;
     if (this.queue.length === 0) for (const waiter of [...this.waiters]) waiter();
+    else this.schedule(this.lingerMs);
   }
 }

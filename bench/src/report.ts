@@ -298,10 +298,11 @@ export function toMarkdown(r: BenchResults): string {
       `From /proc over each measured run: CPU time of the proxy's main thread (the reference proxy's or the ` +
         `gateway's) and of its other threads, of the fake upstream, and of everything else on CPU ${cpu}; and how ` +
         `long the proxy's and the upstream's main threads were ready to run but waited for the CPU (run-queue ` +
-        `wait); and how much of the others' time was steal, when the hypervisor ran something else on the ` +
-        `host core behind CPU ${cpu}. In ms.`,
+        `wait); and the steal time of CPU ${cpu}, when the hypervisor ran something else on the host core ` +
+        `behind it (part of CPU ${cpu}'s busy time; the kernel may also have charged part of it to the processes ` +
+        `that were running, so it can exceed the time left to the others). In ms.`,
       '',
-      '| concurrency | path | proxy main thread | proxy main thread waiting | proxy other threads | upstream | upstream main thread waiting | other processes and interrupts | of them, steal |',
+      '| concurrency | path | proxy main thread | proxy main thread waiting | proxy other threads | upstream | upstream main thread waiting | other processes and interrupts | steal |',
       '|---:|---|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const p of placed) {

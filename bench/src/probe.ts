@@ -60,7 +60,10 @@ export interface CpuUse {
   upstreamMainWaitMs: number;
   /** Busy time of that CPU used neither by the gateway nor the upstream: other processes, interrupts. */
   othersMs: number;
-  /** Of `othersMs`, time the hypervisor ran something else on this virtual CPU's host core (steal). */
+  /**
+   * That CPU's steal time: the hypervisor ran something else on its host core. Part of the CPU's
+   * busy time; the kernel may charge some of it to the processes running, so it can exceed `othersMs`.
+   */
   stealMs: number;
 }
 

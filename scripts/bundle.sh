@@ -6,6 +6,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 out=${1:-.data/bundle}
 pnpm run build
 rm -rf "$out"
-pnpm --filter @switchyard/launcher deploy --prod --legacy --offline --config.node-linker=hoisted "$out" >/dev/null
+# Deployed from the shared lockfile (workspace packages injected, as a deploy needs), so the
+# bundle holds exactly the locked versions and needs nothing but the store a frozen install filled.
+pnpm --filter @switchyard/launcher deploy --prod --offline --config.inject-workspace-packages=true \
+  --config.node-linker=hoisted "$out" >/dev/null
 cp -r dist "$out/dist"
 echo "bundle: $out"

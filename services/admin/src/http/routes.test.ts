@@ -261,6 +261,19 @@ describe('a saved custom_host', () => {
       assert.equal((await credentials(slug!)).integration?.baseUrl, custom_host);
     }
   });
+
+  test('cannot be changed by an update: the update body takes no configurations', async () => {
+    await createIntegration({
+      slug: 'fixed-host',
+      configurations: { custom_host: 'https://llm.example.com/v1' },
+    });
+    const res = await h.request('PUT', '/admin/v2/integrations/fixed-host', {
+      key: h.adminKey,
+      json: { configurations: { custom_host: 'http://169.254.169.254/' } },
+    });
+    assert.equal(res.status, 400);
+    assert.equal((await credentials('fixed-host')).integration?.baseUrl, 'https://llm.example.com/v1');
+  });
 });
 
 describe('the workspace of an integration', () => {
@@ -279,13 +292,11 @@ describe('the workspace of an integration', () => {
     assert.equal((await listed()).body.total, before);
     const rivalList = await h.request('GET', '/admin/v2/integrations', { key: rival.adminKey });
     assert.equal(rivalList.body.total, 0);
-    const { integration } = await h
-      .client('integrations')
-      .getIntegrationCredentials({
-        organisationId: h.organisationId,
-        workspaceId: rival.workspaceId,
-        slug: 'elsewhere',
-      });
+    const { integration } = await h.client('integrations').getIntegrationCredentials({
+      organisationId: h.organisationId,
+      workspaceId: rival.workspaceId,
+      slug: 'elsewhere',
+    });
     assert.equal(integration, undefined);
   });
 });

@@ -367,6 +367,8 @@ async function startGateway(): Promise<Gateway> {
         LOG_LEVEL: 'warn',
         BENCH_PROBE: 'all-in-one',
         BENCH_PROBE_DIR: probeDir,
+        // The fake upstream the saved integration points at listens on loopback.
+        TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
       }),
     },
   );

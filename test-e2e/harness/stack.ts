@@ -132,6 +132,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       CONTROL_PLANE_GRPC_ADDRESS: `127.0.0.1:${grpcPort.get('control-plane')}`,
       ADMIN_GRPC_ADDRESS: `127.0.0.1:${grpcPort.get('admin')}`,
       POLICY_GRPC_ADDRESS: `127.0.0.1:${grpcPort.get('policy')}`,
+      // The fake upstream the saved integrations point at listens on loopback.
+      TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
       ...options.env,
     };
 

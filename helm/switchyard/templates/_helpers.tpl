@@ -403,8 +403,10 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- if $a.ssoIdpTimeoutMs -}}
 {{- $_ := set $env "SSO_IDP_TIMEOUT_MS" (toString $a.ssoIdpTimeoutMs) -}}
 {{- end -}}
-{{- if $a.trustedIdentityProviderHosts -}}
-{{- $_ := set $env "TRUSTED_CUSTOM_HOSTS" (toString $a.trustedIdentityProviderHosts) -}}
+{{- /* Admin checks saved integrations' custom hosts as the gateway does, and SSO identity providers. */ -}}
+{{- $trusted := compact (list (toString (($c.gateway | default dict).trustedCustomHosts | default "")) (toString ($a.trustedIdentityProviderHosts | default ""))) -}}
+{{- if $trusted -}}
+{{- $_ := set $env "TRUSTED_CUSTOM_HOSTS" (join "," $trusted) -}}
 {{- end -}}
 {{- end -}}
 {{- if eq .component "control-plane" -}}

@@ -133,7 +133,9 @@ after(async () => {
 describe('all-in-one', { timeout: 240_000 }, () => {
   test('serves a first request with the printed key and keeps its state across a restart', async () => {
     const dataDir = freshDataDir();
-    const first = await startAllInOne(dataDir);
+    // The fake upstream of the saved integration below listens on loopback.
+    const trusted = { TRUSTED_CUSTOM_HOSTS: '127.0.0.1' };
+    const first = await startAllInOne(dataDir, trusted);
     const workspaceKey = first.required('workspace key');
     const adminKey = first.required('admin key');
     const organisationId = first.required('organisation');
@@ -166,7 +168,7 @@ describe('all-in-one', { timeout: 240_000 }, () => {
     assert.equal(integration.status, 200, integration.text);
     await expectCleanStop(first);
 
-    const second = await startAllInOne(dataDir);
+    const second = await startAllInOne(dataDir, trusted);
     assert.equal(second.field('workspace key'), undefined, 'keys are shown only once');
     assert.match(second.banner, /Keys were printed when this data folder was first started/);
     assert.equal(second.field('organisation'), organisationId);

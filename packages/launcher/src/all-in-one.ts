@@ -16,7 +16,7 @@ import {
   randomToken,
   startEmbeddedPostgres,
 } from '@switchyard/platform';
-import type { Admin } from '@switchyard/admin';
+import { seededBaseUrlHosts, type Admin } from '@switchyard/admin';
 import type { ControlPlane } from '@switchyard/control-plane';
 import { allServices } from './services.ts';
 import { printWelcome } from './welcome.ts';
@@ -66,6 +66,9 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
   const serviceEnv = {
     ...processEnv,
     SWITCHYARD_ENCRYPTION_KEY: encryptionKey(dataDir, config.SWITCHYARD_ENCRYPTION_KEY),
+    TRUSTED_CUSTOM_HOSTS: [processEnv.TRUSTED_CUSTOM_HOSTS, ...seededBaseUrlHosts(processEnv)]
+      .filter(Boolean)
+      .join(','),
   };
 
   const services = await assembleInProcess({

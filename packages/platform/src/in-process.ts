@@ -16,6 +16,7 @@ import {
   type ServiceInstance,
 } from './runtime.ts';
 import { checkDataSource, createDataSource, migrate } from './store/data-source.ts';
+import type { Resolver } from './unsafe-host.ts';
 
 export interface InProcessOptions {
   /** In dependency order: a service's gRPC peers come before it. */
@@ -33,6 +34,8 @@ export interface InProcessOptions {
   /** gRPC addresses for clients whose service is not assembled here. */
   clientAddresses?: Partial<Record<ClientName, string>>;
   poolSize?: number;
+  /** Handed to every service (see ServiceDeps.resolve). */
+  resolve?: Resolver;
 }
 
 export interface InProcessServices {
@@ -98,6 +101,7 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
       bus: definition.bus ? options.bus : undefined,
       kv: definition.kv ? options.kv : undefined,
       clients: clientSet.clients,
+      resolve: options.resolve,
     });
     options.onStop(definition.name, () => instance.stop?.());
     instances.set(definition.name, instance);

@@ -24,6 +24,7 @@ import { createLogger, type Logger } from './logger.ts';
 import { createMetrics, type Metrics } from './metrics.ts';
 import type { ServiceName } from './routes.ts';
 import { checkDataSource, createDataSource, migrate } from './store/data-source.ts';
+import type { Resolver } from './unsafe-host.ts';
 
 export interface Clients {
   identity: ServiceClient<typeof identity.IdentityService>;
@@ -62,6 +63,8 @@ export interface ServiceDeps {
   bus?: EventBus;
   kv?: KeyValueStore;
   clients: Partial<Clients>;
+  /** How host names a tenant chose are resolved: the system's resolver unless a test injects one. */
+  resolve?: Resolver;
 }
 
 export interface ServiceInstance {

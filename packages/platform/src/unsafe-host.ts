@@ -40,34 +40,56 @@ export function isPublicAddress(address: string): boolean {
   return parsed.range() === 'unicast';
 }
 
+/** The refusal of a custom host: a 400 naming the parameter that gave it. */
+export function customHostRefused(why: string, param: string): BadRequest {
+  return new BadRequest(`Custom host refused: ${why}.`, { param, code: 'unsafe_custom_host' });
+}
+
 /**
- * The unsafe-host check for a URL a tenant chose (a custom host in a request, an SSO
- * identity provider): http(s) only, no fragment,
- * no credentials, no metadata host, and every address the name resolves to must be public,
- * unless the host is listed in TRUSTED_CUSTOM_HOSTS (subdomains included).
+ * What the unsafe-host check can tell without resolving the name: a refusal, or the URL and
+ * whether its host is trusted. A name that is not trusted still needs its addresses checked.
+ */
+export type CustomHostInspection =
+  { refused: string } | { refused?: undefined; url: URL; hostname: string; trusted: boolean };
+
+export function inspectCustomHost(raw: string, trusted: readonly string[]): CustomHostInspection {
+  if (raw.includes('#')) return { refused: 'a URL with a fragment' };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { refused: 'not a valid URL' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { refused: `scheme ${url.protocol} is not http(s)` };
+  if (url.username || url.password) return { refused: 'credentials in the URL' };
+  const hostname = url.hostname.replace(/^\[|\]$/g, '');
+  if (isTrusted(hostname, trusted)) return { url, hostname, trusted: true };
+  if (METADATA_HOSTS.has(hostname.toLowerCase().replace(/\.$/, '')))
+    return { refused: 'a cloud metadata host' };
+  if (ipaddr.isValid(hostname) && !isPublicAddress(hostname))
+    return { refused: `${hostname} is not a public address` };
+  return { url, hostname, trusted: false };
+}
+
+/**
+ * The unsafe-host check for a URL a tenant chose (a custom host in a request or a saved
+ * integration, an SSO identity provider): http(s) only, no fragment, no credentials, no
+ * metadata host, and every address the name resolves to must be public, unless the host is
+ * listed in TRUSTED_CUSTOM_HOSTS (subdomains included).
  */
 export async function checkCustomHost(
   raw: string,
   options: { trusted: readonly string[]; resolve: Resolver; param: string },
 ): Promise<URL> {
-  const refuse = (why: string) =>
-    new BadRequest(`Custom host refused: ${why}.`, { param: options.param, code: 'unsafe_custom_host' });
-  if (raw.includes('#')) throw refuse('a URL with a fragment');
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw refuse('not a valid URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw refuse(`scheme ${url.protocol} is not http(s)`);
-  if (url.username || url.password) throw refuse('credentials in the URL');
-  const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  if (isTrusted(hostname, options.trusted)) return url;
-  if (METADATA_HOSTS.has(hostname.toLowerCase().replace(/\.$/, ''))) throw refuse('a cloud metadata host');
-  const addresses = ipaddr.isValid(hostname) ? [hostname] : await options.resolve(hostname).catch(() => []);
-  if (addresses.length === 0) throw refuse(`${hostname} does not resolve`);
+  const inspected = inspectCustomHost(raw, options.trusted);
+  if (inspected.refused !== undefined) throw customHostRefused(inspected.refused, options.param);
+  const { url, hostname } = inspected;
+  if (inspected.trusted || ipaddr.isValid(hostname)) return url;
+  const addresses = await options.resolve(hostname).catch(() => []);
+  if (addresses.length === 0) throw customHostRefused(`${hostname} does not resolve`, options.param);
   const blocked = addresses.find((a) => !isPublicAddress(a));
-  if (blocked) throw refuse(`${hostname} resolves to the non-public address ${blocked}`);
+  if (blocked)
+    throw customHostRefused(`${hostname} resolves to the non-public address ${blocked}`, options.param);
   return url;
 }

@@ -16,6 +16,7 @@ import {
   type GrpcSecurity,
   type Logger,
   type RegisteredMethod,
+  type Resolver,
   type ServiceDefinition,
   type ServiceInstance,
   type ServiceName,
@@ -26,7 +27,10 @@ type DataSource = InProcessServices['databases'] extends Map<unknown, infer D> ?
 export interface ServiceHarnessOptions {
   /** In dependency order, as the launcher lists them: a service's gRPC peers come before it. */
   services: ServiceDefinition[];
-  /** What the services read from their environment, on top of a generated SWITCHYARD_ENCRYPTION_KEY. */
+  /**
+   * What the services read from their environment, on top of a generated SWITCHYARD_ENCRYPTION_KEY
+   * and TRUSTED_CUSTOM_HOSTS=127.0.0.1.
+   */
   env?: Record<string, string | undefined>;
   /** The admin key bootstrap stores; without it bootstrap generates one. */
   adminKey?: string;
@@ -41,6 +45,11 @@ export interface ServiceHarnessOptions {
   clientAddresses?: Partial<Record<ClientName, string>>;
   /** Express's `trust proxy` setting for the one HTTP entry point (as TRUST_PROXY gives it). */
   trustProxy?: string;
+  /**
+   * Resolves the host names tenants choose (custom hosts), so that tests never use real DNS.
+   * Without it the system resolver is used.
+   */
+  resolve?: Resolver;
   /** Service logs; silent unless asked for. */
   logLevel?: 'silent' | 'error' | 'warn' | 'info' | 'debug';
 }
@@ -158,7 +167,11 @@ async function start(
   const kv = new MemoryKeyValueStore();
   closers.push(() => kv.close());
   const security: GrpcSecurity = { authToken: randomToken(24) };
-  const env: Record<string, string> = { SWITCHYARD_ENCRYPTION_KEY: SecretBox.generateKey() };
+  const env: Record<string, string> = {
+    SWITCHYARD_ENCRYPTION_KEY: SecretBox.generateKey(),
+    // The fake upstreams listen on 127.0.0.1; a test of the unsafe-host check sets its own list.
+    TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
+  };
   for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
 
   const services = await assembleInProcess({
@@ -172,6 +185,7 @@ async function start(
     loggerFor: (service) => quietLogger(service, options.logLevel),
     onStop: (_name, closer) => closers.push(closer),
     clientAddresses: options.clientAddresses,
+    resolve: options.resolve,
   });
   closers.push(() => bus.close());
   const { instances, grpcAddresses, grpcMethods, addressOf } = services;

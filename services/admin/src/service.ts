@@ -8,6 +8,7 @@ import {
   need,
   serveScoped,
   onChanges,
+  systemResolver,
   remotePrincipalLookup,
   remoteWorkspaceLookup,
   callerAuthentication,
@@ -53,7 +54,10 @@ const configSchema = z.object({
     }
   }, 'must be 32 bytes, base64 or hex'),
   HEADER_PREFIX: env.string('x-vendor-'),
-  /** SSO identity providers on these hosts may be on private or loopback addresses. */
+  /**
+   * Integrations' custom hosts and SSO identity providers on these hosts may be on private or
+   * loopback addresses.
+   */
   TRUSTED_CUSTOM_HOSTS: env.list(),
   /** Per call to an SSO identity provider (discovery, token, keys). */
   SSO_IDP_TIMEOUT_MS: env.int(10_000, 100, 120_000),
@@ -84,13 +88,21 @@ export const adminService: ServiceDefinition<Admin> = {
   },
   bus: true,
   clients: ['identity', 'ssoSessions'],
-  async create({ db, bus, clients, env: processEnv, logger }) {
+  async create({ db, bus, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
     const manager = need(db, 'database').manager;
     const secrets = new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY);
-    const integrations = new IntegrationService(new IntegrationRepository(manager), secrets, events, logger);
     const identityClient = need(clients.identity, 'identity client');
+    const directory = remoteOrganisationDirectory(identityClient);
+    const integrations = new IntegrationService(
+      new IntegrationRepository(manager),
+      secrets,
+      events,
+      logger,
+      { trusted: config.TRUSTED_CUSTOM_HOSTS, resolve },
+      directory,
+    );
     const organisationSettings = new OrganisationSettingsService(
       new OrganisationSettingsRepository(manager),
       events,
@@ -111,17 +123,13 @@ export const adminService: ServiceDefinition<Admin> = {
                 new OidcClient({
                   trustedHosts: config.TRUSTED_CUSTOM_HOSTS,
                   timeoutMs: config.SSO_IDP_TIMEOUT_MS,
+                  resolve,
                 }),
                 remoteSsoSessions(need(clients.ssoSessions, 'SSO session client')),
               ),
               callbackUrl: config.SSO_CALLBACK_URL,
             },
-            scim: new ScimService(
-              new ScimRepository(manager),
-              secrets,
-              remoteOrganisationDirectory(identityClient),
-              logger,
-            ),
+            scim: new ScimService(new ScimRepository(manager), secrets, directory, logger),
           },
           callerAuthentication({
             keys,

@@ -17,6 +17,7 @@ import {
 import { ChatCompletions } from './domain/chat-completions.ts';
 import { ForwardedOperations } from './domain/forwarded-operations.ts';
 import { systemResolver } from './domain/unsafe-host.ts';
+import { publicAddressLookup } from './upstream/public-address-lookup.ts';
 import { ResponseCache } from './domain/response-cache.ts';
 import { ModelCatalog } from './domain/model-catalog.ts';
 import { IntegrationCache } from './domain/integration-cache.ts';
@@ -50,15 +51,19 @@ export const gatewayService: ServiceDefinition = {
   // compilation, the first upstream call raised the process's memory by about 35 MB for a moment
   // and left 10 MB behind; the baseline compiler's code alone parses as fast for these answers.
   v8Flags: ['--liftoff-only'],
-  async create({ bus, kv, clients, env: processEnv, logger }) {
+  async create({ bus, kv, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
     const dispatcher = createUpstreamDispatcher(processEnv);
-    const providers = createProviders(dispatcher);
+    // Providers' own hosts and trusted hosts skip the address check; other custom hosts pass it
+    // at every connection, in the lookup the connection makes anyway.
+    const customHostDispatcher = createUpstreamDispatcher(processEnv, publicAddressLookup(resolve));
     const identityClient = need(clients.identity, 'identity client');
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     const integrationsClient = need(clients.integrations, 'integrations client');
-    const integrations = new IntegrationCache(integrationsClient);
+    const integrations = new IntegrationCache(integrationsClient, {
+      trustedCustomHosts: config.TRUSTED_CUSTOM_HOSTS,
+    });
     const configs = new ConfigCache(need(clients.configs, 'configs client'));
     const organisationSettings = new OrganisationSettingsCache(
       need(clients.organisationSettings, 'organisation settings client'),
@@ -71,11 +76,11 @@ export const gatewayService: ServiceDefinition = {
       failOpen: config.POLICY_FAIL_OPEN,
     });
     const context = {
-      providers,
+      providers: createProviders(dispatcher),
+      customHostProviders: createProviders(customHostDispatcher),
       inline: {
         blockInlineConfig: (principal: Principal) => organisationSettings.blockInlineConfig(principal),
         trustedCustomHosts: config.TRUSTED_CUSTOM_HOSTS,
-        resolve: systemResolver,
       },
       integrations,
       configs,
@@ -114,7 +119,7 @@ export const gatewayService: ServiceDefinition = {
       },
       async stop() {
         await subscription?.stop();
-        await dispatcher.close();
+        await Promise.all([dispatcher.close(), customHostDispatcher.close()]);
       },
     };
   },

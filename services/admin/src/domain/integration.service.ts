@@ -1,6 +1,7 @@
 import {
   BadRequest,
   assertOrganisationAdmin,
+  checkCustomHost,
   NotFound,
   maskSecret,
   publishChange,
@@ -8,6 +9,7 @@ import {
   type Logger,
   type PageQuery,
   type Principal,
+  type Resolver,
   type SecretBox,
 } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
@@ -18,6 +20,7 @@ import {
   type IntegrationConfigurations,
   type PricingAdjustments,
 } from '../store/entities.ts';
+import type { OrganisationDirectory } from './organisation-directory.ts';
 import { knownProviders, type ProviderId } from './providers.ts';
 
 /** How many credentials a plugin integration holds at most. */
@@ -58,6 +61,12 @@ export interface DecryptedIntegration {
   settings: Record<string, string>;
 }
 
+/** Where a saved custom host may point: the unsafe-host check's trusted hosts and resolver. */
+export interface CustomHostPolicy {
+  trusted: readonly string[];
+  resolve: Resolver;
+}
+
 /** Integrations hold provider credentials; the key is encrypted before it reaches the database. */
 export class IntegrationService {
   constructor(
@@ -65,14 +74,23 @@ export class IntegrationService {
     private readonly secrets: SecretBox,
     private readonly bus: EventBus,
     private readonly logger: Logger,
+    private readonly customHosts: CustomHostPolicy,
+    private readonly workspaces: Pick<OrganisationDirectory, 'findWorkspace'>,
   ) {}
 
-  /** Announced like a deletion, so that gateways drop a cached "not found" for the slug at once. */
+  /**
+   * Announced like a deletion, so that gateways drop a cached "not found" for the slug at once.
+   * The workspace must be one of the caller's organisation, and a custom host must pass the
+   * unsafe-host check, before anything is stored.
+   */
   async create(principal: Principal, input: CreateIntegrationInput): Promise<Integration> {
     assertOrganisationAdmin(principal);
+    const workspaceId =
+      input.workspaceId === undefined ? null : await this.workspaceOf(principal, input.workspaceId);
+    await this.checkCustomHost(input.configurations.custom_host, 'configurations.custom_host');
     const integration = await this.repo.insert({
       organisationId: principal.organisationId,
-      workspaceId: input.workspaceId ?? null,
+      workspaceId,
       slug:
         input.slug ??
         input.name
@@ -173,6 +191,23 @@ export class IntegrationService {
       cacheKey: `${integration.organisationId}:${integration.slug}`,
     });
     return updated;
+  }
+
+  private async workspaceOf(principal: Principal, workspaceId: string): Promise<string> {
+    const workspace = await this.workspaces.findWorkspace(principal.organisationId, workspaceId);
+    if (!workspace) {
+      throw new NotFound(`Workspace '${workspaceId}' not found.`, {
+        param: 'workspace_id',
+        code: 'workspace_not_found',
+      });
+    }
+    return workspace.id;
+  }
+
+  /** The gateway checks again at each connection: a name may resolve elsewhere later. */
+  private async checkCustomHost(customHost: string | undefined, param: string): Promise<void> {
+    if (customHost === undefined) return;
+    await checkCustomHost(customHost, { ...this.customHosts, param });
   }
 
   private sealCredentials(credentials: Record<string, string>): Record<string, string> {

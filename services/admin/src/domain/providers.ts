@@ -19,3 +19,18 @@ export const knownProviders = {
 
 export type ProviderId = keyof typeof knownProviders;
 export const providerIds = Object.keys(knownProviders) as [ProviderId, ...ProviderId[]];
+
+/**
+ * The hosts of the base URLs that integrations are seeded with in all-in-one mode: the
+ * operator chose them, so they are trusted custom hosts.
+ */
+export function seededBaseUrlHosts(processEnv: NodeJS.ProcessEnv): string[] {
+  const hosts: string[] = [];
+  for (const source of Object.values(knownProviders)) {
+    const key = source.envKey ? processEnv[source.envKey] : undefined;
+    const baseUrl = source.envBaseUrl ? processEnv[source.envBaseUrl] : undefined;
+    if (!key || !baseUrl || !URL.canParse(baseUrl)) continue;
+    hosts.push(new URL(baseUrl).hostname.replace(/^\[|\]$/g, ''));
+  }
+  return hosts;
+}

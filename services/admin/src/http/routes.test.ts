@@ -4,15 +4,30 @@ import { SecretBox, maskSecret, scopesForKind } from '@switchyard/platform';
 import { controlPlane } from '@switchyard/control-plane';
 import { keyMaterialOf } from '@switchyard/control-plane/domain/api-keys';
 import { IdentityRepository } from '@switchyard/control-plane/store/identity.repository';
+import { seedOrganisation } from '@switchyard/control-plane/testing/organisations';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { adminService } from '../service.ts';
 
 let h: ServiceHarness;
 let otherWorkspace: { id: string };
 let otherWorkspaceKey: string;
+/** What the injected resolver answers: no test resolves a name for real. */
+const dns: Record<string, string[]> = {
+  'llm.example.com': ['93.184.216.34'],
+  'ten.example.com': ['10.0.0.5'],
+  'loopback.example.com': ['127.0.0.1'],
+  'link-local.example.com': ['fe80::1'],
+  'mapped.example.com': ['::ffff:10.0.0.1'],
+  'half-private.example.com': ['93.184.216.34', '10.0.0.5'],
+  'vllm.models.internal': ['10.0.0.7'],
+};
 
 before(async () => {
-  h = await startServiceHarness({ services: [controlPlane, adminService] });
+  h = await startServiceHarness({
+    services: [controlPlane, adminService],
+    env: { TRUSTED_CUSTOM_HOSTS: '127.0.0.1,models.internal' },
+    resolve: async (host) => dns[host] ?? [],
+  });
   const created = await h.request('POST', '/v2/workspaces', {
     key: h.adminKey,
     json: { name: 'Other team' },
@@ -183,6 +198,106 @@ describe('creating an integration', () => {
     });
     assert.equal(res.status, 403);
     assert.equal((await h.request('GET', '/admin/v2/integrations/mine', { key: h.adminKey })).status, 404);
+  });
+});
+
+describe('a saved custom_host', () => {
+  const slugs = async () =>
+    (await h.request('GET', '/admin/v2/integrations?page_size=1000', { key: h.adminKey })).body.data.map(
+      (i: { slug: string }) => i.slug,
+    );
+
+  for (const [what, custom_host] of [
+    ['a cloud metadata address', 'http://169.254.169.254/'],
+    ['a cloud metadata host name', 'http://metadata.google.internal/'],
+    ['a private address', 'http://10.0.0.5/v1'],
+    ['a name that resolves to a private address', 'http://ten.example.com/v1'],
+    ['a name that resolves to a loopback address', 'http://loopback.example.com/v1'],
+    ['a name that resolves to a link-local address', 'http://link-local.example.com/v1'],
+    ['a name that resolves to an IPv4-mapped private address', 'http://mapped.example.com/v1'],
+    ['a name with one private address among public ones', 'https://half-private.example.com/v1'],
+    ['a name that does not resolve', 'https://nowhere.example.com/v1'],
+    ['a URL with a fragment', 'https://llm.example.com/v1#frag'],
+  ] as const) {
+    test(`is refused on creation when it is ${what}, and nothing is stored`, async () => {
+      const before = await slugs();
+      const res = await h.request('POST', '/admin/v2/integrations', {
+        key: h.adminKey,
+        json: {
+          name: 'Refused',
+          slug: 'refused-host',
+          ai_provider_id: 'openai',
+          configurations: { custom_host },
+        },
+      });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.error.code, 'unsafe_custom_host');
+      assert.equal(res.body.error.param, 'configurations.custom_host');
+      assert.deepEqual(await slugs(), before);
+    });
+  }
+
+  test('an ftp:// URL is refused naming it', async () => {
+    const res = await h.request('POST', '/admin/v2/integrations', {
+      key: h.adminKey,
+      json: {
+        name: 'Refused',
+        ai_provider_id: 'openai',
+        configurations: { custom_host: 'ftp://llm.example.com/' },
+      },
+    });
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.param, 'configurations.custom_host');
+  });
+
+  test('is accepted when every address is public, or when TRUSTED_CUSTOM_HOSTS lists the host', async () => {
+    for (const [slug, custom_host] of [
+      ['public-host', 'https://llm.example.com/v1'],
+      ['trusted-host', 'http://vllm.models.internal:8000/v1'],
+    ]) {
+      const { integration: before } = await credentials(slug!);
+      assert.equal(before, undefined);
+      await createIntegration({ slug, configurations: { custom_host } });
+      assert.equal((await credentials(slug!)).integration?.baseUrl, custom_host);
+    }
+  });
+
+  test('cannot be changed by an update: the update body takes no configurations', async () => {
+    await createIntegration({
+      slug: 'fixed-host',
+      configurations: { custom_host: 'https://llm.example.com/v1' },
+    });
+    const res = await h.request('PUT', '/admin/v2/integrations/fixed-host', {
+      key: h.adminKey,
+      json: { configurations: { custom_host: 'http://169.254.169.254/' } },
+    });
+    assert.equal(res.status, 400);
+    assert.equal((await credentials('fixed-host')).integration?.baseUrl, 'https://llm.example.com/v1');
+  });
+});
+
+describe('the workspace of an integration', () => {
+  test("another organisation's workspace, or none at all, is a 404 naming workspace_id, and nothing is stored", async () => {
+    const rival = await seedOrganisation(h.db('control-plane').manager, 'integration-rival');
+    const listed = () => h.request('GET', '/admin/v2/integrations?page_size=1000', { key: h.adminKey });
+    const before = (await listed()).body.total;
+    for (const workspace_id of [rival.workspaceId, '00000000-0000-4000-8000-000000000000']) {
+      const res = await h.request('POST', '/admin/v2/integrations', {
+        key: h.adminKey,
+        json: { name: 'Elsewhere', slug: 'elsewhere', ai_provider_id: 'openai', key: 'sk-x', workspace_id },
+      });
+      assert.equal(res.status, 404, res.text);
+      assert.equal(res.body.error.param, 'workspace_id');
+    }
+    assert.equal((await listed()).body.total, before);
+    const rivalList = await h.request('GET', '/admin/v2/integrations', { key: rival.adminKey });
+    assert.equal(rivalList.body.total, 0);
+    const { integration } = await h.client('integrations').getIntegrationCredentials({
+      organisationId: h.organisationId,
+      workspaceId: rival.workspaceId,
+      slug: 'elsewhere',
+    });
+    assert.equal(integration, undefined);
   });
 });
 

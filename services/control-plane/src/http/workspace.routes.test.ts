@@ -430,6 +430,30 @@ describe('another organisation', () => {
     assert.notEqual(own.body.name, 'Taken over');
   });
 
+  test("cannot create a config, an API key or a membership in this organisation's workspace", async () => {
+    const configs = () => h.request('GET', `/v2/configs?workspace_id=${h.workspaceId}`, { key: h.adminKey });
+    const keys = () => h.request('GET', '/v2/api-keys?page_size=1000', { key: h.adminKey });
+    const members = () =>
+      h.request('GET', `/v2/admin/workspaces/${h.workspaceId}/users`, { key: h.adminKey });
+    const before = [(await configs()).body, (await keys()).body.total, (await members()).body];
+    const attempts = [
+      h.request('POST', '/v2/configs', {
+        key: other.adminKey,
+        json: { name: 'Planted', workspace_id: h.workspaceId, config: { provider: '@mock' } },
+      }),
+      h.request('POST', '/v2/api-keys/workspace/service', {
+        key: other.adminKey,
+        json: { name: 'Planted', workspace_id: h.workspaceId },
+      }),
+      h.request('POST', `/v2/admin/workspaces/${h.workspaceId}/users`, {
+        key: other.adminKey,
+        json: { users: [{ id: '00000000-0000-4000-8000-000000000000', role: 'member' }] },
+      }),
+    ];
+    for (const res of await Promise.all(attempts)) assert.equal(res.status, 404, res.text);
+    assert.deepEqual([(await configs()).body, (await keys()).body.total, (await members()).body], before);
+  });
+
   test("cannot make this organisation's config its default", async () => {
     const config = await saveConfig(h.workspaceId, 'Not yours');
     for (const reference of [config.id, config.slug]) {

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import {
   NotImplemented,
   bearerToken,
+  customHostRefused,
   REQUEST_ID_HEADER,
   requestContext,
   requireWorkspacePrincipal,
@@ -18,6 +19,7 @@ import {
   type HeaderNames,
 } from '../http/gateway-headers.ts';
 import type { ChatProvider } from '../providers/types.ts';
+import { NonPublicAddress } from '../upstream/public-address-lookup.ts';
 import type { IntegrationCache } from './integration-cache.ts';
 import type { PolicyGate } from './policy-gate.ts';
 import type { ResponseCache } from './response-cache.ts';
@@ -33,6 +35,8 @@ import {
 
 export interface GatewayContext {
   providers: Map<string, ChatProvider>;
+  /** The same adapters, connecting only to public addresses: for custom hosts that are not trusted. */
+  customHostProviders: Map<string, ChatProvider>;
   inline: InlinePolicy;
   integrations: IntegrationCache;
   /** Saved configs; absent where control-plane is not reachable (a saved config is then not found). */
@@ -153,7 +157,9 @@ export class GatewayRequest {
           attempt.leaf,
           attempt.path,
         );
-        const provider = this.context.providers.get(routed.target.provider);
+        const hostParam = routed.target.untrustedHostParam;
+        const providers = hostParam === undefined ? this.context.providers : this.context.customHostProviders;
+        const provider = providers.get(routed.target.provider);
         if (!provider) {
           throw new NotImplemented(
             `The '${routed.target.provider}' provider adapter is not available in this release.`,
@@ -168,7 +174,10 @@ export class GatewayRequest {
           this.headers.metadata,
         );
         this.res.setHeader(this.names.provider, routed.target.provider);
-        return call(this.routed, attempt);
+        if (hostParam === undefined) return call(this.routed, attempt);
+        return call(this.routed, attempt).catch((err: unknown) => {
+          throw err instanceof NonPublicAddress ? customHostRefused(err.message, hostParam) : err;
+        });
       },
     );
     return outcome.value;

@@ -1,4 +1,9 @@
-import { RemoteCache, type ServiceClient } from '@switchyard/platform';
+import {
+  RemoteCache,
+  inspectCustomHost,
+  type CustomHostInspection,
+  type ServiceClient,
+} from '@switchyard/platform';
 import type { admin } from '@switchyard/proto';
 import type { PricingMultiplier } from '../pricing/cost.ts';
 
@@ -7,6 +12,11 @@ export interface IntegrationCredentials {
   provider: string;
   apiKey: string;
   baseUrl: string | undefined;
+  /**
+   * What the unsafe-host check says of baseUrl without resolving it, once per fetch: a host
+   * saved before the check existed, or no longer trusted, is refused here too.
+   */
+  customHost: CustomHostInspection | undefined;
   headers: Record<string, string>;
   settings: Record<string, string>;
   pricing: PricingMultiplier | undefined;
@@ -19,11 +29,14 @@ export interface IntegrationCredentials {
 export class IntegrationCache {
   private readonly cache: RemoteCache<IntegrationCredentials>;
 
+  private readonly trustedCustomHosts: readonly string[];
+
   constructor(
     private readonly client: ServiceClient<typeof admin.IntegrationService>,
-    ttlMs = 60_000,
+    options: { trustedCustomHosts?: readonly string[]; ttlMs?: number } = {},
   ) {
-    this.cache = new RemoteCache({ ttlMs });
+    this.cache = new RemoteCache({ ttlMs: options.ttlMs ?? 60_000 });
+    this.trustedCustomHosts = options.trustedCustomHosts ?? [];
   }
 
   get(organisationId: string, workspaceId: string, slug: string): Promise<IntegrationCredentials | null> {
@@ -52,6 +65,9 @@ export class IntegrationCache {
       provider: integration.provider,
       apiKey: integration.apiKey,
       baseUrl: integration.baseUrl || undefined,
+      customHost: integration.baseUrl
+        ? inspectCustomHost(integration.baseUrl, this.trustedCustomHosts)
+        : undefined,
       headers: integration.headers,
       settings: integration.settings,
       pricing: integration.pricingMultiplier,

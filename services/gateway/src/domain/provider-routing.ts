@@ -1,9 +1,16 @@
-import { BadRequest, Forbidden, NotFound, type Principal, type RoutingTarget } from '@switchyard/platform';
+import {
+  BadRequest,
+  Forbidden,
+  NotFound,
+  customHostRefused,
+  inspectCustomHost,
+  type Principal,
+  type RoutingTarget,
+} from '@switchyard/platform';
 import { isInlineConfig } from '../routing/config-source.ts';
 import type { GatewayHeaders } from '../http/gateway-headers.ts';
 import type { ProviderTarget } from '../providers/types.ts';
 import type { IntegrationCache } from './integration-cache.ts';
-import { checkCustomHost, type Resolver } from './unsafe-host.ts';
 
 export interface RoutedTarget {
   target: ProviderTarget;
@@ -21,7 +28,6 @@ export interface InlinePolicy {
    */
   blockInlineConfig: (principal: Principal) => Promise<boolean>;
   trustedCustomHosts: readonly string[];
-  resolve: Resolver;
 }
 
 export interface RoutingInput {
@@ -68,7 +74,7 @@ export async function routeRequest(
     return {
       model,
       modelRewritten,
-      target: await directTarget(input, leaf.provider, {
+      target: directTarget(input, leaf.provider, {
         apiKey: leaf.api_key,
         customHost: leaf.custom_host,
         providerParam: `${leafPath}.provider`,
@@ -90,7 +96,7 @@ export async function routeRequest(
     return {
       model,
       modelRewritten,
-      target: await directTarget(input, providerHeader, {
+      target: directTarget(input, providerHeader, {
         apiKey: undefined,
         customHost: input.headers.customHost,
         providerParam: `${headerPrefix}provider`,
@@ -111,10 +117,15 @@ async function integrationTarget(input: RoutingInput, slug: string, param: strin
   if (!integration) {
     throw new NotFound(`Integration '${slug}' not found.`, { param, code: 'integration_not_found' });
   }
+  const host = integration.customHost;
+  if (host?.refused !== undefined) {
+    throw customHostRefused(`${host.refused} (the custom_host of integration '${slug}')`, 'custom_host');
+  }
   return {
     provider: integration.provider,
     apiKey: integration.apiKey,
     baseUrl: integration.baseUrl,
+    untrustedHostParam: host && !host.trusted ? 'custom_host' : undefined,
     headers: integration.headers,
     settings: integration.settings,
     integrationSlug: integration.slug,
@@ -122,8 +133,12 @@ async function integrationTarget(input: RoutingInput, slug: string, param: strin
   };
 }
 
-/** A provider chosen by kind: the key from the config or the request, a host behind the unsafe-host check. */
-async function directTarget(
+/**
+ * A provider chosen by kind: the key from the config or the request. A custom host passes the
+ * unsafe-host check's rules that need no lookup here; its addresses are checked as the
+ * connection resolves it (see publicAddressLookup), with no lookup of its own.
+ */
+function directTarget(
   input: RoutingInput,
   provider: string,
   options: {
@@ -132,20 +147,22 @@ async function directTarget(
     providerParam: string;
     hostParam: string;
   },
-): Promise<ProviderTarget> {
+): ProviderTarget {
   if (!input.directProviders.has(provider)) {
     throw new BadRequest(`Unknown provider '${provider}'.`, { param: options.providerParam });
   }
-  const baseUrl = options.customHost
-    ? (
-        await checkCustomHost(options.customHost, {
-          trusted: input.inline.trustedCustomHosts,
-          resolve: input.inline.resolve,
-          param: options.hostParam,
-        })
-      ).href.replace(/\/+$/, '')
-    : undefined;
-  return { provider, apiKey: options.apiKey ?? input.providerKey ?? '', baseUrl, headers: {}, settings: {} };
+  const apiKey = options.apiKey ?? input.providerKey ?? '';
+  if (!options.customHost) return { provider, apiKey, headers: {}, settings: {} };
+  const host = inspectCustomHost(options.customHost, input.inline.trustedCustomHosts);
+  if (host.refused !== undefined) throw customHostRefused(host.refused, options.hostParam);
+  return {
+    provider,
+    apiKey,
+    baseUrl: host.url.href.replace(/\/+$/, ''),
+    untrustedHostParam: host.trusted ? undefined : options.hostParam,
+    headers: {},
+    settings: {},
+  };
 }
 
 /**

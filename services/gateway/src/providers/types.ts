@@ -9,6 +9,11 @@ export interface ProviderTarget {
   apiKey: string;
   /** Overrides the provider's default base URL (e.g. an OpenAI-compatible host). */
   baseUrl?: string;
+  /**
+   * Set when baseUrl is a custom host outside TRUSTED_CUSTOM_HOSTS: the parameter that chose
+   * it. Connections to it reach only public addresses, and a refusal names this parameter.
+   */
+  untrustedHostParam?: string | undefined;
   headers: Record<string, string>;
   /** Provider-specific settings (api_version, deployment, aws_region, aws_access_key_id, ...). */
   settings: Record<string, string>;

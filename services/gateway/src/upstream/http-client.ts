@@ -1,14 +1,23 @@
+import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Agent, EnvHttpProxyAgent, errors, type Dispatcher } from 'undici';
 import { RequestTimeout, UpstreamError } from '@switchyard/platform';
 import type { CancelSignal } from '../routing/cancellation.ts';
+import { NonPublicAddress } from './public-address-lookup.ts';
 
 /**
- * One pooled, keep-alive dispatcher for every upstream call. When a proxy is configured in
- * the environment (HTTP_PROXY / HTTPS_PROXY) it is used, honouring NO_PROXY.
+ * One pooled, keep-alive dispatcher for upstream calls. When a proxy is configured in the
+ * environment (HTTP_PROXY / HTTPS_PROXY) it is used, honouring NO_PROXY. `lookup` resolves the
+ * host names of direct connections (through a proxy, the proxy resolves them).
  */
-export function createUpstreamDispatcher(env: NodeJS.ProcessEnv): Dispatcher {
-  const options = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 256, pipelining: 1 };
+export function createUpstreamDispatcher(env: NodeJS.ProcessEnv, lookup?: LookupFunction): Dispatcher {
+  const options = {
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 600_000,
+    connections: 256,
+    pipelining: 1,
+    ...(lookup ? { connect: { lookup } } : {}),
+  };
   const httpProxy = env.HTTP_PROXY || env.http_proxy;
   const httpsProxy = env.HTTPS_PROXY || env.https_proxy || httpProxy;
   if (!httpProxy && !httpsProxy) return new Agent(options);
@@ -72,6 +81,8 @@ function failure(err: unknown, req: UpstreamRequest): Error {
     return new RequestTimeout(`${req.provider} did not answer within ${req.timeoutMs} ms.`);
   }
   if (req.signal.aborted) return err as Error;
+  // Refused before connecting: the caller names the custom host in its 400.
+  if (err instanceof NonPublicAddress) return err;
   return new UpstreamError(
     502,
     `${req.provider}: could not reach the upstream (${(err as Error).message}).`,

@@ -195,6 +195,16 @@ describe('error responses', () => {
       await sleep(1);
       throw new TypeError("Cannot read properties of undefined (reading 'secretColumn')");
     });
+    // What TypeORM throws when Postgres refuses a query: a QueryFailedError around pg's DatabaseError.
+    router.get('/database/:code', (req) => {
+      const report = Object.assign(new Error('value too long for type character varying(5)'), {
+        severity: 'ERROR',
+        code: req.params.code,
+        detail: 'Key (parent)=(7) is not present in table "parents".',
+        table: 'children',
+      });
+      throw Object.assign(new Error(report.message), { name: 'QueryFailedError', driverError: report });
+    });
     router.get('/status-error', (_req, _res, next) => {
       next(Object.assign(new Error('Range Not Satisfiable'), { status: 416 }));
     });
@@ -253,6 +263,35 @@ describe('error responses', () => {
         code: null,
       });
       assert.doesNotMatch(text, /ECONNREFUSED|10\.1\.2\.3|switchyard|secretColumn|TypeError|at /);
+    }
+  });
+
+  test("a database error the request's values caused is a 4xx in the error body, naming no table", async () => {
+    const cases: Array<[string, number, string, string | null]> = [
+      ['22001', 400, 'invalid_request_error', 'value_too_long'],
+      ['22003', 400, 'invalid_request_error', 'number_out_of_range'],
+      ['22021', 400, 'invalid_request_error', 'invalid_text'],
+      ['22P02', 400, 'invalid_request_error', 'invalid_parameter'],
+      ['22P05', 400, 'invalid_request_error', 'invalid_text'],
+      ['23514', 400, 'invalid_request_error', 'invalid_parameter'],
+      ['23503', 404, 'not_found_error', null],
+      ['23505', 409, 'conflict_error', null],
+    ];
+    for (const [sqlState, status, type, code] of cases) {
+      const res = await fetch(`${served.url}/v1/database/${sqlState}`);
+      assert.equal(res.status, status, sqlState);
+      const text = await res.text();
+      assertErrorBody(JSON.parse(text), { type, code, param: null });
+      assert.doesNotMatch(text, /children|parents|varying/, sqlState);
+    }
+  });
+
+  test("a database fault that is not the input's stays a 500", async () => {
+    // 57P01 admin_shutdown, 53300 too_many_connections, 42P01 undefined_table (our bug).
+    for (const sqlState of ['57P01', '53300', '42P01']) {
+      const res = await fetch(`${served.url}/v1/database/${sqlState}`);
+      assert.equal(res.status, 500, sqlState);
+      assertErrorBody(await res.json(), { message: 'Internal error.', type: 'internal_error', code: null });
     }
   });
 

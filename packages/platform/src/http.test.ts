@@ -23,6 +23,7 @@ import {
 import type { AppError } from './errors.ts';
 import {
   createHttpApp,
+  formBody,
   jsonBody,
   listen,
   serverClasses,
@@ -377,6 +378,106 @@ describe('error responses', () => {
     const res = await fetch(`${served.url}/v1/partial`);
     assert.equal(res.status, 200);
     await assert.rejects(res.text());
+  });
+});
+
+describe('bodies no store can hold as sent', () => {
+  let served: Served;
+  before(async () => {
+    const router = Router();
+    router.post('/json', jsonBody('1mb'), (req, res) => {
+      res.json({ received: req.body });
+    });
+    router.post('/form', formBody('1mb', 32), (req, res) => {
+      res.json({ received: req.body });
+    });
+    served = await serve({ routers: [{ router }] });
+  });
+  after(() => served.close());
+
+  const post = (path: string, body: string | Buffer, type = 'application/json') =>
+    fetch(`${served.url}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+
+  test('a NUL character in a JSON value is a 400 naming the field', async () => {
+    const res = await post('/json', '{"messages":[{"content":"a"},{"content":"b"},{"content":"x\\u0000y"}]}');
+    assert.equal(res.status, 400);
+    assertErrorBody(await res.json(), {
+      message: /'messages\[2\]\.content'.*NUL/,
+      type: 'invalid_request_error',
+      param: 'messages[2].content',
+      code: 'invalid_text',
+    });
+  });
+
+  test('a lone surrogate in a JSON key or value is a 400 naming the field', async () => {
+    const value = await post('/json', '{"name":"\\ud800"}');
+    assert.equal(value.status, 400);
+    assertErrorBody(await value.json(), {
+      type: 'invalid_request_error',
+      param: 'name',
+      code: 'invalid_text',
+    });
+    const key = await post('/json', '{"metadata":{"\\udc00":"v"}}');
+    assert.equal(key.status, 400);
+    assertErrorBody(await key.json(), {
+      type: 'invalid_request_error',
+      param: 'metadata',
+      code: 'invalid_text',
+    });
+  });
+
+  test('a surrogate pair (an emoji) is text like any other and comes back as sent', async () => {
+    const res = await post('/json', '{"name":"\\ud83d\\ude00 ok"}');
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { received: { name: '😀 ok' } });
+  });
+
+  test('JSON nested 100 000 levels deep is a 400, and the server goes on serving', async () => {
+    const depth = 100_000;
+    const res = await post('/json', `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
+    assert.equal(res.status, 400);
+    assertErrorBody(await res.json(), {
+      message: /'a'.*at most 64 levels/,
+      type: 'invalid_request_error',
+      param: 'a',
+      code: 'too_deeply_nested',
+    });
+    const arrays = await post('/json', `${'['.repeat(depth)}${']'.repeat(depth)}`);
+    assert.equal(arrays.status, 400);
+    assert.equal((await post('/json', '{"ok":true}')).status, 200);
+  });
+
+  test('a body of bytes that are not UTF-8 is a 400, not decoded into other text', async () => {
+    const res = await post(
+      '/json',
+      Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+    );
+    assert.equal(res.status, 400);
+    assertErrorBody(await res.json(), {
+      message: 'Request body is not valid UTF-8.',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_text',
+    });
+  });
+
+  test('a form value with a NUL character is a 400 naming the field; repeated names arrive as arrays', async () => {
+    const res = await post('/form', 'grant_type=x&client_id=a%00b', 'application/x-www-form-urlencoded');
+    assert.equal(res.status, 400);
+    assertErrorBody(await res.json(), {
+      type: 'invalid_request_error',
+      param: 'client_id',
+      code: 'invalid_text',
+    });
+    const repeated = await post('/form', 'scope=a&scope=b%00', 'application/x-www-form-urlencoded');
+    assert.equal(repeated.status, 400);
+    assertErrorBody(await repeated.json(), {
+      type: 'invalid_request_error',
+      param: 'scope[1]',
+      code: 'invalid_text',
+    });
+    const fine = await post('/form', 'scope=a&scope=b', 'application/x-www-form-urlencoded');
+    assert.deepEqual(await fine.json(), { received: { scope: ['a', 'b'] } });
   });
 });
 

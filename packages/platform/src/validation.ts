@@ -9,6 +9,89 @@ export function paramPath(path: ReadonlyArray<PropertyKey>): string {
   }, '');
 }
 
+/** How deep objects and arrays may nest in a request: far deeper than any valid input needs. */
+export const MAX_INPUT_DEPTH = 64;
+
+/**
+ * Text a store holds as sent: no U+0000 (Postgres text cannot hold it) and no lone UTF-16
+ * surrogate (UTF-8 cannot encode one: it would be stored, and answered, as U+FFFD).
+ */
+export function isStorableText(text: string): boolean {
+  return !text.includes('\0') && text.isWellFormed();
+}
+
+function textProblem(text: string): string {
+  return text.includes('\0') ? 'a NUL character (U+0000)' : 'a lone UTF-16 surrogate';
+}
+
+/** An object or array being walked, and the index of its entry under inspection. */
+interface Level {
+  node: Record<string, unknown> | unknown[];
+  keys: string[] | undefined;
+  next: number;
+}
+
+function levelOf(node: object): Level {
+  return Array.isArray(node)
+    ? { node, keys: undefined, next: 0 }
+    : { node: node as Record<string, unknown>, keys: Object.keys(node), next: 0 };
+}
+
+/**
+ * Refuses, with a 400, input no store can hold as sent: objects and arrays nested deeper than
+ * MAX_INPUT_DEPTH (`param` names the top-level field that is too deep), and any key or string
+ * holding U+0000 or a lone surrogate (`param` names the field; names are under `root` if
+ * given). It walks a parsed body, form, query or header document once, without recursion, so
+ * a 100 000-deep body costs 64 steps, before any recursive check sees it.
+ */
+export function assertStorableInput(value: unknown, where = 'body', root?: string): void {
+  const refuse = (path: PropertyKey[], problem: string, code: string): never => {
+    const param = paramPath(root === undefined ? path : [root, ...path]);
+    const message = param
+      ? `Invalid ${where} parameter '${param}': ${problem}.`
+      : `Invalid ${where}: ${problem}.`;
+    throw new BadRequest(message, { param: param || null, code });
+  };
+  if (typeof value === 'string') {
+    if (!isStorableText(value)) refuse([], `text must not hold ${textProblem(value)}`, 'invalid_text');
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  const levels = [levelOf(value)];
+  // The path to the entry under inspection: each level's current key or index.
+  const pathTo = (depth: number) =>
+    levels.slice(0, depth).map((level) => level.keys?.[level.next - 1] ?? level.next - 1);
+  while (levels.length > 0) {
+    const level = levels[levels.length - 1]!;
+    const { node, keys } = level;
+    if (level.next === (keys ?? (node as unknown[])).length) {
+      levels.pop();
+      continue;
+    }
+    const index = level.next++;
+    const key = keys === undefined ? index : keys[index]!;
+    if (typeof key === 'string' && !isStorableText(key)) {
+      refuse(pathTo(levels.length - 1), `a property name must not hold ${textProblem(key)}`, 'invalid_text');
+    }
+    const child = (node as Record<PropertyKey, unknown>)[key];
+    if (typeof child === 'string') {
+      if (!isStorableText(child)) {
+        refuse(pathTo(levels.length), `text must not hold ${textProblem(child)}`, 'invalid_text');
+      }
+    } else if (typeof child === 'object' && child !== null) {
+      if (levels.length === MAX_INPUT_DEPTH) {
+        // Named by its top-level field: the path down to here would be 64 names long.
+        refuse(
+          pathTo(1),
+          `objects and arrays may nest at most ${MAX_INPUT_DEPTH} levels deep`,
+          'too_deeply_nested',
+        );
+      }
+      levels.push(levelOf(child));
+    }
+  }
+}
+
 type Issue = z.core.$ZodIssue;
 
 /**

@@ -1,8 +1,9 @@
-import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { z } from 'zod';
 import {
   AppError,
   bearerToken,
+  formBody,
   jsonBody,
   parseInput,
   requirePrincipal,
@@ -27,7 +28,7 @@ const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 /** Form-encoded (what OAuth clients send) or JSON, small: a registration holds at most 10 URIs of 2048 characters. */
 function formOrJson(limit: string): RequestHandler {
   const json = jsonBody(limit);
-  const form = express.urlencoded({ extended: false, limit, parameterLimit: 32 });
+  const form = formBody(limit, 32);
   return (req, res, next) => json(req, res, (err?: unknown) => (err ? next(err) : form(req, res, next)));
 }
 

@@ -20,23 +20,6 @@ export function isStorableText(text: string): boolean {
   return !text.includes('\0') && text.isWellFormed();
 }
 
-function textProblem(text: string): string {
-  return text.includes('\0') ? 'a NUL character (U+0000)' : 'a lone UTF-16 surrogate';
-}
-
-/** An object or array being walked, and the index of its entry under inspection. */
-interface Level {
-  node: Record<string, unknown> | unknown[];
-  keys: string[] | undefined;
-  next: number;
-}
-
-function levelOf(node: object): Level {
-  return Array.isArray(node)
-    ? { node, keys: undefined, next: 0 }
-    : { node: node as Record<string, unknown>, keys: Object.keys(node), next: 0 };
-}
-
 /**
  * Refuses, with a 400, input no store can hold as sent: objects and arrays nested deeper than
  * MAX_INPUT_DEPTH (`param` names the top-level field that is too deep), and any key or string
@@ -45,51 +28,81 @@ function levelOf(node: object): Level {
  * a 100 000-deep body costs 64 steps, before any recursive check sees it.
  */
 export function assertStorableInput(value: unknown, where = 'body', root?: string): void {
-  const refuse = (path: PropertyKey[], problem: string, code: string): never => {
-    const param = paramPath(root === undefined ? path : [root, ...path]);
-    const message = param
-      ? `Invalid ${where} parameter '${param}': ${problem}.`
-      : `Invalid ${where}: ${problem}.`;
-    throw new BadRequest(message, { param: param || null, code });
-  };
   if (typeof value === 'string') {
-    if (!isStorableText(value)) refuse([], `text must not hold ${textProblem(value)}`, 'invalid_text');
+    if (!isStorableText(value)) refuseText(value, [], where, root);
     return;
   }
   if (value === null || typeof value !== 'object') return;
-  const levels = [levelOf(value)];
-  // The path to the entry under inspection: each level's current key or index.
-  const pathTo = (depth: number) =>
-    levels.slice(0, depth).map((level) => level.keys?.[level.next - 1] ?? level.next - 1);
-  while (levels.length > 0) {
-    const level = levels[levels.length - 1]!;
-    const { node, keys } = level;
-    if (level.next === (keys ?? (node as unknown[])).length) {
-      levels.pop();
+  // One slot per open object or array, reused as the walk goes up and down: on the gateway's
+  // hot path nothing is allocated per entry visited. `positions` is one past the entry under
+  // inspection, so the slots below `top` spell the path to it.
+  const nodes: object[] = [value];
+  const keyLists: Array<string[] | undefined> = [Array.isArray(value) ? undefined : Object.keys(value)];
+  const positions: number[] = [0];
+  let top = 0;
+  while (top >= 0) {
+    const node = nodes[top]!;
+    const keys = keyLists[top];
+    const position = positions[top]!;
+    if (position === (keys === undefined ? (node as unknown[]).length : keys.length)) {
+      top--;
       continue;
     }
-    const index = level.next++;
-    const key = keys === undefined ? index : keys[index]!;
-    if (typeof key === 'string' && !isStorableText(key)) {
-      refuse(pathTo(levels.length - 1), `a property name must not hold ${textProblem(key)}`, 'invalid_text');
+    positions[top] = position + 1;
+    let child: unknown;
+    if (keys === undefined) {
+      child = (node as unknown[])[position];
+    } else {
+      const key = keys[position]!;
+      if (!isStorableText(key))
+        refuseText(key, pathTo(keyLists, positions, top), where, root, 'a property name');
+      child = (node as Record<string, unknown>)[key];
     }
-    const child = (node as Record<PropertyKey, unknown>)[key];
     if (typeof child === 'string') {
-      if (!isStorableText(child)) {
-        refuse(pathTo(levels.length), `text must not hold ${textProblem(child)}`, 'invalid_text');
-      }
+      if (!isStorableText(child)) refuseText(child, pathTo(keyLists, positions, top + 1), where, root);
     } else if (typeof child === 'object' && child !== null) {
-      if (levels.length === MAX_INPUT_DEPTH) {
+      if (top + 1 === MAX_INPUT_DEPTH) {
         // Named by its top-level field: the path down to here would be 64 names long.
         refuse(
-          pathTo(1),
+          pathTo(keyLists, positions, 1),
+          where,
+          root,
           `objects and arrays may nest at most ${MAX_INPUT_DEPTH} levels deep`,
           'too_deeply_nested',
         );
       }
-      levels.push(levelOf(child));
+      top++;
+      nodes[top] = child;
+      keyLists[top] = Array.isArray(child) ? undefined : Object.keys(child);
+      positions[top] = 0;
     }
   }
+}
+
+/** The path to the entry under inspection at `depth`, from the walk's slots (only on a refusal). */
+function pathTo(keyLists: Array<string[] | undefined>, positions: number[], depth: number): PropertyKey[] {
+  const path: PropertyKey[] = [];
+  for (let i = 0; i < depth; i++) path.push(keyLists[i]?.[positions[i]! - 1] ?? positions[i]! - 1);
+  return path;
+}
+
+function refuseText(text: string, path: PropertyKey[], where: string, root?: string, what = 'text'): never {
+  const problem = text.includes('\0') ? 'a NUL character (U+0000)' : 'a lone UTF-16 surrogate';
+  return refuse(path, where, root, `${what} must not hold ${problem}`, 'invalid_text');
+}
+
+function refuse(
+  path: PropertyKey[],
+  where: string,
+  root: string | undefined,
+  problem: string,
+  code: string,
+): never {
+  const param = paramPath(root === undefined ? path : [root, ...path]);
+  const message = param
+    ? `Invalid ${where} parameter '${param}': ${problem}.`
+    : `Invalid ${where}: ${problem}.`;
+  throw new BadRequest(message, { param: param || null, code });
 }
 
 type Issue = z.core.$ZodIssue;

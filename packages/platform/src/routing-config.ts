@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequest } from './errors.ts';
-import { assertStorableInput, parseInput } from './validation.ts';
+import { assertStorableInput, httpUrl, parseInput } from './validation.ts';
 
 // A routing config: saved in control-plane (`/v2/configs`) or sent inline in the
 // `<prefix>config` header. One schema serves both, so a config that saves is a config the
@@ -138,10 +138,7 @@ const targetFields = {
     .regex(/^[a-zA-Z0-9_-]{1,63}$/, 'expected an integration slug')
     .optional(),
   api_key: z.string().min(1).max(4096).optional(),
-  custom_host: z
-    .url({ protocol: /^https?$/ })
-    .max(2048)
-    .optional(),
+  custom_host: httpUrl().max(2048).optional(),
   weight: z.number().min(0).max(1_000_000).optional(),
   override_params: z.record(z.string(), z.unknown()).optional(),
   retry: retrySchema.optional(),

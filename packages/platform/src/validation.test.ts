@@ -5,6 +5,7 @@ import { BadRequest } from './errors.ts';
 import {
   MAX_INPUT_DEPTH,
   assertStorableInput,
+  httpUrl,
   isStorableText,
   listBody,
   paramPath,
@@ -167,6 +168,23 @@ describe('assertStorableInput', () => {
     assert.equal(isStorableText('😀'), true);
     assert.equal(isStorableText('\u0000'), false);
     assert.equal(isStorableText('\ud83d'), false);
+  });
+});
+
+describe('httpUrl', () => {
+  test('a URL that cannot be parsed is a 400 naming the field, and refinements after it never see it', () => {
+    const schema = z.object({
+      issuer: httpUrl('an https URL').refine((value) => new URL(value).protocol === 'https:', 'https only'),
+    });
+    for (const issuer of ['https://[::1', 'not a url', 'https://', 'ftp://example.com']) {
+      const err = badRequest(() => parseInput(schema, { issuer }));
+      assert.equal(err.param, 'issuer', issuer);
+      assert.match(err.message, /an https URL/, issuer);
+    }
+    assert.equal(badRequest(() => parseInput(schema, { issuer: 'http://example.com' })).param, 'issuer');
+    assert.deepEqual(parseInput(schema, { issuer: 'https://example.com/a' }), {
+      issuer: 'https://example.com/a',
+    });
   });
 });
 

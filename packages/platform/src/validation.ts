@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { BadRequest } from './errors.ts';
 
 /** `messages[2].content` style path of a validation issue. */
@@ -103,6 +103,14 @@ function refuse(
     ? `Invalid ${where} parameter '${param}': ${problem}.`
     : `Invalid ${where}: ${problem}.`;
   throw new BadRequest(message, { param: param || null, code });
+}
+
+/**
+ * A field holding an http(s) URL that `new URL()` parses. One that does not is a 400 naming
+ * the field, and checks chained after it (`.refine`) run only on a URL that parses.
+ */
+export function httpUrl(message = 'an http(s) URL') {
+  return z.url({ protocol: /^https?$/, message, abort: true });
 }
 
 type Issue = z.core.$ZodIssue;

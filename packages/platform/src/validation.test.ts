@@ -6,7 +6,6 @@ import {
   MAX_INPUT_DEPTH,
   assertStorableInput,
   httpUrl,
-  isStorableText,
   listBody,
   paramPath,
   parseInput,
@@ -162,12 +161,6 @@ describe('assertStorableInput', () => {
       badRequest(() => assertStorableInput(nested(100_000), 'config', 'config')).param,
       'config.a',
     );
-  });
-
-  test('isStorableText tells the same apart', () => {
-    assert.equal(isStorableText('😀'), true);
-    assert.equal(isStorableText('\u0000'), false);
-    assert.equal(isStorableText('\ud83d'), false);
   });
 });
 

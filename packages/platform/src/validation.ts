@@ -16,7 +16,7 @@ export const MAX_INPUT_DEPTH = 64;
  * Text a store holds as sent: no U+0000 (Postgres text cannot hold it) and no lone UTF-16
  * surrogate (UTF-8 cannot encode one: it would be stored, and answered, as U+FFFD).
  */
-export function isStorableText(text: string): boolean {
+function isStorableText(text: string): boolean {
   return !text.includes('\0') && text.isWellFormed();
 }
 

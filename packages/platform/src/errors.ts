@@ -124,7 +124,79 @@ export class InternalError extends AppError {
   }
 }
 
+/** The five-character SQLSTATE of a Postgres error report. */
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+/**
+ * The SQLSTATE of a Postgres error, as `pg` raises it (a `DatabaseError`, which carries the
+ * report's `severity`) or as TypeORM wraps it (`QueryFailedError.driverError`); undefined for
+ * anything else, such as a refused connection.
+ */
+export function postgresErrorCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const driverError = (err as { driverError?: unknown }).driverError;
+  const report = (typeof driverError === 'object' && driverError !== null ? driverError : err) as {
+    code?: unknown;
+    severity?: unknown;
+  };
+  const { code, severity } = report;
+  return typeof code === 'string' && typeof severity === 'string' && SQLSTATE.test(code) ? code : undefined;
+}
+
+/**
+ * Postgres errors that the values a request sent cause, as the client's error. The messages
+ * are ours: the database's name its tables and constraints.
+ */
+const INPUT_ERRORS: Record<string, (err: unknown) => AppError> = {
+  // string_data_right_truncation: a 400, not a 413, since one value is too long for its
+  // field; the request as a whole may be small.
+  '22001': (cause) =>
+    new BadRequest('A value is longer than its field can hold.', { code: 'value_too_long', cause }),
+  // numeric_value_out_of_range
+  '22003': (cause) =>
+    new BadRequest('A number is outside the range its field can hold.', {
+      code: 'number_out_of_range',
+      cause,
+    }),
+  // invalid_datetime_format, datetime_field_overflow
+  '22007': (cause) => new BadRequest('A date or time is not valid.', { code: 'invalid_parameter', cause }),
+  '22008': (cause) => new BadRequest('A date or time is not valid.', { code: 'invalid_parameter', cause }),
+  // invalid_text_representation, e.g. a malformed UUID
+  '22P02': (cause) =>
+    new BadRequest('A value is not in the form its field takes.', { code: 'invalid_parameter', cause }),
+  // character_not_in_repertoire (a NUL byte), untranslatable_character
+  '22021': (cause) =>
+    new BadRequest('Text holds a character that cannot be stored.', { code: 'invalid_text', cause }),
+  '22P05': (cause) =>
+    new BadRequest('Text holds a character that cannot be stored.', { code: 'invalid_text', cause }),
+  // check_violation: like a schema's refinement, a value the field does not allow.
+  '23514': (cause) =>
+    new BadRequest('A value is not one its field allows.', { code: 'invalid_parameter', cause }),
+  '23503': foreignKeyError,
+  // unique_violation
+  '23505': (cause) => new Conflict('A resource with these values already exists.', { cause }),
+  // program_limit_exceeded: a value too large for an index entry.
+  '54000': (cause) => new BadRequest('A value is too large to store.', { code: 'value_too_long', cause }),
+};
+
+/**
+ * foreign_key_violation: on a write that refers to a row, the row does not exist (404); on a
+ * delete, other rows still refer to it (409). Postgres tells them apart only in `detail`.
+ */
+function foreignKeyError(cause: unknown): AppError {
+  const report = (cause as { driverError?: { detail?: unknown }; detail?: unknown }) ?? {};
+  const detail = report.driverError?.detail ?? report.detail;
+  if (typeof detail === 'string' && detail.includes('is not present in table')) {
+    return new NotFound('A resource the request refers to does not exist.', { cause });
+  }
+  return new Conflict('The resource is still referred to by other resources.', { cause });
+}
+
+/** An AppError as it is; a database error the request's values caused as a 4xx; anything else a 500. */
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  const code = postgresErrorCode(err);
+  const inputError = code === undefined ? undefined : INPUT_ERRORS[code];
+  if (inputError) return inputError(err);
   return new InternalError('Internal error.', { cause: err });
 }

@@ -23,6 +23,7 @@ import {
 import type { AppError } from './errors.ts';
 import {
   createHttpApp,
+  formBody,
   jsonBody,
   listen,
   serverClasses,
@@ -195,6 +196,16 @@ describe('error responses', () => {
       await sleep(1);
       throw new TypeError("Cannot read properties of undefined (reading 'secretColumn')");
     });
+    // What TypeORM throws when Postgres refuses a query: a QueryFailedError around pg's DatabaseError.
+    router.get('/database/:code', (req) => {
+      const report = Object.assign(new Error('value too long for type character varying(5)'), {
+        severity: 'ERROR',
+        code: req.params.code,
+        detail: 'Key (parent)=(7) is not present in table "parents".',
+        table: 'children',
+      });
+      throw Object.assign(new Error(report.message), { name: 'QueryFailedError', driverError: report });
+    });
     router.get('/status-error', (_req, _res, next) => {
       next(Object.assign(new Error('Range Not Satisfiable'), { status: 416 }));
     });
@@ -253,6 +264,35 @@ describe('error responses', () => {
         code: null,
       });
       assert.doesNotMatch(text, /ECONNREFUSED|10\.1\.2\.3|switchyard|secretColumn|TypeError|at /);
+    }
+  });
+
+  test("a database error the request's values caused is a 4xx in the error body, naming no table", async () => {
+    const cases: Array<[string, number, string, string | null]> = [
+      ['22001', 400, 'invalid_request_error', 'value_too_long'],
+      ['22003', 400, 'invalid_request_error', 'number_out_of_range'],
+      ['22021', 400, 'invalid_request_error', 'invalid_text'],
+      ['22P02', 400, 'invalid_request_error', 'invalid_parameter'],
+      ['22P05', 400, 'invalid_request_error', 'invalid_text'],
+      ['23514', 400, 'invalid_request_error', 'invalid_parameter'],
+      ['23503', 404, 'not_found_error', null],
+      ['23505', 409, 'conflict_error', null],
+    ];
+    for (const [sqlState, status, type, code] of cases) {
+      const res = await fetch(`${served.url}/v1/database/${sqlState}`);
+      assert.equal(res.status, status, sqlState);
+      const text = await res.text();
+      assertErrorBody(JSON.parse(text), { type, code, param: null });
+      assert.doesNotMatch(text, /children|parents|varying/, sqlState);
+    }
+  });
+
+  test("a database fault that is not the input's stays a 500", async () => {
+    // 57P01 admin_shutdown, 53300 too_many_connections, 42P01 undefined_table (our bug).
+    for (const sqlState of ['57P01', '53300', '42P01']) {
+      const res = await fetch(`${served.url}/v1/database/${sqlState}`);
+      assert.equal(res.status, 500, sqlState);
+      assertErrorBody(await res.json(), { message: 'Internal error.', type: 'internal_error', code: null });
     }
   });
 
@@ -338,6 +378,106 @@ describe('error responses', () => {
     const res = await fetch(`${served.url}/v1/partial`);
     assert.equal(res.status, 200);
     await assert.rejects(res.text());
+  });
+});
+
+describe('bodies no store can hold as sent', () => {
+  let served: Served;
+  before(async () => {
+    const router = Router();
+    router.post('/json', jsonBody('1mb'), (req, res) => {
+      res.json({ received: req.body });
+    });
+    router.post('/form', formBody('1mb', 32), (req, res) => {
+      res.json({ received: req.body });
+    });
+    served = await serve({ routers: [{ router }] });
+  });
+  after(() => served.close());
+
+  const post = (path: string, body: string | Buffer, type = 'application/json') =>
+    fetch(`${served.url}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+
+  test('a NUL character in a JSON value is a 400 naming the field', async () => {
+    const res = await post('/json', '{"messages":[{"content":"a"},{"content":"b"},{"content":"x\\u0000y"}]}');
+    assert.equal(res.status, 400);
+    assertErrorBody(await res.json(), {
+      message: /'messages\[2\]\.content'.*NUL/,
+      type: 'invalid_request_error',
+      param: 'messages[2].content',
+      code: 'invalid_text',
+    });
+  });
+
+  test('a lone surrogate in a JSON key or value is a 400 naming the field', async () => {
+    const value = await post('/json', '{"name":"\\ud800"}');
+    assert.equal(value.status, 400);
+    assertErrorBody(await value.json(), {
+      type: 'invalid_request_error',
+      param: 'name',
+      code: 'invalid_text',
+    });
+    const key = await post('/json', '{"metadata":{"\\udc00":"v"}}');
+    assert.equal(key.status, 400);
+    assertErrorBody(await key.json(), {
+      type: 'invalid_request_error',
+      param: 'metadata',
+      code: 'invalid_text',
+    });
+  });
+
+  test('a surrogate pair (an emoji) is text like any other and comes back as sent', async () => {
+    const res = await post('/json', '{"name":"\\ud83d\\ude00 ok"}');
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { received: { name: '😀 ok' } });
+  });
+
+  test('JSON nested 100 000 levels deep is a 400, and the server goes on serving', async () => {
+    const depth = 100_000;
+    const res = await post('/json', `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`);
+    assert.equal(res.status, 400);
+    assertErrorBody(await res.json(), {
+      message: /'a'.*at most 64 levels/,
+      type: 'invalid_request_error',
+      param: 'a',
+      code: 'too_deeply_nested',
+    });
+    const arrays = await post('/json', `${'['.repeat(depth)}${']'.repeat(depth)}`);
+    assert.equal(arrays.status, 400);
+    assert.equal((await post('/json', '{"ok":true}')).status, 200);
+  });
+
+  test('a body of bytes that are not UTF-8 is a 400, not decoded into other text', async () => {
+    const res = await post(
+      '/json',
+      Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+    );
+    assert.equal(res.status, 400);
+    assertErrorBody(await res.json(), {
+      message: 'Request body is not valid UTF-8.',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_text',
+    });
+  });
+
+  test('a form value with a NUL character is a 400 naming the field; repeated names arrive as arrays', async () => {
+    const res = await post('/form', 'grant_type=x&client_id=a%00b', 'application/x-www-form-urlencoded');
+    assert.equal(res.status, 400);
+    assertErrorBody(await res.json(), {
+      type: 'invalid_request_error',
+      param: 'client_id',
+      code: 'invalid_text',
+    });
+    const repeated = await post('/form', 'scope=a&scope=b%00', 'application/x-www-form-urlencoded');
+    assert.equal(repeated.status, 400);
+    assertErrorBody(await repeated.json(), {
+      type: 'invalid_request_error',
+      param: 'scope[1]',
+      code: 'invalid_text',
+    });
+    const fine = await post('/form', 'scope=a&scope=b', 'application/x-www-form-urlencoded');
+    assert.deepEqual(await fine.json(), { received: { scope: ['a', 'b'] } });
   });
 });
 

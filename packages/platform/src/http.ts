@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
 import type { Socket } from 'node:net';
@@ -6,6 +7,7 @@ import { requestContext } from './context.ts';
 import { AppError, BadRequest, NotFound, PayloadTooLarge, toAppError } from './errors.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
+import { assertStorableInput } from './validation.ts';
 
 export type ReadinessCheck = () => Promise<void>;
 
@@ -33,10 +35,68 @@ export interface HttpAppOptions {
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
-/** Reads and validates a JSON body; malformed JSON becomes a 400, oversize a 413. */
-export function jsonBody(limit = '10mb'): RequestHandler {
-  return express.json({ limit, type: ['application/json', 'application/*+json'] });
+/**
+ * Refuses a body that is not UTF-8: decoding would turn its bad bytes into U+FFFD, so what was
+ * stored and answered would not be what was sent.
+ */
+export function assertUtf8Body(bytes: Uint8Array): void {
+  if (!isUtf8(bytes)) {
+    throw new BadRequest('Request body is not valid UTF-8.', { code: 'invalid_text' });
+  }
 }
+
+/** body-parser's `verify` hook: only a UTF-8 body is checked as UTF-8. */
+function verifyUtf8(_req: IncomingMessage, _res: ServerResponse, bytes: Buffer, encoding: string): void {
+  if (encoding === 'utf-8' || encoding === 'utf8') assertUtf8Body(bytes);
+}
+
+/** A body parser whose result must then pass `assertStorableInput` before the route sees it. */
+function storableBody(parse: RequestHandler): RequestHandler {
+  return (req, res, next) =>
+    parse(req, res, (err?: unknown) => {
+      if (err !== undefined) {
+        next(err);
+        return;
+      }
+      try {
+        assertStorableInput(req.body);
+      } catch (refused) {
+        next(refused);
+        return;
+      }
+      next();
+    });
+}
+
+/**
+ * Reads and validates a JSON body; malformed JSON becomes a 400, oversize a 413, and text no
+ * store can hold or nesting deeper than MAX_INPUT_DEPTH a 400 naming the field.
+ */
+export function jsonBody(limit = '10mb'): RequestHandler {
+  return storableBody(
+    express.json({ limit, type: ['application/json', 'application/*+json'], verify: verifyUtf8 }),
+  );
+}
+
+/**
+ * Reads a form-encoded body (`application/x-www-form-urlencoded`, as OAuth clients send) into
+ * an object of strings, a repeated name giving an array; checked as `jsonBody` checks JSON.
+ */
+export function formBody(limit: string, parameterLimit: number): RequestHandler {
+  return storableBody(express.urlencoded({ extended: false, limit, parameterLimit }));
+}
+
+/**
+ * Refuses path parameters and query values holding text no store can hold. Only a
+ * percent-encoded URL can carry such text (HTTP refuses a raw NUL), so any other costs one scan.
+ */
+export const storableUrlText: RequestHandler = (req, _res, next) => {
+  if (req.originalUrl.includes('%')) {
+    for (const [name, value] of Object.entries(req.params ?? {})) assertStorableInput(value, 'path', name);
+    assertStorableInput(req.query, 'query');
+  }
+  next();
+};
 
 /**
  * Every request gets an id the server chose: it keys the request's log, so a client must

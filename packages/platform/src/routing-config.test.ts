@@ -99,7 +99,7 @@ describe('routing config', () => {
     for (let i = 0; i < 5_000; i += 1) node = { strategy: { mode: 'single' }, targets: [node] };
     assert.throws(
       () => parseRoutingConfig(node),
-      (err: AppError) => err.status === 400 && err.param === 'config',
+      (err: AppError) => err.status === 400 && err.param === 'config.targets',
     );
   });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequest } from './errors.ts';
-import { parseInput } from './validation.ts';
+import { assertStorableInput, httpUrl, parseInput } from './validation.ts';
 
 // A routing config: saved in control-plane (`/v2/configs`) or sent inline in the
 // `<prefix>config` header. One schema serves both, so a config that saves is a config the
@@ -138,10 +138,7 @@ const targetFields = {
     .regex(/^[a-zA-Z0-9_-]{1,63}$/, 'expected an integration slug')
     .optional(),
   api_key: z.string().min(1).max(4096).optional(),
-  custom_host: z
-    .url({ protocol: /^https?$/ })
-    .max(2048)
-    .optional(),
+  custom_host: httpUrl().max(2048).optional(),
   weight: z.number().min(0).max(1_000_000).optional(),
   override_params: z.record(z.string(), z.unknown()).optional(),
   retry: retrySchema.optional(),
@@ -253,32 +250,10 @@ function checkNode(node: RoutingTarget, path: string, depth: number): void {
  */
 export function parseRoutingConfig(input: unknown, root = 'config'): RoutingConfig {
   // Bounds the recursion of every check that follows: a deep document is a 400, not a stack overflow.
-  if (depthOf(input) > MAX_JSON_DEPTH) {
-    throw new BadRequest(`A config may nest at most ${MAX_JSON_DEPTH} levels of objects and arrays.`, {
-      param: root,
-      code: 'invalid_config',
-    });
-  }
+  assertStorableInput(input, 'config', root);
   const config = parseInput(routingConfigSchema, input, 'config', root);
   checkNode(config, root, 0);
   return config;
-}
-
-/** Far deeper than any valid config (targets nest 5 levels, queries a few more). */
-const MAX_JSON_DEPTH = 64;
-
-/** Nesting depth of a JSON value, without recursion. */
-function depthOf(value: unknown): number {
-  let deepest = 0;
-  const pending: Array<[unknown, number]> = [[value, 0]];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [node, depth] = next;
-    if (node === null || typeof node !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > MAX_JSON_DEPTH) return deepest;
-    for (const child of Object.values(node)) pending.push([child, depth + 1]);
-  }
-  return deepest;
 }
 
 /** Every integration slug a config routes to, e.g. for checks on save or catalog filters. */

@@ -165,6 +165,25 @@ describe('ScopedRouter', () => {
     assert.deepEqual(await res.json(), { hi: 1 });
   });
 
+  test('a NUL character in a path parameter or query value is a 400 naming it; other escapes pass', async () => {
+    const headers = { 'x-scopes': 'configs.read' };
+    const param = await fetch(`${url}/v2/things/ab%00c`, { headers });
+    assert.equal(param.status, 400);
+    assert.deepEqual(((await param.json()) as { error: unknown }).error, {
+      message: "Invalid path parameter 'id': text must not hold a NUL character (U+0000).",
+      type: 'invalid_request_error',
+      param: 'id',
+      code: 'invalid_text',
+    });
+    const query = await fetch(`${url}/open/hello?name=a%00`);
+    assert.equal(query.status, 400);
+    const error = ((await query.json()) as { error: { param: string; code: string } }).error;
+    assert.equal(error.param, 'name');
+    assert.equal(error.code, 'invalid_text');
+    const escaped = await fetch(`${url}/v2/things/a%20b%F0%9F%98%80?q=%C3%A9`, { headers });
+    assert.deepEqual(await escaped.json(), { id: 'a b😀' });
+  });
+
   test('a pattern route whose examples disagree with its scope function is refused at start-up', () => {
     assert.throws(
       () =>

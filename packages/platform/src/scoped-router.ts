@@ -1,6 +1,7 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { RouteParameters } from 'express-serve-static-core';
 import { auditWrite } from './audit.ts';
+import { storableUrlText } from './http.ts';
 import { requirePrincipal } from './auth.ts';
 import { assertScope, isScope, scopePlane, type Scope } from './scopes.ts';
 
@@ -36,7 +37,8 @@ export interface DeclaredRoute {
  * An express router on which every route names the scope it needs. The scope is checked
  * before anything else of the route runs (body parsing included), by one guard for all
  * services, and the router can list what it serves, so the route/permission matrix is
- * always complete. Authentication runs before it (see `apiKeyAuthentication`).
+ * always complete. Authentication runs before it (see `apiKeyAuthentication`). Path and query
+ * text is checked next (`storableUrlText`), then the body is read.
  */
 export interface ScopedRouterOptions {
   /** Reads the body of this router's routes, after the scope check: a key without the right gets its 403 whatever it sent. */
@@ -120,7 +122,7 @@ export class ScopedRouter {
       }
       next();
     };
-    this.router.all(pattern, guard, ...this.body, ...handlers);
+    this.router.all(pattern, guard, storableUrlText, ...this.body, ...handlers);
     return this;
   }
 
@@ -162,9 +164,12 @@ export class ScopedRouter {
     handlers: Array<RequestHandler<RouteParameters<P>>>,
   ): this {
     this.own.push({ method, path, scope, examples: [] });
-    const guard = [scopeGuard(scope), ...auditHook(method, path, scope), ...this.body] as Array<
-      RequestHandler<RouteParameters<P>>
-    >;
+    const guard = [
+      scopeGuard(scope),
+      ...auditHook(method, path, scope),
+      storableUrlText,
+      ...this.body,
+    ] as Array<RequestHandler<RouteParameters<P>>>;
     switch (method) {
       case 'GET':
         this.router.get(path, ...guard, ...handlers);

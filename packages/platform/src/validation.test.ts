@@ -2,7 +2,15 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import { BadRequest } from './errors.ts';
-import { listBody, paramPath, parseInput, parsePage } from './validation.ts';
+import {
+  MAX_INPUT_DEPTH,
+  assertStorableInput,
+  httpUrl,
+  listBody,
+  paramPath,
+  parseInput,
+  parsePage,
+} from './validation.ts';
 
 function badRequest(fn: () => unknown): BadRequest {
   try {
@@ -84,6 +92,92 @@ describe('parseInput', () => {
     assert.equal(err.param, null);
     assert.match(err.message, /^Invalid body: /);
     assert.deepEqual(err.toBody().error.param, null);
+  });
+});
+
+/** `{"a":{"a":...}}` or `[[...]]` nested `depth` levels, as JSON.parse makes it. */
+function nested(depth: number, kind: 'object' | 'array' = 'object'): unknown {
+  const [open, close] = kind === 'object' ? ['{"a":', '}'] : ['[', ']'];
+  return JSON.parse(`${open.repeat(depth)}${kind === 'object' ? '1' : ''}${close.repeat(depth)}`);
+}
+
+describe('assertStorableInput', () => {
+  test('accepts ordinary input, emoji and other surrogate pairs included', () => {
+    assertStorableInput({ messages: [{ role: 'user', content: 'héllo 👋 𝒳' }], n: 1, ok: true, none: null });
+    assertStorableInput(['a', 2, ['b']]);
+    assertStorableInput('plain');
+    assertStorableInput(undefined);
+    assertStorableInput(nested(MAX_INPUT_DEPTH));
+    assertStorableInput(nested(MAX_INPUT_DEPTH, 'array'));
+  });
+
+  test('refuses a NUL character in a value, naming the field by its path', () => {
+    const err = badRequest(() =>
+      assertStorableInput({ messages: [{ content: 'a' }, { content: 'b' }, { content: 'x\u0000y' }] }),
+    );
+    assert.equal(err.status, 400);
+    assert.equal(err.param, 'messages[2].content');
+    assert.equal(err.code, 'invalid_text');
+    assert.match(err.message, /'messages\[2\]\.content'.*NUL/);
+  });
+
+  test('refuses lone surrogates, high or low, anywhere in a string', () => {
+    for (const text of ['\ud800', 'a\udfffb', 'end\ud83d', '\ude00start']) {
+      const err = badRequest(() => assertStorableInput({ tags: ['ok', text] }));
+      assert.equal(err.param, 'tags[1]', JSON.stringify(text));
+      assert.match(err.message, /lone UTF-16 surrogate/);
+    }
+  });
+
+  test('refuses a bad property name, naming the object that holds it', () => {
+    assert.equal(badRequest(() => assertStorableInput({ metadata: { 'k\u0000': 'v' } })).param, 'metadata');
+    const top = badRequest(() => assertStorableInput({ '\ud800': 1 }));
+    assert.equal(top.param, null);
+    assert.match(top.message, /property name/);
+  });
+
+  test('names the field under a root, and a whole value by the root alone', () => {
+    assert.equal(
+      badRequest(() => assertStorableInput({ a: '\u0000' }, 'header', 'x-meta')).param,
+      'x-meta.a',
+    );
+    const whole = badRequest(() => assertStorableInput('\u0000', 'path', 'slug'));
+    assert.equal(whole.param, 'slug');
+    assert.match(whole.message, /^Invalid path parameter 'slug'/);
+  });
+
+  test(`refuses nesting deeper than ${MAX_INPUT_DEPTH} levels, however deep, without overflowing the stack`, () => {
+    for (const depth of [MAX_INPUT_DEPTH + 1, 100_000]) {
+      for (const [kind, param] of [
+        ['object', 'a'],
+        ['array', '[0]'],
+      ] as const) {
+        const err = badRequest(() => assertStorableInput(nested(depth, kind)));
+        assert.equal(err.code, 'too_deeply_nested');
+        assert.equal(err.param, param, 'named by the top-level field');
+      }
+    }
+    assert.equal(
+      badRequest(() => assertStorableInput(nested(100_000), 'config', 'config')).param,
+      'config.a',
+    );
+  });
+});
+
+describe('httpUrl', () => {
+  test('a URL that cannot be parsed is a 400 naming the field, and refinements after it never see it', () => {
+    const schema = z.object({
+      issuer: httpUrl('an https URL').refine((value) => new URL(value).protocol === 'https:', 'https only'),
+    });
+    for (const issuer of ['https://[::1', 'not a url', 'https://', 'ftp://example.com']) {
+      const err = badRequest(() => parseInput(schema, { issuer }));
+      assert.equal(err.param, 'issuer', issuer);
+      assert.match(err.message, /an https URL/, issuer);
+    }
+    assert.equal(badRequest(() => parseInput(schema, { issuer: 'http://example.com' })).param, 'issuer');
+    assert.deepEqual(parseInput(schema, { issuer: 'https://example.com/a' }), {
+      issuer: 'https://example.com/a',
+    });
   });
 });
 

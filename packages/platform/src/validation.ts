@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { BadRequest } from './errors.ts';
 
 /** `messages[2].content` style path of a validation issue. */
@@ -7,6 +7,110 @@ export function paramPath(path: ReadonlyArray<PropertyKey>): string {
     if (typeof part === 'number') return `${out}[${part}]`;
     return out ? `${out}.${String(part)}` : String(part);
   }, '');
+}
+
+/** How deep objects and arrays may nest in a request: far deeper than any valid input needs. */
+export const MAX_INPUT_DEPTH = 64;
+
+/**
+ * Text a store holds as sent: no U+0000 (Postgres text cannot hold it) and no lone UTF-16
+ * surrogate (UTF-8 cannot encode one: it would be stored, and answered, as U+FFFD).
+ */
+function isStorableText(text: string): boolean {
+  return !text.includes('\0') && text.isWellFormed();
+}
+
+/**
+ * Refuses, with a 400, input no store can hold as sent: objects and arrays nested deeper than
+ * MAX_INPUT_DEPTH (`param` names the top-level field that is too deep), and any key or string
+ * holding U+0000 or a lone surrogate (`param` names the field; names are under `root` if
+ * given). It walks a parsed body, form, query or header document once, without recursion, so
+ * a 100 000-deep body costs 64 steps, before any recursive check sees it.
+ */
+export function assertStorableInput(value: unknown, where = 'body', root?: string): void {
+  if (typeof value === 'string') {
+    if (!isStorableText(value)) refuseText(value, [], where, root);
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  // One slot per open object or array, reused as the walk goes up and down: on the gateway's
+  // hot path nothing is allocated per entry visited. `positions` is one past the entry under
+  // inspection, so the slots below `top` spell the path to it.
+  const nodes: object[] = [value];
+  const keyLists: Array<string[] | undefined> = [Array.isArray(value) ? undefined : Object.keys(value)];
+  const positions: number[] = [0];
+  let top = 0;
+  while (top >= 0) {
+    const node = nodes[top]!;
+    const keys = keyLists[top];
+    const position = positions[top]!;
+    if (position === (keys === undefined ? (node as unknown[]).length : keys.length)) {
+      top--;
+      continue;
+    }
+    positions[top] = position + 1;
+    let child: unknown;
+    if (keys === undefined) {
+      child = (node as unknown[])[position];
+    } else {
+      const key = keys[position]!;
+      if (!isStorableText(key))
+        refuseText(key, pathTo(keyLists, positions, top), where, root, 'a property name');
+      child = (node as Record<string, unknown>)[key];
+    }
+    if (typeof child === 'string') {
+      if (!isStorableText(child)) refuseText(child, pathTo(keyLists, positions, top + 1), where, root);
+    } else if (typeof child === 'object' && child !== null) {
+      if (top + 1 === MAX_INPUT_DEPTH) {
+        // Named by its top-level field: the path down to here would be 64 names long.
+        refuse(
+          pathTo(keyLists, positions, 1),
+          where,
+          root,
+          `objects and arrays may nest at most ${MAX_INPUT_DEPTH} levels deep`,
+          'too_deeply_nested',
+        );
+      }
+      top++;
+      nodes[top] = child;
+      keyLists[top] = Array.isArray(child) ? undefined : Object.keys(child);
+      positions[top] = 0;
+    }
+  }
+}
+
+/** The path to the entry under inspection at `depth`, from the walk's slots (only on a refusal). */
+function pathTo(keyLists: Array<string[] | undefined>, positions: number[], depth: number): PropertyKey[] {
+  const path: PropertyKey[] = [];
+  for (let i = 0; i < depth; i++) path.push(keyLists[i]?.[positions[i]! - 1] ?? positions[i]! - 1);
+  return path;
+}
+
+function refuseText(text: string, path: PropertyKey[], where: string, root?: string, what = 'text'): never {
+  const problem = text.includes('\0') ? 'a NUL character (U+0000)' : 'a lone UTF-16 surrogate';
+  return refuse(path, where, root, `${what} must not hold ${problem}`, 'invalid_text');
+}
+
+function refuse(
+  path: PropertyKey[],
+  where: string,
+  root: string | undefined,
+  problem: string,
+  code: string,
+): never {
+  const param = paramPath(root === undefined ? path : [root, ...path]);
+  const message = param
+    ? `Invalid ${where} parameter '${param}': ${problem}.`
+    : `Invalid ${where}: ${problem}.`;
+  throw new BadRequest(message, { param: param || null, code });
+}
+
+/**
+ * A field holding an http(s) URL that `new URL()` parses. One that does not is a 400 naming
+ * the field, and checks chained after it (`.refine`) run only on a URL that parses.
+ */
+export function httpUrl(message = 'an http(s) URL') {
+  return z.url({ protocol: /^https?$/, message, abort: true });
 }
 
 type Issue = z.core.$ZodIssue;

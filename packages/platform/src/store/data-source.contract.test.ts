@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { EntitySchema, type DataSource, type MigrationInterface, type QueryRunner } from 'typeorm';
 import { checkDataSource, createDataSource, isUniqueViolation, migrate } from './data-source.ts';
+import { toAppError, type AppError } from '../errors.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
 import { captureLogger, settleLogs } from '../testing/logger.ts';
 import { requireServiceEnv, uniqueSuffix } from '../testing/services.ts';
@@ -316,6 +317,62 @@ function relationalStoreContract(name: string, provision: () => Promise<Database
       assert.equal(isUniqueViolation({ code: '23505' }), false, 'only driver errors as TypeORM wraps them');
       assert.equal(isUniqueViolation(null), false);
       assert.equal(isUniqueViolation('23505'), false);
+    });
+
+    test("toAppError answers what a request's values make the database refuse with a 4xx, and a lost connection with a 500", async () => {
+      const { ds, schema } = await migrated();
+      await ds.query(`CREATE TABLE ${schema}.parents (id uuid PRIMARY KEY)`);
+      await ds.query(`
+        CREATE TABLE ${schema}.children (
+          id serial PRIMARY KEY,
+          parent uuid REFERENCES ${schema}.parents (id),
+          name varchar(5),
+          small smallint,
+          amount integer CHECK (amount > 0),
+          at timestamptz
+        )`);
+      const parent = '6a1f5a8e-3b0c-4d6f-9a51-0c2b8e7d4f10';
+      await ds.query(`INSERT INTO ${schema}.parents (id) VALUES ($1)`, [parent]);
+      await ds.query(`INSERT INTO ${schema}.children (parent) VALUES ($1)`, [parent]);
+      const refused = (sql: string, values: unknown[]) =>
+        ds.query(sql, values).then(
+          () => assert.fail(`${sql} was accepted`),
+          (err: unknown) => toAppError(err),
+        );
+      const insert = (column: string, value: unknown) =>
+        refused(`INSERT INTO ${schema}.children (${column}) VALUES ($1)`, [value]);
+      const cases: Array<[string, Promise<AppError>, number, string | null]> = [
+        ['a NUL byte in text', insert('name', 'a\u0000b'), 400, 'invalid_text'],
+        ['text longer than the column', insert('name', 'too long'), 400, 'value_too_long'],
+        ['a number out of range', insert('small', 100_000), 400, 'number_out_of_range'],
+        ['a malformed uuid', insert('parent', 'not-a-uuid'), 400, 'invalid_parameter'],
+        ['a malformed timestamp', insert('at', 'yesterday-ish'), 400, 'invalid_parameter'],
+        ['a check violation', insert('amount', -1), 400, 'invalid_parameter'],
+        ['a reference to a missing row', insert('parent', '00000000-0000-4000-8000-000000000000'), 404, null],
+        [
+          'deleting a row still referred to',
+          refused(`DELETE FROM ${schema}.parents WHERE id = $1`, [parent]),
+          409,
+          null,
+        ],
+        ['a duplicate key', refused(`INSERT INTO ${schema}.parents (id) VALUES ($1)`, [parent]), 409, null],
+      ];
+      for (const [what, answer, status, code] of cases) {
+        const error = await answer;
+        assert.equal(error.status, status, what);
+        assert.equal(error.code, code, what);
+        assert.doesNotMatch(
+          error.message,
+          /children|parents|_fkey|_check/,
+          `${what}: no table or constraint names`,
+        );
+      }
+      await ds.destroy();
+      const lost = await ds.query('SELECT 1').then(
+        () => assert.fail('a destroyed data source answered'),
+        (err: unknown) => toAppError(err),
+      );
+      assert.equal(lost.status, 500);
     });
 
     test('checkDataSource resolves while connected and rejects once closed', async () => {

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as TypeOrm from 'typeorm';
 import type { DataSource, EntitySchema, MixedList } from 'typeorm';
+import { postgresErrorCode } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 
 /**
@@ -57,9 +58,5 @@ export async function checkDataSource(dataSource: DataSource): Promise<void> {
 
 /** True when a write failed on a unique constraint (Postgres error 23505). */
 export function isUniqueViolation(err: unknown): boolean {
-  return (
-    typeof err === 'object' &&
-    err !== null &&
-    (err as { driverError?: { code?: string } }).driverError?.code === '23505'
-  );
+  return postgresErrorCode(err) === '23505';
 }

@@ -1,6 +1,6 @@
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { z } from 'zod';
-import { DATA_PLANE_SCOPES } from '@switchyard/platform';
+import { DATA_PLANE_SCOPES, httpUrl } from '@switchyard/platform';
 import { normaliseDomain } from '../domain/email-domains.ts';
 import { MAX_CREDENTIALS } from '../domain/integration.service.ts';
 import { providerIds } from '../domain/providers.ts';
@@ -192,8 +192,7 @@ const publicJwk = z.record(z.string(), z.unknown()).superRefine((jwk, ctx) => {
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** https; plain http only on loopback (an identity provider on this machine, reachable only when trusted). */
-const httpsIssuer = z
-  .url({ protocol: /^https?$/, message: 'an https URL' })
+const httpsIssuer = httpUrl('an https URL')
   .max(2048)
   .refine(
     (value) => new URL(value).protocol === 'https:' || LOOPBACK_HOSTS.has(new URL(value).hostname),

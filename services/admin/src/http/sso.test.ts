@@ -126,6 +126,10 @@ describe('SSO connections', () => {
     const cases: Array<[unknown, string]> = [
       [connection({ issuer: 'http://idp.example.com' }), 'issuer'],
       [connection({ issuer: 'https://idp.example.com/?x=1' }), 'issuer'],
+      // Not URLs `new URL()` can parse: refused as such, not a fault.
+      [connection({ issuer: 'https://[::1' }), 'issuer'],
+      [connection({ issuer: 'not a url' }), 'issuer'],
+      [connection({ issuer: 'https://' }), 'issuer'],
       [connection({ issuer: undefined }), 'issuer'],
       [connection({ token_endpoint_auth_method: 'client_secret_jwt' }), 'token_endpoint_auth_method'],
       [connection({ enabled: 'yes' }), 'enabled'],

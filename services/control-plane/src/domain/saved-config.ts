@@ -3,6 +3,7 @@ import {
   PayloadTooLarge,
   ROUTING_LIMITS,
   UnprocessableEntity,
+  assertStorableInput,
   paramPath,
   parseRoutingConfig,
   type RoutingConfig,
@@ -17,6 +18,8 @@ const ROOT = 'config';
  */
 export function parseSavedConfig(document: string | Record<string, unknown>): RoutingConfig {
   const value = typeof document === 'string' ? decode(document) : document;
+  // JSON text is parsed here, not at the edge: check it before JSON.stringify recurses into it.
+  assertStorableInput(value, 'body', ROOT);
   if (Buffer.byteLength(JSON.stringify(value)) > ROUTING_LIMITS.maxConfigBytes) {
     throw new PayloadTooLarge(`A config may be at most ${ROUTING_LIMITS.maxConfigBytes} bytes of JSON.`, {
       param: ROOT,

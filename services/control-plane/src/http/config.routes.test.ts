@@ -283,6 +283,50 @@ describe('what a saved config may hold', () => {
     assert.equal(res.body.error.param, 'config');
   });
 
+  test('a config nested 100 000 levels deep, as an object or as JSON text, is a 400 naming where', async () => {
+    const depth = 100_000;
+    const deep = `{"targets":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    for (const [config, param] of [
+      [deep, 'config'],
+      [`"${deep.replace(/"/g, '\\"')}"`, 'config.targets'],
+    ] as const) {
+      const res = await h.request('POST', '/v2/configs', {
+        key: h.workspaceKey,
+        headers: { 'content-type': 'application/json' },
+        body: `{"name":"Deep","config":${config}}`,
+      });
+      assert.equal(res.status, 400, res.text);
+      assert.deepEqual(Object.keys(res.body.error).sort(), ['code', 'message', 'param', 'type']);
+      assert.equal(res.body.error.code, 'too_deeply_nested');
+      assert.equal(res.body.error.param, param);
+    }
+    assert.equal((await listedSlugs(h.workspaceKey)).includes('deep'), false);
+  });
+
+  test('text no store can hold, in any field or in config JSON text, is a 400 naming the field', async () => {
+    const cases: Array<[string, string]> = [
+      ['{"name":"Nul\\u0000","config":{"retry":{"attempts":1}}}', 'name'],
+      [
+        '{"name":"Lone","config":{"override_params":{"user":"\\ud800"},"virtual_key":"a"}}',
+        'config.override_params.user',
+      ],
+      [
+        '{"name":"Text","config":"{\\"override_params\\":{\\"\\\\u0000\\":1},\\"virtual_key\\":\\"a\\"}"}',
+        'config.override_params',
+      ],
+    ];
+    for (const [body, param] of cases) {
+      const res = await h.request('POST', '/v2/configs', {
+        key: h.workspaceKey,
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      assert.equal(res.status, 400, `${body}: ${res.text}`);
+      assert.equal(res.body.error.code, 'invalid_text', body);
+      assert.equal(res.body.error.param, param, body);
+    }
+  });
+
   test('a config over 64 KiB is a 413', async () => {
     const config = { virtual_key: 'a', override_params: { padding: 'x'.repeat(70_000) } };
     const res = await h.request('POST', '/v2/configs', {
@@ -407,6 +451,8 @@ describe('updating, versions and deleting', () => {
       [{ config: { strategy: { mode: 'single' } } }, 400, 'config.targets'],
       [{ config: { provider: 'openai', api_key: 'sk-x' } }, 400, 'config.api_key'],
       [{ config: { ...fallback, output_guardrails: ['pg-none'] } }, 422, 'config.output_guardrails[0]'],
+      [{ name: 'Nul\u0000' }, 400, 'name'],
+      [{ name: 'Lone \udc00' }, 400, 'name'],
     ];
     for (const [json, status, param] of cases) {
       const res = await h.request('PUT', `/v2/configs/${created.slug}`, { key: h.workspaceKey, json });

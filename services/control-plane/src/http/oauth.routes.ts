@@ -1,8 +1,9 @@
-import express, { type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { z } from 'zod';
 import {
   AppError,
   bearerToken,
+  formBody,
   jsonBody,
   parseInput,
   requirePrincipal,
@@ -27,7 +28,7 @@ const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 /** Form-encoded (what OAuth clients send) or JSON, small: a registration holds at most 10 URIs of 2048 characters. */
 function formOrJson(limit: string): RequestHandler {
   const json = jsonBody(limit);
-  const form = express.urlencoded({ extended: false, limit, parameterLimit: 32 });
+  const form = formBody(limit, 32);
   return (req, res, next) => json(req, res, (err?: unknown) => (err ? next(err) : form(req, res, next)));
 }
 
@@ -101,17 +102,17 @@ function presentClient(client: OAuthClient, clientSecret?: string) {
   };
 }
 
-/** OAuth's protocol endpoints answer errors as RFC 6749 §5.2 does: `{"error", "error_description"}`. */
-const oauthErrors: ErrorRequestHandler = (err: unknown, _req, res, next) => {
+/**
+ * OAuth's protocol endpoints answer errors as RFC 6749 §5.2 does: `{"error", "error_description"}`.
+ * A bad registration body is `invalid_client_metadata` (RFC 7591 §3.2.2), whatever refused it.
+ */
+const oauthErrors: ErrorRequestHandler = (err: unknown, req, res, next) => {
   if (res.headersSent) return next(err);
   let error: OAuthError;
   if (err instanceof OAuthError) error = err;
   else if (err instanceof AppError && err.status < 500) {
-    error = new OAuthError(
-      err.status === 401 ? 'invalid_client' : 'invalid_request',
-      err.message,
-      err.status,
-    );
+    const invalid = req.path === '/register' ? 'invalid_client_metadata' : 'invalid_request';
+    error = new OAuthError(err.status === 401 ? 'invalid_client' : invalid, err.message, err.status);
   } else {
     const framework = err as { type?: unknown; status?: unknown; message?: unknown } | null;
     const status = typeof framework?.status === 'number' ? framework.status : 500;

@@ -464,6 +464,55 @@ describe('request checks', () => {
     }
   });
 
+  test('text no store can hold, nesting over 64 levels or bytes that are not UTF-8 are a 400 that never reaches the upstream', async () => {
+    const before = fake.requests.length;
+    const messages = (third: string) =>
+      `[{"role":"user","content":"a"},{"role":"user","content":"b"},{"role":"user","content":"${third}"}]`;
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const cases: Array<[string | Buffer, string | null, string]> = [
+      [`{"model":"@fake/gpt-x","messages":${messages('x\\u0000y')}}`, 'messages[2].content', 'invalid_text'],
+      [`{"model":"@fake/gpt-x","messages":${messages('\\ud83d')}}`, 'messages[2].content', 'invalid_text'],
+      [`{"model":"@fake/gpt-x","messages":${messages('ok')},"user\\u0000":"u"}`, null, 'invalid_text'],
+      [
+        `{"model":"@fake/gpt-x","messages":${messages('ok')},"response_format":${deep}}`,
+        'response_format',
+        'too_deeply_nested',
+      ],
+      [
+        Buffer.concat([
+          Buffer.from(`{"model":"@fake/gpt-x","messages":${messages('')}`),
+          Buffer.from([0xc3, 0x28, 0x7d]),
+        ]),
+        null,
+        'invalid_text',
+      ],
+    ];
+    for (const [body, param, code] of cases) {
+      const res = await h.request('POST', '/v1/chat/completions', {
+        key: h.workspaceKey,
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      const what = String(body).slice(0, 120);
+      assert.equal(res.status, 400, `${what}: ${res.text}`);
+      assert.deepEqual(Object.keys(res.body.error).sort(), ['code', 'message', 'param', 'type'], what);
+      assert.equal(res.body.error.param, param, what);
+      assert.equal(res.body.error.code, code, what);
+    }
+    assert.equal(fake.requests.length, before);
+  });
+
+  test('x-vendor-metadata holding text no store can hold is a 400 naming the entry', async () => {
+    for (const metadata of ['{"team":"a\\u0000"}', '{"team":"\\udc00"}']) {
+      const res = await chat(chatBody('mock-1'), {
+        headers: { 'x-vendor-provider': 'mock', 'x-vendor-metadata': metadata },
+      });
+      assert.equal(res.status, 400, metadata);
+      assert.equal(res.body.error.param, 'x-vendor-metadata.team', metadata);
+      assert.equal(res.body.error.code, 'invalid_text', metadata);
+    }
+  });
+
   test('a body that is not JSON, or lacks messages, is a 400', async () => {
     const notJson = await chat('{"model": ', { headers: { 'x-vendor-provider': 'mock' } });
     assert.equal(notJson.status, 400);

@@ -119,6 +119,25 @@ describe('the rest of /v1, forwarded to OpenAI-format providers', () => {
     assert.equal(fake.requests.length, before);
   });
 
+  test('a forwarded JSON body or query holding a NUL character is a 400 naming it, and never reaches the upstream', async () => {
+    const before = fake.requests.length;
+    const body = await h.request('POST', '/v1/embeddings', {
+      key: h.workspaceKey,
+      headers: { 'content-type': 'application/json' },
+      body: '{"model":"@fake/text-embedding-3-small","input":["a","b\\u0000"]}',
+    });
+    assert.equal(body.status, 400, body.text);
+    assert.equal(body.body.error.param, 'input[1]');
+    assert.equal(body.body.error.code, 'invalid_text');
+    const query = await h.request('GET', '/v1/files?purpose=a%00b', {
+      key: h.workspaceKey,
+      headers: { 'x-vendor-provider': '@fake' },
+    });
+    assert.equal(query.status, 400, query.text);
+    assert.equal(query.body.error.param, 'purpose');
+    assert.equal(fake.requests.length, before);
+  });
+
   test('an encoded path separator is refused rather than forwarded', async () => {
     const res = await h.request('GET', '/v1/files/..%2F..%2Fadmin/content', {
       key: h.workspaceKey,

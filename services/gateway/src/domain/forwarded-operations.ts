@@ -9,6 +9,7 @@ import {
   parseInput,
   providerKinds,
 } from '@switchyard/platform';
+import { parseJsonObject } from '../http/request-body.ts';
 import type { ForwardCall } from '../providers/types.ts';
 import { GatewayRequest, type GatewayContext } from './gateway-request.ts';
 import type { ModelCatalog } from './model-catalog.ts';
@@ -88,7 +89,7 @@ export class ForwardedOperations {
           return;
         }
       }
-      let parsed = json && json.length > 0 ? parseJson(json) : undefined;
+      let parsed = json && json.length > 0 ? parseJsonObject(json, requestBody) : undefined;
       const rule = specified.find((r) => r.method === req.method && r.pattern.test(path.pathname));
       if (rule) {
         const values = rule.pattern.exec(path.pathname)!.slice(1);
@@ -203,21 +204,6 @@ function drain(body: AsyncIterable<Uint8Array>): void {
   void (async () => {
     for await (const chunk of body) void chunk;
   })().catch(() => undefined);
-}
-
-function parseJson(raw: Buffer): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw.toString('utf8'));
-  } catch (err) {
-    throw new BadRequest(`Request body is not valid JSON: ${(err as Error).message}`, {
-      code: 'invalid_json',
-    });
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) {
-    throw new BadRequest('Request body must be a JSON object.', { code: 'invalid_json' });
-  }
-  return value as Record<string, unknown>;
 }
 
 /** The path after `/v1`, refusing anything that could climb out of the provider's API root. */

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { randomUUID } from 'node:crypto';
-import { BadRequest, ROUTING_LIMITS } from '@switchyard/platform';
+import { BadRequest, ROUTING_LIMITS, assertStorableInput } from '@switchyard/platform';
 
 export interface GatewayHeaders {
   provider: string | undefined;
@@ -92,6 +92,8 @@ function parseMetadata(raw: string | undefined, header: string): Record<string, 
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new BadRequest(`Header ${header} must be a JSON object of strings.`, { param: header });
   }
+  // Metadata is stored with the request's log.
+  assertStorableInput(parsed, 'header', header);
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(parsed)) {
     if (typeof value !== 'string') {

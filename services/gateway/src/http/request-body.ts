@@ -1,4 +1,5 @@
 import type { Request, RequestHandler } from 'express';
+import { BadRequest, assertStorableInput, assertUtf8Body } from '@switchyard/platform';
 
 const UNITS: Record<string, number> = {
   b: 1,
@@ -107,3 +108,25 @@ export function hasJsonContentType(req: Request): boolean {
 }
 
 const JSON_MIME = /^application\/(?:json|[\w.!#$%&'*^`|~-]+\+json)$/;
+
+/**
+ * A JSON body read by `leanBody` as the object it encodes, checked as the platform's `jsonBody`
+ * checks its bodies: UTF-8, no text a store cannot hold, nesting bounded. `text` is the bytes
+ * already decoded, when the caller has them.
+ */
+export function parseJsonObject(raw: Buffer, text?: string): Record<string, unknown> {
+  assertUtf8Body(raw);
+  let value: unknown;
+  try {
+    value = JSON.parse(text ?? raw.toString('utf8'));
+  } catch (err) {
+    throw new BadRequest(`Request body is not valid JSON: ${(err as Error).message}`, {
+      code: 'invalid_json',
+    });
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw new BadRequest('Request body must be a JSON object.', { code: 'invalid_json' });
+  }
+  assertStorableInput(value);
+  return value as Record<string, unknown>;
+}

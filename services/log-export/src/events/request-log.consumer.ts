@@ -1,4 +1,11 @@
-import { Topics, subscribeEvents, type EventBus, type Logger, type Subscription } from '@switchyard/platform';
+import {
+  Topics,
+  postgresErrorCode,
+  subscribeEvents,
+  type EventBus,
+  type Logger,
+  type Subscription,
+} from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import type { RequestLogService } from '../domain/request-logs.ts';
 
@@ -26,6 +33,6 @@ export function consumeRequestLogs(
 
 /** Postgres data exceptions (class 22) and integrity violations (class 23): the row itself is at fault. */
 export function isInvalidData(err: unknown): boolean {
-  const code = (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
-  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+  const code = postgresErrorCode(err);
+  return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
 }

@@ -1,20 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { adminService, type Admin } from '@switchyard/admin';
-import { controlPlane } from '@switchyard/control-plane';
-import { gatewayService } from '@switchyard/gateway';
-import { logExportService } from '@switchyard/log-export';
-import { policyService } from '@switchyard/policy';
-import {
-  kindCanHold,
-  type Access,
-  type DeclaredRoute,
-  type HttpMethod,
-  type ServiceDefinition,
-  type ServiceName,
-} from '@switchyard/platform';
+import type { Admin } from '@switchyard/admin';
+import { kindCanHold, type Access, type DeclaredRoute, type HttpMethod } from '@switchyard/platform';
 import { startServiceHarness, type HarnessResponse, type ServiceHarness } from '@switchyard/testing';
+import { allServices } from './services.ts';
 
 /**
  * Hostile input on every write route the services declare: generated bodies, path parameters,
@@ -34,14 +24,6 @@ const RUNS_PER_ROUTE = Number(process.env.HOSTILE_INPUT_RUNS ?? 60);
 /** A well-formed id that names nothing. */
 const NOTHING = '00000000-0000-4000-8000-000000000000';
 
-const services = [
-  controlPlane,
-  policyService,
-  adminService,
-  logExportService,
-  gatewayService,
-] as ServiceDefinition[];
-const HTTP_SERVICES: ServiceName[] = ['control-plane', 'admin', 'log-export', 'gateway'];
 const WRITE_METHODS: readonly HttpMethod[] = ['POST', 'PUT', 'PATCH', 'DELETE'];
 
 /** One write route as the walker calls it. */
@@ -707,8 +689,8 @@ async function createFixture(): Promise<Fixture> {
 }
 
 before(async () => {
-  h = await startServiceHarness({ services });
-  declared = HTTP_SERVICES.flatMap((name) => writeRoutesOf(h.instance(name).routes ?? []));
+  h = await startServiceHarness({ services: allServices });
+  declared = allServices.flatMap((d) => writeRoutesOf(h.instance(d.name).routes ?? []));
   fixture = await createFixture();
 });
 after(() => h?.close());
@@ -747,14 +729,22 @@ test('every write route takes hostile bodies, path parameters and query strings 
 });
 
 test('the walk covers every write route the services declare', () => {
-  const count = HTTP_SERVICES.flatMap((name) => h.instance(name).routes ?? []).reduce(
-    (n, route) =>
-      n +
-      (route.method === 'ALL'
-        ? route.examples.filter((e) => WRITE_METHODS.includes(e.method)).length
-        : Number(WRITE_METHODS.includes(route.method))),
-    0,
-  );
+  const count = allServices
+    .flatMap((d) => h.instance(d.name).routes ?? [])
+    .reduce(
+      (n, route) =>
+        n +
+        (route.method === 'ALL'
+          ? route.examples.filter((e) => WRITE_METHODS.includes(e.method)).length
+          : Number(WRITE_METHODS.includes(route.method))),
+      0,
+    );
   assert.ok(count > 60, `only ${count} write routes`);
   assert.equal(walked.size, count, `walked: ${[...walked].join(', ')}`);
+  const keys = new Set(declared.map(routeKey));
+  assert.deepEqual(
+    Object.keys(WELL_FORMED).filter((key) => !keys.has(key)),
+    [],
+    'well-formed bodies for routes no service declares',
+  );
 });

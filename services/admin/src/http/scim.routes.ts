@@ -6,6 +6,7 @@ import {
   parseInput,
   requirePrincipal,
   ScopedRouter,
+  toAppError,
   Unauthorized,
 } from '@switchyard/platform';
 import type { ScimService } from '../domain/scim.service.ts';
@@ -122,24 +123,29 @@ function scimAuthentication(scim: ScimService): RequestHandler {
 
 const SCIM_TYPES = new Set(['uniqueness', 'invalidFilter', 'invalidValue', 'invalidPath', 'mutability']);
 
+/**
+ * The error a SCIM client is told of: body-parser's refusals, and otherwise the platform's one
+ * translation, so that whatever it counts as the client's fault (a value the database refuses,
+ * say) is a 4xx here too, in SCIM's shape.
+ */
+function scimErrorOf(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = (err ?? {}) as { type?: string; status?: number; message?: string };
+  if (e.type === 'entity.parse.failed') {
+    return new AppError(400, 'invalid_request_error', 'Request body is not valid JSON.', {
+      code: 'invalidSyntax',
+    });
+  }
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    return new AppError(e.status, 'invalid_request_error', e.message ?? 'Bad request.');
+  }
+  return toAppError(err);
+}
+
 /** Errors of the SCIM endpoints in SCIM's shape (RFC 7644 section 3.12). */
 const scimErrors: ErrorRequestHandler = (err, _req, res, next) => {
-  if (res.headersSent) {
-    next(err);
-    return;
-  }
-  const e = err as { type?: string; status?: number; message?: string };
-  const error =
-    err instanceof AppError
-      ? err
-      : e.type === 'entity.parse.failed'
-        ? new AppError(400, 'invalid_request_error', 'Request body is not valid JSON.', {
-            code: 'invalidSyntax',
-          })
-        : typeof e.status === 'number' && e.status >= 400 && e.status < 500
-          ? new AppError(e.status, 'invalid_request_error', e.message ?? 'Bad request.')
-          : null;
-  if (!error) {
+  const error = scimErrorOf(err);
+  if (res.headersSent || error.status >= 500) {
     // A fault: the service's error handler logs it and answers.
     next(err);
     return;

@@ -400,4 +400,14 @@ describe('SCIM groups mapped to workspaces', () => {
     });
     assertScimError(res, 400, /members/);
   });
+
+  test('a name the database cannot store (a NUL byte) is a SCIM 400, and no group is created', async () => {
+    const res = await scim('POST', '/Groups', { displayName: 'Null\u0000Group', members: [] });
+    assertScimError(res, 400);
+    const all = await scim('GET', '/Groups?count=1000');
+    assert.ok(
+      !all.body.Resources.some((g: { displayName: string }) => g.displayName.startsWith('Null')),
+      all.text,
+    );
+  });
 });

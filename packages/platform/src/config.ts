@@ -61,6 +61,27 @@ export const env = {
     z.preprocess(blankToUndefined, z.enum(['error', 'warn', 'info', 'http', 'debug']).default('info')),
 };
 
+/**
+ * Bounds of the HTTP server each process runs (see `ServerLimits`). Node refuses a header bound
+ * longer than the request bound, so `listen` caps the first at the second.
+ */
+export const httpServerEnv = {
+  HTTP_HEADERS_TIMEOUT_MS: env.int(10_000, 1, 600_000),
+  HTTP_REQUEST_TIMEOUT_MS: env.int(60_000, 1, 3_600_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: env.int(65_000, 1, 600_000),
+  HTTP_MAX_CONNECTIONS: env.int(10_000, 1, 1_000_000),
+};
+
+/** Deadlines of the calls a process makes to its database and to other services. */
+export const callDeadlineEnv = {
+  GRPC_DEADLINE_MS: env.int(5_000, 1, 600_000),
+  DB_QUERY_TIMEOUT_MS: env.int(15_000, 1, 3_600_000),
+  DB_CONNECT_TIMEOUT_MS: env.int(5_000, 1, 600_000),
+};
+export type CallDeadlines = z.output<z.ZodObject<typeof callDeadlineEnv>>;
+/** The call deadlines' defaults, for what runs without the settings (tests, tools). */
+export const callDeadlineDefaults: CallDeadlines = loadConfig(z.object(callDeadlineEnv), {});
+
 /** Settings every service process reads. */
 export const baseEnvSchema = z.object({
   NODE_ENV: env.string('development'),
@@ -74,5 +95,7 @@ export const baseEnvSchema = z.object({
   GRPC_TLS_KEY_FILE: env.optionalString(),
   /** Express's `trust proxy` setting: which proxies' X-Forwarded-For names the client (see createHttpApp). */
   TRUST_PROXY: env.optionalString(),
+  ...httpServerEnv,
+  ...callDeadlineEnv,
 });
 export type BaseEnv = z.output<typeof baseEnvSchema>;

@@ -1,5 +1,6 @@
 // One error vocabulary for every service. Thrown anywhere, translated to the HTTP body in
 // http.ts and to gRPC status codes in grpc.ts.
+import { isDatabaseTimeout } from './store/data-source.ts';
 
 export interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -126,5 +127,12 @@ export class InternalError extends AppError {
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (isDatabaseTimeout(err)) {
+    return new ServiceUnavailable('The database did not answer in time.', {
+      code: 'database_timeout',
+      cause: err,
+      headers: { 'retry-after': '1' },
+    });
+  }
   return new InternalError('Internal error.', { cause: err });
 }

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as TypeOrm from 'typeorm';
 import type { DataSource, EntitySchema, MixedList } from 'typeorm';
+import { callDeadlineDefaults } from '../config.ts';
 import type { Logger } from '../logger.ts';
 
 /**
@@ -17,11 +18,27 @@ export interface StoreOptions {
   migrations: MixedList<new () => unknown>;
   poolSize: number;
   logger: Logger;
+  /**
+   * Longest a query may run before it fails with a 503 (DB_QUERY_TIMEOUT_MS by default); null
+   * for none, for migrations, which may legitimately run long.
+   */
+  queryTimeoutMs?: number | null;
+  /** Longest the wait for a connection may take (DB_CONNECT_TIMEOUT_MS by default). */
+  connectTimeoutMs?: number;
 }
+
+/**
+ * How long past the server's statement timeout (at most) the client gives up on its own: Postgres cancels
+ * a statement cleanly and the connection stays usable, so it should be first; the client's
+ * bound catches what the server cannot (a stalled network, a server that ignores the setting).
+ */
+const CLIENT_TIMEOUT_MARGIN_MS = 1_000;
 
 /** A TypeORM data source over `pg`. Schema changes only through migrations, never synchronize. */
 export function createDataSource(options: StoreOptions): DataSource {
   typeorm ??= createRequire(import.meta.url)('typeorm') as typeof TypeOrm;
+  const queryTimeoutMs =
+    options.queryTimeoutMs === undefined ? callDeadlineDefaults.DB_QUERY_TIMEOUT_MS : options.queryTimeoutMs;
   return new typeorm.DataSource({
     type: 'postgres',
     url: options.url,
@@ -35,7 +52,13 @@ export function createDataSource(options: StoreOptions): DataSource {
     logging: false,
     extra: {
       max: options.poolSize,
-      connectionTimeoutMillis: 5_000,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? callDeadlineDefaults.DB_CONNECT_TIMEOUT_MS,
+      ...(queryTimeoutMs === null
+        ? {}
+        : {
+            statement_timeout: queryTimeoutMs,
+            query_timeout: queryTimeoutMs + Math.min(CLIENT_TIMEOUT_MARGIN_MS, queryTimeoutMs),
+          }),
       idleTimeoutMillis: 30_000,
       application_name: `switchyard-${options.schema}`,
     },
@@ -61,5 +84,23 @@ export function isUniqueViolation(err: unknown): boolean {
     typeof err === 'object' &&
     err !== null &&
     (err as { driverError?: { code?: string } }).driverError?.code === '23505'
+  );
+}
+
+/**
+ * True when the database did not answer in time: the server cancelled a statement past its
+ * statement timeout (57014), the client gave up waiting for a query's answer, or no connection
+ * could be had within the connect timeout.
+ */
+export function isDatabaseTimeout(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const driverError = (err as { driverError?: unknown }).driverError ?? err;
+  const { code, message } = driverError as { code?: unknown; message?: unknown };
+  return (
+    code === '57014' ||
+    (typeof message === 'string' &&
+      /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated due to connection timeout)$/.test(
+        message,
+      ))
   );
 }

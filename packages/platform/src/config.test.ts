@@ -21,6 +21,13 @@ describe('loadConfig', () => {
       HOST: '0.0.0.0',
       PORT: 8080,
       SHUTDOWN_GRACE_MS: 10_000,
+      HTTP_HEADERS_TIMEOUT_MS: 10_000,
+      HTTP_REQUEST_TIMEOUT_MS: 60_000,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: 65_000,
+      HTTP_MAX_CONNECTIONS: 10_000,
+      GRPC_DEADLINE_MS: 5_000,
+      DB_QUERY_TIMEOUT_MS: 15_000,
+      DB_CONNECT_TIMEOUT_MS: 5_000,
     });
   });
 

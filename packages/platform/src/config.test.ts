@@ -14,6 +14,18 @@ function configError(fn: () => unknown): ConfigError {
 }
 
 describe('loadConfig', () => {
+  test('a body size body-parser cannot read is refused, naming the variable', () => {
+    const schema = z.object({ MAX_MANAGEMENT_REQUEST_BODY: env.size('1mb') });
+    assert.equal(
+      loadConfig(schema, { MAX_MANAGEMENT_REQUEST_BODY: '512kb' }).MAX_MANAGEMENT_REQUEST_BODY,
+      '512kb',
+    );
+    assert.match(
+      configError(() => loadConfig(schema, { MAX_MANAGEMENT_REQUEST_BODY: 'lots' })).message,
+      /MAX_MANAGEMENT_REQUEST_BODY: expected a size such as 512kb or 25mb/,
+    );
+  });
+
   test('applies the base defaults to an empty environment', () => {
     assert.deepEqual(loadConfig(baseEnvSchema, {}), {
       NODE_ENV: 'development',

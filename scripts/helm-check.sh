@@ -131,6 +131,19 @@ expect "passes the SSO settings to admin alone" \
     && grep -q "SSO_IDP_TIMEOUT_MS: \"5000\"" "$2/admin-env.yaml" \
     && grep -q "TRUSTED_CUSTOM_HOSTS: \"idp.internal\"" "$2/admin-env.yaml" \
     && ! grep -q "idp.internal" "$2/gateway-env.yaml"' "$HELM" "$CHART" "$OUT"
+expect "passes the server limits, deadlines and body limits to the services that read them" \
+  bash -c '"$0" template x "$1" --set config.httpRequestTimeoutMs=30000 --set config.dbQueryTimeoutMs=2000 \
+    --set config.maxRequestBody.scim=2mb --set config.gateway.maxRequestBody=50mb \
+    --show-only templates/configmap.yaml > "$2/limits.yaml" \
+    && awk "BEGIN { RS = \"---\" } /component: admin/" "$2/limits.yaml" > "$2/admin-limits.yaml" \
+    && awk "BEGIN { RS = \"---\" } /component: gateway/" "$2/limits.yaml" > "$2/gateway-limits.yaml" \
+    && grep -q "HTTP_REQUEST_TIMEOUT_MS: \"30000\"" "$2/gateway-limits.yaml" \
+    && grep -q "MAX_REQUEST_BODY: \"50mb\"" "$2/gateway-limits.yaml" \
+    && grep -q "DB_QUERY_TIMEOUT_MS: \"2000\"" "$2/admin-limits.yaml" \
+    && grep -q "MAX_SCIM_REQUEST_BODY: \"2mb\"" "$2/admin-limits.yaml" \
+    && ! grep -q "DB_QUERY_TIMEOUT_MS" "$2/gateway-limits.yaml"' "$HELM" "$CHART" "$OUT"
+refuse "refuses a body size the services cannot read (values.schema.json)" \
+  "$HELM" template x "$CHART" --set config.maxRequestBody.management=lots
 refuse "refuses an SSO callback URL that is not http(s) (values.schema.json)" \
   "$HELM" template x "$CHART" --set config.admin.ssoCallbackUrl=ftp://sy.example.com/cb
 refuse "refuses a per-service certificate Secret for an unknown service (values.schema.json)" \

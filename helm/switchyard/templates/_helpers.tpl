@@ -356,6 +356,11 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
   "PORT" (toString $c.port)
   "SHUTDOWN_GRACE_MS" (toString $c.shutdownGraceMs)
   "HEADER_PREFIX" (toString $c.headerPrefix)
+  "HTTP_HEADERS_TIMEOUT_MS" (toString $c.httpHeadersTimeoutMs)
+  "HTTP_REQUEST_TIMEOUT_MS" (toString $c.httpRequestTimeoutMs)
+  "HTTP_KEEP_ALIVE_TIMEOUT_MS" (toString $c.httpKeepAliveTimeoutMs)
+  "HTTP_MAX_CONNECTIONS" (toString $c.httpMaxConnections)
+  "GRPC_DEADLINE_MS" (toString $c.grpcDeadlineMs)
 -}}
 {{- if $c.trustProxy -}}
 {{- $_ := set $env "TRUST_PROXY" (toString $c.trustProxy) -}}
@@ -372,6 +377,8 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- end -}}
 {{- if $spec.database -}}
 {{- $_ := set $env "DB_POOL_SIZE" (toString $c.dbPoolSize) -}}
+{{- $_ := set $env "DB_QUERY_TIMEOUT_MS" (toString $c.dbQueryTimeoutMs) -}}
+{{- $_ := set $env "DB_CONNECT_TIMEOUT_MS" (toString $c.dbConnectTimeoutMs) -}}
 {{- end -}}
 {{- if $spec.kafka -}}
 {{- $_ := set $env "KAFKA_BROKERS" (include "switchyard.kafkaBrokers" $root) -}}
@@ -385,6 +392,7 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- $_ := set $env "ADMIN_GRPC_ADDRESS" (include "switchyard.grpcAddress" (dict "root" $root "key" "admin" "component" "admin")) -}}
 {{- $_ := set $env "POLICY_GRPC_ADDRESS" (include "switchyard.grpcAddress" (dict "root" $root "key" "policy" "component" "policy")) -}}
 {{- $_ := set $env "BLOCK_INLINE_CONFIG" (toString $g.blockInlineConfig) -}}
+{{- $_ := set $env "MAX_REQUEST_BODY" (toString $g.maxRequestBody) -}}
 {{- if $g.requestTimeout -}}
 {{- $_ := set $env "REQUEST_TIMEOUT" (toString $g.requestTimeout) -}}
 {{- end -}}
@@ -397,6 +405,8 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- end -}}
 {{- if eq .component "admin" -}}
 {{- $a := $c.admin | default dict -}}
+{{- $_ := set $env "MAX_MANAGEMENT_REQUEST_BODY" (toString $c.maxRequestBody.management) -}}
+{{- $_ := set $env "MAX_SCIM_REQUEST_BODY" (toString $c.maxRequestBody.scim) -}}
 {{- if $a.ssoCallbackUrl -}}
 {{- $_ := set $env "SSO_CALLBACK_URL" (toString $a.ssoCallbackUrl) -}}
 {{- end -}}
@@ -410,6 +420,8 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- end -}}
 {{- end -}}
 {{- if eq .component "control-plane" -}}
+{{- $_ := set $env "MAX_MANAGEMENT_REQUEST_BODY" (toString $c.maxRequestBody.management) -}}
+{{- $_ := set $env "MAX_OAUTH_REQUEST_BODY" (toString $c.maxRequestBody.oauth) -}}
 {{- if $c.controlPlane.apiKeyPrefix -}}
 {{- $_ := set $env "API_KEY_PREFIX" (toString $c.controlPlane.apiKeyPrefix) -}}
 {{- end -}}

@@ -7,13 +7,16 @@ import {
   MemoryKeyValueStore,
   SecretBox,
   assembleInProcess,
+  callDeadlineEnv,
   createHttpApp,
   createLogger,
   createMetrics,
   env,
+  httpServerEnv,
   listen,
   loadConfig,
   randomToken,
+  serverLimitsFrom,
   startEmbeddedPostgres,
 } from '@switchyard/platform';
 import { seededBaseUrlHosts, type Admin } from '@switchyard/admin';
@@ -31,6 +34,8 @@ const configSchema = z.object({
   SHUTDOWN_GRACE_MS: env.int(10_000, 0, 600_000),
   HEADER_PREFIX: env.string('x-vendor-'),
   TRUST_PROXY: env.optionalString(),
+  ...httpServerEnv,
+  ...callDeadlineEnv,
 });
 
 /** The encryption key for secrets at rest: from the environment, else created once in the data folder. */
@@ -81,6 +86,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     metrics,
     loggerFor: (service) => createLogger(service, config.LOG_LEVEL),
     onStop: (name, close) => lifecycle.onStop(name, close),
+    deadlines: config,
   });
   lifecycle.onStop('event bus', () => bus.close());
 
@@ -103,7 +109,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     routers: [{ router: services.router }],
     trustProxy: config.TRUST_PROXY,
   });
-  const http = await listen(app, config.HOST, config.PORT);
+  const http = await listen(app, config.HOST, config.PORT, serverLimitsFrom(config));
   lifecycle.onStop('event bus flush', () => bus.flush(config.SHUTDOWN_GRACE_MS));
   lifecycle.onStop('http server', http.close);
   const host = config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST;

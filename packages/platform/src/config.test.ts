@@ -14,6 +14,18 @@ function configError(fn: () => unknown): ConfigError {
 }
 
 describe('loadConfig', () => {
+  test('a body size body-parser cannot read is refused, naming the variable', () => {
+    const schema = z.object({ MAX_MANAGEMENT_REQUEST_BODY: env.size('1mb') });
+    assert.equal(
+      loadConfig(schema, { MAX_MANAGEMENT_REQUEST_BODY: '512kb' }).MAX_MANAGEMENT_REQUEST_BODY,
+      '512kb',
+    );
+    assert.match(
+      configError(() => loadConfig(schema, { MAX_MANAGEMENT_REQUEST_BODY: 'lots' })).message,
+      /MAX_MANAGEMENT_REQUEST_BODY: expected a size such as 512kb or 25mb/,
+    );
+  });
+
   test('applies the base defaults to an empty environment', () => {
     assert.deepEqual(loadConfig(baseEnvSchema, {}), {
       NODE_ENV: 'development',
@@ -21,6 +33,13 @@ describe('loadConfig', () => {
       HOST: '0.0.0.0',
       PORT: 8080,
       SHUTDOWN_GRACE_MS: 10_000,
+      HTTP_HEADERS_TIMEOUT_MS: 10_000,
+      HTTP_REQUEST_TIMEOUT_MS: 60_000,
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: 65_000,
+      HTTP_MAX_CONNECTIONS: 10_000,
+      GRPC_DEADLINE_MS: 5_000,
+      DB_QUERY_TIMEOUT_MS: 15_000,
+      DB_CONNECT_TIMEOUT_MS: 5_000,
     });
   });
 

@@ -57,9 +57,64 @@ export const env = {
         ),
     ),
   url: () => z.preprocess(blankToUndefined, z.url()),
+  /** A size as body-parser reads it (`512kb`, `25mb`): one it cannot read would lift the limit altogether. */
+  size: (fallback: string) =>
+    z.preprocess(
+      blankToUndefined,
+      z
+        .string()
+        .regex(/^\s*\d+(?:\.\d+)?\s*(?:b|kb|mb|gb)?\s*$/i, 'expected a size such as 512kb or 25mb')
+        .default(fallback),
+    ),
   logLevel: () =>
     z.preprocess(blankToUndefined, z.enum(['error', 'warn', 'info', 'http', 'debug']).default('info')),
 };
+
+/**
+ * Bounds of the HTTP server each process runs (see `ServerLimits`). Node refuses a header bound
+ * longer than the request bound, so `listen` caps the first at the second.
+ */
+export const httpServerEnv = {
+  HTTP_HEADERS_TIMEOUT_MS: env.int(10_000, 1, 600_000),
+  HTTP_REQUEST_TIMEOUT_MS: env.int(60_000, 1, 3_600_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: env.int(65_000, 1, 600_000),
+  HTTP_MAX_CONNECTIONS: env.int(10_000, 1, 1_000_000),
+};
+
+/** Deadlines of the calls a process makes to its database and to other services. */
+export const callDeadlineEnv = {
+  GRPC_DEADLINE_MS: env.int(5_000, 1, 600_000),
+  DB_QUERY_TIMEOUT_MS: env.int(15_000, 1, 3_600_000),
+  DB_CONNECT_TIMEOUT_MS: env.int(5_000, 1, 600_000),
+};
+export type CallDeadlines = z.output<z.ZodObject<typeof callDeadlineEnv>>;
+/** The call deadlines' defaults, for what runs without the settings (tests, tools). */
+export const callDeadlineDefaults: CallDeadlines = loadConfig(z.object(callDeadlineEnv), {});
+
+/**
+ * Largest request body of each family of routes outside the data plane (larger: 413); the
+ * gateway's own is MAX_REQUEST_BODY.
+ */
+export const bodyLimitEnv = {
+  /** Management APIs: integrations, workspaces, keys, configs, members, organisation settings. */
+  MAX_MANAGEMENT_REQUEST_BODY: env.size('1mb'),
+  /** The OAuth protocol and consent endpoints: a registration holds at most 10 URIs of 2048 characters. */
+  MAX_OAUTH_REQUEST_BODY: env.size('32kb'),
+  /** The SCIM protocol: a group's whole member list may come in one request. */
+  MAX_SCIM_REQUEST_BODY: env.size('4mb'),
+};
+export interface BodyLimits {
+  management: string;
+  oauth: string;
+  scim: string;
+}
+export function bodyLimitsFrom(config: z.output<z.ZodObject<typeof bodyLimitEnv>>): BodyLimits {
+  return {
+    management: config.MAX_MANAGEMENT_REQUEST_BODY,
+    oauth: config.MAX_OAUTH_REQUEST_BODY,
+    scim: config.MAX_SCIM_REQUEST_BODY,
+  };
+}
 
 /** Settings every service process reads. */
 export const baseEnvSchema = z.object({
@@ -74,5 +129,7 @@ export const baseEnvSchema = z.object({
   GRPC_TLS_KEY_FILE: env.optionalString(),
   /** Express's `trust proxy` setting: which proxies' X-Forwarded-For names the client (see createHttpApp). */
   TRUST_PROXY: env.optionalString(),
+  ...httpServerEnv,
+  ...callDeadlineEnv,
 });
 export type BaseEnv = z.output<typeof baseEnvSchema>;

@@ -193,8 +193,33 @@ function foreignKeyError(cause: unknown): AppError {
 }
 
 /** An AppError as it is; a database error the request's values caused as a 4xx; anything else a 500. */
+/**
+ * True when the database did not answer in time: the server cancelled a statement past its
+ * statement timeout (57014), the client gave up waiting for a query's answer, or no connection
+ * could be had within the connect timeout.
+ */
+export function isDatabaseTimeout(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  if (postgresErrorCode(err) === '57014') return true;
+  const driverError = (err as { driverError?: unknown }).driverError ?? err;
+  const { message } = driverError as { message?: unknown };
+  return (
+    typeof message === 'string' &&
+    /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated due to connection timeout)$/.test(
+      message,
+    )
+  );
+}
+
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (isDatabaseTimeout(err)) {
+    return new ServiceUnavailable('The database did not answer in time.', {
+      code: 'database_timeout',
+      cause: err,
+      headers: { 'retry-after': '1' },
+    });
+  }
   const code = postgresErrorCode(err);
   const inputError = code === undefined ? undefined : INPUT_ERRORS[code];
   if (inputError) return inputError(err);

@@ -35,6 +35,7 @@ import {
   type ServiceClient,
 } from './grpc.ts';
 import type { ServiceName } from './routes.ts';
+import { createClients } from './runtime.ts';
 import { captureLogger, settleLogs, type CapturedLogger } from './testing/logger.ts';
 import { deferred, sleep, timed } from './testing/wait.ts';
 
@@ -345,6 +346,26 @@ describe('gRPC calls', () => {
       assert.ok(ms < 1_500, `failed after ${Math.round(ms)} ms`);
     } finally {
       release.resolve();
+    }
+  });
+
+  test('a call that names no deadline carries GRPC_DEADLINE_MS: a server that never answers gives ServiceUnavailable', async () => {
+    const never = deferred();
+    running.handler = async () => {
+      await never.promise;
+      return {};
+    };
+    const set = createClients(['identity'], () => running.address, {}, 'gateway', 100);
+    try {
+      const { value: err, ms } = await timed(
+        rejection(set.clients.identity!.resolveApiKey({ keyHash: 'x' })),
+      );
+      assert.ok(err instanceof ServiceUnavailable);
+      assert.equal(err.message, 'control-plane did not answer in time.');
+      assert.ok(ms < 2_000, `failed after ${Math.round(ms)} ms, not at the 100 ms deadline`);
+    } finally {
+      set.close();
+      never.resolve();
     }
   });
 

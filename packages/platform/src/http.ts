@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { createServer, IncomingMessage, ServerResponse, type Server } from 'node:http';
+import { IncomingMessage, ServerResponse, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, type Router } from 'express';
 import { requestContext } from './context.ts';
@@ -8,6 +8,7 @@ import { AppError, BadRequest, NotFound, PayloadTooLarge, toAppError } from './e
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
 import { assertStorableInput } from './validation.ts';
+import { createLimitedServer, defaultServerLimits, type ServerLimits } from './server-limits.ts';
 
 export type ReadinessCheck = () => Promise<void>;
 
@@ -301,15 +302,18 @@ export function serverClasses(app: Express): {
   };
 }
 
-/** Listens and returns a close() that stops accepting, lets in-flight requests finish, then ends idle sockets. */
+/**
+ * Listens within `limits` (see createLimitedServer) and returns a close() that stops accepting,
+ * lets in-flight requests finish, then ends idle sockets.
+ */
 export async function listen(
   app: Express | ((req: IncomingMessage, res: ServerResponse) => void),
   host: string,
   port: number,
+  limits: ServerLimits = defaultServerLimits,
 ): Promise<{ server: Server; port: number; close: () => Promise<void> }> {
   const classes = 'request' in app && 'response' in app ? serverClasses(app) : {};
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, ...classes }, app);
-  server.headersTimeout = 66_000;
+  const server = createLimitedServer(limits, classes, app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import type { DataSource } from 'typeorm';
 import { attachAuditSink, serviceAuditSink, type AuditSink } from './audit.ts';
 import type { EventBus } from './bus/event-bus.ts';
+import { callDeadlineDefaults, type CallDeadlines } from './config.ts';
 import { GrpcServer, type GrpcSecurity, type RegisteredMethod } from './grpc.ts';
 import type { ReadinessCheck } from './http.ts';
 import type { KeyValueStore } from './kv/key-value-store.ts';
@@ -36,6 +37,8 @@ export interface InProcessOptions {
   poolSize?: number;
   /** Handed to every service (see ServiceDeps.resolve). */
   resolve?: Resolver;
+  /** Deadlines of database queries and gRPC calls (the settings' defaults when absent). */
+  deadlines?: CallDeadlines;
 }
 
 export interface InProcessServices {
@@ -63,6 +66,7 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
   const grpcMethods = new Map<ServiceName, readonly RegisteredMethod[]>();
   const auditSinks = new Map<ServiceName, AuditSink | undefined>();
   const readiness: Record<string, ReadinessCheck> = {};
+  const deadlines = options.deadlines ?? callDeadlineDefaults;
   const addressOf = (name: ClientName): string => {
     const address = options.clientAddresses?.[name] ?? grpcAddresses.get(clientTargets[name].service);
     if (!address) {
@@ -79,6 +83,8 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
       const dataSource = createDataSource({
         url: options.postgresUrl,
         poolSize: options.poolSize ?? 4,
+        queryTimeoutMs: deadlines.DB_QUERY_TIMEOUT_MS,
+        connectTimeoutMs: deadlines.DB_CONNECT_TIMEOUT_MS,
         logger,
         ...definition.database,
       });
@@ -91,7 +97,13 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
       db = dataSource;
     }
     // Each service's clients speak as that service, so the caller rules hold here as across pods.
-    const clientSet = createClients(definition.clients ?? [], addressOf, options.security, definition.name);
+    const clientSet = createClients(
+      definition.clients ?? [],
+      addressOf,
+      options.security,
+      definition.name,
+      deadlines.GRPC_DEADLINE_MS,
+    );
     options.onStop(`${definition.name} clients`, () => clientSet.close());
     const instance = await definition.create({
       logger,

@@ -6,6 +6,7 @@ export * from './crypto.ts';
 export * from './metrics.ts';
 export * from './lifecycle.ts';
 export * from './http.ts';
+export * from './server-limits.ts';
 export * from './grpc.ts';
 export * from './remote-cache.ts';
 export * from './auth.ts';

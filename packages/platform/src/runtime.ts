@@ -6,7 +6,7 @@ import type { z } from 'zod';
 import { admin, configs, identity, policy } from '@switchyard/proto';
 import type { EventBus } from './bus/event-bus.ts';
 import { KafkaEventBus } from './bus/kafka-bus.ts';
-import { baseEnvSchema, env, loadConfig } from './config.ts';
+import { baseEnvSchema, callDeadlineDefaults, env, loadConfig } from './config.ts';
 import {
   checkCallerIdentity,
   createGrpcClient,
@@ -16,6 +16,7 @@ import {
   type ServiceClient,
 } from './grpc.ts';
 import { createHttpApp, listen, type ReadinessCheck } from './http.ts';
+import { serverLimitsFrom } from './server-limits.ts';
 import type { DeclaredRoute, ScopedRouter } from './scoped-router.ts';
 import type { KeyValueStore } from './kv/key-value-store.ts';
 import { RedisKeyValueStore } from './kv/redis-store.ts';
@@ -150,19 +151,23 @@ export function grpcSecurityFrom(config: {
   };
 }
 
-/** The clients `caller` uses, each call proving that it comes from `caller`. */
+/**
+ * The clients `caller` uses, each call proving that it comes from `caller` and carrying a
+ * deadline: `deadlineMs` unless the call names its own.
+ */
 export function createClients(
   names: ClientName[],
   addressOf: (name: ClientName) => string,
   security: GrpcSecurity,
   caller: ServiceName,
+  deadlineMs: number = callDeadlineDefaults.GRPC_DEADLINE_MS,
 ): { clients: Partial<Clients>; readiness: Record<string, ReadinessCheck>; close(): void } {
   if (names.length > 0) checkCallerIdentity(security, caller);
   const clients: Record<string, { close(): void }> = {};
   const readiness: Record<string, ReadinessCheck> = {};
   for (const name of names) {
     const target = clientTargets[name].service;
-    const options = { address: addressOf(name), target, security, caller };
+    const options = { address: addressOf(name), target, security, caller, defaultDeadlineMs: deadlineMs };
     clients[name] = createGrpcClient(clientServices[name] as never, options) as { close(): void };
     readiness[target] = () => checkGrpcHealth(options);
   }
@@ -225,6 +230,8 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
     const dataSource = createDataSource({
       url: config.DATABASE_URL,
       poolSize: config.DB_POOL_SIZE,
+      queryTimeoutMs: config.DB_QUERY_TIMEOUT_MS,
+      connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
       logger,
       ...database,
     });
@@ -265,6 +272,7 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
     (name) => String(config[clientTargets[name].addressVariable]),
     security,
     definition.name,
+    config.GRPC_DEADLINE_MS,
   );
   lifecycle.onStop('grpc clients', () => clientSet.close());
   Object.assign(readiness, clientSet.readiness);
@@ -301,7 +309,7 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
     trustProxy: config.TRUST_PROXY,
     requestLogContext: definition.requestLogContext,
   });
-  const http = await listen(app, config.HOST, config.PORT);
+  const http = await listen(app, config.HOST, config.PORT, serverLimitsFrom(config));
   lifecycle.onStop('http server', http.close);
   logger.info('http listening', { host: config.HOST, port: http.port });
 }
@@ -318,6 +326,9 @@ export async function runMigrations(
     const dataSource = createDataSource({
       url: config.DATABASE_URL,
       poolSize: 1,
+      // A migration may legitimately run long (an index on a large table, say).
+      queryTimeoutMs: null,
+      connectTimeoutMs: config.DB_CONNECT_TIMEOUT_MS,
       logger,
       ...definition.database,
     });

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import {
   ApiKeyCache,
   SecretBox,
+  bodyLimitEnv,
+  bodyLimitsFrom,
   env,
   invalidateApiKeys,
   loadConfig,
@@ -63,6 +65,7 @@ const configSchema = z.object({
   SSO_IDP_TIMEOUT_MS: env.int(10_000, 100, 120_000),
   /** The callback URL registered with identity providers; else this origin's /v1/auth/sso/callback. */
   SSO_CALLBACK_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
+  ...bodyLimitEnv,
 });
 
 export interface Admin extends ServiceInstance {
@@ -137,6 +140,7 @@ export const adminService: ServiceDefinition<Admin> = {
             env: processEnv,
             workspaces: remoteWorkspaceLookup(identityClient),
           }),
+          bodyLimitsFrom(config),
         ),
       ),
       grpc: (server) => {

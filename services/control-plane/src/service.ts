@@ -3,6 +3,8 @@ import { z } from 'zod';
 import {
   MemoryEventBus,
   ApiKeyCache,
+  bodyLimitEnv,
+  bodyLimitsFrom,
   env,
   invalidateApiKeys,
   onChanges,
@@ -53,6 +55,7 @@ const configSchema = z.object({
   API_KEY_PREFIX: env.string('sy-'),
   HEADER_PREFIX: env.string('x-vendor-'),
   SWITCHYARD_ADMIN_KEY: env.optionalString(),
+  ...bodyLimitEnv,
 });
 
 export interface ControlPlane extends ServiceInstance {
@@ -140,6 +143,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
           }),
           { oauth, resolveKey: (token) => keys.resolve(token) },
           sessions,
+          bodyLimitsFrom(config),
         ),
       ),
       grpc: (server) =>

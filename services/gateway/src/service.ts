@@ -33,7 +33,7 @@ const configSchema = z.object({
   REQUEST_TIMEOUT: env.int(300_000, 1, 3_600_000),
   POLICY_TIMEOUT_MS: env.int(250, 1, 60_000),
   POLICY_FAIL_OPEN: env.bool(true),
-  MAX_REQUEST_BODY: env.string('25mb'),
+  MAX_REQUEST_BODY: env.size('25mb'),
   BLOCK_INLINE_CONFIG: env.bool(false),
   TRUSTED_CUSTOM_HOSTS: env.list(),
 });

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type * as TypeOrm from 'typeorm';
 import type { DataSource, EntitySchema, MixedList } from 'typeorm';
 import { postgresErrorCode } from '../errors.ts';
+import { callDeadlineDefaults } from '../config.ts';
 import type { Logger } from '../logger.ts';
 
 /**
@@ -18,11 +19,27 @@ export interface StoreOptions {
   migrations: MixedList<new () => unknown>;
   poolSize: number;
   logger: Logger;
+  /**
+   * Longest a query may run before it fails with a 503 (DB_QUERY_TIMEOUT_MS by default); null
+   * for none, for migrations, which may legitimately run long.
+   */
+  queryTimeoutMs?: number | null;
+  /** Longest the wait for a connection may take (DB_CONNECT_TIMEOUT_MS by default). */
+  connectTimeoutMs?: number;
 }
+
+/**
+ * How long past the server's statement timeout (at most) the client gives up on its own: Postgres cancels
+ * a statement cleanly and the connection stays usable, so it should be first; the client's
+ * bound catches what the server cannot (a stalled network, a server that ignores the setting).
+ */
+const CLIENT_TIMEOUT_MARGIN_MS = 1_000;
 
 /** A TypeORM data source over `pg`. Schema changes only through migrations, never synchronize. */
 export function createDataSource(options: StoreOptions): DataSource {
   typeorm ??= createRequire(import.meta.url)('typeorm') as typeof TypeOrm;
+  const queryTimeoutMs =
+    options.queryTimeoutMs === undefined ? callDeadlineDefaults.DB_QUERY_TIMEOUT_MS : options.queryTimeoutMs;
   return new typeorm.DataSource({
     type: 'postgres',
     url: options.url,
@@ -36,7 +53,13 @@ export function createDataSource(options: StoreOptions): DataSource {
     logging: false,
     extra: {
       max: options.poolSize,
-      connectionTimeoutMillis: 5_000,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? callDeadlineDefaults.DB_CONNECT_TIMEOUT_MS,
+      ...(queryTimeoutMs === null
+        ? {}
+        : {
+            statement_timeout: queryTimeoutMs,
+            query_timeout: queryTimeoutMs + Math.min(CLIENT_TIMEOUT_MARGIN_MS, queryTimeoutMs),
+          }),
       idleTimeoutMillis: 30_000,
       application_name: `switchyard-${options.schema}`,
     },

@@ -6,6 +6,7 @@ import {
   parsePage,
   requirePrincipal,
   ScopedRouter,
+  type BodyLimits,
 } from '@switchyard/platform';
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
@@ -31,8 +32,8 @@ import {
 } from './schemas.ts';
 import { scimAdminRouter, scimProtocolRouter, scimTokenRouter } from './scim.routes.ts';
 
-function integrationsRouter(integrations: IntegrationService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('1mb') });
+function integrationsRouter(integrations: IntegrationService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   router.post('/', 'integrations.create', async (req, res) => {
     const body = parseInput(createIntegrationBody, req.body);
     const integration = await integrations.create(requirePrincipal(req), {
@@ -90,8 +91,8 @@ function integrationsRouter(integrations: IntegrationService): ScopedRouter {
   return router;
 }
 
-function organisationSettingsRouter(settings: OrganisationSettingsService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('16kb') });
+function organisationSettingsRouter(settings: OrganisationSettingsService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   router.get('/', 'organisation_settings.read', async (req, res) => {
     res.json(presentOrganisationSettings(await settings.show(requirePrincipal(req))));
   });
@@ -111,8 +112,8 @@ function organisationSettingsRouter(settings: OrganisationSettingsService): Scop
 }
 
 /** OIDC connections, one per client_id. Bodies hold client secrets: never logged, masked in every answer. */
-function ssoRouter(sso: SsoService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('64kb') });
+function ssoRouter(sso: SsoService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   const present = (connection: Parameters<SsoService['maskedClientSecret']>[0]) =>
     presentSsoConnection(connection, sso.maskedClientSecret(connection));
   router.get('/', 'organisation_sso.read', async (req, res) => {
@@ -147,8 +148,8 @@ function ssoRouter(sso: SsoService): ScopedRouter {
   return router;
 }
 
-function emailDomainsRouter(sso: SsoService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('16kb') });
+function emailDomainsRouter(sso: SsoService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   router.get('/', 'organisation_email_domains.list', async (req, res) => {
     const list = await sso.listDomains(requirePrincipal(req));
     res.json(listBody(list.map(presentEmailDomain), list.length));
@@ -176,25 +177,37 @@ export interface AdminDomain {
   ssoLogin: { logins: SsoLoginService; callbackUrl: string | undefined };
 }
 
-export function adminRouter(domain: AdminDomain, authentication: RequestHandler): ScopedRouter {
+export function adminRouter(
+  domain: AdminDomain,
+  authentication: RequestHandler,
+  bodyLimits: BodyLimits,
+): ScopedRouter {
   return (
     new ScopedRouter()
       .mount(
         ['/admin/v2/integrations', '/v1/integrations'],
-        integrationsRouter(domain.integrations),
+        integrationsRouter(domain.integrations, bodyLimits.management),
         authentication,
       )
       .mount(
         '/v1/admin/organisation/settings',
-        organisationSettingsRouter(domain.organisationSettings),
+        organisationSettingsRouter(domain.organisationSettings, bodyLimits.management),
         authentication,
       )
-      .mount('/v1/admin/organisation/sso', ssoRouter(domain.sso), authentication)
-      .mount('/v1/admin/organisation/email-domains', emailDomainsRouter(domain.sso), authentication)
-      .mount('/v1/admin/organisation/scim-token', scimTokenRouter(domain.scim), authentication)
-      .mount('/v1/scim', scimAdminRouter(domain.scim), authentication)
+      .mount('/v1/admin/organisation/sso', ssoRouter(domain.sso, bodyLimits.management), authentication)
+      .mount(
+        '/v1/admin/organisation/email-domains',
+        emailDomainsRouter(domain.sso, bodyLimits.management),
+        authentication,
+      )
+      .mount(
+        '/v1/admin/organisation/scim-token',
+        scimTokenRouter(domain.scim, bodyLimits.management),
+        authentication,
+      )
+      .mount('/v1/scim', scimAdminRouter(domain.scim, bodyLimits.management), authentication)
       // SCIM clients authenticate with the organisation's SCIM token, checked by the router itself.
-      .mount('/scim', scimProtocolRouter(domain.scim))
+      .mount('/scim', scimProtocolRouter(domain.scim, bodyLimits.scim))
       // The SSO login is public: the person has no credential until it ends.
       .mount('/v1/auth/sso', ssoLoginRouter(domain.ssoLogin.logins, domain.ssoLogin))
   );

@@ -34,8 +34,8 @@ import {
 } from './scim.schemas.ts';
 
 /** `/v1/admin/organisation/scim-token`: the token is shown once, when issued; masked afterwards. */
-export function scimTokenRouter(scim: ScimService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('16kb') });
+export function scimTokenRouter(scim: ScimService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   router.get('/', 'organisation_scim.read', async (req, res) => {
     const credential = await scim.getToken(requirePrincipal(req));
     res.json(presentScimToken(credential, scim.maskedToken(credential)));
@@ -53,8 +53,8 @@ export function scimTokenRouter(scim: ScimService): ScopedRouter {
 }
 
 /** `/v1/scim`: the organisation's SCIM groups and their workspace mappings, for administrators. */
-export function scimAdminRouter(scim: ScimService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('16kb') });
+export function scimAdminRouter(scim: ScimService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   router.get('/groups', 'organisation_scim.read', async (req, res) => {
     const query = parseInput(listScimGroupsQuery, req.query, 'query');
     const [groups, total] = await scim.listGroupsOf(requirePrincipal(req), query.search, pageOf(query));
@@ -172,8 +172,8 @@ function scim200(res: Response, body: unknown, status = 200): void {
  * provider. Declared `public`: no API key reaches them; the SCIM token is checked before any
  * of them runs, for the organisation of the path.
  */
-export function scimProtocolRouter(scim: ScimService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('4mb') });
+export function scimProtocolRouter(scim: ScimService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   router.use(scimAuthentication(scim));
 
   router.get('/:organisationId/Users', 'public', async (req, res) => {

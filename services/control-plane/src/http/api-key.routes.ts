@@ -17,8 +17,8 @@ import {
 } from './schemas.ts';
 
 /** `/v2/api-keys`, behind API-key authentication. */
-export function apiKeyRouter(identity: IdentityService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('1mb') });
+export function apiKeyRouter(identity: IdentityService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
 
   router.post('/:id/rotate', 'api_keys.update', async (req, res, next) => {
     // POST /<type>/rotate would read as a rotation: leave it to key creation, which names the bad sub-type.

@@ -12,8 +12,8 @@ import { presentConfig, presentConfigSummary, presentConfigVersion } from './con
 import { createConfigBody, listConfigsQuery, updateConfigBody } from './config.schemas.ts';
 
 /** `/configs`, mounted under both `/v2` and `/v1` behind API-key authentication. */
-export function configRouter(configs: ConfigService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('1mb') });
+export function configRouter(configs: ConfigService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
 
   router.post('/', 'configs.create', async (req, res) => {
     const body = parseInput(createConfigBody, req.body);

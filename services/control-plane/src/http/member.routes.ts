@@ -21,8 +21,8 @@ import {
  * `/admin/users`, under `/v1` and `/v2`, behind API-key authentication; organisation admin keys
  * only. Invites by email (`/admin/users/invites`) are not served: users are added directly.
  */
-export function userRouter(members: MemberService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('1mb') });
+export function userRouter(members: MemberService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
 
   router.post('/', 'organisation_users.create', async (req, res) => {
     const body = parseInput(addUserBody, req.body);
@@ -58,8 +58,8 @@ export function userRouter(members: MemberService): ScopedRouter {
 }
 
 /** `/admin/workspaces/:workspaceId/users`, under `/v1` and `/v2`; organisation admin keys only. */
-export function workspaceMemberRouter(members: MemberService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('1mb') });
+export function workspaceMemberRouter(members: MemberService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
 
   router.post('/:workspaceId/users', 'workspace_users.create', async (req, res) => {
     const users = parseInput(addWorkspaceMembersBody, req.body);

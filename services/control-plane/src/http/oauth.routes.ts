@@ -20,12 +20,14 @@ export interface OAuthRouteOptions {
   authenticated: RequestHandler;
   /** Resolves a bearer API key: introspection accepts an organisation admin key. */
   resolveKey: (token: string) => Promise<Principal | null>;
+  /** Largest body the protocol and consent endpoints take (MAX_OAUTH_REQUEST_BODY). */
+  bodyLimit: string;
 }
 
 /** Token responses and registrations carry secrets: never cached (RFC 6749 §5.1). */
 const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
-/** Form-encoded (what OAuth clients send) or JSON, small: a registration holds at most 10 URIs of 2048 characters. */
+/** Form-encoded (what OAuth clients send) or JSON. */
 function formOrJson(limit: string): RequestHandler {
   const json = jsonBody(limit);
   const form = formBody(limit, 32);
@@ -156,7 +158,7 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
   });
   router.mount('/.well-known/oauth-authorization-server', metadata);
 
-  const protocol = new ScopedRouter({ body: formOrJson('32kb') });
+  const protocol = new ScopedRouter({ body: formOrJson(options.bodyLimit) });
   protocol.post('/register', 'public', async (req, res) => {
     const body: unknown = req.body;
     if (!req.is('application/json') || typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -221,7 +223,7 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
 
   // A user says which client may act for them: in the one error shape, and never a redirect
   // on an error (nothing redirects before the redirect URI is known to be the client's).
-  const consent = new ScopedRouter({ body: jsonBody('16kb') });
+  const consent = new ScopedRouter({ body: jsonBody(options.bodyLimit) });
   consent.get('/authorize', 'authenticated', async (req, res) => {
     const principal = requirePrincipal(req);
     const q = parseInput(authorizeQuery, req.query, 'query');

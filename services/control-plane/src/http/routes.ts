@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ScopedRouter } from '@switchyard/platform';
+import { ScopedRouter, type BodyLimits } from '@switchyard/platform';
 import type { ConfigService } from '../domain/config.service.ts';
 import type { IdentityService } from '../domain/identity.service.ts';
 import type { MemberService } from '../domain/member.service.ts';
@@ -16,29 +16,30 @@ export function controlPlaneRouter(
   configs: ConfigService,
   members: MemberService,
   authenticated: RequestHandler,
-  oauth: Omit<OAuthRouteOptions, 'authenticated'>,
+  oauth: Omit<OAuthRouteOptions, 'authenticated' | 'bodyLimit'>,
   sessions: SessionService,
+  bodyLimits: BodyLimits,
 ): ScopedRouter {
   const router = new ScopedRouter();
   const v2 = new ScopedRouter().use(authenticated);
 
-  v2.mount('/workspaces', workspaceRouter(identity));
-  v2.mount('/api-keys', apiKeyRouter(identity));
+  v2.mount('/workspaces', workspaceRouter(identity, bodyLimits.management));
+  v2.mount('/api-keys', apiKeyRouter(identity, bodyLimits.management));
 
   // SDKs address configs under the gateway's base URL too; the routing table sends /v1/configs here.
-  const configRoutes = configRouter(configs);
+  const configRoutes = configRouter(configs, bodyLimits.management);
   v2.mount('/configs', configRoutes);
   router.mount('/v1/configs', configRoutes, authenticated);
 
   // The reference serves users under /v1/admin; the routing table sends these two prefixes here, not to admin.
   const admin = new ScopedRouter()
-    .mount('/users', userRouter(members))
-    .mount('/workspaces', workspaceMemberRouter(members));
+    .mount('/users', userRouter(members, bodyLimits.management))
+    .mount('/workspaces', workspaceMemberRouter(members, bodyLimits.management));
   v2.mount('/admin', admin);
   router.mount('/v1/admin', admin, authenticated);
 
   router.mount('/v1/auth', authRouter(sessions), authenticated);
-  mountOAuth(router, { ...oauth, authenticated });
+  mountOAuth(router, { ...oauth, authenticated, bodyLimit: bodyLimits.oauth });
   router.mount('/v2', v2);
   return router;
 }

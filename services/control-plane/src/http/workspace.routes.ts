@@ -11,8 +11,8 @@ import { presentWorkspace } from './presenters.ts';
 import { createWorkspaceBody, getWorkspaceQuery, updateWorkspaceBody } from './schemas.ts';
 
 /** `/v2/workspaces`, behind API-key authentication. */
-export function workspaceRouter(identity: IdentityService): ScopedRouter {
-  const router = new ScopedRouter({ body: jsonBody('1mb') });
+export function workspaceRouter(identity: IdentityService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
 
   router.post('/', 'workspaces.create', async (req, res) => {
     res.json(

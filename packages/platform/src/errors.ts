@@ -1,6 +1,8 @@
 // One error vocabulary for every service. Thrown anywhere, translated to the HTTP body in
 // http.ts and to gRPC status codes in grpc.ts.
 
+import { isDatabaseUnavailable } from './store/data-source.ts';
+
 export interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
@@ -126,5 +128,12 @@ export class InternalError extends AppError {
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (isDatabaseUnavailable(err)) {
+    return new ServiceUnavailable('The database is busy or unavailable; try again shortly.', {
+      code: 'database_unavailable',
+      cause: err,
+      headers: { 'retry-after': '1' },
+    });
+  }
   return new InternalError('Internal error.', { cause: err });
 }

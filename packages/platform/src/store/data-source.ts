@@ -71,3 +71,23 @@ export function isUniqueViolation(err: unknown): boolean {
     (err as { driverError?: { code?: string } }).driverError?.code === '23505'
   );
 }
+
+/**
+ * SQLSTATEs that say the database could not serve the statement now, not that it was wrong:
+ * connection failures (class 08), timeouts, lock waits, shutdown, serialisation and deadlock.
+ */
+const UNAVAILABLE = /^(08...|25P03|25P04|40001|40P01|53300|55P03|57014|57P0[123])$/;
+
+/** What `pg` reports when a connection closed under it or none could be had in time. */
+const CONNECTION_LOST =
+  /^(Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect)/;
+
+/** True when a query failed because the database was unavailable or busy, so trying later may succeed. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  // TypeORM wraps a failed query; a failed pool checkout arrives as `pg` raised it.
+  const cause = (err as { driverError?: unknown }).driverError ?? err;
+  if (!(cause instanceof Error)) return false;
+  const code = (cause as { code?: unknown }).code;
+  return (typeof code === 'string' && UNAVAILABLE.test(code)) || CONNECTION_LOST.test(cause.message);
+}

@@ -2,6 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
+import { toAppError } from '../errors.ts';
+import { captureLogger } from '../testing/logger.ts';
+import { sleep } from '../testing/wait.ts';
+import { createDataSource } from './data-source.ts';
 import {
   startEmbeddedPostgres,
   type EmbeddedPostgres,
@@ -157,5 +161,37 @@ describe('embedded Postgres', () => {
     await leaving.end();
     const { rows } = await within(5_000, waiting, 'the waiting read');
     assert.equal(rows[0].n, 0);
+  });
+
+  test('a request whose transaction outlived the deadline, or that waited too long, is answered 503', async () => {
+    const postgres = await embedded({ transactionTimeoutMs: 300, waitTimeoutMs: 200 });
+    const ds = createDataSource({
+      ...postgres.connector,
+      schema: 'public',
+      entities: [],
+      migrations: [],
+      poolSize: 2,
+      logger: captureLogger('embedded-test').logger,
+    });
+    await ds.initialize();
+    const slow = ds.transaction(async (manager) => {
+      await manager.query('SELECT 1');
+      await sleep(600);
+      await manager.query('SELECT 2');
+    });
+    const waiting = sleep(50).then(() => ds.query('SELECT 3'));
+    for (const failure of await Promise.allSettled([slow, waiting])) {
+      assert.equal(failure.status, 'rejected');
+      const error = toAppError(failure.reason);
+      assert.equal(error.status, 503, String(failure.reason));
+      assert.deepEqual(error.toBody().error, {
+        message: 'The database is busy or unavailable; try again shortly.',
+        type: 'service_unavailable_error',
+        param: null,
+        code: 'database_unavailable',
+      });
+    }
+    assert.deepEqual(await ds.query('SELECT 4 AS n'), [{ n: 4 }], 'the data source serves the next request');
+    await ds.destroy();
   });
 });

@@ -102,7 +102,7 @@ class SharedSession {
     const queued = connection !== this.owner && connection !== this.current;
     if (queued && !this.waiting.includes(connection)) {
       this.waiting.push(connection);
-      connection.waitTimer ??= setTimeout(() => this.refuse(connection), this.limits.waitTimeoutMs).unref();
+      connection.waitTimer ??= setTimeout(() => this.refuse(connection), this.limits.waitTimeoutMs);
     }
     void this.pump();
   }
@@ -131,9 +131,9 @@ class SharedSession {
       for (;;) {
         const owner = this.owner;
         if (owner && (owner.closed || owner.expired)) {
-          if (owner.expired) {
-            owner.terminate('25P04', 'terminating connection due to transaction timeout');
-          }
+          // Its client hears of it with its next statement, as the answer to that statement.
+          if (!owner.closed)
+            owner.endAtNextStatement('25P04', 'terminating connection due to transaction timeout');
           await this.releaseOwner();
           continue;
         }
@@ -194,7 +194,7 @@ class SharedSession {
         this.ownerTimer = setTimeout(() => {
           connection.expired = true;
           void this.pump();
-        }, this.limits.transactionTimeoutMs).unref();
+        }, this.limits.transactionTimeoutMs);
       }
     } else if (this.owner === connection) {
       this.clearOwner();
@@ -221,6 +221,7 @@ class SharedSession {
   }
 
   private clearOwner(): void {
+    if (this.owner) this.owner.expired = false;
     clearTimeout(this.ownerTimer);
     this.ownerTimer = undefined;
     this.owner = undefined;
@@ -253,8 +254,11 @@ class SessionConnection {
   readonly socket: InProcessSocket;
   readonly batches: Batch[] = [];
   waitTimer: NodeJS.Timeout | undefined;
+  /** Held the session past its deadline; the session was taken back. */
   expired = false;
   closed = false;
+  /** Why the connection ends at its next statement. */
+  private ending: { code: string; message: string } | undefined;
   private received: Buffer = Buffer.alloc(0);
   private sequence: Buffer[] = [];
   private started = false;
@@ -276,7 +280,12 @@ class SessionConnection {
   terminate(code: string, message: string): void {
     this.send(errorResponse('FATAL', code, message));
     this.disconnect();
-    this.socket.push(null);
+    this.socket.close();
+  }
+
+  endAtNextStatement(code: string, message: string): void {
+    this.ending = { code, message };
+    if (this.batches.length > 0) this.terminate(code, message);
   }
 
   refuse(code: string, message: string, batch: Batch): void {
@@ -334,7 +343,9 @@ class SessionConnection {
         added = true;
       }
     }
-    if (added) this.session.ready(this);
+    if (!added) return;
+    if (this.ending) this.terminate(this.ending.code, this.ending.message);
+    else this.session.ready(this);
   }
 
   private take(length: number): Buffer {
@@ -346,11 +357,21 @@ class SessionConnection {
 
 /** What `pg` needs of a socket, over an in-process stream. */
 class InProcessSocket extends Duplex {
+  private closing = false;
+
   constructor(
     private readonly onData: (chunk: Buffer) => void,
     private readonly onClose: () => void,
   ) {
-    super();
+    // Not half-open: once the server side ends, the socket closes, which is what `pg` listens for.
+    super({ allowHalfOpen: false });
+  }
+
+  /** The server side ends: no more data for the client. */
+  close(): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.push(null);
   }
 
   connect(): this {
@@ -383,7 +404,7 @@ class InProcessSocket extends Duplex {
 
   override _final(callback: (error?: Error | null) => void): void {
     this.onClose();
-    this.push(null);
+    this.close();
     callback();
   }
 

@@ -77,12 +77,6 @@ export class ScimService {
     replaceExisting: boolean,
   ): Promise<{ token: string; credential: ScimCredential }> {
     assertOrganisationAdmin(principal);
-    if (!replaceExisting && (await this.repo.findCredential(principal.organisationId))) {
-      throw new Conflict(
-        "The organisation has a SCIM token already: send 'replace_existing: true' to rotate it.",
-        { param: 'replace_existing', code: 'scim_token_exists' },
-      );
-    }
     const token = `scim_${randomToken(32)}`;
     const credential: ScimCredential = {
       organisationId: principal.organisationId,
@@ -91,7 +85,14 @@ export class ScimService {
       createdAt: new Date(),
       createdBy: principal.apiKeyId,
     };
-    await this.repo.saveCredential(credential);
+    // One statement decides, so of concurrent first issues exactly one stores its token.
+    if (replaceExisting) await this.repo.replaceCredential(credential);
+    else if (!(await this.repo.insertCredential(credential))) {
+      throw new Conflict(
+        "The organisation has a SCIM token already: send 'replace_existing: true' to rotate it.",
+        { param: 'replace_existing', code: 'scim_token_exists' },
+      );
+    }
     return { token, credential };
   }
 

@@ -60,8 +60,20 @@ export class ScimRepository {
     return this.manager.getRepository(ScimCredentialEntity).findOneBy({ organisationId });
   }
 
-  async saveCredential(credential: ScimCredential): Promise<void> {
-    await this.manager.getRepository(ScimCredentialEntity).save(credential);
+  /** Stores the organisation's first token; false when it has one already (decided by the primary key). */
+  async insertCredential(credential: ScimCredential): Promise<boolean> {
+    try {
+      await this.manager.getRepository(ScimCredentialEntity).insert(credential);
+      return true;
+    } catch (err) {
+      if (isUniqueViolation(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Stores the token in place of any the organisation has, in one statement. */
+  async replaceCredential(credential: ScimCredential): Promise<void> {
+    await this.manager.getRepository(ScimCredentialEntity).upsert(credential, ['organisationId']);
   }
 
   async deleteCredential(organisationId: string): Promise<boolean> {

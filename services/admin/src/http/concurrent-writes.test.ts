@@ -6,7 +6,12 @@ import { Topics } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import { controlPlane } from '@switchyard/control-plane';
 import { seedOrganisation } from '@switchyard/control-plane/testing/organisations';
-import { startServiceHarness, type HarnessResponse, type ServiceHarness } from '@switchyard/testing';
+import {
+  startServiceHarness,
+  type HarnessRequest,
+  type HarnessResponse,
+  type ServiceHarness,
+} from '@switchyard/testing';
 import { adminService } from '../service.ts';
 
 /** Check-then-act requests sent at once: exactly one wins, the rest are told why, nothing is done twice. */
@@ -26,19 +31,14 @@ after(() => h.close());
 async function twentyAtOnce(
   method: string,
   path: string,
-  key: string,
-  json?: unknown,
+  request: HarnessRequest,
 ): Promise<HarnessResponse[]> {
   const holder = h.db('admin').createQueryRunner();
   await holder.connect();
   await holder.startTransaction();
   const sent = Promise.all(
     Array.from({ length: 20 }, () =>
-      h.request(method, path, {
-        key,
-        ...(json === undefined ? {} : { json }),
-        signal: AbortSignal.timeout(30_000),
-      }),
+      h.request(method, path, { ...request, signal: AbortSignal.timeout(30_000) }),
     ),
   );
   await sleep(500);
@@ -56,12 +56,10 @@ function statuses(responses: HarnessResponse[]): Record<number, number> {
 describe('concurrent writes', { timeout: 120_000 }, () => {
   test('20 first SCIM token issues at once: one 200, nineteen 409, and the issued token works', async () => {
     const organisation = await seedOrganisation(h.db('control-plane').manager, 'scim-race');
-    const responses = await twentyAtOnce(
-      'POST',
-      '/v1/admin/organisation/scim-token',
-      organisation.adminKey,
-      {},
-    );
+    const responses = await twentyAtOnce('POST', '/v1/admin/organisation/scim-token', {
+      key: organisation.adminKey,
+      json: {},
+    });
     assert.deepEqual(statuses(responses), { 200: 1, 409: 19 }, responses.map((r) => r.text).join('\n'));
     for (const refused of responses.filter((r) => r.status === 409)) {
       assert.equal(refused.body.error.code, 'scim_token_exists');
@@ -75,8 +73,9 @@ describe('concurrent writes', { timeout: 120_000 }, () => {
 
   test('20 replacing SCIM token issues at once all succeed, and the last stored token is the one that works', async () => {
     const organisation = await seedOrganisation(h.db('control-plane').manager, 'scim-rotate-race');
-    const responses = await twentyAtOnce('POST', '/v1/admin/organisation/scim-token', organisation.adminKey, {
-      replace_existing: true,
+    const responses = await twentyAtOnce('POST', '/v1/admin/organisation/scim-token', {
+      key: organisation.adminKey,
+      json: { replace_existing: true },
     });
     assert.deepEqual(statuses(responses), { 200: 20 }, responses.map((r) => r.text).join('\n'));
     const working = [];
@@ -98,7 +97,7 @@ describe('concurrent writes', { timeout: 120_000 }, () => {
     const changesBefore = h.bus.log(Topics.changes).length;
     const auditsBefore = h.bus.log(Topics.audit).length;
 
-    const responses = await twentyAtOnce('DELETE', '/admin/v2/integrations/raced', h.adminKey);
+    const responses = await twentyAtOnce('DELETE', '/admin/v2/integrations/raced', { key: h.adminKey });
     assert.deepEqual(statuses(responses), { 200: 1, 404: 19 }, responses.map((r) => r.text).join('\n'));
 
     const changes = h.bus
@@ -115,5 +114,51 @@ describe('concurrent writes', { timeout: 120_000 }, () => {
       .filter((entry) => entry.method === 'DELETE' && entry.path === '/admin/v2/integrations/raced');
     assert.equal(audits.length, 1);
     assert.equal(audits[0]!.status, 200);
+  });
+
+  test('20 revocations of one API key at once all answer 200, and it is announced revoked once', async () => {
+    const organisation = await seedOrganisation(h.db('control-plane').manager, 'revoke-race');
+    const keys = await h.request('GET', '/v2/api-keys?page_size=100', { key: organisation.adminKey });
+    const workspaceKey = keys.body.data.find((k: { workspace_id: string | null }) => k.workspace_id !== null);
+    const changesBefore = h.bus.log(Topics.changes).length;
+
+    const responses = await twentyAtOnce('DELETE', `/v2/api-keys/${workspaceKey.id}`, {
+      key: organisation.adminKey,
+    });
+    assert.deepEqual(statuses(responses), { 200: 20 }, responses.map((r) => r.text).join('\n'));
+    const announced = h.bus
+      .log(Topics.changes)
+      .slice(changesBefore)
+      .map((message) => fromBinary(events.ChangeEventSchema, message.value))
+      .filter((change) => change.entity === 'api_key' && change.entityId === workspaceKey.id);
+    assert.equal(announced.length, 1);
+  });
+
+  test('20 deletes of one SCIM user at once: one 200, nineteen 404', async () => {
+    const organisation = await seedOrganisation(h.db('control-plane').manager, 'scim-user-race');
+    const issued = await h.request('POST', '/v1/admin/organisation/scim-token', {
+      key: organisation.adminKey,
+      json: {},
+    });
+    const scimToken = issued.body.token as string;
+    const created = await h.request('POST', `/scim/${organisation.organisationId}/Users`, {
+      headers: { authorization: `Bearer ${scimToken}` },
+      json: {
+        schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+        userName: 'raced@example.com',
+        emails: [{ value: 'raced@example.com', primary: true }],
+        active: true,
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+
+    const responses = await twentyAtOnce(
+      'DELETE',
+      `/scim/${organisation.organisationId}/Users/${created.body.id}`,
+      {
+        headers: { authorization: `Bearer ${scimToken}` },
+      },
+    );
+    assert.deepEqual(statuses(responses), { 200: 1, 404: 19 }, responses.map((r) => r.text).join('\n'));
   });
 });

@@ -110,8 +110,9 @@ export class ScimRepository {
     }
   }
 
-  async deleteUser(organisationId: string, userId: string): Promise<void> {
-    await this.manager.getRepository(ScimUserEntity).delete({ organisationId, userId });
+  async deleteUser(organisationId: string, userId: string): Promise<boolean> {
+    const { affected } = await this.manager.getRepository(ScimUserEntity).delete({ organisationId, userId });
+    return Boolean(affected);
   }
 
   async listUsers(
@@ -167,8 +168,9 @@ export class ScimRepository {
       .getOne();
   }
 
-  async deleteGroup(organisationId: string, id: string): Promise<void> {
-    await this.manager.getRepository(ScimGroupEntity).delete({ organisationId, id });
+  async deleteGroup(organisationId: string, id: string): Promise<boolean> {
+    const { affected } = await this.manager.getRepository(ScimGroupEntity).delete({ organisationId, id });
+    return Boolean(affected);
   }
 
   /** Groups by an equality filter or a case-insensitive `search` in their names. */
@@ -267,8 +269,11 @@ export class ScimRepository {
     return this.manager.getRepository(ScimWorkspaceMappingEntity).findOneBy({ organisationId, id });
   }
 
-  async deleteMapping(organisationId: string, id: string): Promise<void> {
-    await this.manager.getRepository(ScimWorkspaceMappingEntity).delete({ organisationId, id });
+  async deleteMapping(organisationId: string, id: string): Promise<boolean> {
+    const { affected } = await this.manager
+      .getRepository(ScimWorkspaceMappingEntity)
+      .delete({ organisationId, id });
+    return Boolean(affected);
   }
 
   async listMappings(organisationId: string, page: Page): Promise<[MappingWithGroup[], number]> {

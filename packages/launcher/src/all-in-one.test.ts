@@ -194,6 +194,49 @@ describe('all-in-one', { timeout: 240_000 }, () => {
     await expectCleanStop(second);
   });
 
+  test('answers 20 simultaneous writes to the same and to different resources right after starting', async () => {
+    const app = await startAllInOne(freshDataDir());
+    try {
+      const adminKey = app.required('admin key');
+      const writes: Array<[method: string, path: string, body: unknown, expected: number[]]> = [];
+      for (let i = 0; i < 4; i++) {
+        writes.push(
+          ['POST', '/v2/workspaces', { name: `Simultaneous ${i}` }, [200]],
+          [
+            'POST',
+            '/admin/v2/integrations',
+            { name: 'Own', slug: `own-${i}`, ai_provider_id: 'openai', key: upstreamKey },
+            [200],
+          ],
+          ['PUT', '/v1/admin/organisation/settings', { block_inline_config: i % 2 === 0 }, [200]],
+          ['POST', '/v1/admin/organisation/scim-token', {}, [200, 409]],
+          ['DELETE', '/admin/v2/integrations/mock', undefined, [200, 404]],
+        );
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const noAnswer = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error('some of 20 simultaneous writes got no answer in 30 s')),
+          30_000,
+        );
+      });
+      const answers = await Promise.race([
+        Promise.all(writes.map(([method, path, body]) => call(app.url, method, path, adminKey, body))),
+        noAnswer,
+      ]).finally(() => clearTimeout(timer));
+      answers.forEach((answer, i) => {
+        const [method, path, , expected] = writes[i]!;
+        assert.ok(expected.includes(answer.status), `${method} ${path}: ${answer.status} ${answer.text}`);
+      });
+      const statusesOf = (path: string, method: string) =>
+        answers.filter((_, i) => writes[i]![0] === method && writes[i]![1] === path).map((a) => a.status);
+      assert.deepEqual(statusesOf('/v1/admin/organisation/scim-token', 'POST').sort(), [200, 409, 409, 409]);
+      assert.deepEqual(statusesOf('/admin/v2/integrations/mock', 'DELETE').sort(), [200, 404, 404, 404]);
+    } finally {
+      await expectCleanStop(app);
+    }
+  });
+
   test('takes the admin key from SWITCHYARD_ADMIN_KEY and makes OPENAI_API_KEY the @openai integration', async () => {
     const adminKey = 'sy-admin-key-chosen-by-the-operator-01';
     const app = await startAllInOne(freshDataDir(), {

@@ -62,7 +62,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_GRACE_MS);
   lifecycle.handleSignals();
 
-  const postgres = await startEmbeddedPostgres(join(dataDir, 'postgres'));
+  const postgres = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres') });
   lifecycle.onStop('embedded postgres', () => postgres.close());
   const bus = new MemoryEventBus();
   const kv = new MemoryKeyValueStore();
@@ -78,7 +78,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
 
   const services = await assembleInProcess({
     definitions: allServices,
-    postgresUrl: postgres.url,
+    postgres: postgres.connector,
     bus,
     kv,
     env: serviceEnv,

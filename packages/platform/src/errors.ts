@@ -194,31 +194,48 @@ function foreignKeyError(cause: unknown): AppError {
 
 /** An AppError as it is; a database error the request's values caused as a 4xx; anything else a 500. */
 /**
- * True when the database did not answer in time: the server cancelled a statement past its
- * statement timeout (57014), the client gave up waiting for a query's answer, or no connection
- * could be had within the connect timeout.
+ * SQLSTATEs that say the database could not serve the statement now, not that it was wrong:
+ * a statement or transaction past its deadline or a wait for the session or a lock past its
+ * own (timeouts), connection failures (class 08), shutdown, serialisation and deadlock.
  */
-export function isDatabaseTimeout(err: unknown): boolean {
-  if (typeof err !== 'object' || err === null) return false;
-  if (postgresErrorCode(err) === '57014') return true;
-  const driverError = (err as { driverError?: unknown }).driverError ?? err;
-  const { message } = driverError as { message?: unknown };
-  return (
-    typeof message === 'string' &&
-    /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated due to connection timeout)$/.test(
-      message,
-    )
-  );
+const DATABASE_TIMEOUT = /^(25P04|55P03|57014)$/;
+const DATABASE_UNAVAILABLE = /^(08...|25P03|40001|40P01|53300|57P0[123])$/;
+/** What `pg` raises itself: no answer to a query or no connection in time, or a connection lost. */
+const CLIENT_TIMEOUT =
+  /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated due to connection timeout)$/;
+const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error)/;
+
+/**
+ * Whether a query failed because the database was slow, busy or away (so trying later may
+ * succeed): `timeout`, `unavailable`, or undefined for any other failure.
+ */
+export function databaseFault(err: unknown): 'timeout' | 'unavailable' | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  // TypeORM wraps a failed query; a failed pool checkout arrives as `pg` raised it.
+  const cause = (err as { driverError?: unknown }).driverError ?? err;
+  if (!(cause instanceof Error)) return undefined;
+  const code = (cause as { code?: unknown }).code;
+  if (typeof code === 'string' && DATABASE_TIMEOUT.test(code)) return 'timeout';
+  if (CLIENT_TIMEOUT.test(cause.message)) return 'timeout';
+  if (typeof code === 'string' && DATABASE_UNAVAILABLE.test(code)) return 'unavailable';
+  if (CONNECTION_LOST.test(cause.message)) return 'unavailable';
+  return undefined;
 }
 
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (isDatabaseTimeout(err)) {
-    return new ServiceUnavailable('The database did not answer in time.', {
-      code: 'database_timeout',
-      cause: err,
-      headers: { 'retry-after': '1' },
-    });
+  const fault = databaseFault(err);
+  if (fault) {
+    return new ServiceUnavailable(
+      fault === 'timeout'
+        ? 'The database did not answer in time; try again shortly.'
+        : 'The database is busy or unavailable; try again shortly.',
+      {
+        code: fault === 'timeout' ? 'database_timeout' : 'database_unavailable',
+        cause: err,
+        headers: { 'retry-after': '1' },
+      },
+    );
   }
   const code = postgresErrorCode(err);
   const inputError = code === undefined ? undefined : INPUT_ERRORS[code];

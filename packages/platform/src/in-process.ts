@@ -16,14 +16,14 @@ import {
   type ServiceDefinition,
   type ServiceInstance,
 } from './runtime.ts';
-import { checkDataSource, createDataSource, migrate } from './store/data-source.ts';
+import { checkDataSource, createDataSource, migrate, type PostgresConnector } from './store/data-source.ts';
 import type { Resolver } from './unsafe-host.ts';
 
 export interface InProcessOptions {
   /** In dependency order: a service's gRPC peers come before it. */
   definitions: ServiceDefinition[];
   /** Every service with a database gets its own schema here (migrated on assembly). */
-  postgresUrl: string | undefined;
+  postgres: PostgresConnector | undefined;
   bus: EventBus;
   kv: KeyValueStore;
   env: NodeJS.ProcessEnv;
@@ -79,9 +79,9 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
     const logger = options.loggerFor(definition.name);
     let db: DataSource | undefined;
     if (definition.database) {
-      if (!options.postgresUrl) throw new Error(`${definition.name} needs a database`);
+      if (!options.postgres) throw new Error(`${definition.name} needs a database`);
       const dataSource = createDataSource({
-        url: options.postgresUrl,
+        ...options.postgres,
         poolSize: options.poolSize ?? 4,
         queryTimeoutMs: deadlines.DB_QUERY_TIMEOUT_MS,
         connectTimeoutMs: deadlines.DB_CONNECT_TIMEOUT_MS,

@@ -15,6 +15,7 @@ import {
   type Clients,
   type GrpcSecurity,
   type Logger,
+  type PostgresConnector,
   type RegisteredMethod,
   type Resolver,
   type ServiceDefinition,
@@ -84,8 +85,8 @@ export interface ServiceHarness {
   workspaceKey: string;
   organisationId: string;
   workspaceId: string;
-  /** The embedded Postgres every service's data source points at (one schema each). */
-  postgresUrl: string;
+  /** The embedded Postgres every service's data source connects to (one schema each). */
+  postgres: PostgresConnector;
   /** What the services were given as their environment. */
   env: Record<string, string>;
   bus: MemoryEventBus;
@@ -176,7 +177,7 @@ async function start(
 
   const services = await assembleInProcess({
     definitions: options.services,
-    postgresUrl: postgres?.url,
+    postgres: postgres?.connector,
     bus,
     kv,
     env,
@@ -239,7 +240,10 @@ async function start(
 
   return {
     url,
-    postgresUrl: postgres?.url ?? '',
+    get postgres() {
+      if (!postgres) throw new Error('no service in this harness has a database');
+      return postgres.connector;
+    },
     get adminKey() {
       return bootstrapped('adminKey');
     },

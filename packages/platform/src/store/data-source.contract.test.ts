@@ -4,7 +4,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { EntitySchema, type DataSource, type MigrationInterface, type QueryRunner } from 'typeorm';
-import { checkDataSource, createDataSource, isUniqueViolation, migrate } from './data-source.ts';
+import {
+  checkDataSource,
+  createDataSource,
+  isUniqueViolation,
+  migrate,
+  type PostgresConnector,
+} from './data-source.ts';
 import { toAppError, type AppError } from '../errors.ts';
 import { startEmbeddedPostgres } from './embedded-postgres.ts';
 import { captureLogger, settleLogs } from '../testing/logger.ts';
@@ -78,8 +84,7 @@ function migrationsFor(schema: string, log: MigrationLog): Array<new () => Migra
   return [CreateAccounts1763700000102, CreateCounters1763700000101];
 }
 
-interface Database {
-  url: string;
+interface Database extends PostgresConnector {
   /** Drops everything this suite created, given the schemas it made. */
   dispose(schemas: string[]): Promise<void>;
 }
@@ -113,6 +118,7 @@ function relationalStoreContract(name: string, provision: () => Promise<Database
       const logger = captureLogger('store-contract');
       const ds = createDataSource({
         url: db.url,
+        connect: db.connect,
         schema,
         entities: [CounterEntity, AccountEntity],
         migrations,
@@ -386,7 +392,7 @@ function relationalStoreContract(name: string, provision: () => Promise<Database
 
 relationalStoreContract('embedded PGlite', async () => {
   const embedded = await startEmbeddedPostgres();
-  return { url: embedded.url, dispose: () => embedded.close() };
+  return { ...embedded.connector, dispose: () => embedded.close() };
 });
 
 describe('PostgreSQL (real server)', () => {

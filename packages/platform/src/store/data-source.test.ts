@@ -21,7 +21,7 @@ describe('database deadlines', () => {
 
   test('a query past DB_QUERY_TIMEOUT_MS is a 503 database_timeout, and the pool serves on', async () => {
     const ds = createDataSource({
-      url: postgres.url,
+      ...postgres.connector,
       schema: 'public',
       entities: [],
       migrations: [],
@@ -52,7 +52,7 @@ describe('database deadlines', () => {
       assert.equal(slow.headers.get('retry-after'), '1');
       assert.deepEqual(await slow.json(), {
         error: {
-          message: 'The database did not answer in time.',
+          message: 'The database did not answer in time; try again shortly.',
           type: 'service_unavailable_error',
           param: null,
           code: 'database_timeout',

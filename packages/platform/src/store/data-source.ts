@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import type { Duplex } from 'node:stream';
 import type * as TypeOrm from 'typeorm';
 import type { DataSource, EntitySchema, MixedList } from 'typeorm';
 import { postgresErrorCode } from '../errors.ts';
@@ -11,8 +12,14 @@ import type { Logger } from '../logger.ts';
  */
 let typeorm: typeof TypeOrm | undefined;
 
-export interface StoreOptions {
+/** Where a data source's connections go. */
+export interface PostgresConnector {
   url: string;
+  /** Opens each connection in-process instead of dialling `url` (the embedded database has no endpoint). */
+  connect?: (() => Duplex) | undefined;
+}
+
+export interface StoreOptions extends PostgresConnector {
   /** Each service owns one Postgres schema; its tables and migration history live there. */
   schema: string;
   entities: EntitySchema[];
@@ -62,6 +69,7 @@ export function createDataSource(options: StoreOptions): DataSource {
           }),
       idleTimeoutMillis: 30_000,
       application_name: `switchyard-${options.schema}`,
+      ...(options.connect ? { stream: options.connect } : {}),
     },
   });
 }

@@ -131,7 +131,8 @@ export class IntegrationService {
   async delete(principal: Principal, slug: string): Promise<void> {
     assertOrganisationAdmin(principal);
     const integration = await this.get(principal, slug);
-    await this.repo.archive(integration.id);
+    // Of concurrent deletes only the one whose update archived it succeeds, publishes and is audited.
+    if (!(await this.repo.archive(integration.id))) throw new NotFound(`Integration '${slug}' not found.`);
     publishChange(this.bus, {
       entity: 'integration',
       entityId: integration.id,

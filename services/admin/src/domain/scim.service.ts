@@ -77,12 +77,6 @@ export class ScimService {
     replaceExisting: boolean,
   ): Promise<{ token: string; credential: ScimCredential }> {
     assertOrganisationAdmin(principal);
-    if (!replaceExisting && (await this.repo.findCredential(principal.organisationId))) {
-      throw new Conflict(
-        "The organisation has a SCIM token already: send 'replace_existing: true' to rotate it.",
-        { param: 'replace_existing', code: 'scim_token_exists' },
-      );
-    }
     const token = `scim_${randomToken(32)}`;
     const credential: ScimCredential = {
       organisationId: principal.organisationId,
@@ -91,7 +85,14 @@ export class ScimService {
       createdAt: new Date(),
       createdBy: principal.apiKeyId,
     };
-    await this.repo.saveCredential(credential);
+    // One statement decides, so of concurrent first issues exactly one stores its token.
+    if (replaceExisting) await this.repo.replaceCredential(credential);
+    else if (!(await this.repo.insertCredential(credential))) {
+      throw new Conflict(
+        "The organisation has a SCIM token already: send 'replace_existing: true' to rotate it.",
+        { param: 'replace_existing', code: 'scim_token_exists' },
+      );
+    }
     return { token, credential };
   }
 
@@ -179,8 +180,10 @@ export class ScimService {
   /** The user leaves the organisation; the identity provider's record of them goes. */
   async deleteUser(organisationId: string, userId: string): Promise<void> {
     const user = await this.findUser(organisationId, userId);
+    // The delete decides between concurrent deletes; only its winner removes the user upstream.
+    if (!(await this.repo.deleteUser(organisationId, user.userId)))
+      throw new NotFound(`User '${userId}' not found.`);
     if (user.active) await this.directory.removeUser(organisationId, user.userId);
-    await this.repo.deleteUser(organisationId, user.userId);
   }
 
   async listGroups(
@@ -243,7 +246,8 @@ export class ScimService {
     const group = await this.findGroup(organisationId, groupId);
     const members = (await this.repo.membersOf([group.id])).get(group.id) ?? [];
     const workspaces = (await this.repo.mappingsOfGroup(group.id)).map((m) => m.workspaceId);
-    await this.repo.deleteGroup(organisationId, group.id);
+    if (!(await this.repo.deleteGroup(organisationId, group.id)))
+      throw new NotFound(`Group '${groupId}' not found.`);
     await this.sync(organisationId, members, workspaces);
   }
 
@@ -310,7 +314,9 @@ export class ScimService {
       ? await this.repo.findMapping(organisationId, id)
       : null;
     if (!mapping) throw new NotFound(`SCIM workspace mapping '${id}' not found.`);
-    await this.repo.deleteMapping(organisationId, mapping.id);
+    if (!(await this.repo.deleteMapping(organisationId, mapping.id))) {
+      throw new NotFound(`SCIM workspace mapping '${id}' not found.`);
+    }
     const members = (await this.repo.membersOf([mapping.groupId])).get(mapping.groupId) ?? [];
     await this.sync(organisationId, members, [mapping.workspaceId]);
   }

@@ -67,9 +67,11 @@ export class IntegrationRepository {
     return (await repo.findOneBy({ id }))!;
   }
 
-  async archive(id: string): Promise<void> {
-    await this.manager
+  /** Archives the live integration; false when it was archived already (by a concurrent call too). */
+  async archive(id: string): Promise<boolean> {
+    const { affected } = await this.manager
       .getRepository(IntegrationEntity)
-      .update({ id }, { status: 'archived', updatedAt: new Date() });
+      .update({ id, status: 'active' }, { status: 'archived', updatedAt: new Date() });
+    return Boolean(affected);
   }
 }

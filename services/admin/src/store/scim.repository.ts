@@ -60,8 +60,20 @@ export class ScimRepository {
     return this.manager.getRepository(ScimCredentialEntity).findOneBy({ organisationId });
   }
 
-  async saveCredential(credential: ScimCredential): Promise<void> {
-    await this.manager.getRepository(ScimCredentialEntity).save(credential);
+  /** Stores the organisation's first token; false when it has one already (decided by the primary key). */
+  async insertCredential(credential: ScimCredential): Promise<boolean> {
+    try {
+      await this.manager.getRepository(ScimCredentialEntity).insert(credential);
+      return true;
+    } catch (err) {
+      if (isUniqueViolation(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Stores the token in place of any the organisation has, in one statement. */
+  async replaceCredential(credential: ScimCredential): Promise<void> {
+    await this.manager.getRepository(ScimCredentialEntity).upsert(credential, ['organisationId']);
   }
 
   async deleteCredential(organisationId: string): Promise<boolean> {
@@ -98,8 +110,9 @@ export class ScimRepository {
     }
   }
 
-  async deleteUser(organisationId: string, userId: string): Promise<void> {
-    await this.manager.getRepository(ScimUserEntity).delete({ organisationId, userId });
+  async deleteUser(organisationId: string, userId: string): Promise<boolean> {
+    const { affected } = await this.manager.getRepository(ScimUserEntity).delete({ organisationId, userId });
+    return Boolean(affected);
   }
 
   async listUsers(
@@ -155,8 +168,9 @@ export class ScimRepository {
       .getOne();
   }
 
-  async deleteGroup(organisationId: string, id: string): Promise<void> {
-    await this.manager.getRepository(ScimGroupEntity).delete({ organisationId, id });
+  async deleteGroup(organisationId: string, id: string): Promise<boolean> {
+    const { affected } = await this.manager.getRepository(ScimGroupEntity).delete({ organisationId, id });
+    return Boolean(affected);
   }
 
   /** Groups by an equality filter or a case-insensitive `search` in their names. */
@@ -255,8 +269,11 @@ export class ScimRepository {
     return this.manager.getRepository(ScimWorkspaceMappingEntity).findOneBy({ organisationId, id });
   }
 
-  async deleteMapping(organisationId: string, id: string): Promise<void> {
-    await this.manager.getRepository(ScimWorkspaceMappingEntity).delete({ organisationId, id });
+  async deleteMapping(organisationId: string, id: string): Promise<boolean> {
+    const { affected } = await this.manager
+      .getRepository(ScimWorkspaceMappingEntity)
+      .delete({ organisationId, id });
+    return Boolean(affected);
   }
 
   async listMappings(organisationId: string, page: Page): Promise<[MappingWithGroup[], number]> {

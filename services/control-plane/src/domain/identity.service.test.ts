@@ -28,7 +28,7 @@ describe('bootstrap on an empty database', () => {
     // Five independent connection pools, as five control-plane replicas would have.
     for (let i = 0; i < 5; i++) {
       const db = createDataSource({
-        url: h.postgresUrl,
+        ...h.postgres,
         poolSize: 2,
         logger,
         schema: SCHEMA,

@@ -498,7 +498,8 @@ export class IdentityService {
     assertOrganisationAdmin(principal);
     const apiKey = await this.getApiKey(principal, id);
     if (apiKey.id === principal.apiKeyId) throw new Forbidden('An API key cannot revoke itself.');
-    await this.repo.revokeApiKey(apiKey.id);
+    // Only the call that revoked it announces it; a repeated or concurrent one has nothing to do.
+    if (!(await this.repo.revokeApiKey(apiKey.id))) return;
     this.announceApiKey(apiKey, events.ChangeAction.DELETED, apiKey.keyHash);
   }
 

@@ -121,7 +121,8 @@ export class MemberService {
       const member = await repo.findOrganisationMember(organisationId, userId);
       if (!member) throw userNotFound(userId);
       if (member.role === 'owner') await assertNotLastOwner(repo, organisationId, userId);
-      await repo.deleteOrganisationMember(organisationId, userId);
+      // The delete decides between concurrent removals: the others find no member.
+      if (!(await repo.deleteOrganisationMember(organisationId, userId))) throw userNotFound(userId);
       return repo.apiKeys.revokeUserApiKeys(organisationId, userId);
     });
     this.identity.announceRevoked(revoked);

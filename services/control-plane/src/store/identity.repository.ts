@@ -233,10 +233,12 @@ export class IdentityRepository {
     return affected ? keys.findOneBy({ id }) : null;
   }
 
-  async revokeApiKey(id: string): Promise<void> {
-    await this.manager
+  /** Revokes the active key; false when it was revoked already (by a concurrent call too). */
+  async revokeApiKey(id: string): Promise<boolean> {
+    const { affected } = await this.manager
       .getRepository(ApiKeyEntity)
-      .update({ id }, { status: 'revoked', updatedAt: new Date() });
+      .update({ id, status: 'active' }, { status: 'revoked', updatedAt: new Date() });
+    return Boolean(affected);
   }
 
   /**

@@ -210,8 +210,11 @@ export class MemberRepository {
   }
 
   /** Leaves the organisation and, by the cascade, all its workspaces. */
-  async deleteOrganisationMember(organisationId: string, userId: string): Promise<void> {
-    await this.manager.getRepository(OrganisationMemberEntity).delete({ organisationId, userId });
+  async deleteOrganisationMember(organisationId: string, userId: string): Promise<boolean> {
+    const { affected } = await this.manager
+      .getRepository(OrganisationMemberEntity)
+      .delete({ organisationId, userId });
+    return Boolean(affected);
   }
 
   async insertWorkspaceMembers(

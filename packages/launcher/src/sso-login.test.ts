@@ -296,6 +296,7 @@ describe('SSO login (OIDC authorization code with PKCE)', () => {
   test('the identity provider on a loopback address is refused unless trusted', async () => {
     const untrusted = await startServiceHarness({
       services: [controlPlane, adminService] as ServiceDefinition[],
+      env: { TRUSTED_CUSTOM_HOSTS: '' },
     });
     try {
       await untrusted.request('POST', '/v1/admin/organisation/email-domains', {

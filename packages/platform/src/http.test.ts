@@ -288,11 +288,25 @@ describe('error responses', () => {
   });
 
   test("a database fault that is not the input's stays a 500", async () => {
-    // 57P01 admin_shutdown, 53300 too_many_connections, 42P01 undefined_table (our bug).
-    for (const sqlState of ['57P01', '53300', '42P01']) {
+    // 42P01 undefined_table and XX000 internal_error: our bug, not the client's, and not passing.
+    for (const sqlState of ['42P01', 'XX000']) {
       const res = await fetch(`${served.url}/v1/database/${sqlState}`);
       assert.equal(res.status, 500, sqlState);
       assertErrorBody(await res.json(), { message: 'Internal error.', type: 'internal_error', code: null });
+    }
+  });
+
+  test('a database that is shutting down or full is a 503 to try again', async () => {
+    // 57P01 admin_shutdown, 53300 too_many_connections.
+    for (const sqlState of ['57P01', '53300']) {
+      const res = await fetch(`${served.url}/v1/database/${sqlState}`);
+      assert.equal(res.status, 503, sqlState);
+      assert.equal(res.headers.get('retry-after'), '1');
+      assertErrorBody(await res.json(), {
+        message: 'The database is busy or unavailable; try again shortly.',
+        type: 'service_unavailable_error',
+        code: 'database_unavailable',
+      });
     }
   });
 

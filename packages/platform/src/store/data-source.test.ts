@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { Router } from 'express';
+import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { toAppError } from '../errors.ts';
 import { createHttpApp, listen } from '../http.ts';
@@ -30,10 +31,16 @@ describe('database deadlines', () => {
       queryTimeoutMs: 50,
     });
     await ds.initialize();
+    // Another connection holds the database inside a transaction: the query waits for it, and
+    // the client's own bound ends the wait (the embedded database has no statement_timeout).
+    const holder = new pg.Client({
+      connectionString: postgres.connector.url,
+      stream: postgres.connector.connect!,
+    });
+    await holder.connect();
     const router = Router();
-    // PGlite ignores statement_timeout; the client's own bound ends the wait.
     router.get('/slow', async (_req, res) => {
-      res.json(await ds.query('SELECT pg_sleep(0.5)'));
+      res.json(await ds.query('SELECT 1 AS one'));
     });
     router.get('/fast', async (_req, res) => {
       res.json(await ds.query('SELECT 1 AS one'));
@@ -47,6 +54,7 @@ describe('database deadlines', () => {
     });
     const server = await listen(app, '127.0.0.1', 0);
     try {
+      await holder.query('BEGIN');
       const slow = await fetch(`http://127.0.0.1:${server.port}/slow`);
       assert.equal(slow.status, 503);
       assert.equal(slow.headers.get('retry-after'), '1');
@@ -58,10 +66,12 @@ describe('database deadlines', () => {
           code: 'database_timeout',
         },
       });
+      await holder.query('COMMIT');
       const fast = await fetch(`http://127.0.0.1:${server.port}/fast`);
       assert.equal(fast.status, 200);
       assert.deepEqual(await fast.json(), [{ one: 1 }]);
     } finally {
+      await holder.end();
       await server.close();
       await ds.destroy();
     }

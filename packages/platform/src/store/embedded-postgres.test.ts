@@ -185,10 +185,10 @@ describe('embedded Postgres', () => {
       const error = toAppError(failure.reason);
       assert.equal(error.status, 503, String(failure.reason));
       assert.deepEqual(error.toBody().error, {
-        message: 'The database is busy or unavailable; try again shortly.',
+        message: 'The database did not answer in time; try again shortly.',
         type: 'service_unavailable_error',
         param: null,
-        code: 'database_unavailable',
+        code: 'database_timeout',
       });
     }
     assert.deepEqual(await ds.query('SELECT 4 AS n'), [{ n: 4 }], 'the data source serves the next request');

@@ -93,11 +93,32 @@ export function formBody(limit: string, parameterLimit: number): RequestHandler 
  */
 export const storableUrlText: RequestHandler = (req, _res, next) => {
   if (req.originalUrl.includes('%')) {
+    assertWellEncodedQuery(req.originalUrl);
     for (const [name, value] of Object.entries(req.params ?? {})) assertStorableInput(value, 'path', name);
     assertStorableInput(req.query, 'query');
   }
   next();
 };
+
+/**
+ * The query parser turns an escape that is not UTF-8 (`%FF`) or not an escape at all (`%zz`)
+ * into other text; such a query is refused rather than read as something the client never sent.
+ */
+function assertWellEncodedQuery(url: string): void {
+  const start = url.indexOf('?');
+  if (start < 0) return;
+  for (const part of url.slice(start + 1).split('&')) {
+    try {
+      decodeURIComponent(part);
+    } catch {
+      const name = part.split('=', 1)[0]!;
+      throw new BadRequest(`Query parameter '${name}' is not valid percent-encoded UTF-8.`, {
+        param: name,
+        code: 'invalid_text',
+      });
+    }
+  }
+}
 
 /**
  * Every request gets an id the server chose: it keys the request's log, so a client must

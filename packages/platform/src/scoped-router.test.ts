@@ -184,6 +184,21 @@ describe('ScopedRouter', () => {
     assert.deepEqual(await escaped.json(), { id: 'a b😀' });
   });
 
+  test('a query escape that is not UTF-8, or not an escape, is a 400 naming the parameter', async () => {
+    for (const query of ['name=%FF', 'name=a%', 'name=%zz', 'name=%C3']) {
+      const res = await fetch(`${url}/open/hello?${query}`);
+      assert.equal(res.status, 400, query);
+      assert.deepEqual(((await res.json()) as { error: unknown }).error, {
+        message: "Query parameter 'name' is not valid percent-encoded UTF-8.",
+        type: 'invalid_request_error',
+        param: 'name',
+        code: 'invalid_text',
+      });
+    }
+    const plus = await fetch(`${url}/open/hello?name=a+b%2B`);
+    assert.equal(plus.status, 200);
+  });
+
   test('a pattern route whose examples disagree with its scope function is refused at start-up', () => {
     assert.throws(
       () =>

@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import {
+  EventJournal,
   Lifecycle,
   MemoryEventBus,
   MemoryKeyValueStore,
@@ -15,6 +16,7 @@ import {
   loadConfig,
   randomToken,
   startEmbeddedPostgres,
+  type Logger,
 } from '@switchyard/platform';
 import type { Admin } from '@switchyard/admin';
 import type { ControlPlane } from '@switchyard/control-plane';
@@ -44,9 +46,22 @@ function encryptionKey(dataDir: string, fromEnv: string | undefined): string {
   return key;
 }
 
+/** Events of acknowledged writes outlive the process: those not yet consumed are delivered on the next start. */
+function openEventJournal(path: string, logger: Logger): EventJournal {
+  const journal = EventJournal.open(path, {
+    onError: (err) => logger.error('could not write the event journal', { path, error: String(err) }),
+  });
+  const { skippedBytes } = journal.recovered;
+  if (skippedBytes > 0) {
+    logger.warn('dropped the end of the event journal that a crash cut short', { path, bytes: skippedBytes });
+  }
+  return journal;
+}
+
 /**
  * Every service in one process, each behind its own gRPC server on loopback, on embedded
- * stand-ins: PGlite for Postgres, an in-process bus for Kafka, memory for Redis.
+ * stand-ins: PGlite for Postgres, an in-process bus for Kafka (journaled in the data folder),
+ * memory for Redis.
  */
 export async function runAllInOne(processEnv = process.env): Promise<void> {
   const config = loadConfig(configSchema, processEnv);
@@ -59,7 +74,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
 
   const postgres = await startEmbeddedPostgres(join(dataDir, 'postgres'));
   lifecycle.onStop('embedded postgres', () => postgres.close());
-  const bus = new MemoryEventBus();
+  const bus = new MemoryEventBus({ journal: openEventJournal(join(dataDir, 'events.journal'), logger) });
   const kv = new MemoryKeyValueStore();
   lifecycle.onStop('memory store', () => kv.close());
   const security = { authToken: randomToken(24) };

@@ -51,9 +51,11 @@ function openEventJournal(path: string, logger: Logger): EventJournal {
   const journal = EventJournal.open(path, {
     onError: (err) => logger.error('could not write the event journal', { path, error: String(err) }),
   });
-  const { skippedBytes } = journal.recovered;
-  if (skippedBytes > 0) {
-    logger.warn('dropped the end of the event journal that a crash cut short', { path, bytes: skippedBytes });
+  if (journal.skippedBytes > 0) {
+    logger.warn('dropped the end of the event journal that a crash cut short', {
+      path,
+      bytes: journal.skippedBytes,
+    });
   }
   return journal;
 }

@@ -28,15 +28,17 @@ test('what was appended and committed is there when the file is opened again, wi
   journal.flushCommits();
 
   const reopened = EventJournal.open(path);
-  assert.deepEqual(reopened.recovered.messages, [
+  const recovered = reopened.takeRecovered();
+  assert.deepEqual(recovered.messages, [
     message(0),
     { ...message(1), value: new Uint8Array([0, 255, 1]) },
     { topic: 'other', offset: 0, key: '', value: new Uint8Array() },
   ]);
-  assert.deepEqual(reopened.recovered.commits, [
+  assert.deepEqual(recovered.commits, [
     { groupId: 'log-export.audit', topic: 'switchyard.audit.v1', offset: 1 },
   ]);
-  assert.equal(reopened.recovered.skippedBytes, 0);
+  assert.equal(reopened.skippedBytes, 0);
+  assert.deepEqual(reopened.takeRecovered(), { messages: [], commits: [] }, 'handed over once');
   reopened.close();
   journal.close();
 });
@@ -50,7 +52,7 @@ test("a group's last commit on a topic is the one kept", () => {
   }
   journal.commit({ groupId: 'b', topic: 't', offset: 1 });
   journal.close();
-  assert.deepEqual(EventJournal.open(path).recovered.commits, [
+  assert.deepEqual(EventJournal.open(path).takeRecovered().commits, [
     { groupId: 'a', topic: 't', offset: 3 },
     { groupId: 'b', topic: 't', offset: 1 },
   ]);
@@ -63,7 +65,9 @@ test('commits are written on the next turn of the event loop, several in one wri
   journal.commit({ groupId: 'a', topic: 't', offset: 2 });
   assert.equal(journal.bytes(), 0);
   await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(EventJournal.open(path).recovered.commits, [{ groupId: 'a', topic: 't', offset: 2 }]);
+  assert.deepEqual(EventJournal.open(path).takeRecovered().commits, [
+    { groupId: 'a', topic: 't', offset: 2 },
+  ]);
   assert.equal(journal.bytes(), statSync(path).size);
   journal.close();
 });
@@ -80,12 +84,12 @@ test('a torn tail is dropped on open, and what is appended afterwards is read af
   truncateSync(path, torn);
 
   const reopened = EventJournal.open(path);
-  assert.deepEqual(texts(reopened.recovered.messages), ['event 0', 'event 1']);
-  assert.equal(reopened.recovered.skippedBytes, torn - whole);
+  assert.deepEqual(texts(reopened.takeRecovered().messages), ['event 0', 'event 1']);
+  assert.equal(reopened.skippedBytes, torn - whole);
   assert.equal(statSync(path).size, whole, 'the torn record is cut off the file');
   reopened.append(message(2, 'written again'));
   reopened.close();
-  assert.deepEqual(texts(EventJournal.open(path).recovered.messages), [
+  assert.deepEqual(texts(EventJournal.open(path).takeRecovered().messages), [
     'event 0',
     'event 1',
     'written again',
@@ -103,14 +107,14 @@ test('a record whose checksum fails ends what is read, and so does a header cut 
   data.writeUInt8(data.readUInt8(data.length - 1) ^ 0xff, data.length - 1);
   writeFileSync(path, data);
   const reopened = EventJournal.open(path);
-  assert.deepEqual(texts(reopened.recovered.messages), ['event 0']);
-  assert.equal(reopened.recovered.skippedBytes, data.length - whole);
+  assert.deepEqual(texts(reopened.takeRecovered().messages), ['event 0']);
+  assert.equal(reopened.skippedBytes, data.length - whole);
   reopened.close();
 
   writeFileSync(path, Buffer.concat([readFileSync(path), Buffer.from([9, 0, 0])]));
   const again = EventJournal.open(path);
-  assert.deepEqual(texts(again.recovered.messages), ['event 0']);
-  assert.equal(again.recovered.skippedBytes, 3);
+  assert.deepEqual(texts(again.takeRecovered().messages), ['event 0']);
+  assert.equal(again.skippedBytes, 3);
   again.close();
 });
 
@@ -134,12 +138,9 @@ test('once the file has grown past its limit it is rewritten with only what is s
   journal.append(message(offset, 'after compaction'));
   journal.close();
 
-  const reopened = EventJournal.open(path);
-  assert.deepEqual(texts(reopened.recovered.messages), [`event ${offset - 1}`, 'after compaction']);
-  assert.deepEqual(reopened.recovered.commits, [
-    { groupId: 'a', topic: 'switchyard.audit.v1', offset: offset - 1 },
-  ]);
-  reopened.close();
+  const recovered = EventJournal.open(path).takeRecovered();
+  assert.deepEqual(texts(recovered.messages), [`event ${offset - 1}`, 'after compaction']);
+  assert.deepEqual(recovered.commits, [{ groupId: 'a', topic: 'switchyard.audit.v1', offset: offset - 1 }]);
 });
 
 test('a file is not rewritten before it has grown past its limit, nor again before it has doubled', () => {
@@ -180,5 +181,5 @@ test('a record that cannot be written is reported, not thrown, and the file stay
   journal.append(message(1));
   journal.close();
   assert.equal(errors.length, 1);
-  assert.deepEqual(texts(EventJournal.open(path).recovered.messages), ['event 0', 'event 1']);
+  assert.deepEqual(texts(EventJournal.open(path).takeRecovered().messages), ['event 0', 'event 1']);
 });

@@ -51,13 +51,21 @@ export class EventJournal {
 
   private constructor(
     private readonly path: string,
-    /** What the file held when it was opened. */
-    readonly recovered: JournalContent & { skippedBytes: number },
+    private recovered: JournalContent,
+    /** Bytes of a torn tail dropped when the file was opened. */
+    readonly skippedBytes: number,
     private size: number,
     private readonly options: EventJournalOptions,
   ) {
     this.compactAt = this.nextCompaction();
     this.fd = openSync(path, 'a', 0o600);
+  }
+
+  /** What the file held when it was opened, handed over once so that the journal keeps no second copy. */
+  takeRecovered(): JournalContent {
+    const content = this.recovered;
+    this.recovered = { messages: [], commits: [] };
+    return content;
   }
 
   /** Reads the file (creating it if absent) and cuts off a torn tail so that appends follow the last whole record. */
@@ -78,12 +86,7 @@ export class EventJournal {
         closeSync(fd);
       }
     }
-    return new EventJournal(
-      path,
-      { ...content, skippedBytes: data.length - validBytes },
-      validBytes,
-      options,
-    );
+    return new EventJournal(path, content, data.length - validBytes, validBytes, options);
   }
 
   /** Bytes in the file. */

@@ -41,7 +41,7 @@ export class MemoryEventBus implements EventBus {
 
   /** `retainAll` keeps every message, for tests that inspect what was published. */
   constructor(private readonly options: { retainAll?: boolean; journal?: EventJournal } = {}) {
-    if (options.journal) this.recover(options.journal.recovered);
+    if (options.journal) this.recover(options.journal.takeRecovered());
   }
 
   publish(message: OutgoingMessage): void {

@@ -130,10 +130,13 @@ function joinPattern(base: string, path: string): string {
  */
 function onResponseHead(res: Response, listener: () => void): void {
   const writeHead = res.writeHead;
+  let called = false;
   res.writeHead = function (this: Response, ...args: unknown[]) {
-    res.writeHead = writeHead;
     const result: unknown = Reflect.apply(writeHead, this, args);
-    listener();
+    if (!called) {
+      called = true;
+      listener();
+    }
     return result;
   } as Response['writeHead'];
 }

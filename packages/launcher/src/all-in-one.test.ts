@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -235,6 +236,55 @@ describe('all-in-one', { timeout: 240_000 }, () => {
     } finally {
       await expectCleanStop(app);
     }
+  });
+
+  test('a kill -9 right after the last answer loses no audit entry and no request log: both are there after a restart', async () => {
+    const dataDir = freshDataDir();
+    const first = await startAllInOne(dataDir);
+    const workspaceKey = first.required('workspace key');
+    const adminKey = first.required('admin key');
+    const chat = () =>
+      call(first.url, 'POST', '/v1/chat/completions', workspaceKey, { ...hello, model: '@mock/mock-1' });
+    // The first call warms the gateway's caches, so that the second answers ahead of the writes.
+    const answers = [await chat()];
+    // A burst, so that the consumers are still behind when the process dies.
+    const [answer, ...writes] = await Promise.all([
+      chat(),
+      ...Array.from({ length: 20 }, (_, i) =>
+        call(first.url, 'POST', '/v2/workspaces', adminKey, { name: `Acknowledged ${i}` }),
+      ),
+    ]);
+    answers.push(answer!);
+    const exited = once(first.child, 'exit');
+    first.child.kill('SIGKILL');
+    await exited;
+    for (const response of [...answers, ...writes]) assert.equal(response.status, 200, response.text);
+
+    const second = await startAllInOne(dataDir);
+    const acknowledged = writes.map((write) => write.headers.get('x-request-id')!);
+    const stored = await eventually(
+      async () => {
+        const entries = await call(second.url, 'GET', '/v1/audit-logs?page_size=1000', adminKey);
+        assert.equal(entries.status, 200, entries.text);
+        const ids = (entries.body.data as Array<{ request_id: string }>).map((e) => e.request_id);
+        return acknowledged.every((id) => ids.includes(id)) ? ids : undefined;
+      },
+      { what: 'the audit entry of every acknowledged write', timeoutMs: 10_000 },
+    );
+    // Events handled just before the kill may be delivered again: each is still stored once.
+    for (const id of acknowledged) assert.equal(stored.filter((s) => s === id).length, 1, id);
+    for (const logId of answers.map((a) => a.headers.get('x-request-id')!)) {
+      await eventually(
+        async () =>
+          (await call(second.url, 'GET', `/v1/logs/${logId}`, workspaceKey)).status === 200
+            ? true
+            : undefined,
+        { what: `the request log ${logId}` },
+      );
+    }
+    const workspaces = await call(second.url, 'GET', '/v2/workspaces', adminKey);
+    assert.equal(workspaces.body.total, 21, 'the default workspace and the twenty written');
+    await expectCleanStop(second);
   });
 
   test('takes the admin key from SWITCHYARD_ADMIN_KEY and makes OPENAI_API_KEY the @openai integration', async () => {

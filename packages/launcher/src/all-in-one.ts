@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import {
+  EventJournal,
   Lifecycle,
   MemoryEventBus,
   MemoryKeyValueStore,
@@ -18,6 +19,7 @@ import {
   randomToken,
   serverLimitsFrom,
   startEmbeddedPostgres,
+  type Logger,
 } from '@switchyard/platform';
 import { seededBaseUrlHosts, type Admin } from '@switchyard/admin';
 import type { ControlPlane } from '@switchyard/control-plane';
@@ -49,9 +51,24 @@ function encryptionKey(dataDir: string, fromEnv: string | undefined): string {
   return key;
 }
 
+/** Events of acknowledged writes outlive the process: those not yet consumed are delivered on the next start. */
+function openEventJournal(path: string, logger: Logger): EventJournal {
+  const journal = EventJournal.open(path, {
+    onError: (err) => logger.error('could not write the event journal', { path, error: String(err) }),
+  });
+  if (journal.skippedBytes > 0) {
+    logger.warn('dropped the end of the event journal that a crash cut short', {
+      path,
+      bytes: journal.skippedBytes,
+    });
+  }
+  return journal;
+}
+
 /**
  * Every service in one process, each behind its own gRPC server on loopback, on embedded
- * stand-ins: PGlite for Postgres, an in-process bus for Kafka, memory for Redis.
+ * stand-ins: PGlite for Postgres, an in-process bus for Kafka (journaled in the data folder),
+ * memory for Redis.
  */
 export async function runAllInOne(processEnv = process.env): Promise<void> {
   const config = loadConfig(configSchema, processEnv);
@@ -64,7 +81,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
 
   const postgres = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres') });
   lifecycle.onStop('embedded postgres', () => postgres.close());
-  const bus = new MemoryEventBus();
+  const bus = new MemoryEventBus({ journal: openEventJournal(join(dataDir, 'events.journal'), logger) });
   const kv = new MemoryKeyValueStore();
   lifecycle.onStop('memory store', () => kv.close());
   const security = { authToken: randomToken(24) };

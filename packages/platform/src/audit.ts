@@ -124,8 +124,28 @@ function joinPattern(base: string, path: string): string {
 }
 
 /**
+ * Runs `listener` once the response's status and headers are set, before any byte of it is
+ * sent (Node writes the head together with the first body bytes, and every answer, explicit or
+ * implicit, passes through writeHead).
+ */
+function onResponseHead(res: Response, listener: () => void): void {
+  const writeHead = res.writeHead;
+  let called = false;
+  res.writeHead = function (this: Response, ...args: unknown[]) {
+    const result: unknown = Reflect.apply(writeHead, this, args);
+    if (!called) {
+      called = true;
+      listener();
+    }
+    return result;
+  } as Response['writeHead'];
+}
+
+/**
  * Called by the route guard once the caller may use the route: a non-GET request to a route
- * whose scope is not a data-plane scope is recorded when its answer is a 2xx. Model calls are
+ * whose scope is not a data-plane scope is recorded when its answer is a 2xx, before that
+ * answer is sent: a client that saw its write acknowledged can count on the entry (on the
+ * in-process bus, it is in the journal by then). Model calls are
  * request logs, not audit entries; requests without an authenticated caller are not recorded.
  * `routePath` is the route's pattern within its router; mount prefixes are literal, so the
  * router's base URL completes it.
@@ -144,7 +164,7 @@ export function auditWrite(req: Request, res: Response, scope: Scope | null, rou
   const method = req.method;
   const clientIp = req.ip ?? '';
   const userAgent = req.get('user-agent') ?? '';
-  res.once('finish', () => {
+  onResponseHead(res, () => {
     const status = res.statusCode;
     if (status < 200 || status >= 300) return;
     const requestId = res.getHeader('x-request-id');

@@ -15,6 +15,7 @@ export * from './routes.ts';
 export * from './runtime.ts';
 export * from './bus/event-bus.ts';
 export * from './bus/memory-bus.ts';
+export * from './bus/event-journal.ts';
 export * from './bus/kafka-bus.ts';
 export * from './kv/key-value-store.ts';
 export * from './kv/memory-store.ts';

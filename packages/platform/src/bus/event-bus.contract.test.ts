@@ -1,9 +1,13 @@
 // One contract for every EventBus: the in-process stand-in and Kafka must behave alike.
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
 import type { BusMessage, EventBus, Subscription } from './event-bus.ts';
 import { KafkaEventBus } from './kafka-bus.ts';
+import { EventJournal } from './event-journal.ts';
 import { MemoryEventBus } from './memory-bus.ts';
 import { captureLogger } from '../testing/logger.ts';
 import { requireServiceEnv, uniqueSuffix } from '../testing/services.ts';
@@ -303,6 +307,16 @@ eventBusContract('MemoryEventBus', () => ({
   create: async () => new MemoryEventBus(),
   deliveryTimeoutMs: 5_000,
 }));
+
+describe('MemoryEventBus with a journal', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-contract-journal-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  eventBusContract('MemoryEventBus with a journal', () => ({
+    create: async () =>
+      new MemoryEventBus({ journal: EventJournal.open(join(dir, `${uniqueSuffix()}.journal`)) }),
+    deliveryTimeoutMs: 5_000,
+  }));
+});
 
 describe('KafkaEventBus (real broker)', () => {
   let brokers: string[] = [];

@@ -6,6 +6,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from './event-bus.ts';
+import type { EventJournal, JournalContent } from './event-journal.ts';
 
 interface Group {
   offsets: Map<string, number>;
@@ -27,6 +28,10 @@ const TRIM_CHUNK = 1_024;
  * offsets, at-least-once delivery (a failing handler is retried with backoff). Messages every
  * active group has handled are dropped, so memory does not grow with traffic; a group that
  * comes back after its messages were dropped resumes at the oldest one retained.
+ *
+ * With a journal, what was published and each group's place survive the process: a message
+ * is written to the journal before publish returns, and on the next start every group resumes
+ * where it had committed, so what it had not handled is delivered then.
  */
 export class MemoryEventBus implements EventBus {
   private readonly topics = new Map<string, TopicLog>();
@@ -35,11 +40,15 @@ export class MemoryEventBus implements EventBus {
   private published = 0;
 
   /** `retainAll` keeps every message, for tests that inspect what was published. */
-  constructor(private readonly options: { retainAll?: boolean } = {}) {}
+  constructor(private readonly options: { retainAll?: boolean; journal?: EventJournal } = {}) {
+    if (options.journal) this.recover(options.journal.takeRecovered());
+  }
 
   publish(message: OutgoingMessage): void {
     const log = this.topicLog(message.topic);
-    log.messages.push({ ...message, partition: 0, offset: String(log.base + log.messages.length) });
+    const offset = log.base + log.messages.length;
+    this.options.journal?.append({ topic: message.topic, offset, key: message.key, value: message.value });
+    log.messages.push({ ...message, partition: 0, offset: String(offset) });
     this.published++;
     this.trim(message.topic);
     for (const pump of this.pumps) pump.wake();
@@ -54,9 +63,12 @@ export class MemoryEventBus implements EventBus {
     for (const topic of options.topics) {
       const { base } = this.topicLog(topic);
       const committed = group.offsets.get(topic);
-      if (committed === undefined) group.offsets.set(topic, options.fromBeginning ? base : this.end(topic));
-      else if (committed < base) group.offsets.set(topic, base);
+      if (committed === undefined)
+        this.commit(options.groupId, topic, options.fromBeginning ? base : this.end(topic));
+      else if (committed < base) this.commit(options.groupId, topic, base);
     }
+    // A new group's starting place is durable before anything it must read can be published.
+    this.options.journal?.flushCommits();
     const pump = new Pump(this, group, options);
     this.pumps.add(pump);
     pump.wake();
@@ -89,17 +101,86 @@ export class MemoryEventBus implements EventBus {
     return this.topics.get(topic)?.messages.length ?? 0;
   }
 
+  /** The group will read the topic from `offset` on. */
+  commit(groupId: string, topic: string, offset: number): void {
+    this.groups.get(groupId)?.offsets.set(topic, offset);
+    this.options.journal?.commit({ groupId, topic, offset });
+  }
+
   /** Drops what every active group of the topic has handled (or, unconsumed, the oldest past the cap). */
   trim(topic: string): void {
     if (this.options.retainAll) return;
     const log = this.topicLog(topic);
-    let keepFrom = log.base + Math.max(0, log.messages.length - UNCONSUMED_RETENTION);
-    const active = [...this.pumps].filter((p) => p.consumes(topic));
-    if (active.length > 0) keepFrom = Math.min(...active.map((p) => p.committed(topic)));
+    const keepFrom = this.keepFrom(topic);
     const drop = keepFrom - log.base;
     if (drop >= TRIM_CHUNK || (drop > 0 && drop * 2 >= log.messages.length)) {
       log.messages.splice(0, drop);
       log.base = keepFrom;
+    }
+    this.options.journal?.compactIfDue(() => this.needed());
+  }
+
+  /** The oldest message of the topic that an active group has yet to handle (or, unconsumed, that is within the cap). */
+  private keepFrom(topic: string): number {
+    const log = this.topicLog(topic);
+    const active = [...this.pumps].filter((p) => p.consumes(topic));
+    if (active.length > 0) return Math.min(...active.map((p) => p.committed(topic)));
+    return log.base + Math.max(0, log.messages.length - UNCONSUMED_RETENTION);
+  }
+
+  /** What the journal must keep: the messages not to be dropped yet, and the places of groups that have not lost theirs. */
+  private needed(): JournalContent {
+    const content: JournalContent = { messages: [], commits: [] };
+    const keepFrom = new Map<string, number>();
+    for (const [topic, log] of this.topics) {
+      const from = Math.max(log.base, this.keepFrom(topic));
+      keepFrom.set(topic, from);
+      for (const message of log.messages.slice(from - log.base)) {
+        content.messages.push({
+          topic,
+          offset: Number(message.offset),
+          key: message.key,
+          value: message.value,
+        });
+      }
+    }
+    for (const [groupId, group] of this.groups) {
+      for (const [topic, offset] of group.offsets) {
+        // A group behind what is kept resumes at the oldest message kept, as it would without its place.
+        if (offset >= (keepFrom.get(topic) ?? 0)) content.commits.push({ groupId, topic, offset });
+      }
+    }
+    return content;
+  }
+
+  /** Takes up where the journal's last writer left off: its messages, at their offsets, and the groups' places. */
+  private recover(content: JournalContent): void {
+    for (const message of content.messages) {
+      const log = this.topicLog(message.topic);
+      if (log.messages.length === 0) log.base = message.offset;
+      else if (message.offset !== log.base + log.messages.length) {
+        throw new Error(
+          `event journal: ${message.topic} jumps from ${this.end(message.topic)} to ${message.offset}`,
+        );
+      }
+      log.messages.push({
+        topic: message.topic,
+        key: message.key,
+        value: message.value,
+        partition: 0,
+        offset: String(message.offset),
+      });
+    }
+    for (const { groupId, topic, offset } of content.commits) {
+      let group = this.groups.get(groupId);
+      if (!group) {
+        group = { offsets: new Map() };
+        this.groups.set(groupId, group);
+      }
+      group.offsets.set(topic, offset);
+      // Everything of a topic was handled and compacted away: its offsets go on from there.
+      const log = this.topicLog(topic);
+      if (log.messages.length === 0 && offset > log.base) log.base = offset;
     }
   }
 
@@ -129,6 +210,7 @@ export class MemoryEventBus implements EventBus {
   async close(): Promise<void> {
     await Promise.all([...this.pumps].map((p) => p.stop()));
     this.pumps.clear();
+    this.options.journal?.close();
   }
 }
 
@@ -185,14 +267,14 @@ class Pump {
         if (!message) {
           // Dropped while this group was away: resume at the oldest message retained.
           offset = this.bus.end(topic) - this.bus.retained(topic);
-          this.group.offsets.set(topic, offset);
+          this.bus.commit(this.options.groupId, topic, offset);
           continue;
         }
         try {
           await this.options.handler(message);
           offset++;
           attempt = 0;
-          this.group.offsets.set(topic, offset);
+          this.bus.commit(this.options.groupId, topic, offset);
         } catch {
           attempt++;
           await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 20 * 2 ** attempt)));

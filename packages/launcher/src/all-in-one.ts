@@ -34,6 +34,8 @@ const configSchema = z.object({
   SWITCHYARD_ADMIN_KEY: env.optionalString(),
   SWITCHYARD_ENCRYPTION_KEY: env.optionalString(),
   SHUTDOWN_GRACE_MS: env.int(10_000, 0, 600_000),
+  EMBEDDED_DB_TRANSACTION_TIMEOUT_MS: env.int(5_000, 100, 600_000),
+  EMBEDDED_DB_WAIT_TIMEOUT_MS: env.int(15_000, 100, 600_000),
   HEADER_PREFIX: env.string('x-vendor-'),
   TRUST_PROXY: env.optionalString(),
   ...httpServerEnv,
@@ -79,7 +81,11 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_GRACE_MS);
   lifecycle.handleSignals();
 
-  const postgres = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres') });
+  const postgres = await startEmbeddedPostgres({
+    dataDir: join(dataDir, 'postgres'),
+    transactionTimeoutMs: config.EMBEDDED_DB_TRANSACTION_TIMEOUT_MS,
+    waitTimeoutMs: config.EMBEDDED_DB_WAIT_TIMEOUT_MS,
+  });
   lifecycle.onStop('embedded postgres', () => postgres.close());
   const bus = new MemoryEventBus({ journal: openEventJournal(join(dataDir, 'events.journal'), logger) });
   const kv = new MemoryKeyValueStore();

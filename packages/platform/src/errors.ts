@@ -210,14 +210,17 @@ const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connec
  * succeed): `timeout`, `unavailable`, or undefined for any other failure.
  */
 export function databaseFault(err: unknown): 'timeout' | 'unavailable' | undefined {
+  const code = postgresErrorCode(err);
+  if (code !== undefined) {
+    if (DATABASE_TIMEOUT.test(code)) return 'timeout';
+    if (DATABASE_UNAVAILABLE.test(code)) return 'unavailable';
+    return undefined;
+  }
   if (typeof err !== 'object' || err === null) return undefined;
-  // TypeORM wraps a failed query; a failed pool checkout arrives as `pg` raised it.
+  // What `pg` raises itself carries no SQLSTATE: TypeORM wraps it, a failed pool checkout arrives as is.
   const cause = (err as { driverError?: unknown }).driverError ?? err;
   if (!(cause instanceof Error)) return undefined;
-  const code = (cause as { code?: unknown }).code;
-  if (typeof code === 'string' && DATABASE_TIMEOUT.test(code)) return 'timeout';
   if (CLIENT_TIMEOUT.test(cause.message)) return 'timeout';
-  if (typeof code === 'string' && DATABASE_UNAVAILABLE.test(code)) return 'unavailable';
   if (CONNECTION_LOST.test(cause.message)) return 'unavailable';
   return undefined;
 }

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { LoadResult } from './load.ts';
 import type { CpuUse } from './probe.ts';
-import { evaluateTargets, pair, type BenchResults } from './report.ts';
+import { RESULT_DIRS, evaluateTargets, pair, toMarkdown, writeResults, type BenchResults } from './report.ts';
+import type { StreamResult } from './ttft.ts';
 
 function load(reqPerSec: number, p50: number, p99: number, over: Partial<LoadResult> = {}): LoadResult {
   return {
@@ -73,5 +77,108 @@ describe('benchmark targets', () => {
     const throughput = evaluateTargets([c32], rss).find((t) => t.name.startsWith('throughput'))!;
     assert.equal(throughput.holds, false);
     assert.equal(throughput.disturbed, false);
+  });
+});
+
+function stream(ttftP50: number, ttftP99: number): StreamResult {
+  const summary = (p50: number, p99: number) => ({
+    count: 300,
+    min: p50,
+    mean: p50,
+    p50,
+    p90: p99,
+    p99,
+    max: p99,
+  });
+  return {
+    requests: 300,
+    failures: 0,
+    ttftUs: summary(ttftP50, ttftP99),
+    totalUs: summary(ttftP50 + 30, ttftP99 + 30),
+  };
+}
+
+/** A whole run's results: concurrency 1 disturbed in its direct run, concurrency 32 clean. */
+function run(): BenchResults {
+  const nonStreaming = [
+    pair(1, load(3_000, 250, 1_200), load(700, 800, 7_700), cost, {
+      cpuUse: { direct: cpu(2_000), gateway: cpu(100) },
+      reference: { result: load(1_900, 470, 1_400), cpuMsPerRequest: 0.29 },
+    }),
+    pair(32, load(9_800, 3_000, 11_000), load(1_600, 18_000, 54_000), cost),
+  ];
+  const targets = evaluateTargets(nonStreaming, rss);
+  const direct = stream(630, 3_300);
+  const gateway = stream(1_800, 9_400);
+  return {
+    generatedAt: '2026-01-02T03:04:05.000Z',
+    environment: { node: 'v20.19.0', platform: 'linux x64', cpus: 2, cpuModel: 'Test CPU' },
+    config: {
+      mode: 'distributed',
+      placement: 'load generator on CPU 0; fake upstream and gateway on CPU 1',
+      nodeOptions: '--max-old-space-size=384',
+      durationS: 10,
+      warmupS: 2,
+      jitWarmupS: 30,
+      concurrencies: [1, 32],
+      streamRequests: 300,
+      streamWarmup: 20,
+      directModel: 'gpt-4o-mini',
+      gatewayModel: '@bench/gpt-4o-mini',
+      rssIntervalMs: 100,
+    },
+    nonStreaming,
+    streaming: {
+      concurrency: 1,
+      direct,
+      reference: stream(850, 6_600),
+      gateway,
+      overheadP50Us: gateway.ttftUs.p50 - direct.ttftUs.p50,
+      overheadP99Us: gateway.ttftUs.p99 - direct.ttftUs.p99,
+      gatewayCost: cost,
+    },
+    rss,
+    targets,
+    allTargetsHold: targets.every((t) => t.holds),
+  };
+}
+
+describe('benchmark results files', () => {
+  it('writes the report as toMarkdown renders it to <report>/latest.md and <data>/results.md, every number to results.json', (t) => {
+    const root = mkdtempSync(join(tmpdir(), 'bench-results-'));
+    t.after(() => rmSync(root, { recursive: true, force: true }));
+    const results = run();
+    const dirs = { data: join(root, RESULT_DIRS.data), report: join(root, RESULT_DIRS.report) };
+    const { markdown, files } = writeResults(results, dirs);
+    assert.equal(markdown, toMarkdown(results));
+    assert.equal(files.latest, join(root, 'bench', 'results', 'latest.md'));
+    assert.equal(readFileSync(files.latest, 'utf8'), markdown);
+    assert.equal(files.results, join(root, '.data', 'bench', 'results.md'));
+    assert.equal(readFileSync(files.results, 'utf8'), markdown);
+    assert.deepEqual(JSON.parse(readFileSync(files.json, 'utf8')), JSON.parse(JSON.stringify(results)));
+  });
+
+  it('the report gives the environment, and each target as held, not held or not judged', () => {
+    const report = toMarkdown(run());
+    for (const line of [
+      '- Date: 2026-01-02T03:04:05.000Z',
+      '- Mode: distributed',
+      '- CPUs: 2 (Test CPU)',
+      '- Node: v20.19.0',
+    ])
+      assert.ok(report.includes(`\n${line}\n`), line);
+    const row = (name: string) => report.split('\n').find((l) => l.startsWith(`| ${name} |`)) ?? '';
+    assert.match(row('added latency p50, concurrency 1'), /\*\*not judged\*\* \(disturbed run\)/);
+    assert.match(row('throughput gateway / direct, concurrency 32'), /\| yes \|/);
+    assert.match(row('gateway RSS peak under load'), /\| yes \|/);
+    const failing = toMarkdown({
+      ...run(),
+      rss: { ...rss, peakMiB: 151 },
+      targets: evaluateTargets([], { ...rss, peakMiB: 151 }),
+    });
+    assert.match(
+      failing.split('\n').find((l) => l.startsWith('| gateway RSS peak under load |')) ?? '',
+      /\| \*\*no\*\* \|/,
+    );
   });
 });

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { LoadResult } from './load.ts';
 import type { CpuUse, GatewayRuntime } from './probe.ts';
 import type { StreamResult } from './ttft.ts';
@@ -221,10 +223,14 @@ function clean(p: NonStreamingPair): boolean {
 
 export function toMarkdown(r: BenchResults): string {
   const lines: string[] = [];
-  lines.push('## Switchyard gateway benchmark', '');
+  lines.push('# Switchyard gateway benchmark', '');
   lines.push(
-    `${r.generatedAt} · Node ${r.environment.node} · ${r.environment.platform} · ${r.environment.cpus} CPUs` +
-      ` (${r.environment.cpuModel}) · ${r.config.placement}`,
+    `- Date: ${r.generatedAt}`,
+    `- Mode: ${r.config.mode}`,
+    `- CPUs: ${r.environment.cpus} (${r.environment.cpuModel})`,
+    `- Node: ${r.environment.node}`,
+    `- Platform: ${r.environment.platform}`,
+    `- Placement: ${r.config.placement}`,
     '',
     (r.config.jitWarmupS > 0
       ? `Before the first scenario the gateway and the reference proxy each serve ${r.config.jitWarmupS} s of requests and streams, not measured, ` +
@@ -244,7 +250,7 @@ export function toMarkdown(r: BenchResults): string {
     '',
   );
 
-  lines.push('### Non-streaming `POST /v1/chat/completions`', '');
+  lines.push('## Non-streaming `POST /v1/chat/completions`', '');
   lines.push(
     '| concurrency | path | req/s | p50 (µs) | p99 (µs) | added p50 (µs) | added p99 (µs) | req/s / direct | proxy CPU per request (ms) | gateway busy after the run (s) | non-2xx / errors |',
     '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
@@ -266,7 +272,7 @@ export function toMarkdown(r: BenchResults): string {
 
   const probed = r.nonStreaming.filter((p) => p.gatewayRuntime);
   if (probed.length > 0) {
-    lines.push('### Gateway process during the non-streaming gateway runs', '');
+    lines.push('## Gateway process during the non-streaming gateway runs', '');
     lines.push(
       'Garbage-collection pauses and event-loop delay recorded inside the gateway process during the ' +
         "measured run, and how many of the responses at or above the run's p99 were in flight while the " +
@@ -293,7 +299,7 @@ export function toMarkdown(r: BenchResults): string {
   const placed = r.nonStreaming.filter((p) => p.cpuUse?.direct || p.cpuUse?.gateway);
   if (placed.length > 0) {
     const cpu = (placed[0]!.cpuUse!.gateway ?? placed[0]!.cpuUse!.direct)!.cpu;
-    lines.push(`### Who used CPU ${cpu} (the system under test) during the non-streaming runs`, '');
+    lines.push(`## Who used CPU ${cpu} (the system under test) during the non-streaming runs`, '');
     lines.push(
       `From /proc over each measured run: CPU time of the proxy's main thread (the reference proxy's or the ` +
         `gateway's) and of its other threads, of the fake upstream, and of everything else on CPU ${cpu}; and how ` +
@@ -332,7 +338,7 @@ export function toMarkdown(r: BenchResults): string {
   }
 
   const s = r.streaming;
-  lines.push('### Streaming (`stream: true`), time to first token, concurrency 1', '');
+  lines.push('## Streaming (`stream: true`), time to first token, concurrency 1', '');
   const streamRow = (name: string, run: StreamResult) =>
     `| ${name} | ${run.requests} | ${int(run.ttftUs.p50)} | ${int(run.ttftUs.p99)} | ${int(run.totalUs.p50)} | ${int(run.totalUs.p99)} | ${run.failures} |`;
   const overheadRow = (name: string, run: StreamResult) =>
@@ -352,7 +358,7 @@ export function toMarkdown(r: BenchResults): string {
     '',
   );
 
-  lines.push(`### Gateway process (${r.config.mode}) resident memory`, '');
+  lines.push(`## Gateway process (${r.config.mode}) resident memory`, '');
   if (r.config.nodeOptions)
     lines.push(
       `Gateway \`NODE_OPTIONS\`: \`${r.config.nodeOptions}\` (the Helm chart's default values, given to every service process).`,
@@ -364,14 +370,59 @@ export function toMarkdown(r: BenchResults): string {
     '',
   );
 
-  lines.push('### Targets', '');
+  lines.push('## Targets', '');
   lines.push('| target | measured | goal | holds | reference proxy, same run |', '|---|---:|---:|---|---:|');
   for (const t of r.targets)
     lines.push(
       `| ${t.name} | ${t.measured} | ${t.goal} | ${t.holds ? 'yes' : t.disturbed ? '**not judged** (disturbed run)' : '**no**'} | ${t.reference ?? ''} |`,
     );
-  lines.push('');
+  lines.push(
+    '',
+    'A latency or throughput target holds only when its direct and gateway runs had no errors and no ' +
+      `non-2xx answers; it is not judged when others used more than ${pct(DISTURBED_SHARE)} of the ` +
+      'system-under-test CPU in either run.',
+    '',
+  );
   return `${lines.join('\n')}\n`;
+}
+
+/** Where a run's results go, relative to the repository's root (bench/README.md names them). */
+export const RESULT_DIRS = {
+  /** Every number of the run (results.json) and the report (results.md); not tracked. */
+  data: join('.data', 'bench'),
+  /** The current report (latest.md), tracked: each run replaces it. */
+  report: join('bench', 'results'),
+};
+
+export interface ResultFiles {
+  /** `<data>/results.json` */
+  json: string;
+  /** `<data>/results.md` */
+  results: string;
+  /** `<report>/latest.md` */
+  latest: string;
+}
+
+/**
+ * Writes a run's results: every number to `<data>/results.json`, and the report as `toMarkdown`
+ * renders it to `<data>/results.md` and to `<report>/latest.md`. Returns the report and the files.
+ */
+export function writeResults(
+  r: BenchResults,
+  dirs: { data: string; report: string },
+): { markdown: string; files: ResultFiles } {
+  const markdown = toMarkdown(r);
+  const files: ResultFiles = {
+    json: join(dirs.data, 'results.json'),
+    results: join(dirs.data, 'results.md'),
+    latest: join(dirs.report, 'latest.md'),
+  };
+  mkdirSync(dirs.data, { recursive: true });
+  mkdirSync(dirs.report, { recursive: true });
+  writeFileSync(files.json, `${JSON.stringify(r, null, 2)}\n`);
+  writeFileSync(files.results, markdown);
+  writeFileSync(files.latest, markdown);
+  return { markdown, files };
 }
 
 function int(value: number): string {

@@ -16,7 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
@@ -29,8 +29,9 @@ import { profileMarkdown, readProfile, summarizeProfile, type ProfileWindow } fr
 import {
   evaluateTargets,
   pair,
-  toMarkdown,
+  writeResults,
   DISTURBED_SHARE,
+  RESULT_DIRS,
   type BenchResults,
   type GatewayCost,
   type NonStreamingPair,
@@ -47,7 +48,7 @@ import { RssSampler, readCpuMs, toMiB, waitUntilIdle } from './rss.ts';
 import { measureStreams, type StreamResult } from './ttft.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const outDir = join(repoRoot, '.data', 'bench');
+const outDir = join(repoRoot, RESULT_DIRS.data);
 
 const { values: args } = parseArgs({
   options: {
@@ -673,12 +674,14 @@ async function main(): Promise<void> {
     allTargetsHold: targets.every((t) => t.holds),
   };
 
-  const markdown = toMarkdown(results);
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(join(outDir, 'results.md'), markdown);
+  const { markdown, files } = writeResults(results, {
+    data: outDir,
+    report: join(repoRoot, RESULT_DIRS.report),
+  });
   process.stdout.write(`\n${markdown}\n`);
-  log('results written to .data/bench/results.json and .data/bench/results.md');
+  log(
+    `results written to ${[files.json, files.results, files.latest].map((f) => relative(repoRoot, f)).join(', ')}`,
+  );
 
   if (args.profile) {
     await gateway.stop(30_000);

@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { LoadResult } from './load.ts';
 import type { CpuUse } from './probe.ts';
 import { RESULT_DIRS, evaluateTargets, pair, toMarkdown, writeResults, type BenchResults } from './report.ts';
 import type { StreamResult } from './ttft.ts';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 function load(reqPerSec: number, p50: number, p99: number, over: Partial<LoadResult> = {}): LoadResult {
   return {
@@ -156,6 +159,16 @@ describe('benchmark results files', () => {
     assert.equal(files.results, join(root, '.data', 'bench', 'results.md'));
     assert.equal(readFileSync(files.results, 'utf8'), markdown);
     assert.deepEqual(JSON.parse(readFileSync(files.json, 'utf8')), JSON.parse(JSON.stringify(results)));
+  });
+
+  it('the manual names the files where they are written', () => {
+    const manual = readFileSync(join(repoRoot, 'bench', 'README.md'), 'utf8');
+    for (const file of [
+      join(RESULT_DIRS.report, 'latest.md'),
+      join(RESULT_DIRS.data, 'results.json'),
+      join(RESULT_DIRS.data, 'results.md'),
+    ])
+      assert.ok(manual.includes(`\`${file}\``), `bench/README.md names ${file}`);
   });
 
   it('the report gives the environment, and each target as held, not held or not judged', () => {

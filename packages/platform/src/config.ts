@@ -75,17 +75,35 @@ export const env = {
  * longer than the request bound, so `listen` caps the first at the second.
  */
 export const httpServerEnv = {
-  HTTP_HEADERS_TIMEOUT_MS: env.int(10_000, 1, 600_000),
-  HTTP_REQUEST_TIMEOUT_MS: env.int(60_000, 1, 3_600_000),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: env.int(65_000, 1, 600_000),
-  HTTP_MAX_CONNECTIONS: env.int(10_000, 1, 1_000_000),
+  HTTP_HEADERS_TIMEOUT_MS: env.int(10_000, 1, 600_000).meta({
+    description: "a request's line and headers must arrive within this (else 408)",
+  }),
+  HTTP_REQUEST_TIMEOUT_MS: env.int(60_000, 1, 3_600_000).meta({
+    description:
+      'the whole request, body included, must arrive within this (else 408 and the connection is closed); a response under way, such as a stream, is not cut',
+  }),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: env.int(65_000, 1, 600_000).meta({
+    description:
+      'an idle keep-alive connection closes after this; keep it above the idle timeout of a load balancer in front',
+  }),
+  HTTP_MAX_CONNECTIONS: env.int(10_000, 1, 1_000_000).meta({
+    description:
+      'open connections per process; one past it gets 503 (`too_many_connections`, `retry-after: 1`) and is closed',
+  }),
 };
 
 /** Deadlines of the calls a process makes to its database and to other services. */
 export const callDeadlineEnv = {
-  GRPC_DEADLINE_MS: env.int(5_000, 1, 600_000),
-  DB_QUERY_TIMEOUT_MS: env.int(15_000, 1, 3_600_000),
-  DB_CONNECT_TIMEOUT_MS: env.int(5_000, 1, 600_000),
+  GRPC_DEADLINE_MS: env.int(5_000, 1, 600_000).meta({
+    description: 'deadline of each call between services that names none of its own (past it: 503)',
+  }),
+  DB_QUERY_TIMEOUT_MS: env.int(15_000, 1, 3_600_000).meta({
+    description:
+      "longest a query may run (Postgres `statement_timeout`, and the client's own bound just after it); past it: 503 `database_timeout`. Migrations run without it",
+  }),
+  DB_CONNECT_TIMEOUT_MS: env.int(5_000, 1, 600_000).meta({
+    description: 'longest the wait for a database connection may take (past it: 503 `database_timeout`)',
+  }),
 };
 export type CallDeadlines = z.output<z.ZodObject<typeof callDeadlineEnv>>;
 /** The call deadlines' defaults, for what runs without the settings (tests, tools). */
@@ -97,11 +115,17 @@ export const callDeadlineDefaults: CallDeadlines = loadConfig(z.object(callDeadl
  */
 export const bodyLimitEnv = {
   /** Management APIs: integrations, workspaces, keys, configs, members, organisation settings. */
-  MAX_MANAGEMENT_REQUEST_BODY: env.size('1mb'),
+  MAX_MANAGEMENT_REQUEST_BODY: env.size('1mb').meta({
+    description: 'largest request body of the management APIs (larger: 413)',
+  }),
   /** The OAuth protocol and consent endpoints: a registration holds at most 10 URIs of 2048 characters. */
-  MAX_OAUTH_REQUEST_BODY: env.size('32kb'),
+  MAX_OAUTH_REQUEST_BODY: env.size('32kb').meta({
+    description: 'largest request body of the OAuth protocol and consent endpoints (larger: 413)',
+  }),
   /** The SCIM protocol: a group's whole member list may come in one request. */
-  MAX_SCIM_REQUEST_BODY: env.size('4mb'),
+  MAX_SCIM_REQUEST_BODY: env.size('4mb').meta({
+    description: 'largest request body of SCIM provisioning (larger: 413)',
+  }),
 };
 export interface BodyLimits {
   management: string;
@@ -116,19 +140,67 @@ export function bodyLimitsFrom(config: z.output<z.ZodObject<typeof bodyLimitEnv>
   };
 }
 
+/** The address of the HTTP server a process runs: all-in-one's defaults differ from the services'. */
+export function listenEnv(host: string, port: number) {
+  return {
+    HOST: env.string(host).meta({ description: 'HTTP bind address' }),
+    PORT: env.port(port).meta({
+      description: 'HTTP port (`/healthz`, `/readyz`, `/metrics` and the routes)',
+    }),
+  };
+}
+
+/**
+ * Settings that several schemas read, defined once so that their defaults and descriptions
+ * agree wherever they are read.
+ */
+export const sharedEnv = {
+  HEADER_PREFIX: env.string('x-vendor-').meta({
+    description: 'request header prefix, so clients of gateways with another prefix work unchanged',
+  }),
+  /**
+   * Custom hosts (inline in the gateway, saved in integrations) and SSO identity providers on
+   * these hosts may be on private or loopback addresses.
+   */
+  TRUSTED_CUSTOM_HOSTS: env.list().meta({
+    description:
+      'comma-separated hosts (subdomains included) exempt from the unsafe-host check for custom hosts, inline (gateway) and saved in integrations (admin, and the gateway when it connects), and SSO identity providers (admin). Helm gives admin both `config.gateway.trustedCustomHosts` and `config.admin.trustedIdentityProviderHosts`; all-in-one trusts the hosts of the `*_BASE_URL` integrations it creates',
+  }),
+  DATABASE_URL: env.url().meta({ description: 'PostgreSQL connection URL' }),
+};
+
+const grpcTls = {
+  description:
+    'mutual TLS between services when all three are set; a certificate whose Common Name is the service proves it',
+};
+
 /** Settings every service process reads. */
 export const baseEnvSchema = z.object({
-  NODE_ENV: env.string('development'),
-  LOG_LEVEL: env.logLevel(),
-  HOST: env.string('0.0.0.0'),
-  PORT: env.port(8080),
-  SHUTDOWN_GRACE_MS: env.int(10_000, 0, 600_000),
-  GRPC_AUTH_TOKEN: env.optionalString(),
-  GRPC_TLS_CA_FILE: env.optionalString(),
-  GRPC_TLS_CERT_FILE: env.optionalString(),
-  GRPC_TLS_KEY_FILE: env.optionalString(),
+  NODE_ENV: env.string('development').meta({
+    description:
+      "the environment's name as Node libraries read it (`production` in the container image and the Helm chart); Switchyard's own code does not act on it",
+  }),
+  LOG_LEVEL: env.logLevel().meta({
+    description:
+      '`error`, `warn`, `info`, `http` or `debug`; JSON lines with request and trace ids, secrets masked',
+  }),
+  ...listenEnv('0.0.0.0', 8080),
+  SHUTDOWN_GRACE_MS: env.int(10_000, 0, 600_000).meta({
+    description:
+      'on SIGTERM: stop accepting, drain in-flight requests, flush Kafka, close pools, each step bounded by this',
+  }),
+  GRPC_AUTH_TOKEN: env.optionalString().meta({
+    description:
+      'shared secret each service derives its gRPC token from (see "Calls between services" in docs/architecture.md; health checks exempt)',
+  }),
+  GRPC_TLS_CA_FILE: env.optionalString().meta(grpcTls),
+  GRPC_TLS_CERT_FILE: env.optionalString().meta(grpcTls),
+  GRPC_TLS_KEY_FILE: env.optionalString().meta(grpcTls),
   /** Express's `trust proxy` setting: which proxies' X-Forwarded-For names the client (see createHttpApp). */
-  TRUST_PROXY: env.optionalString(),
+  TRUST_PROXY: env.optionalString().meta({
+    description:
+      "Express's `trust proxy` setting for the proxies in front: `true`, a hop count, or comma-separated addresses and subnets such as `loopback`, `10.0.0.0/8`; only their `X-Forwarded-For` then names the client (the audit log's client IP). Unset or `false`: no proxy is trusted",
+  }),
   ...httpServerEnv,
   ...callDeadlineEnv,
 });

@@ -34,28 +34,53 @@ const mapping = z.preprocess(
   }),
 );
 
+const issuerAndAudience = {
+  description: 'accepted `iss` / `aud` values, comma-separated; empty: not checked',
+};
+
 /**
  * JWT authentication of this deployment, read by every service that authenticates callers.
  * Off while `JWT_JWKS_URIS` is empty. Tokens act in one organisation, the deployment's.
  */
 export const jwtEnvSchema = z
   .object({
-    JWT_JWKS_URIS: env.list().pipe(z.array(z.url({ protocol: /^https?$/ }))),
-    JWT_ORGANISATION: env.optionalString().pipe(z.string().min(1).max(128).optional()),
+    JWT_JWKS_URIS: env
+      .list()
+      .pipe(z.array(z.url({ protocol: /^https?$/ })))
+      .meta({
+        description:
+          'comma-separated JWKS URIs; empty: JWT authentication is off. Their keys are fetched in parallel, merged (the first URI wins a shared `kid`), cached, and fetched again when a token names an unknown `kid`',
+      }),
+    JWT_ORGANISATION: env
+      .optionalString()
+      .pipe(z.string().min(1).max(128).optional())
+      .meta({ description: 'the organisation (id or slug) tokens act in; required with `JWT_JWKS_URIS`' }),
     JWT_ALGORITHMS: env
       .list()
       .transform((list) => (list.length > 0 ? list : ['RS256', 'ES256']))
-      .pipe(z.array(z.enum(JWT_ALGORITHMS))),
-    JWT_ISSUER: env.list(),
-    JWT_AUDIENCE: env.list(),
-    JWT_CLOCK_TOLERANCE_SECONDS: env.int(30, 0, 300),
-    /** How long fetched keys are used before they are fetched again. */
-    JWT_JWKS_CACHE_SECONDS: env.int(600, 1, 86_400),
-    /** The least time between two fetches caused by a key id no set has. */
-    JWT_JWKS_REFRESH_COOLDOWN_SECONDS: env.int(30, 0, 3_600),
-    JWT_SUBS_ALLOWED: env.list(),
-    JWT_SUB_WORKSPACE_MAPPING: mapping,
-    JWT_WORKSPACES_ALLOWED: env.list(),
+      .pipe(z.array(z.enum(JWT_ALGORITHMS)))
+      .meta({
+        description: 'allow-list of signature algorithms (`RS*`, `PS*`, `ES*`; no `none`, no HMAC)',
+      }),
+    JWT_ISSUER: env.list().meta(issuerAndAudience),
+    JWT_AUDIENCE: env.list().meta(issuerAndAudience),
+    JWT_CLOCK_TOLERANCE_SECONDS: env.int(30, 0, 300).meta({ description: 'leeway for `exp` and `nbf`' }),
+    JWT_JWKS_CACHE_SECONDS: env.int(600, 1, 86_400).meta({
+      description: 'how long fetched keys are kept before they are fetched again',
+    }),
+    JWT_JWKS_REFRESH_COOLDOWN_SECONDS: env.int(30, 0, 3_600).meta({
+      description: 'least time between fetches caused by unknown key ids',
+    }),
+    JWT_SUBS_ALLOWED: env.list().meta({
+      description: '`jwt_subs_allowed`: the subjects admitted, comma-separated; empty: any subject',
+    }),
+    JWT_SUB_WORKSPACE_MAPPING: mapping.meta({
+      description:
+        "`jwt_sub_workspace_mapping`: JSON object subject → workspace slug, taking precedence over the token's `workspace` claim",
+    }),
+    JWT_WORKSPACES_ALLOWED: env.list().meta({
+      description: '`workspaces_allowed`: workspace slugs or ids tokens may act in; empty: any workspace',
+    }),
   })
   .refine((v) => v.JWT_JWKS_URIS.length === 0 || v.JWT_ORGANISATION !== undefined, {
     error:

@@ -2,11 +2,11 @@ import { setFlagsFromString } from 'node:v8';
 import type { RequestHandler, Router } from 'express';
 import { auditTrail, serviceAuditSink } from './audit.ts';
 import type { DataSource, EntitySchema, MigrationInterface } from 'typeorm';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { admin, configs, identity, policy } from '@switchyard/proto';
 import type { EventBus } from './bus/event-bus.ts';
 import { KafkaEventBus } from './bus/kafka-bus.ts';
-import { baseEnvSchema, callDeadlineDefaults, env, loadConfig } from './config.ts';
+import { baseEnvSchema, callDeadlineDefaults, env, loadConfig, sharedEnv } from './config.ts';
 import {
   checkCallerIdentity,
   createGrpcClient,
@@ -125,6 +125,11 @@ export interface ServiceDefinition<I extends ServiceInstance = ServiceInstance> 
    * on node's command line.
    */
   v8Flags?: string[];
+  /**
+   * The settings `create` acts on, beyond those of the runner that starts it (see
+   * standaloneSettings): the configuration table lists them (scripts/config-table.ts).
+   */
+  settings?: z.ZodObject;
   create(deps: ServiceDeps): Promise<I>;
 }
 
@@ -179,27 +184,73 @@ export function createClients(
 }
 
 function standaloneSchema(definition: ServiceDefinition) {
-  const required = (needed: boolean | undefined, schema: z.ZodType) => (needed ? schema : schema.optional());
+  // Optional where the service has no use for it; the description stays.
+  const required = (needed: boolean | undefined, schema: z.ZodType) =>
+    needed ? schema : schema.optional().meta(schema.meta() ?? {});
   const clientAddresses = Object.fromEntries(
     (Object.keys(clientTargets) as ClientName[]).map((name) => [
       clientTargets[name].addressVariable,
-      required(definition.clients?.includes(name), env.string()),
+      required(
+        definition.clients?.includes(name),
+        env.string().meta({ description: `\`host:port\` of ${clientTargets[name].service}'s gRPC server` }),
+      ),
     ]),
   );
   return baseEnvSchema.extend({
-    DATABASE_URL: required(!!definition.database, env.url()),
-    DB_POOL_SIZE: env.int(12, 1, 500),
-    MIGRATE_ON_START: env.bool(false),
-    KAFKA_BROKERS: definition.bus
+    DATABASE_URL: required(!!definition.database, sharedEnv.DATABASE_URL),
+    DB_POOL_SIZE: env.int(12, 1, 500).meta({ description: 'connections per process' }),
+    MIGRATE_ON_START: env
+      .bool(false)
+      .meta({ description: 'apply migrations at start (the Helm chart uses a Job instead)' }),
+    KAFKA_BROKERS: (definition.bus
       ? env.list().refine((l) => l.length > 0, 'at least one broker')
-      : env.list(),
-    KAFKA_CLIENT_ID: env.string(`switchyard-${definition.name}`),
-    KAFKA_TOPIC_PREFIX: env.string(''),
-    REDIS_URL: required(definition.kv, env.url()),
-    GRPC_HOST: env.string('0.0.0.0'),
-    GRPC_PORT: env.port(50051),
+      : env.list()
+    ).meta({ description: 'comma-separated `host:port` list' }),
+    KAFKA_CLIENT_ID: env
+      .string(`switchyard-${definition.name}`)
+      .meta({ description: 'the client id the process gives the Kafka brokers' }),
+    KAFKA_TOPIC_PREFIX: env
+      .string('')
+      .meta({ description: 'prepended to every topic and consumer group, to share a cluster' }),
+    REDIS_URL: required(
+      definition.kv,
+      env.url().meta({
+        description:
+          "Redis connection URL (the gateway's response cache; it serves on, uncached, while Redis is away)",
+      }),
+    ),
+    GRPC_HOST: env.string('0.0.0.0').meta({ description: 'gRPC bind address' }),
+    GRPC_PORT: env.port(50051).meta({ description: 'gRPC port' }),
     ...clientAddresses,
   });
+}
+
+/**
+ * Every setting a service's own process acts on: the runner's (less those it validates but
+ * the service has no use for: a service without a database never uses DB_POOL_SIZE, say), then
+ * the service's own. The configuration table lists them (scripts/config-table.ts).
+ */
+export function standaloneSettings(definition: ServiceDefinition): z.ZodObject {
+  // The services other services call are the ones with a gRPC server.
+  const servesGrpc = Object.values(clientTargets).some((target) => target.service === definition.name);
+  const clients = definition.clients ?? [];
+  const addresses = Object.values(clientTargets).map((target) => target.addressVariable);
+  const usedAddresses = clients.map((name) => clientTargets[name].addressVariable);
+  const unused = new Set([
+    ...(definition.database
+      ? []
+      : ['DATABASE_URL', 'DB_POOL_SIZE', 'MIGRATE_ON_START', 'DB_QUERY_TIMEOUT_MS', 'DB_CONNECT_TIMEOUT_MS']),
+    ...(definition.bus ? [] : ['KAFKA_BROKERS', 'KAFKA_CLIENT_ID', 'KAFKA_TOPIC_PREFIX']),
+    ...(definition.kv ? [] : ['REDIS_URL']),
+    ...(servesGrpc ? [] : ['GRPC_HOST', 'GRPC_PORT']),
+    ...(clients.length > 0 ? [] : ['GRPC_DEADLINE_MS']),
+    ...(servesGrpc || clients.length > 0
+      ? []
+      : ['GRPC_AUTH_TOKEN', 'GRPC_TLS_CA_FILE', 'GRPC_TLS_CERT_FILE', 'GRPC_TLS_KEY_FILE']),
+    ...addresses.filter((variable) => !usedAddresses.includes(variable)),
+  ]);
+  const read = Object.entries(standaloneSchema(definition).shape).filter(([name]) => !unused.has(name));
+  return z.object(Object.fromEntries(read)).extend(definition.settings?.shape ?? {});
 }
 
 /** Runs one service as its own process on real Postgres, Kafka and Redis. */
@@ -314,12 +365,21 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
   logger.info('http listening', { host: config.HOST, port: http.port });
 }
 
+const migrateEnvSchema = baseEnvSchema.extend({ DATABASE_URL: sharedEnv.DATABASE_URL });
+
+/** What `migrate` acts on of the settings it validates: the configuration table lists them. */
+export const migrateSettings = migrateEnvSchema.pick({
+  LOG_LEVEL: true,
+  DATABASE_URL: true,
+  DB_CONNECT_TIMEOUT_MS: true,
+});
+
 /** Applies every service's migrations to DATABASE_URL, then returns (the Helm pre-install Job). */
 export async function runMigrations(
   definitions: ServiceDefinition[],
   processEnv = process.env,
 ): Promise<void> {
-  const config = loadConfig(baseEnvSchema.extend({ DATABASE_URL: env.url() }), processEnv);
+  const config = loadConfig(migrateEnvSchema, processEnv);
   const logger = createLogger('migrate', config.LOG_LEVEL);
   for (const definition of definitions) {
     if (!definition.database) continue;

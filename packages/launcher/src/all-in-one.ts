@@ -8,6 +8,7 @@ import {
   MemoryKeyValueStore,
   SecretBox,
   assembleInProcess,
+  baseEnvSchema,
   callDeadlineEnv,
   createHttpApp,
   createLogger,
@@ -15,32 +16,55 @@ import {
   env,
   httpServerEnv,
   listen,
+  listenEnv,
   loadConfig,
   randomToken,
   serverLimitsFrom,
+  sharedEnv,
   startEmbeddedPostgres,
   type Logger,
 } from '@switchyard/platform';
-import { seededBaseUrlHosts, type Admin } from '@switchyard/admin';
-import type { ControlPlane } from '@switchyard/control-plane';
+import { encryptionKeyMeta, seedEnvSchema, seededBaseUrlHosts, type Admin } from '@switchyard/admin';
+import { bootstrapEnvSchema, type ControlPlane } from '@switchyard/control-plane';
 import { allServices } from './services.ts';
 import { printWelcome } from './welcome.ts';
 
 const configSchema = z.object({
-  HOST: env.string('127.0.0.1'),
-  PORT: env.port(8787),
-  LOG_LEVEL: env.logLevel(),
-  SWITCHYARD_DATA_DIR: env.string('.data/switchyard'),
-  SWITCHYARD_ADMIN_KEY: env.optionalString(),
-  SWITCHYARD_ENCRYPTION_KEY: env.optionalString(),
-  SHUTDOWN_GRACE_MS: env.int(10_000, 0, 600_000),
-  EMBEDDED_DB_TRANSACTION_TIMEOUT_MS: env.int(5_000, 100, 600_000),
-  EMBEDDED_DB_WAIT_TIMEOUT_MS: env.int(15_000, 100, 600_000),
-  HEADER_PREFIX: env.string('x-vendor-'),
-  TRUST_PROXY: env.optionalString(),
+  ...listenEnv('127.0.0.1', 8787),
+  LOG_LEVEL: baseEnvSchema.shape.LOG_LEVEL,
+  SWITCHYARD_DATA_DIR: env
+    .string('.data/switchyard')
+    .meta({ description: 'where all-in-one keeps its state' }),
+  SWITCHYARD_ADMIN_KEY: bootstrapEnvSchema.shape.SWITCHYARD_ADMIN_KEY,
+  SWITCHYARD_ENCRYPTION_KEY: env.optionalString().meta(encryptionKeyMeta),
+  SHUTDOWN_GRACE_MS: baseEnvSchema.shape.SHUTDOWN_GRACE_MS,
+  EMBEDDED_DB_TRANSACTION_TIMEOUT_MS: env.int(5_000, 100, 600_000).meta({
+    description:
+      'longest one connection may hold the embedded database inside a transaction; past it the transaction is rolled back and the request answered 503 (`database_timeout`)',
+  }),
+  EMBEDDED_DB_WAIT_TIMEOUT_MS: env.int(15_000, 100, 600_000).meta({
+    description:
+      'longest a statement may wait for the embedded database (it serves one statement or transaction at a time); past it: 503 (`database_timeout`)',
+  }),
+  HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
+  TRUST_PROXY: baseEnvSchema.shape.TRUST_PROXY,
   ...httpServerEnv,
   ...callDeadlineEnv,
 });
+
+/**
+ * Every setting all-in-one acts on: its own, then those of the services it runs (a variable
+ * both read is shown as all-in-one reads it: it hands the services the encryption key it
+ * generates), then the provider keys it seeds integrations from. The configuration table lists
+ * them (scripts/config-table.ts).
+ */
+export const allInOneSettings: z.ZodObject = (() => {
+  const shape: Record<string, z.ZodType> = {};
+  for (const schema of [configSchema, ...allServices.flatMap((s) => s.settings ?? []), seedEnvSchema]) {
+    for (const [name, field] of Object.entries(schema.shape)) shape[name] ??= field;
+  }
+  return z.object(shape);
+})();
 
 /** The encryption key for secrets at rest: from the environment, else created once in the data folder. */
 function encryptionKey(dataDir: string, fromEnv: string | undefined): string {

@@ -21,16 +21,9 @@ Commands:
 `;
 
 async function bootstrap(): Promise<void> {
-  const { createDataSource, createLogger, env, loadConfig, migrate } = await import('@switchyard/platform');
-  const { z } = await import('zod');
-  const { bootstrapDatabase, controlPlane } = await import('@switchyard/control-plane');
-  const config = loadConfig(
-    z.object({
-      DATABASE_URL: env.url(),
-      SWITCHYARD_ADMIN_KEY: env.optionalString(),
-      API_KEY_PREFIX: env.string('sy-'),
-    }),
-  );
+  const { createDataSource, createLogger, loadConfig, migrate } = await import('@switchyard/platform');
+  const { bootstrapDatabase, bootstrapEnvSchema, controlPlane } = await import('@switchyard/control-plane');
+  const config = loadConfig(bootstrapEnvSchema);
   const logger = createLogger('bootstrap');
   const database = controlPlane.database!;
   const dataSource = createDataSource({ url: config.DATABASE_URL, poolSize: 1, logger, ...database });

@@ -6,6 +6,7 @@ import {
   bodyLimitsFrom,
   env,
   invalidateApiKeys,
+  jwtEnvSchema,
   loadConfig,
   need,
   serveScoped,
@@ -14,6 +15,7 @@ import {
   remotePrincipalLookup,
   remoteWorkspaceLookup,
   callerAuthentication,
+  sharedEnv,
   type ServiceDefinition,
   type ServiceInstance,
 } from '@switchyard/platform';
@@ -46,25 +48,37 @@ import { OrganisationSettingsRepository } from './store/organisation-settings.re
 import { SsoRepository } from './store/sso.repository.ts';
 import { ScimRepository } from './store/scim.repository.ts';
 
+/** SWITCHYARD_ENCRYPTION_KEY's description: all-in-one reads the variable too. */
+export const encryptionKeyMeta = {
+  description:
+    '32 bytes, base64 or hex: encrypts provider credentials at rest. All-in-one, when it is unset, generates one once into its data folder',
+};
+
 const configSchema = z.object({
-  SWITCHYARD_ENCRYPTION_KEY: env.string().refine((v) => {
-    try {
-      new SecretBox(v);
-      return true;
-    } catch {
-      return false;
-    }
-  }, 'must be 32 bytes, base64 or hex'),
-  HEADER_PREFIX: env.string('x-vendor-'),
-  /**
-   * Integrations' custom hosts and SSO identity providers on these hosts may be on private or
-   * loopback addresses.
-   */
-  TRUSTED_CUSTOM_HOSTS: env.list(),
-  /** Per call to an SSO identity provider (discovery, token, keys). */
-  SSO_IDP_TIMEOUT_MS: env.int(10_000, 100, 120_000),
-  /** The callback URL registered with identity providers; else this origin's /v1/auth/sso/callback. */
-  SSO_CALLBACK_URL: env.optionalString().pipe(z.url({ protocol: /^https?$/ }).optional()),
+  SWITCHYARD_ENCRYPTION_KEY: env
+    .string()
+    .refine((v) => {
+      try {
+        new SecretBox(v);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be 32 bytes, base64 or hex')
+    .meta(encryptionKeyMeta),
+  HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
+  TRUSTED_CUSTOM_HOSTS: sharedEnv.TRUSTED_CUSTOM_HOSTS,
+  SSO_IDP_TIMEOUT_MS: env.int(10_000, 100, 120_000).meta({
+    description:
+      'timeout of each call to an SSO identity provider (discovery, token, keys); Helm: `config.admin.ssoIdpTimeoutMs`',
+  }),
+  SSO_CALLBACK_URL: env
+    .optionalString()
+    .pipe(z.url({ protocol: /^https?$/ }).optional())
+    .meta({
+      description:
+        "the SSO `redirect_uri`, e.g. `https://switchyard.example.com/v1/auth/sso/callback`; unset: the request's origin + `/v1/auth/sso/callback`. Set it behind a proxy (Helm: `config.admin.ssoCallbackUrl`)",
+    }),
   ...bodyLimitEnv,
 });
 
@@ -91,6 +105,8 @@ export const adminService: ServiceDefinition<Admin> = {
   },
   bus: true,
   clients: ['identity', 'ssoSessions'],
+  // The OAuth body limit is validated with the others, and used by control-plane only.
+  settings: configSchema.omit({ MAX_OAUTH_REQUEST_BODY: true }).extend(jwtEnvSchema.shape),
   async create({ db, bus, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');

@@ -7,11 +7,13 @@ import {
   bodyLimitsFrom,
   env,
   invalidateApiKeys,
+  jwtEnvSchema,
   onChanges,
   loadConfig,
   need,
   serveScoped,
   callerAuthentication,
+  sharedEnv,
   type Logger,
   type ServiceDefinition,
   type ServiceInstance,
@@ -51,11 +53,24 @@ import { SsoScopes1763700000015 } from './store/migrations/1763700000015-sso-sco
 import { OAuth1763700000020 } from './store/migrations/1763700000020-oauth.ts';
 import { ScimScopes1763700000021 } from './store/migrations/1763700000021-scim-scopes.ts';
 
+const apiKeyPrefix = env.string('sy-').meta({ description: 'prefix of newly issued API keys' });
+const adminKey = env.optionalString().meta({
+  description:
+    'presets the admin key of the first organisation, used when that organisation is created (first start); later changes are ignored. In Helm, from a Secret',
+});
+
 const configSchema = z.object({
-  API_KEY_PREFIX: env.string('sy-'),
-  HEADER_PREFIX: env.string('x-vendor-'),
-  SWITCHYARD_ADMIN_KEY: env.optionalString(),
+  API_KEY_PREFIX: apiKeyPrefix,
+  HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
+  SWITCHYARD_ADMIN_KEY: adminKey,
   ...bodyLimitEnv,
+});
+
+/** What the `bootstrap` command reads. */
+export const bootstrapEnvSchema = z.object({
+  DATABASE_URL: sharedEnv.DATABASE_URL,
+  SWITCHYARD_ADMIN_KEY: adminKey,
+  API_KEY_PREFIX: apiKeyPrefix,
 });
 
 export interface ControlPlane extends ServiceInstance {
@@ -85,6 +100,11 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     ],
   },
   bus: true,
+  // The SCIM body limit is validated with the others, and used by admin only.
+  settings: configSchema
+    .omit({ MAX_SCIM_REQUEST_BODY: true })
+    .extend(oauthEnvSchema.shape)
+    .extend(jwtEnvSchema.shape),
   async create({ db, bus, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const manager = need(db, 'database').manager;

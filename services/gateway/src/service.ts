@@ -3,6 +3,7 @@ import {
   ApiKeyCache,
   env,
   invalidateApiKeys,
+  jwtEnvSchema,
   loadConfig,
   need,
   serveScoped,
@@ -10,6 +11,7 @@ import {
   remotePrincipalLookup,
   remoteWorkspaceLookup,
   callerAuthentication,
+  sharedEnv,
   type Principal,
   type ServiceDefinition,
   type Subscription,
@@ -26,16 +28,23 @@ import { OrganisationSettingsCache, invalidateOrganisationSettings } from './dom
 import { PolicyGate } from './domain/policy-gate.ts';
 import { gatewayRouter } from './http/routes.ts';
 import { createProviders } from './providers/index.ts';
-import { createUpstreamDispatcher } from './upstream/http-client.ts';
+import { createUpstreamDispatcher, proxyEnvSchema } from './upstream/http-client.ts';
 
 const configSchema = z.object({
-  HEADER_PREFIX: env.string('x-vendor-'),
-  REQUEST_TIMEOUT: env.int(300_000, 1, 3_600_000),
-  POLICY_TIMEOUT_MS: env.int(250, 1, 60_000),
-  POLICY_FAIL_OPEN: env.bool(true),
-  MAX_REQUEST_BODY: env.size('25mb'),
-  BLOCK_INLINE_CONFIG: env.bool(false),
-  TRUSTED_CUSTOM_HOSTS: env.list(),
+  HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
+  REQUEST_TIMEOUT: env.int(300_000, 1, 3_600_000).meta({
+    description: 'outbound timeout in ms; a provider that does not answer in time gives 408',
+  }),
+  POLICY_TIMEOUT_MS: env.int(250, 1, 60_000).meta({ description: 'deadline of the hot-path policy check' }),
+  POLICY_FAIL_OPEN: env.bool(true).meta({
+    description: 'allow requests when the policy service cannot answer (`false`: 503)',
+  }),
+  MAX_REQUEST_BODY: env.size('25mb').meta({ description: 'largest accepted request body (larger: 413)' }),
+  BLOCK_INLINE_CONFIG: env.bool(false).meta({
+    description:
+      'force `block_inline_config` on for every organisation: refuse (403, naming the header) requests that choose a provider (`x-vendor-provider: <kind>`), custom host or config inline; saved integrations and configs keep working',
+  }),
+  TRUSTED_CUSTOM_HOSTS: sharedEnv.TRUSTED_CUSTOM_HOSTS,
 });
 
 /** The data plane: stateless, scaled horizontally; no database and no synchronous Kafka write on the hot path. */
@@ -51,6 +60,7 @@ export const gatewayService: ServiceDefinition = {
   // compilation, the first upstream call raised the process's memory by about 35 MB for a moment
   // and left 10 MB behind; the baseline compiler's code alone parses as fast for these answers.
   v8Flags: ['--liftoff-only'],
+  settings: configSchema.extend(proxyEnvSchema.shape).extend(jwtEnvSchema.shape),
   async create({ bus, kv, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import {
   ApiKeyCache,
-  env,
   invalidateApiKeys,
+  jwtEnvSchema,
   loadConfig,
   need,
   serveScoped,
@@ -10,6 +10,7 @@ import {
   remotePrincipalLookup,
   remoteWorkspaceLookup,
   callerAuthentication,
+  sharedEnv,
   type ServiceDefinition,
   type Subscription,
 } from '@switchyard/platform';
@@ -26,7 +27,7 @@ import { AuditLogs1763700000013 } from './store/migrations/1763700000013-audit-l
 import { AuditLogRepository } from './store/audit-log.repository.ts';
 import { RequestLogRepository } from './store/request-log.repository.ts';
 
-const configSchema = z.object({ HEADER_PREFIX: env.string('x-vendor-') });
+const configSchema = z.object({ HEADER_PREFIX: sharedEnv.HEADER_PREFIX });
 
 /** Request logs and audit events from Kafka into Postgres: logs served per workspace, the audit log per organisation. */
 export const logExportService: ServiceDefinition = {
@@ -38,6 +39,7 @@ export const logExportService: ServiceDefinition = {
   },
   bus: true,
   clients: ['identity'],
+  settings: configSchema.extend(jwtEnvSchema.shape),
   async create({ db, bus, clients, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');

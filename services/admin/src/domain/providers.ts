@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { env } from '@switchyard/platform';
+
 /** Provider kinds an integration may name, with the environment variable that can seed one in all-in-one mode. */
 export const knownProviders = {
   openai: { envKey: 'OPENAI_API_KEY', envBaseUrl: 'OPENAI_BASE_URL' },
@@ -19,6 +22,36 @@ export const knownProviders = {
 
 export type ProviderId = keyof typeof knownProviders;
 export const providerIds = Object.keys(knownProviders) as [ProviderId, ...ProviderId[]];
+
+const seededKey = { description: 'each becomes a ready integration named after its provider' };
+const baseUrlNotes: Record<string, string> = {
+  ANTHROPIC_BASE_URL: ' (as the Anthropic SDK takes it: `/v1` is added when missing)',
+};
+
+/**
+ * The variables all-in-one seeds integrations from (see IntegrationService.seedFromEnvironment
+ * and seededBaseUrlHosts), for the configuration table: each API key, then the base URLs read
+ * with them.
+ */
+export const seedEnvSchema = z.object(
+  Object.fromEntries([
+    ...Object.values(knownProviders).flatMap((source) =>
+      source.envKey ? [[source.envKey, env.optionalString().meta(seededKey)]] : [],
+    ),
+    ...Object.values(knownProviders).flatMap((source) =>
+      source.envKey && source.envBaseUrl
+        ? [
+            [
+              source.envBaseUrl,
+              env.optionalString().meta({
+                description: `base URL of the integration created from \`${source.envKey}\`${baseUrlNotes[source.envBaseUrl] ?? ''}; its host is trusted as a custom host`,
+              }),
+            ],
+          ]
+        : [],
+    ),
+  ]),
+);
 
 /**
  * The hosts of the base URLs that integrations are seeded with in all-in-one mode: the

@@ -4,16 +4,26 @@ import { AppError, env, scopesForKind, type Scope } from '@switchyard/platform';
 
 /** The settings of the authorization server, read by control-plane. */
 export const oauthEnvSchema = z.object({
-  /** The issuer in metadata and the base of the endpoint URLs; else the origin of each request. */
-  OAUTH_ISSUER: env.optionalString().pipe(
-    z
-      .url({ protocol: /^https?$/ })
-      .refine((v) => !v.includes('?') && !v.includes('#'), { error: 'no query or fragment' })
-      .transform((v) => v.replace(/\/+$/, ''))
-      .optional(),
-  ),
-  /** Hosts (subdomains included) every redirect URI must be on; empty: any host. */
-  OAUTH_REDIRECT_URI_ALLOWLIST: env.list().transform((hosts) => hosts.map((h) => h.toLowerCase())),
+  OAUTH_ISSUER: env
+    .optionalString()
+    .pipe(
+      z
+        .url({ protocol: /^https?$/ })
+        .refine((v) => !v.includes('?') && !v.includes('#'), { error: 'no query or fragment' })
+        .transform((v) => v.replace(/\/+$/, ''))
+        .optional(),
+    )
+    .meta({
+      description:
+        "the OAuth issuer and base of the endpoint URLs in the metadata, e.g. `https://switchyard.example.com`; unset: the request's origin",
+    }),
+  OAUTH_REDIRECT_URI_ALLOWLIST: env
+    .list()
+    .transform((hosts) => hosts.map((h) => h.toLowerCase()))
+    .meta({
+      description:
+        'comma-separated hosts (subdomains included) every registered OAuth redirect URI must be on; empty: any host',
+    }),
 });
 export type OAuthEnv = z.output<typeof oauthEnvSchema>;
 

@@ -1,9 +1,22 @@
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Agent, EnvHttpProxyAgent, errors, type Dispatcher } from 'undici';
-import { RequestTimeout, UpstreamError } from '@switchyard/platform';
+import { z } from 'zod';
+import { RequestTimeout, UpstreamError, env as setting } from '@switchyard/platform';
 import type { CancelSignal } from '../routing/cancellation.ts';
 import { NonPublicAddress } from './public-address-lookup.ts';
+
+const proxyMeta = {
+  description:
+    'outbound proxy for provider calls (the lower-case `http_proxy`, `https_proxy`, `no_proxy` too); hosts in `NO_PROXY` are reached directly',
+};
+
+/** The proxy settings createUpstreamDispatcher reads, for the configuration table. */
+export const proxyEnvSchema = z.object({
+  HTTP_PROXY: setting.optionalString().meta(proxyMeta),
+  HTTPS_PROXY: setting.optionalString().meta(proxyMeta),
+  NO_PROXY: setting.optionalString().meta(proxyMeta),
+});
 
 /**
  * One pooled, keep-alive dispatcher for upstream calls. When a proxy is configured in the

@@ -28,11 +28,12 @@ pnpm install --frozen-lockfile
 mkdir -p .data
 rm -f .data/test-summary.txt
 
-step "static checks: format, lint, types, protobuf"
+step "static checks: format, lint, types, protobuf, configuration table"
 pnpm run lint
 pnpm run typecheck
 pnpm --filter @switchyard/proto run lint
 pnpm run proto:check
+pnpm run config:check
 
 step "unit tests"
 pnpm run test:unit

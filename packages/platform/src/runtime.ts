@@ -187,12 +187,13 @@ function standaloneSchema(definition: ServiceDefinition) {
   // Optional where the service has no use for it; the description stays.
   const required = (needed: boolean | undefined, schema: z.ZodType) =>
     needed ? schema : schema.optional().meta(schema.meta() ?? {});
+  // Several clients share a server's address: it is required when any client of the service needs it.
   const clientAddresses = Object.fromEntries(
-    (Object.keys(clientTargets) as ClientName[]).map((name) => [
-      clientTargets[name].addressVariable,
+    Object.values(clientTargets).map(({ service, addressVariable }) => [
+      addressVariable,
       required(
-        definition.clients?.includes(name),
-        env.string().meta({ description: `\`host:port\` of ${clientTargets[name].service}'s gRPC server` }),
+        definition.clients?.some((name) => clientTargets[name].addressVariable === addressVariable),
+        env.string().meta({ description: `\`host:port\` of ${service}'s gRPC server` }),
       ),
     ]),
   );

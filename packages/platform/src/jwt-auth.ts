@@ -2,7 +2,7 @@ import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'no
 import type { Request } from 'express';
 import { Strategy as JwtStrategy, type VerifiedCallback } from 'passport-jwt';
 import { z } from 'zod';
-import type { Principal } from './auth.ts';
+import type { Principal } from './principal.ts';
 import { env } from './config.ts';
 import { DATA_PLANE_SCOPES, isScope, kindCanHold, type Scope } from './scopes.ts';
 

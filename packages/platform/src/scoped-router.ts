@@ -1,6 +1,6 @@
 import { Router, type Request, type RequestHandler } from 'express';
 import type { RouteParameters } from 'express-serve-static-core';
-import { auditWrite } from './audit.ts';
+import { auditWrite } from './audit-trail.ts';
 import { storableUrlText } from './http.ts';
 import { requirePrincipal } from './auth.ts';
 import { assertScope, isScope, scopePlane, type Scope } from './scopes.ts';

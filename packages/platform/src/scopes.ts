@@ -1,4 +1,4 @@
-import type { ApiKeyKind, Principal } from './auth.ts';
+import type { ApiKeyKind, Principal } from './principal.ts';
 import { Forbidden } from './errors.ts';
 
 /**

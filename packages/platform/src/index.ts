@@ -32,3 +32,5 @@ export * from './scoped-router.ts';
 export * from './audit.ts';
 export * from './jwt-auth.ts';
 export * from './unsafe-host.ts';
+export * from './providers/descriptor.ts';
+export * from './providers/registry.ts';

@@ -4,6 +4,7 @@ import {
   checkCustomHost,
   NotFound,
   maskSecret,
+  providerRegistry,
   publishChange,
   type EventBus,
   type Logger,
@@ -21,7 +22,7 @@ import {
   type PricingAdjustments,
 } from '../store/entities.ts';
 import type { OrganisationDirectory } from './organisation-directory.ts';
-import { knownProviders, type ProviderId } from './providers.ts';
+import type { ProviderId } from './providers.ts';
 
 /** How many credentials a plugin integration holds at most. */
 export const MAX_CREDENTIALS = 32;
@@ -309,17 +310,18 @@ export class IntegrationService {
   /** All-in-one convenience: a provider key in the environment becomes a ready integration. */
   async seedFromEnvironment(organisationId: string, processEnv: NodeJS.ProcessEnv): Promise<string[]> {
     const seeded: string[] = [];
-    for (const [provider, source] of Object.entries(knownProviders)) {
-      const key = source.envKey ? processEnv[source.envKey] : undefined;
+    for (const { id: provider, env: source } of providerRegistry) {
+      const key = source.apiKey ? processEnv[source.apiKey] : undefined;
       if (!key) continue;
       if (await this.repo.findLive(organisationId, provider, null)) continue;
-      const baseUrl = apiRoot(provider, source.envBaseUrl ? processEnv[source.envBaseUrl] : undefined);
+      const fromEnv = source.baseUrl ? processEnv[source.baseUrl] : undefined;
+      const baseUrl = fromEnv && source.apiRoot ? source.apiRoot(fromEnv) : fromEnv;
       await this.repo.insert({
         organisationId,
         workspaceId: null,
         slug: provider,
-        name: `${provider} (from ${source.envKey})`,
-        description: `Created from the ${source.envKey} environment variable.`,
+        name: `${provider} (from ${source.apiKey})`,
+        description: `Created from the ${source.apiKey} environment variable.`,
         provider,
         pluginProviderId: null,
         encryptedKey: this.secrets.encrypt(key),
@@ -332,11 +334,4 @@ export class IntegrationService {
     }
     return seeded;
   }
-}
-
-/** ANTHROPIC_BASE_URL follows the Anthropic SDK's convention (the host, without `/v1`). */
-function apiRoot(provider: string, baseUrl: string | undefined): string | undefined {
-  if (!baseUrl || provider !== 'anthropic') return baseUrl;
-  const trimmed = baseUrl.replace(/\/+$/, '');
-  return trimmed.endsWith('/v1') ? trimmed : `${trimmed}/v1`;
 }

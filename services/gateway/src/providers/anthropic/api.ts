@@ -1,6 +1,7 @@
+import { providerDescriptor } from '@switchyard/platform';
 import type { ProviderTarget } from '../types.ts';
 
-export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
+export const ANTHROPIC_BASE_URL = providerDescriptor('anthropic').defaultBaseUrl;
 export const ANTHROPIC_VERSION = '2023-06-01';
 
 export function messagesUrl(target: ProviderTarget): string {

@@ -1,6 +1,7 @@
+import { providerDescriptor } from '@switchyard/platform';
 import type { ProviderTarget } from '../types.ts';
 
-export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
+export const GEMINI_BASE_URL = providerDescriptor('google').defaultBaseUrl;
 
 /** `generateContent`, or `streamGenerateContent` as server-sent events. */
 export function generateUrl(target: ProviderTarget, model: string, stream: boolean): string {

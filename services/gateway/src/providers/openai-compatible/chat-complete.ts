@@ -29,9 +29,12 @@ export function compatibleEndpoint(provider: CompatibleProvider): OpenAiEndpoint
   };
 }
 
-/** One OpenAI pass-through adapter per member of the family, each naming itself in errors. */
+/** The OpenAI pass-through adapter of one member of the family, naming itself in errors. */
+export function compatibleProvider(dispatcher: Dispatcher, provider: CompatibleProvider): ChatProvider {
+  return openAiProvider(dispatcher, provider.id, compatibleEndpoint(provider));
+}
+
+/** One adapter per member of the family. */
 export function compatibleProviders(dispatcher: Dispatcher): ChatProvider[] {
-  return compatibleFamily.map((provider) =>
-    openAiProvider(dispatcher, provider.id, compatibleEndpoint(provider)),
-  );
+  return compatibleFamily.map((provider) => compatibleProvider(dispatcher, provider));
 }

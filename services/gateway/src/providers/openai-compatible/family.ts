@@ -1,3 +1,4 @@
+import { providerRegistry, type RegisteredProvider } from '@switchyard/platform';
 import type { ChatBody } from '../types.ts';
 
 /** A host that speaks OpenAI's chat-completions format with a Bearer key. */
@@ -13,44 +14,48 @@ export interface CompatibleProvider {
   adaptRequest?(body: ChatBody): ChatBody | undefined;
 }
 
+type CompatibleId = Extract<RegisteredProvider, { family: 'openai-compatible' }>['id'];
+
+/** What members of the family need changed in a request; the others take the client's as it is. */
+const adaptations: Partial<Record<CompatibleId, (body: ChatBody) => ChatBody | undefined>> = {
+  // Mistral names the sampling seed `random_seed`.
+  'mistral-ai'(body) {
+    if (body.seed === undefined) return undefined;
+    const { seed, ...rest } = body;
+    return { ...rest, random_seed: seed } as ChatBody;
+  },
+  // DeepSeek answers 400 when an earlier answer's reasoning_content is sent back in the messages.
+  deepseek(body) {
+    if (!body.messages.some((m) => 'reasoning_content' in m)) return undefined;
+    return {
+      ...body,
+      messages: body.messages.map((message) => {
+        if (!('reasoning_content' in message)) return message;
+        const { reasoning_content: _dropped, ...rest } = message;
+        return rest as typeof message;
+      }),
+    };
+  },
+};
+
+/** A registered provider of the family, with its request changes. */
+export function compatibleMember(
+  provider: Pick<RegisteredProvider, 'id' | 'defaultBaseUrl'>,
+): CompatibleProvider {
+  const adaptRequest = adaptations[provider.id as CompatibleId];
+  return {
+    id: provider.id,
+    defaultBaseUrl: provider.defaultBaseUrl,
+    ...(adaptRequest ? { adaptRequest } : {}),
+  };
+}
+
 /**
- * The OpenAI-compatible family. Their responses differ from OpenAI's only by extra fields
- * (Groq `x_groq` and timing usage, DeepSeek `reasoning_content` and cache counts, OpenRouter
- * `reasoning`, `provider` and SSE comments, vLLM `stop_reason`), which pass through to the client.
+ * The OpenAI-compatible family: the registered providers whose family it is. Their responses
+ * differ from OpenAI's only by extra fields (Groq `x_groq` and timing usage, DeepSeek
+ * `reasoning_content` and cache counts, OpenRouter `reasoning`, `provider` and SSE comments,
+ * vLLM `stop_reason`), which pass through to the client.
  */
-export const compatibleFamily: readonly CompatibleProvider[] = [
-  { id: 'groq', defaultBaseUrl: 'https://api.groq.com/openai/v1' },
-  {
-    id: 'mistral-ai',
-    defaultBaseUrl: 'https://api.mistral.ai/v1',
-    // Mistral names the sampling seed `random_seed`.
-    adaptRequest(body) {
-      if (body.seed === undefined) return undefined;
-      const { seed, ...rest } = body;
-      return { ...rest, random_seed: seed } as ChatBody;
-    },
-  },
-  { id: 'together-ai', defaultBaseUrl: 'https://api.together.xyz/v1' },
-  {
-    id: 'deepseek',
-    defaultBaseUrl: 'https://api.deepseek.com',
-    // DeepSeek answers 400 when an earlier answer's reasoning_content is sent back in the messages.
-    adaptRequest(body) {
-      if (!body.messages.some((m) => 'reasoning_content' in m)) return undefined;
-      return {
-        ...body,
-        messages: body.messages.map((message) => {
-          if (!('reasoning_content' in message)) return message;
-          const { reasoning_content: _dropped, ...rest } = message;
-          return rest as typeof message;
-        }),
-      };
-    },
-  },
-  { id: 'fireworks-ai', defaultBaseUrl: 'https://api.fireworks.ai/inference/v1' },
-  { id: 'openrouter', defaultBaseUrl: 'https://openrouter.ai/api/v1' },
-  { id: 'ollama', defaultBaseUrl: 'http://localhost:11434/v1' },
-  { id: 'vllm', defaultBaseUrl: undefined },
-  // Any other host of the format: only its custom_host says where it is.
-  { id: 'openai-compatible', defaultBaseUrl: undefined },
-];
+export const compatibleFamily: readonly CompatibleProvider[] = providerRegistry
+  .filter((provider) => provider.family === 'openai-compatible')
+  .map(compatibleMember);

@@ -1,6 +1,7 @@
+import { providerDescriptor } from '@switchyard/platform';
 import type { ChatCall, ProviderTarget } from '../types.ts';
 
-export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+export const OPENAI_BASE_URL = providerDescriptor('openai').defaultBaseUrl;
 
 export function baseUrl(target: ProviderTarget): string {
   return (target.baseUrl ?? OPENAI_BASE_URL).replace(/\/+$/, '');

@@ -39,6 +39,7 @@ const FILTERED_RESULTS = { ...COMPLETION_FILTER_RESULTS, violence: { filtered: t
  *   prompt-filtered      Azure's 400 with code content_filter
  *   missing-deployment   404 DeploymentNotFound
  *   error-429            Azure's 429 with retry-after: 6
+ *   tool-call            answers with a tool call (not when streaming)
  *   hang                 never answers
  */
 export async function startFakeAzureOpenAi(
@@ -151,7 +152,11 @@ async function handle(
   const content = filtered
     ? 'Partial answer'
     : `Echo: ${typeof lastUser?.content === 'string' ? lastUser.content : '[parts]'}`;
-  const finishReason = filtered ? 'content_filter' : 'stop';
+  const toolCalls =
+    deployment === 'tool-call' && !body.stream
+      ? [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]
+      : undefined;
+  const finishReason = filtered ? 'content_filter' : toolCalls ? 'tool_calls' : 'stop';
   const id = `chatcmpl-azure-${state.requests.length}`;
   const created = Math.floor(Date.now() / 1000);
   const usage = { prompt_tokens: 12, completion_tokens: 2, total_tokens: 14 };
@@ -171,7 +176,13 @@ async function handle(
             index: 0,
             finish_reason: finishReason,
             logprobs: null,
-            message: { role: 'assistant', content, refusal: null, annotations: [] },
+            message: {
+              role: 'assistant',
+              content: toolCalls ? null : content,
+              refusal: null,
+              annotations: [],
+              ...(toolCalls ? { tool_calls: toolCalls } : {}),
+            },
             content_filter_results: filtered ? FILTERED_RESULTS : COMPLETION_FILTER_RESULTS,
           },
         ],

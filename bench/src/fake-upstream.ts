@@ -3,7 +3,7 @@
  * own, on a free loopback port. Prints one JSON line with its URL, then serves until it is
  * signalled or its parent goes away (its standard input closes).
  */
-import { startFakeOpenAi } from '@switchyard/testing/fake-openai';
+import { startFakeOpenAi } from '@switchyard/testing';
 
 const apiKey = process.env.BENCH_UPSTREAM_KEY || undefined;
 const fake = await startFakeOpenAi({ apiKey, port: 0 });

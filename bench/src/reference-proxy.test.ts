@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing/fake-openai';
+import { startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
 import { Child } from './children.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Router } from 'express';
 import { adminService, type Admin } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
-import { seedOrganisation, type SeededOrganisation } from '@switchyard/control-plane/testing/organisations';
+import { seedOrganisation, type SeededOrganisation } from '@switchyard/control-plane/testing';
 import { gatewayService } from '@switchyard/gateway';
 import { logExportService } from '@switchyard/log-export';
 import { policyService } from '@switchyard/policy';

@@ -3,8 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { adminService, type Admin } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
-import { AuditLogScope1763700000014 } from '@switchyard/control-plane/store/migrations/1763700000014-audit-log-scope';
-import { seedOrganisation, type SeededOrganisation } from '@switchyard/control-plane/testing/organisations';
+import {
+  AuditLogScope1763700000014,
+  seedOrganisation,
+  type SeededOrganisation,
+} from '@switchyard/control-plane/testing';
 import { gatewayService } from '@switchyard/gateway';
 import { logExportService } from '@switchyard/log-export';
 import { policyService } from '@switchyard/policy';

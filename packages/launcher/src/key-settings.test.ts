@@ -4,7 +4,7 @@ import { adminService } from '@switchyard/admin';
 import type { ServiceDefinition } from '@switchyard/platform';
 import { startServiceHarness, type AnyBody, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '@switchyard/control-plane';
-import { createWorkspace } from '@switchyard/control-plane/testing/workspaces';
+import { createWorkspace } from '@switchyard/control-plane/testing';
 
 let h: ServiceHarness;
 const SETTINGS = '/v1/admin/organisation/settings';

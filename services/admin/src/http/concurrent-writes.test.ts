@@ -5,7 +5,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { Topics } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import { controlPlane } from '@switchyard/control-plane';
-import { seedOrganisation } from '@switchyard/control-plane/testing/organisations';
+import { seedOrganisation } from '@switchyard/control-plane/testing';
 import {
   startServiceHarness,
   type HarnessRequest,

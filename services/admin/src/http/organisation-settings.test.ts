@@ -4,8 +4,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { Topics, scopesForKind } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import { controlPlane } from '@switchyard/control-plane';
-import { keyMaterialOf } from '@switchyard/control-plane/domain/api-keys';
-import { IdentityRepository } from '@switchyard/control-plane/store/identity.repository';
+import { keyMaterialOf, IdentityRepository } from '@switchyard/control-plane/testing';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { adminService } from '../service.ts';
 

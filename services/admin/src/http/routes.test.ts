@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SecretBox, maskSecret, scopesForKind } from '@switchyard/platform';
 import { controlPlane } from '@switchyard/control-plane';
-import { keyMaterialOf } from '@switchyard/control-plane/domain/api-keys';
-import { IdentityRepository } from '@switchyard/control-plane/store/identity.repository';
-import { seedOrganisation } from '@switchyard/control-plane/testing/organisations';
+import { keyMaterialOf, IdentityRepository, seedOrganisation } from '@switchyard/control-plane/testing';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { adminService } from '../service.ts';
 

@@ -3,8 +3,11 @@ import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Topics, scopesForKind } from '@switchyard/platform';
 import { controlPlane } from '@switchyard/control-plane';
-import { SsoScopes1763700000015 } from '@switchyard/control-plane/store/migrations/1763700000015-sso-scopes';
-import { seedOrganisation, type SeededOrganisation } from '@switchyard/control-plane/testing/organisations';
+import {
+  SsoScopes1763700000015,
+  seedOrganisation,
+  type SeededOrganisation,
+} from '@switchyard/control-plane/testing';
 import { startServiceHarness, type HarnessResponse, type ServiceHarness } from '@switchyard/testing';
 import { adminService } from '../service.ts';
 

@@ -11,7 +11,7 @@ import {
   migrate,
   type Principal,
 } from '@switchyard/platform';
-import { requireServiceEnv, uniqueSuffix } from '@switchyard/platform/testing/services';
+import { requireServiceEnv, uniqueSuffix } from '@switchyard/platform/testing';
 import { OAuthError } from '../domain/oauth.ts';
 import { OAuthService } from '../domain/oauth.service.ts';
 import { controlPlane } from '../service.ts';

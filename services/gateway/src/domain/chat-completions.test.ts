@@ -6,8 +6,7 @@ import { Topics, scopesForKind } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
-import { keyMaterialOf } from '@switchyard/control-plane/domain/api-keys';
-import { IdentityRepository } from '@switchyard/control-plane/store/identity.repository';
+import { keyMaterialOf, IdentityRepository } from '@switchyard/control-plane/testing';
 import { logExportService } from '@switchyard/log-export';
 import { policyService } from '@switchyard/policy';
 import {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, test, type TestContext } from 'node:test';
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
 import { ServiceUnavailable, type Principal, type ServiceClient } from '@switchyard/platform';
-import { captureLogger, settleLogs } from '@switchyard/platform/testing/logger';
+import { captureLogger, settleLogs } from '@switchyard/platform/testing';
 import { admin, events } from '@switchyard/proto';
 import { OrganisationSettingsCache, invalidateOrganisationSettings } from './organisation-settings.ts';
 

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { adminService, type Admin } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
-import { seedOrganisation } from '@switchyard/control-plane/testing/organisations';
+import { seedOrganisation } from '@switchyard/control-plane/testing';
 import { logExportService } from '@switchyard/log-export';
 import { policyService } from '@switchyard/policy';
 import type { ServiceDefinition } from '@switchyard/platform';

@@ -4,7 +4,7 @@ import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import express, { Router } from 'express';
 import { createHttpApp, createMetrics, listen } from '@switchyard/platform';
-import { captureLogger } from '@switchyard/platform/testing/logger';
+import { captureLogger } from '@switchyard/platform/testing';
 import { hasJsonContentType, leanBody, parseByteLimit } from './request-body.ts';
 
 describe('parseByteLimit', () => {

@@ -5,8 +5,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { Topics, publishEvent, scopesForKind } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import { controlPlane } from '@switchyard/control-plane';
-import { keyMaterialOf } from '@switchyard/control-plane/domain/api-keys';
-import { IdentityRepository } from '@switchyard/control-plane/store/identity.repository';
+import { keyMaterialOf, IdentityRepository } from '@switchyard/control-plane/testing';
 import { eventually, startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { logExportService } from '../service.ts';
 

@@ -38,6 +38,20 @@ export default tseslint.config(
     },
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
+      // A package is imported through its entry points only: '@switchyard/<name>', and
+      // '@switchyard/<name>/testing' for the helpers other packages' tests use.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^@switchyard/[^/]+/(?!testing$)',
+              message:
+                "Import another package through its entry point ('@switchyard/<name>', or '@switchyard/<name>/testing' for test helpers), not one of its files; add what you need to that entry.",
+            },
+          ],
+        },
+      ],
     },
   },
 );

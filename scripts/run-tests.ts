@@ -18,7 +18,7 @@ function walk(dir: string): string[] {
   });
 }
 
-const sources = ['packages', 'services', 'bench'].flatMap((d) => walk(join(root, d)));
+const sources = ['packages', 'services', 'bench', 'scripts'].flatMap((d) => walk(join(root, d)));
 const files = (() => {
   switch (group) {
     case 'unit':

@@ -6,14 +6,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { providerRegistry } from '@switchyard/platform';
 import { eventually, startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
 const cli = join('packages', 'launcher', 'src', 'cli.ts');
 
+/** The variables all-in-one seeds provider integrations from, as the provider registry names them. */
+const providerVariables = new Set(
+  providerRegistry.flatMap(({ env }) => [env.apiKey, env.baseUrl].filter((name) => name !== undefined)),
+);
+
 /** Variables of the developer's shell that would change what all-in-one does. */
-const inheritedButIgnored =
-  /^(SWITCHYARD_|OPENAI_|AZURE_OPENAI_|ANTHROPIC_|GEMINI_|GROQ_|MISTRAL_|TOGETHER_|DEEPSEEK_|FIREWORKS_|OPENROUTER_|OLLAMA_|VLLM_|HTTPS?_PROXY$|PORT$|HOST$)/i;
+const inheritedButIgnored = (name: string) =>
+  /^(SWITCHYARD_|HTTPS?_PROXY$|PORT$|HOST$)/i.test(name) || providerVariables.has(name.toUpperCase());
 
 interface Running {
   child: ChildProcess;
@@ -30,7 +36,7 @@ const running = new Set<ChildProcess>();
 async function startAllInOne(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
   const childEnv: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !inheritedButIgnored.test(name)) childEnv[name] = value;
+    if (value !== undefined && !inheritedButIgnored(name)) childEnv[name] = value;
   }
   Object.assign(
     childEnv,

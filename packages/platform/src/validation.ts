@@ -163,9 +163,30 @@ export interface PageQuery {
   pageSize: number;
 }
 
+/** The page parameters list endpoints take: `parsePage` reads them, `pageQuery` documents them. */
+const PAGE_PARAMETERS = {
+  current_page: { fallback: 0, min: 0, max: 1_000_000, description: 'The page to answer, from 0.' },
+  page_size: { fallback: 100, min: 1, max: 1000, description: 'How many entries a page holds.' },
+} as const;
+
+const pageParameter = ({
+  fallback,
+  min,
+  max,
+  description,
+}: (typeof PAGE_PARAMETERS)[keyof typeof PAGE_PARAMETERS]) =>
+  z.int().min(min).max(max).default(fallback).meta({ description });
+
+/** The page parameters as a route's description shows them (`parsePage` reads them, as integers' text). */
+export const pageQuery = z.object({
+  current_page: pageParameter(PAGE_PARAMETERS.current_page),
+  page_size: pageParameter(PAGE_PARAMETERS.page_size),
+});
+
 /** `current_page` (from 0) and `page_size` (1 to 1000, default 100), as list endpoints take them. */
 export function parsePage(query: Record<string, unknown>): PageQuery {
-  const read = (name: string, fallback: number, min: number, max: number): number => {
+  const read = (name: keyof typeof PAGE_PARAMETERS): number => {
+    const { fallback, min, max } = PAGE_PARAMETERS[name];
     const raw = query[name];
     if (raw === undefined || raw === '') return fallback;
     const n = Number(raw);
@@ -176,8 +197,8 @@ export function parsePage(query: Record<string, unknown>): PageQuery {
     }
     return n;
   };
-  const page = read('current_page', 0, 0, 1_000_000);
-  const pageSize = read('page_size', 100, 1, 1000);
+  const page = read('current_page');
+  const pageSize = read('page_size');
   return { page, pageSize, offset: page * pageSize, limit: pageSize };
 }
 

@@ -34,3 +34,4 @@ export * from './jwt-auth.ts';
 export * from './unsafe-host.ts';
 export * from './providers/descriptor.ts';
 export * from './providers/registry.ts';
+export * from './openapi.ts';

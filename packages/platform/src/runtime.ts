@@ -130,12 +130,36 @@ export interface ServiceDefinition<I extends ServiceInstance = ServiceInstance> 
    * standaloneSettings): the configuration table lists them (scripts/config-table.ts).
    */
   settings?: z.ZodObject;
+  /**
+   * The HTTP routes `create`'s router serves, from the same router built on dependencies that
+   * are only described (see `describedOnly`): no database, bus or client is needed. The OpenAPI
+   * description (docs/openapi.json) is made from them; a test holds them to the served ones.
+   */
+  describeRoutes?(): DeclaredRoute[];
   create(deps: ServiceDeps): Promise<I>;
 }
 
 /** Sets a service's own V8 flags (see ServiceDefinition.v8Flags). */
 export function applyV8Flags(definition: Pick<ServiceDefinition, 'v8Flags'>): void {
   for (const flag of definition.v8Flags ?? []) setFlagsFromString(flag);
+}
+
+/**
+ * A dependency a router is built on only to list its routes (`describeRoutes`): an object or a
+ * middleware function, any use of which (a call, reading a property other than what every
+ * function has, such as its name) throws, naming it.
+ */
+export function describedOnly<T extends object>(what: string): T {
+  const refuse = (): never => {
+    throw new Error(`${what} is only described here: the routes were listed, not served`);
+  };
+  const stub = function describedOnly() {};
+  return new Proxy(stub, {
+    get: (target, key) => (key in Function.prototype || key in target ? Reflect.get(target, key) : refuse()),
+    apply: refuse,
+    construct: refuse,
+    set: refuse,
+  }) as unknown as T;
 }
 
 export function need<T>(value: T | undefined, what: string): T {

@@ -13,6 +13,7 @@ import {
   need,
   serveScoped,
   callerAuthentication,
+  describedOnly,
   sharedEnv,
   type Logger,
   type ServiceDefinition,
@@ -105,6 +106,16 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     .omit({ MAX_SCIM_REQUEST_BODY: true })
     .extend(oauthEnvSchema.shape)
     .extend(jwtEnvSchema.shape),
+  describeRoutes: () =>
+    controlPlaneRouter(
+      describedOnly('identity'),
+      describedOnly('saved configs'),
+      describedOnly('members'),
+      describedOnly('authentication'),
+      { oauth: describedOnly('OAuth'), resolveKey: describedOnly('key resolution') },
+      describedOnly('sessions'),
+      bodyLimitsFrom(loadConfig(z.object(bodyLimitEnv), {})),
+    ).routes(),
   async create({ db, bus, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const manager = need(db, 'database').manager;

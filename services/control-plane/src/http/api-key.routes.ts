@@ -1,11 +1,4 @@
-import {
-  jsonBody,
-  listBody,
-  parseInput,
-  parsePage,
-  requirePrincipal,
-  ScopedRouter,
-} from '@switchyard/platform';
+import { jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
 import type { IdentityService } from '../domain/identity.service.ts';
 import { presentApiKey } from './presenters.ts';
 import {
@@ -20,59 +13,101 @@ import {
 export function apiKeyRouter(identity: IdentityService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
 
-  router.post('/:id/rotate', 'api_keys.update', async (req, res, next) => {
-    // POST /<type>/rotate would read as a rotation: leave it to key creation, which names the bad sub-type.
-    if (apiKeyPathParams.shape.type.safeParse(req.params.id).success) return next('route');
-    parseInput(rotateApiKeyBody, req.body ?? {});
-    const { apiKey, key, rotatedAt } = await identity.rotateApiKey(
-      requirePrincipal(req),
-      String(req.params.id),
-    );
-    res.json({ ...presentApiKey(apiKey), key, key_transition_expires_at: rotatedAt.toISOString() });
-  });
-  router.post('/:type/:sub', 'api_keys.create', async (req, res) => {
-    const path = parseInput(apiKeyPathParams, { type: req.params.type, 'sub-type': req.params.sub }, 'path');
-    const body = parseInput(createApiKeyBody, req.body);
-    const { apiKey, key } = await identity.createApiKey(requirePrincipal(req), {
-      type: path.type,
-      subType: path['sub-type'],
-      name: body.name,
-      description: body.description,
-      workspaceId: body.workspace_id,
-      scopes: body.scopes,
-      expiresAt: body.expires_at,
-      userId: body.user_id,
-      rotationPolicy: body.rotation_policy ?? undefined,
-    });
-    res.json({ ...presentApiKey(apiKey), key });
-  });
-  router.get('/', 'api_keys.list', async (req, res) => {
-    const query = parseInput(listApiKeysQuery, req.query, 'query');
-    const [apiKeys, total] = await identity.listApiKeys(
-      requirePrincipal(req),
-      parsePage(req.query),
-      query.ids,
-    );
-    res.json(listBody(apiKeys.map(presentApiKey), total));
-  });
-  router.get('/:id', 'api_keys.read', async (req, res) => {
-    res.json(presentApiKey(await identity.getApiKey(requirePrincipal(req), req.params.id)));
-  });
-  router.put('/:id', 'api_keys.update', async (req, res) => {
-    const body = parseInput(updateApiKeyBody, req.body);
-    const apiKey = await identity.updateApiKey(requirePrincipal(req), String(req.params.id), {
-      name: body.name,
-      description: body.description,
-      scopes: body.scopes,
-      expiresAt: body.expires_at,
-      rotationPolicy: body.rotation_policy,
-    });
-    res.json(presentApiKey(apiKey));
-  });
-  router.delete('/:id', 'api_keys.delete', async (req, res) => {
-    await identity.revokeApiKey(requirePrincipal(req), String(req.params.id));
-    res.json({});
-  });
+  router.post(
+    '/:id/rotate',
+    {
+      scope: 'api_keys.update',
+      summary: 'Rotates an API key: a new secret, answered once; the old one stops working at once.',
+      query: 'none',
+      body: { contentTypes: ['application/json'], schema: rotateApiKeyBody, optional: true },
+    },
+    async (req, res, next, input) => {
+      // POST /<type>/rotate would read as a rotation: leave it to key creation, which names the bad sub-type.
+      if (apiKeyPathParams.shape.type.safeParse(req.params.id).success) return next('route');
+      input.body(req);
+      const { apiKey, key, rotatedAt } = await identity.rotateApiKey(
+        requirePrincipal(req),
+        String(req.params.id),
+      );
+      res.json({ ...presentApiKey(apiKey), key, key_transition_expires_at: rotatedAt.toISOString() });
+    },
+  );
+  router.post(
+    '/:type/:sub',
+    {
+      scope: 'api_keys.create',
+      summary: 'Creates an API key of a type and sub-type; its secret is answered once.',
+      params: apiKeyPathParams,
+      paramNames: { sub: 'sub-type' },
+      query: 'none',
+      body: createApiKeyBody,
+    },
+    async (req, res, _next, input) => {
+      const path = input.params(req);
+      const body = input.body(req);
+      const { apiKey, key } = await identity.createApiKey(requirePrincipal(req), {
+        type: path.type,
+        subType: path['sub-type'],
+        name: body.name,
+        description: body.description,
+        workspaceId: body.workspace_id,
+        scopes: body.scopes,
+        expiresAt: body.expires_at,
+        userId: body.user_id,
+        rotationPolicy: body.rotation_policy ?? undefined,
+      });
+      res.json({ ...presentApiKey(apiKey), key });
+    },
+  );
+  router.get(
+    '/',
+    {
+      scope: 'api_keys.list',
+      summary: 'Lists the API keys the key can see, without their secrets.',
+      query: listApiKeysQuery,
+      page: true,
+    },
+    async (req, res, _next, input) => {
+      const query = input.query(req);
+      const [apiKeys, total] = await identity.listApiKeys(requirePrincipal(req), input.page(req), query.ids);
+      res.json(listBody(apiKeys.map(presentApiKey), total));
+    },
+  );
+  router.get(
+    '/:id',
+    { scope: 'api_keys.read', summary: 'One API key, without its secret.', query: 'none' },
+    async (req, res) => {
+      res.json(presentApiKey(await identity.getApiKey(requirePrincipal(req), req.params.id)));
+    },
+  );
+  router.put(
+    '/:id',
+    {
+      scope: 'api_keys.update',
+      summary: "Changes an API key's name, description, scopes, expiry or rotation policy.",
+      query: 'none',
+      body: updateApiKeyBody,
+    },
+    async (req, res, _next, input) => {
+      const body = input.body(req);
+      const apiKey = await identity.updateApiKey(requirePrincipal(req), String(req.params.id), {
+        name: body.name,
+        description: body.description,
+        scopes: body.scopes,
+        expiresAt: body.expires_at,
+        rotationPolicy: body.rotation_policy,
+      });
+      res.json(presentApiKey(apiKey));
+    },
+  );
+  router.delete(
+    '/:id',
+    { scope: 'api_keys.delete', summary: 'Revokes an API key.', query: 'none', body: 'none' },
+    async (req, res) => {
+      await identity.revokeApiKey(requirePrincipal(req), String(req.params.id));
+      res.json({});
+    },
+  );
 
   return router;
 }

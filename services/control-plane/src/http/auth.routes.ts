@@ -17,51 +17,77 @@ export function authRouter(sessions: SessionService): ScopedRouter {
   const router = new ScopedRouter();
   // Opens a browser session with a JWT: the answer sets an HttpOnly cookie that authenticates
   // this origin's requests (writes only with a same-origin Origin header) for up to 8 hours.
-  router.post('/sessions', 'authenticated', async (req, res) => {
-    const { token, expiresAt } = await sessions.open(requirePrincipal(req), {
-      userAgent: req.get('user-agent'),
-      clientIp: req.ip,
-    });
-    res.cookie(SESSION_COOKIE, token, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: req.secure,
-      path: '/',
-      maxAge: Math.min(SESSION_TTL_MS, expiresAt.getTime() - Date.now()),
-    });
-    res.json({ object: 'auth.session', expires_at: expiresAt.toISOString() });
-  });
-  router.delete('/sessions/current', 'authenticated', async (req, res) => {
-    const token = sessionCookie(req);
-    if (!token) throw new Forbidden('Only a session can be closed this way.', { code: 'session_required' });
-    await sessions.close(requirePrincipal(req), sha256Hex(token));
-    res.clearCookie(SESSION_COOKIE, { path: '/' });
-    res.json({});
-  });
-  router.get('/self', 'authenticated', (req, res) => {
-    const principal = requirePrincipal(req);
-    if (!principal.authMethod) {
-      throw new Forbidden(
-        'GET /v1/auth/self needs a session, a JWT or an OAuth access token; an API key alone is not accepted.',
-        { code: 'session_or_jwt_required' },
-      );
-    }
-    res.json({
-      object: 'auth.self',
-      auth_method: principal.authMethod,
-      // A JWT's subject; for an OAuth token, the user who consented (or the JWT subject that did).
-      subject:
-        principal.authMethod === 'jwt' || principal.authMethod === 'session'
-          ? principal.name.replace(/^(jwt|session):/, '')
-          : (principal.userId ?? principal.name),
-      ...(principal.authMethod === 'oauth'
-        ? { display_name: principal.name, client_id: principal.oauthClientId ?? null }
-        : {}),
-      organisation_id: principal.organisationId,
-      workspace: { id: principal.workspaceId, slug: principal.workspaceSlug },
-      scopes: principal.scopes,
-      expires_at: principal.expiresAt === null ? null : new Date(principal.expiresAt).toISOString(),
-    });
-  });
+  router.post(
+    '/sessions',
+    {
+      scope: 'authenticated',
+      summary: 'Opens a browser session with a JWT: sets the HttpOnly sy_session cookie, for up to 8 hours.',
+      query: 'none',
+      body: 'none',
+    },
+    async (req, res) => {
+      const { token, expiresAt } = await sessions.open(requirePrincipal(req), {
+        userAgent: req.get('user-agent'),
+        clientIp: req.ip,
+      });
+      res.cookie(SESSION_COOKIE, token, {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: req.secure,
+        path: '/',
+        maxAge: Math.min(SESSION_TTL_MS, expiresAt.getTime() - Date.now()),
+      });
+      res.json({ object: 'auth.session', expires_at: expiresAt.toISOString() });
+    },
+  );
+  router.delete(
+    '/sessions/current',
+    {
+      scope: 'authenticated',
+      summary: 'Closes the browser session the request came with, and clears its cookie.',
+      query: 'none',
+      body: 'none',
+    },
+    async (req, res) => {
+      const token = sessionCookie(req);
+      if (!token) throw new Forbidden('Only a session can be closed this way.', { code: 'session_required' });
+      await sessions.close(requirePrincipal(req), sha256Hex(token));
+      res.clearCookie(SESSION_COOKIE, { path: '/' });
+      res.json({});
+    },
+  );
+  router.get(
+    '/self',
+    {
+      scope: 'authenticated',
+      summary: 'Who the caller is: for a session, a JWT or an OAuth access token (not an API key alone).',
+      query: 'none',
+    },
+    (req, res) => {
+      const principal = requirePrincipal(req);
+      if (!principal.authMethod) {
+        throw new Forbidden(
+          'GET /v1/auth/self needs a session, a JWT or an OAuth access token; an API key alone is not accepted.',
+          { code: 'session_or_jwt_required' },
+        );
+      }
+      res.json({
+        object: 'auth.self',
+        auth_method: principal.authMethod,
+        // A JWT's subject; for an OAuth token, the user who consented (or the JWT subject that did).
+        subject:
+          principal.authMethod === 'jwt' || principal.authMethod === 'session'
+            ? principal.name.replace(/^(jwt|session):/, '')
+            : (principal.userId ?? principal.name),
+        ...(principal.authMethod === 'oauth'
+          ? { display_name: principal.name, client_id: principal.oauthClientId ?? null }
+          : {}),
+        organisation_id: principal.organisationId,
+        workspace: { id: principal.workspaceId, slug: principal.workspaceSlug },
+        scopes: principal.scopes,
+        expires_at: principal.expiresAt === null ? null : new Date(principal.expiresAt).toISOString(),
+      });
+    },
+  );
   return router;
 }

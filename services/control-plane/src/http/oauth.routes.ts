@@ -5,9 +5,10 @@ import {
   bearerToken,
   formBody,
   jsonBody,
-  parseInput,
   requirePrincipal,
   ScopedRouter,
+  type BodyContent,
+  type ErrorShape,
   type Principal,
 } from '@switchyard/platform';
 import { OAuthError } from '../domain/oauth.ts';
@@ -145,6 +146,24 @@ const authorizeQuery = z.object({
 });
 const consentBody = authorizeQuery.omit({ response_type: true }).extend({ approve: z.boolean() });
 
+/** How the protocol endpoints refuse (RFC 6749 §5.2), for their description. */
+const OAUTH_ERRORS: ErrorShape = {
+  name: 'OAuthError',
+  contentType: 'application/json',
+  schema: z
+    .object({
+      error: z.string().meta({ description: 'An RFC 6749 error code, e.g. `invalid_grant`.' }),
+      error_description: z.string(),
+    })
+    .meta({ description: "OAuth's own error shape (RFC 6749 §5.2)." }),
+};
+
+/** The protocol endpoints' parameters: read one by one, each once, as a string (see `params`). */
+const protocolParameters = (description: string): BodyContent => ({
+  contentTypes: ['application/x-www-form-urlencoded', 'application/json'],
+  description,
+});
+
 /**
  * The OAuth 2.1 authorization server: RFC 8414 metadata, RFC 7591 registration, the token,
  * revocation (RFC 7009) and introspection (RFC 7662) endpoints, all public (clients
@@ -153,106 +172,188 @@ const consentBody = authorizeQuery.omit({ response_type: true }).extend({ approv
 export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): void {
   const { oauth } = options;
 
-  const metadata = new ScopedRouter().get('/', 'public', (req, res) => {
-    res.json(oauth.metadata(`${req.protocol}://${req.get('host') ?? 'localhost'}`));
-  });
+  const metadata = new ScopedRouter().get(
+    '/',
+    {
+      scope: 'public',
+      summary: "The authorization server's metadata (RFC 8414).",
+      query: 'none',
+    },
+    (req, res) => {
+      res.json(oauth.metadata(`${req.protocol}://${req.get('host') ?? 'localhost'}`));
+    },
+  );
   router.mount('/.well-known/oauth-authorization-server', metadata);
 
   const protocol = new ScopedRouter({ body: formOrJson(options.bodyLimit) });
-  protocol.post('/register', 'public', async (req, res) => {
-    const body: unknown = req.body;
-    if (!req.is('application/json') || typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new OAuthError('invalid_client_metadata', 'The body must be a JSON object of client metadata.');
-    }
-    const { client, clientSecret } = await oauth.registerClient(body);
-    res.status(201).set(NO_STORE).json(presentClient(client, clientSecret));
-  });
-  protocol.post('/token', 'public', async (req, res) => {
-    const p = params(req);
-    const grantType = required(p, 'grant_type');
-    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
-      throw new OAuthError('unsupported_grant_type', `grant_type '${grantType}' is not supported.`);
-    }
-    const client = await oauth.authenticateClient(clientCredentials(req, p));
-    const tokens =
-      grantType === 'authorization_code'
-        ? await oauth.exchangeCode(client, {
-            code: required(p, 'code'),
-            redirectUri: required(p, 'redirect_uri'),
-            codeVerifier: required(p, 'code_verifier'),
-          })
-        : await oauth.refresh(client, { refreshToken: required(p, 'refresh_token'), scope: p.scope });
-    res.set(NO_STORE).json(tokens);
-  });
-  protocol.post('/revoke', 'public', async (req, res) => {
-    const p = params(req);
-    const client = await oauth.authenticateClient(clientCredentials(req, p));
-    await oauth.revoke(client, required(p, 'token'));
-    res.json({});
-  });
-  protocol.post('/introspect', 'public', async (req, res) => {
-    const p = params(req);
-    const bearer = bearerToken(req.headers.authorization);
-    let caller: Parameters<OAuthService['introspect']>[0];
-    if (bearer) {
-      const principal = bearer.length <= 512 ? await options.resolveKey(bearer) : null;
-      if (!principal) throw new OAuthError('invalid_client', 'Invalid API key.', 401);
-      if (principal.kind !== 'organisation_admin' || principal.authMethod !== undefined) {
-        throw new OAuthError(
-          'insufficient_scope',
-          'Introspection needs a confidential client or an organisation admin API key.',
-          403,
-        );
+  protocol.post(
+    '/register',
+    {
+      scope: 'public',
+      summary: 'Registers an OAuth client (RFC 7591 dynamic client registration).',
+      query: 'none',
+      body: {
+        contentTypes: ['application/json'],
+        description:
+          'Client metadata (RFC 7591 §2): redirect_uris, and client_name, grant_types, response_types, token_endpoint_auth_method and scope if wanted.',
+      },
+      status: 201,
+      errors: OAUTH_ERRORS,
+    },
+    async (req, res) => {
+      const body: unknown = req.body;
+      if (!req.is('application/json') || typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw new OAuthError('invalid_client_metadata', 'The body must be a JSON object of client metadata.');
       }
-      caller = { organisationId: principal.organisationId };
-    } else {
+      const { client, clientSecret } = await oauth.registerClient(body);
+      res.status(201).set(NO_STORE).json(presentClient(client, clientSecret));
+    },
+  );
+  protocol.post(
+    '/token',
+    {
+      scope: 'public',
+      summary: 'Issues tokens for an authorization code (with its PKCE verifier) or a refresh token.',
+      query: 'none',
+      body: protocolParameters(
+        'grant_type `authorization_code` with code, redirect_uri and code_verifier, or `refresh_token` with refresh_token and scope if narrower; client_id (and client_secret) unless Basic authentication gives them.',
+      ),
+      credential: 'oauth_client',
+      errors: OAUTH_ERRORS,
+    },
+    async (req, res) => {
+      const p = params(req);
+      const grantType = required(p, 'grant_type');
+      if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
+        throw new OAuthError('unsupported_grant_type', `grant_type '${grantType}' is not supported.`);
+      }
       const client = await oauth.authenticateClient(clientCredentials(req, p));
-      if (client.tokenEndpointAuthMethod === 'none') {
-        throw new OAuthError(
-          'invalid_client',
-          'Introspection needs a confidential client or an organisation admin API key.',
-          401,
-        );
+      const tokens =
+        grantType === 'authorization_code'
+          ? await oauth.exchangeCode(client, {
+              code: required(p, 'code'),
+              redirectUri: required(p, 'redirect_uri'),
+              codeVerifier: required(p, 'code_verifier'),
+            })
+          : await oauth.refresh(client, { refreshToken: required(p, 'refresh_token'), scope: p.scope });
+      res.set(NO_STORE).json(tokens);
+    },
+  );
+  protocol.post(
+    '/revoke',
+    {
+      scope: 'public',
+      summary: 'Revokes an access or refresh token of the client (RFC 7009).',
+      query: 'none',
+      body: protocolParameters(
+        'token; client_id (and client_secret) unless Basic authentication gives them.',
+      ),
+      credential: 'oauth_client',
+      errors: OAUTH_ERRORS,
+    },
+    async (req, res) => {
+      const p = params(req);
+      const client = await oauth.authenticateClient(clientCredentials(req, p));
+      await oauth.revoke(client, required(p, 'token'));
+      res.json({});
+    },
+  );
+  protocol.post(
+    '/introspect',
+    {
+      scope: 'public',
+      summary:
+        'Tells whether a token is active, and what it carries (RFC 7662): for a confidential client or an organisation admin API key.',
+      query: 'none',
+      body: protocolParameters(
+        'token; client_id and client_secret unless Basic authentication or an organisation admin API key (Bearer) authenticates the caller.',
+      ),
+      credential: 'oauth_client',
+      errors: OAUTH_ERRORS,
+    },
+    async (req, res) => {
+      const p = params(req);
+      const bearer = bearerToken(req.headers.authorization);
+      let caller: Parameters<OAuthService['introspect']>[0];
+      if (bearer) {
+        const principal = bearer.length <= 512 ? await options.resolveKey(bearer) : null;
+        if (!principal) throw new OAuthError('invalid_client', 'Invalid API key.', 401);
+        if (principal.kind !== 'organisation_admin' || principal.authMethod !== undefined) {
+          throw new OAuthError(
+            'insufficient_scope',
+            'Introspection needs a confidential client or an organisation admin API key.',
+            403,
+          );
+        }
+        caller = { organisationId: principal.organisationId };
+      } else {
+        const client = await oauth.authenticateClient(clientCredentials(req, p));
+        if (client.tokenEndpointAuthMethod === 'none') {
+          throw new OAuthError(
+            'invalid_client',
+            'Introspection needs a confidential client or an organisation admin API key.',
+            401,
+          );
+        }
+        caller = { client };
       }
-      caller = { client };
-    }
-    res.set(NO_STORE).json(await oauth.introspect(caller, required(p, 'token')));
-  });
+      res.set(NO_STORE).json(await oauth.introspect(caller, required(p, 'token')));
+    },
+  );
   protocol.router.use(oauthErrors);
   router.mount('/oauth', protocol);
 
   // A user says which client may act for them: in the one error shape, and never a redirect
   // on an error (nothing redirects before the redirect URI is known to be the client's).
   const consent = new ScopedRouter({ body: jsonBody(options.bodyLimit) });
-  consent.get('/authorize', 'authenticated', async (req, res) => {
-    const principal = requirePrincipal(req);
-    const q = parseInput(authorizeQuery, req.query, 'query');
-    res.set(NO_STORE).json(
-      await oauth.authorize(principal, {
-        clientId: q.client_id ?? '',
-        redirectUri: q.redirect_uri ?? '',
-        responseType: q.response_type,
-        scope: q.scope,
-        state: q.state,
-        codeChallenge: q.code_challenge,
-        codeChallengeMethod: q.code_challenge_method,
-      }),
-    );
-  });
-  consent.post('/postAuthorizeConsent', 'authenticated', async (req, res) => {
-    const principal = requirePrincipal(req);
-    const body = parseInput(consentBody, req.body ?? {});
-    res.set(NO_STORE).json(
-      await oauth.consent(principal, {
-        clientId: body.client_id ?? '',
-        redirectUri: body.redirect_uri ?? '',
-        scope: body.scope,
-        state: body.state,
-        codeChallenge: body.code_challenge,
-        codeChallengeMethod: body.code_challenge_method,
-        approve: body.approve,
-      }),
-    );
-  });
+  consent.get(
+    '/authorize',
+    {
+      scope: 'authenticated',
+      summary:
+        'Checks an authorization request of a client and answers what the user is asked to consent to.',
+      query: authorizeQuery,
+    },
+    async (req, res, _next, input) => {
+      const principal = requirePrincipal(req);
+      const q = input.query(req);
+      res.set(NO_STORE).json(
+        await oauth.authorize(principal, {
+          clientId: q.client_id ?? '',
+          redirectUri: q.redirect_uri ?? '',
+          responseType: q.response_type,
+          scope: q.scope,
+          state: q.state,
+          codeChallenge: q.code_challenge,
+          codeChallengeMethod: q.code_challenge_method,
+        }),
+      );
+    },
+  );
+  consent.post(
+    '/postAuthorizeConsent',
+    {
+      scope: 'authenticated',
+      summary:
+        "The user's answer to an authorization request: where the browser goes back to the client, with a code or access_denied.",
+      query: 'none',
+      body: { contentTypes: ['application/json'], schema: consentBody, optional: true },
+    },
+    async (req, res, _next, input) => {
+      const principal = requirePrincipal(req);
+      const body = input.body(req);
+      res.set(NO_STORE).json(
+        await oauth.consent(principal, {
+          clientId: body.client_id ?? '',
+          redirectUri: body.redirect_uri ?? '',
+          scope: body.scope,
+          state: body.state,
+          codeChallenge: body.code_challenge,
+          codeChallengeMethod: body.code_challenge_method,
+          approve: body.approve,
+        }),
+      );
+    },
+  );
   router.mount('/oauth', consent, options.authenticated);
 }

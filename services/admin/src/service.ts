@@ -15,6 +15,7 @@ import {
   remotePrincipalLookup,
   remoteWorkspaceLookup,
   callerAuthentication,
+  describedOnly,
   sharedEnv,
   type ServiceDefinition,
   type ServiceInstance,
@@ -107,6 +108,18 @@ export const adminService: ServiceDefinition<Admin> = {
   clients: ['identity', 'ssoSessions'],
   // The OAuth body limit is validated with the others, and used by control-plane only.
   settings: configSchema.omit({ MAX_OAUTH_REQUEST_BODY: true }).extend(jwtEnvSchema.shape),
+  describeRoutes: () =>
+    adminRouter(
+      {
+        integrations: describedOnly('integrations'),
+        organisationSettings: describedOnly('organisation settings'),
+        sso: describedOnly('SSO'),
+        scim: describedOnly('SCIM'),
+        ssoLogin: { logins: describedOnly('SSO logins'), callbackUrl: undefined },
+      },
+      describedOnly('authentication'),
+      bodyLimitsFrom(loadConfig(z.object(bodyLimitEnv), {})),
+    ).routes(),
   async create({ db, bus, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');

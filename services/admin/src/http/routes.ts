@@ -1,13 +1,6 @@
 import type { RequestHandler } from 'express';
-import {
-  jsonBody,
-  listBody,
-  parseInput,
-  parsePage,
-  requirePrincipal,
-  ScopedRouter,
-  type BodyLimits,
-} from '@switchyard/platform';
+import { z } from 'zod';
+import { jsonBody, listBody, requirePrincipal, ScopedRouter, type BodyLimits } from '@switchyard/platform';
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
 import type { SsoService } from '../domain/sso.service.ts';
@@ -32,82 +25,143 @@ import {
 } from './schemas.ts';
 import { scimAdminRouter, scimProtocolRouter, scimTokenRouter } from './scim.routes.ts';
 
+const integrationPath = z.object({ slug: slugParam });
+const ssoConnectionPath = z.object({ client_id: ssoClientId });
+
 function integrationsRouter(integrations: IntegrationService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
-  router.post('/', 'integrations.create', async (req, res) => {
-    const body = parseInput(createIntegrationBody, req.body);
-    const integration = await integrations.create(requirePrincipal(req), {
-      name: body.name,
-      slug: body.slug,
-      provider: body.ai_provider_id,
-      pluginProviderId: body.plugin_provider_id,
-      credentials: body.credentials,
-      key: body.key,
-      description: body.description,
-      workspaceId: body.workspace_id,
-      configurations: body.configurations,
-      pricingAdjustments: body.pricing_adjustments ?? null,
-    });
-    res.json({ id: integration.id, slug: integration.slug });
-  });
-  router.get('/', 'integrations.list', async (req, res) => {
-    const [list, total] = await integrations.list(requirePrincipal(req), parsePage(req.query));
-    res.json(listBody(list.map(presentIntegration), total));
-  });
-  router.get('/:slug', 'integrations.read', async (req, res) => {
-    const integration = await integrations.get(
-      requirePrincipal(req),
-      parseInput(slugParam, req.params.slug, 'path'),
-    );
-    res.json(
-      presentIntegrationDetail(
-        integration,
-        integrations.maskedKey(integration),
-        integrations.maskedCredentials(integration),
-      ),
-    );
-  });
-  router.put('/:slug', 'integrations.update', async (req, res) => {
-    const slug = parseInput(slugParam, req.params.slug, 'path');
-    const body = parseInput(updateIntegrationBody, req.body);
-    const integration = await integrations.update(requirePrincipal(req), slug, {
-      name: body.name,
-      description: body.description,
-      key: body.key,
-      credentials: body.credentials,
-    });
-    res.json(
-      presentIntegrationDetail(
-        integration,
-        integrations.maskedKey(integration),
-        integrations.maskedCredentials(integration),
-      ),
-    );
-  });
-  router.delete('/:slug', 'integrations.delete', async (req, res) => {
-    await integrations.delete(requirePrincipal(req), parseInput(slugParam, req.params.slug, 'path'));
-    res.json({});
-  });
+  router.post(
+    '/',
+    {
+      scope: 'integrations.create',
+      summary: "Connects a provider: an integration holding the provider's key or credentials, encrypted.",
+      query: 'none',
+      body: createIntegrationBody,
+    },
+    async (req, res, _next, input) => {
+      const body = input.body(req);
+      const integration = await integrations.create(requirePrincipal(req), {
+        name: body.name,
+        slug: body.slug,
+        provider: body.ai_provider_id,
+        pluginProviderId: body.plugin_provider_id,
+        credentials: body.credentials,
+        key: body.key,
+        description: body.description,
+        workspaceId: body.workspace_id,
+        configurations: body.configurations,
+        pricingAdjustments: body.pricing_adjustments ?? null,
+      });
+      res.json({ id: integration.id, slug: integration.slug });
+    },
+  );
+  router.get(
+    '/',
+    {
+      scope: 'integrations.list',
+      summary: 'Lists the integrations the key can see.',
+      query: 'none',
+      page: true,
+    },
+    async (req, res, _next, input) => {
+      const [list, total] = await integrations.list(requirePrincipal(req), input.page(req));
+      res.json(listBody(list.map(presentIntegration), total));
+    },
+  );
+  router.get(
+    '/:slug',
+    {
+      scope: 'integrations.read',
+      summary: 'One integration, its key and credentials masked.',
+      params: integrationPath,
+      query: 'none',
+    },
+    async (req, res, _next, input) => {
+      const integration = await integrations.get(requirePrincipal(req), input.param(req, 'slug'));
+      res.json(
+        presentIntegrationDetail(
+          integration,
+          integrations.maskedKey(integration),
+          integrations.maskedCredentials(integration),
+        ),
+      );
+    },
+  );
+  router.put(
+    '/:slug',
+    {
+      scope: 'integrations.update',
+      summary: "Changes an integration's name or description, or replaces its key or credentials.",
+      params: integrationPath,
+      query: 'none',
+      body: updateIntegrationBody,
+    },
+    async (req, res, _next, input) => {
+      const slug = input.param(req, 'slug');
+      const body = input.body(req);
+      const integration = await integrations.update(requirePrincipal(req), slug, {
+        name: body.name,
+        description: body.description,
+        key: body.key,
+        credentials: body.credentials,
+      });
+      res.json(
+        presentIntegrationDetail(
+          integration,
+          integrations.maskedKey(integration),
+          integrations.maskedCredentials(integration),
+        ),
+      );
+    },
+  );
+  router.delete(
+    '/:slug',
+    {
+      scope: 'integrations.delete',
+      summary: 'Deletes an integration.',
+      params: integrationPath,
+      query: 'none',
+      body: 'none',
+    },
+    async (req, res, _next, input) => {
+      await integrations.delete(requirePrincipal(req), input.param(req, 'slug'));
+      res.json({});
+    },
+  );
   return router;
 }
 
 function organisationSettingsRouter(settings: OrganisationSettingsService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
-  router.get('/', 'organisation_settings.read', async (req, res) => {
-    res.json(presentOrganisationSettings(await settings.show(requirePrincipal(req))));
-  });
-  router.put('/', 'organisation_settings.update', async (req, res) => {
-    const body = parseInput(updateOrganisationSettingsBody, req.body);
-    const updated = await settings.update(requirePrincipal(req), {
-      blockInlineConfig: body.block_inline_config,
-      userApiKeyAutoCreate: body.user_api_key_auto_create,
-      defaultWorkspaceUserApiKeyAutoCreate: body.default_workspace_user_api_key_auto_create,
-      userApiKeyAutoCreateScopes: body.user_api_key_auto_create_scopes,
-      userApiKeyRotationPeriod: body.user_api_key_rotation_period,
-      workspaceSecuritySettingsOverride: body.workspace_security_settings_override,
-    });
-    res.json(presentOrganisationSettings(updated));
-  });
+  router.get(
+    '/',
+    { scope: 'organisation_settings.read', summary: "The organisation's settings.", query: 'none' },
+    async (req, res) => {
+      res.json(presentOrganisationSettings(await settings.show(requirePrincipal(req))));
+    },
+  );
+  router.put(
+    '/',
+    {
+      scope: 'organisation_settings.update',
+      summary:
+        "Changes the organisation's settings: inline configs, user keys, what workspaces may override.",
+      query: 'none',
+      body: updateOrganisationSettingsBody,
+    },
+    async (req, res, _next, input) => {
+      const body = input.body(req);
+      const updated = await settings.update(requirePrincipal(req), {
+        blockInlineConfig: body.block_inline_config,
+        userApiKeyAutoCreate: body.user_api_key_auto_create,
+        defaultWorkspaceUserApiKeyAutoCreate: body.default_workspace_user_api_key_auto_create,
+        userApiKeyAutoCreateScopes: body.user_api_key_auto_create_scopes,
+        userApiKeyRotationPeriod: body.user_api_key_rotation_period,
+        workspaceSecuritySettingsOverride: body.workspace_security_settings_override,
+      });
+      res.json(presentOrganisationSettings(updated));
+    },
+  );
   return router;
 }
 
@@ -116,56 +170,120 @@ function ssoRouter(sso: SsoService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   const present = (connection: Parameters<SsoService['maskedClientSecret']>[0]) =>
     presentSsoConnection(connection, sso.maskedClientSecret(connection));
-  router.get('/', 'organisation_sso.read', async (req, res) => {
-    const list = await sso.listConnections(requirePrincipal(req));
-    res.json(listBody(list.map(present), list.length));
-  });
-  router.get('/:client_id', 'organisation_sso.read', async (req, res) => {
-    const clientId = parseInput(ssoClientId, req.params.client_id, 'path', 'client_id');
-    res.json(present(await sso.getConnection(requirePrincipal(req), clientId)));
-  });
-  router.put('/:client_id', 'organisation_sso.update', async (req, res) => {
-    const clientId = parseInput(ssoClientId, req.params.client_id, 'path', 'client_id');
-    const body = parseInput(upsertSsoConnectionBody, req.body);
-    const { connection } = await sso.upsertConnection(requirePrincipal(req), clientId, {
-      clientId: body.client_id,
-      enabled: body.enabled,
-      issuer: body.issuer,
-      clientSecret: body.client_secret,
-      tokenEndpointAuthMethod: body.token_endpoint_auth_method,
-      jwks: body.jwks,
-      privateKey: body.private_key,
-      scopes: body.scopes,
-      disableAutoProvisionUser: body.disable_auto_provision_user,
-    });
-    res.json(present(connection));
-  });
-  router.delete('/:client_id', 'organisation_sso.update', async (req, res) => {
-    const clientId = parseInput(ssoClientId, req.params.client_id, 'path', 'client_id');
-    await sso.deleteConnection(requirePrincipal(req), clientId);
-    res.json({});
-  });
+  router.get(
+    '/',
+    {
+      scope: 'organisation_sso.read',
+      summary: "The organisation's SSO (OIDC) connections, client secrets masked.",
+      query: 'none',
+    },
+    async (req, res) => {
+      const list = await sso.listConnections(requirePrincipal(req));
+      res.json(listBody(list.map(present), list.length));
+    },
+  );
+  router.get(
+    '/:client_id',
+    {
+      scope: 'organisation_sso.read',
+      summary: 'One SSO connection, by client_id, its client secret masked.',
+      params: ssoConnectionPath,
+      query: 'none',
+    },
+    async (req, res, _next, input) => {
+      const clientId = input.param(req, 'client_id', 'client_id');
+      res.json(present(await sso.getConnection(requirePrincipal(req), clientId)));
+    },
+  );
+  router.put(
+    '/:client_id',
+    {
+      scope: 'organisation_sso.update',
+      summary:
+        "Creates or replaces the SSO connection of a client_id: the identity provider's issuer and the client's credentials.",
+      params: ssoConnectionPath,
+      query: 'none',
+      body: upsertSsoConnectionBody,
+    },
+    async (req, res, _next, input) => {
+      const clientId = input.param(req, 'client_id', 'client_id');
+      const body = input.body(req);
+      const { connection } = await sso.upsertConnection(requirePrincipal(req), clientId, {
+        clientId: body.client_id,
+        enabled: body.enabled,
+        issuer: body.issuer,
+        clientSecret: body.client_secret,
+        tokenEndpointAuthMethod: body.token_endpoint_auth_method,
+        jwks: body.jwks,
+        privateKey: body.private_key,
+        scopes: body.scopes,
+        disableAutoProvisionUser: body.disable_auto_provision_user,
+      });
+      res.json(present(connection));
+    },
+  );
+  router.delete(
+    '/:client_id',
+    {
+      scope: 'organisation_sso.update',
+      summary: 'Deletes an SSO connection.',
+      params: ssoConnectionPath,
+      query: 'none',
+      body: 'none',
+    },
+    async (req, res, _next, input) => {
+      const clientId = input.param(req, 'client_id', 'client_id');
+      await sso.deleteConnection(requirePrincipal(req), clientId);
+      res.json({});
+    },
+  );
   return router;
 }
 
 function emailDomainsRouter(sso: SsoService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
-  router.get('/', 'organisation_email_domains.list', async (req, res) => {
-    const list = await sso.listDomains(requirePrincipal(req));
-    res.json(listBody(list.map(presentEmailDomain), list.length));
-  });
-  router.post('/', 'organisation_email_domains.create', async (req, res) => {
-    const body = parseInput(createEmailDomainBody, req.body);
-    const claim = await sso.addDomain(requirePrincipal(req), {
-      domain: body.domain,
-      allowSubdomains: body.allow_subdomains,
-    });
-    res.json(presentEmailDomain(claim));
-  });
-  router.delete('/:domain', 'organisation_email_domains.delete', async (req, res) => {
-    await sso.deleteDomain(requirePrincipal(req), req.params.domain);
-    res.json({});
-  });
+  router.get(
+    '/',
+    {
+      scope: 'organisation_email_domains.list',
+      summary: 'The email domains the organisation has claimed.',
+      query: 'none',
+    },
+    async (req, res) => {
+      const list = await sso.listDomains(requirePrincipal(req));
+      res.json(listBody(list.map(presentEmailDomain), list.length));
+    },
+  );
+  router.post(
+    '/',
+    {
+      scope: 'organisation_email_domains.create',
+      summary: 'Claims an email domain (and its subdomains if asked) for the organisation.',
+      query: 'none',
+      body: createEmailDomainBody,
+    },
+    async (req, res, _next, input) => {
+      const body = input.body(req);
+      const claim = await sso.addDomain(requirePrincipal(req), {
+        domain: body.domain,
+        allowSubdomains: body.allow_subdomains,
+      });
+      res.json(presentEmailDomain(claim));
+    },
+  );
+  router.delete(
+    '/:domain',
+    {
+      scope: 'organisation_email_domains.delete',
+      summary: "Gives up the organisation's claim on an email domain.",
+      query: 'none',
+      body: 'none',
+    },
+    async (req, res) => {
+      await sso.deleteDomain(requirePrincipal(req), req.params.domain);
+      res.json({});
+    },
+  );
   return router;
 }
 

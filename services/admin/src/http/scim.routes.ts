@@ -1,13 +1,15 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import { z } from 'zod';
 import {
   attachAuditActor,
   AppError,
   jsonBody,
-  parseInput,
   requirePrincipal,
   ScopedRouter,
   toAppError,
   Unauthorized,
+  type BodyContent,
+  type ErrorShape,
 } from '@switchyard/platform';
 import type { ScimService } from '../domain/scim.service.ts';
 import {
@@ -36,49 +38,105 @@ import {
 /** `/v1/admin/organisation/scim-token`: the token is shown once, when issued; masked afterwards. */
 export function scimTokenRouter(scim: ScimService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
-  router.get('/', 'organisation_scim.read', async (req, res) => {
-    const credential = await scim.getToken(requirePrincipal(req));
-    res.json(presentScimToken(credential, scim.maskedToken(credential)));
-  });
-  router.post('/', 'organisation_scim.update', async (req, res) => {
-    const body = parseInput(issueScimTokenBody, req.body ?? {});
-    const { token, credential } = await scim.issueToken(requirePrincipal(req), body.replace_existing);
-    res.json(presentScimToken(credential, scim.maskedToken(credential), token));
-  });
-  router.delete('/', 'organisation_scim.update', async (req, res) => {
-    await scim.deleteToken(requirePrincipal(req));
-    res.json({});
-  });
+  router.get(
+    '/',
+    { scope: 'organisation_scim.read', summary: "The organisation's SCIM token, masked.", query: 'none' },
+    async (req, res) => {
+      const credential = await scim.getToken(requirePrincipal(req));
+      res.json(presentScimToken(credential, scim.maskedToken(credential)));
+    },
+  );
+  router.post(
+    '/',
+    {
+      scope: 'organisation_scim.update',
+      summary: "Issues the organisation's SCIM token, shown this once (replace_existing to replace one).",
+      query: 'none',
+      body: { contentTypes: ['application/json'], schema: issueScimTokenBody, optional: true },
+    },
+    async (req, res, _next, input) => {
+      const body = input.body(req);
+      const { token, credential } = await scim.issueToken(requirePrincipal(req), body.replace_existing);
+      res.json(presentScimToken(credential, scim.maskedToken(credential), token));
+    },
+  );
+  router.delete(
+    '/',
+    {
+      scope: 'organisation_scim.update',
+      summary: "Deletes the organisation's SCIM token: provisioning stops.",
+      query: 'none',
+      body: 'none',
+    },
+    async (req, res) => {
+      await scim.deleteToken(requirePrincipal(req));
+      res.json({});
+    },
+  );
   return router;
 }
 
 /** `/v1/scim`: the organisation's SCIM groups and their workspace mappings, for administrators. */
 export function scimAdminRouter(scim: ScimService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
-  router.get('/groups', 'organisation_scim.read', async (req, res) => {
-    const query = parseInput(listScimGroupsQuery, req.query, 'query');
-    const [groups, total] = await scim.listGroupsOf(requirePrincipal(req), query.search, pageOf(query));
-    res.json(pagedList(groups.map(presentScimAdminGroup), total, query));
-  });
-  router.get('/workspaces', 'organisation_scim.read', async (req, res) => {
-    const query = parseInput(scimAdminPage, req.query, 'query');
-    const [mappings, total] = await scim.listMappings(requirePrincipal(req), pageOf(query));
-    res.json(pagedList(mappings.map(presentScimMapping), total, query));
-  });
-  router.post('/workspaces', 'organisation_scim.update', async (req, res) => {
-    const body = parseInput(createScimMappingBody, req.body);
-    const mapping = await scim.createMapping(requirePrincipal(req), {
-      workspaceId: body.workspace_id,
-      role: body.role,
-      groupId: body.scim_group_id,
-      groupName: body.scim_group_name,
-    });
-    res.json(presentScimMapping(mapping));
-  });
-  router.delete('/workspaces/:id', 'organisation_scim.update', async (req, res) => {
-    await scim.deleteMapping(requirePrincipal(req), req.params.id);
-    res.json({ success: true });
-  });
+  router.get(
+    '/groups',
+    {
+      scope: 'organisation_scim.read',
+      summary: 'The groups the identity provider has provisioned, by name if asked.',
+      query: listScimGroupsQuery,
+    },
+    async (req, res, _next, input) => {
+      const query = input.query(req);
+      const [groups, total] = await scim.listGroupsOf(requirePrincipal(req), query.search, pageOf(query));
+      res.json(pagedList(groups.map(presentScimAdminGroup), total, query));
+    },
+  );
+  router.get(
+    '/workspaces',
+    {
+      scope: 'organisation_scim.read',
+      summary: 'Which SCIM groups give their members which workspace, in which role.',
+      query: scimAdminPage,
+    },
+    async (req, res, _next, input) => {
+      const query = input.query(req);
+      const [mappings, total] = await scim.listMappings(requirePrincipal(req), pageOf(query));
+      res.json(pagedList(mappings.map(presentScimMapping), total, query));
+    },
+  );
+  router.post(
+    '/workspaces',
+    {
+      scope: 'organisation_scim.update',
+      summary: "Maps a SCIM group to a workspace: the group's members join it in the role given.",
+      query: 'none',
+      body: createScimMappingBody,
+    },
+    async (req, res, _next, input) => {
+      const body = input.body(req);
+      const mapping = await scim.createMapping(requirePrincipal(req), {
+        workspaceId: body.workspace_id,
+        role: body.role,
+        groupId: body.scim_group_id,
+        groupName: body.scim_group_name,
+      });
+      res.json(presentScimMapping(mapping));
+    },
+  );
+  router.delete(
+    '/workspaces/:id',
+    {
+      scope: 'organisation_scim.update',
+      summary: 'Deletes a mapping of a SCIM group to a workspace.',
+      query: 'none',
+      body: 'none',
+    },
+    async (req, res) => {
+      await scim.deleteMapping(requirePrincipal(req), req.params.id);
+      res.json({ success: true });
+    },
+  );
   return router;
 }
 
@@ -167,6 +225,63 @@ function scim200(res: Response, body: unknown, status = 200): void {
   res.status(status).type('application/scim+json').json(body);
 }
 
+/** How the SCIM endpoints refuse (RFC 7644 §3.12), for their description. */
+const SCIM_ERRORS: ErrorShape = {
+  name: 'ScimError',
+  contentType: 'application/scim+json',
+  schema: z
+    .object({
+      schemas: z.array(z.literal(SCIM_ERROR_SCHEMA)),
+      status: z.string().meta({ description: 'The HTTP status, as text.' }),
+      scimType: z.string().optional(),
+      detail: z.string(),
+    })
+    .meta({ description: "SCIM's own error shape (RFC 7644 §3.12)." }),
+};
+
+/** SCIM clients send `application/scim+json`; plain JSON is read too. */
+const scimJson = <S extends z.ZodType>(schema: S) =>
+  ({ contentTypes: ['application/scim+json', 'application/json'], schema }) as const satisfies BodyContent;
+
+/** The declarations of a SCIM resource's six endpoints: `public`, each checking the SCIM token itself. */
+function scimResource<B extends z.ZodType>(resource: 'Users' | 'Groups', body: B) {
+  const one = resource === 'Users' ? 'user' : 'group';
+  const common = {
+    scope: 'public',
+    credential: 'scim_token',
+    responseType: 'application/scim+json',
+    errors: SCIM_ERRORS,
+  } as const;
+  return {
+    list: {
+      ...common,
+      summary: `SCIM: lists the organisation's ${resource.toLowerCase()}, filtered by one equality if asked.`,
+      query: scimListQuery,
+    },
+    create: {
+      ...common,
+      summary: `SCIM: provisions a ${one}.`,
+      query: 'none' as const,
+      body: scimJson(body),
+      status: 201,
+    },
+    read: { ...common, summary: `SCIM: one ${one}.`, query: 'none' as const },
+    replace: { ...common, summary: `SCIM: replaces a ${one}.`, query: 'none' as const, body: scimJson(body) },
+    patch: {
+      ...common,
+      summary: `SCIM: changes a ${one} by patch operations.`,
+      query: 'none' as const,
+      body: scimJson(scimPatchBody),
+    },
+    delete: {
+      ...common,
+      summary: `SCIM: deprovisions a ${one}.`,
+      query: 'none' as const,
+      body: 'none' as const,
+    },
+  };
+}
+
 /**
  * `/scim/:organisationId/Users` and `/Groups` (SCIM 2.0), for the organisation's identity
  * provider. Declared `public`: no API key reaches them; the SCIM token is checked before any
@@ -175,38 +290,40 @@ function scim200(res: Response, body: unknown, status = 200): void {
 export function scimProtocolRouter(scim: ScimService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   router.use(scimAuthentication(scim));
+  const users = scimResource('Users', scimUserBody);
+  const groups = scimResource('Groups', scimGroupBody);
 
-  router.get('/:organisationId/Users', 'public', async (req, res) => {
-    const query = parseInput(scimListQuery, req.query, 'query');
+  router.get('/:organisationId/Users', users.list, async (req, res, _next, input) => {
+    const query = input.query(req);
     const [users, total] = await scim.listUsers(req.params.organisationId, userFilter(query.filter), {
       offset: query.startIndex - 1,
       limit: query.count,
     });
     scim200(res, scimList(users.map(presentScimUser), total, query.startIndex));
   });
-  router.post('/:organisationId/Users', 'public', async (req, res) => {
-    const body = parseInput(scimUserBody, req.body);
+  router.post('/:organisationId/Users', users.create, async (req, res, _next, input) => {
+    const body = input.body(req);
     scim200(res, presentScimUser(await scim.createUser(req.params.organisationId, body)), 201);
   });
-  router.get('/:organisationId/Users/:id', 'public', async (req, res) => {
+  router.get('/:organisationId/Users/:id', users.read, async (req, res) => {
     scim200(res, presentScimUser(await scim.getUser(req.params.organisationId, req.params.id)));
   });
-  router.put('/:organisationId/Users/:id', 'public', async (req, res) => {
-    const body = parseInput(scimUserBody, req.body);
+  router.put('/:organisationId/Users/:id', users.replace, async (req, res, _next, input) => {
+    const body = input.body(req);
     scim200(res, presentScimUser(await scim.replaceUser(req.params.organisationId, req.params.id, body)));
   });
-  router.patch('/:organisationId/Users/:id', 'public', async (req, res) => {
-    const body = parseInput(scimPatchBody, req.body);
+  router.patch('/:organisationId/Users/:id', users.patch, async (req, res, _next, input) => {
+    const body = input.body(req);
     const user = await scim.patchUser(req.params.organisationId, req.params.id, body.Operations);
     scim200(res, presentScimUser(user));
   });
-  router.delete('/:organisationId/Users/:id', 'public', async (req, res) => {
+  router.delete('/:organisationId/Users/:id', users.delete, async (req, res) => {
     await scim.deleteUser(req.params.organisationId, req.params.id);
     scim200(res, {});
   });
 
-  router.get('/:organisationId/Groups', 'public', async (req, res) => {
-    const query = parseInput(scimListQuery, req.query, 'query');
+  router.get('/:organisationId/Groups', groups.list, async (req, res, _next, input) => {
+    const query = input.query(req);
     const [groups, total] = await scim.listGroups(
       req.params.organisationId,
       { equality: groupFilter(query.filter) },
@@ -214,23 +331,23 @@ export function scimProtocolRouter(scim: ScimService, bodyLimit: string): Scoped
     );
     scim200(res, scimList(groups.map(presentScimGroup), total, query.startIndex));
   });
-  router.post('/:organisationId/Groups', 'public', async (req, res) => {
-    const body = parseInput(scimGroupBody, req.body);
+  router.post('/:organisationId/Groups', groups.create, async (req, res, _next, input) => {
+    const body = input.body(req);
     scim200(res, presentScimGroup(await scim.createGroup(req.params.organisationId, body)), 201);
   });
-  router.get('/:organisationId/Groups/:id', 'public', async (req, res) => {
+  router.get('/:organisationId/Groups/:id', groups.read, async (req, res) => {
     scim200(res, presentScimGroup(await scim.getGroup(req.params.organisationId, req.params.id)));
   });
-  router.put('/:organisationId/Groups/:id', 'public', async (req, res) => {
-    const body = parseInput(scimGroupBody, req.body);
+  router.put('/:organisationId/Groups/:id', groups.replace, async (req, res, _next, input) => {
+    const body = input.body(req);
     scim200(res, presentScimGroup(await scim.replaceGroup(req.params.organisationId, req.params.id, body)));
   });
-  router.patch('/:organisationId/Groups/:id', 'public', async (req, res) => {
-    const body = parseInput(scimPatchBody, req.body);
+  router.patch('/:organisationId/Groups/:id', groups.patch, async (req, res, _next, input) => {
+    const body = input.body(req);
     const group = await scim.patchGroup(req.params.organisationId, req.params.id, body.Operations);
     scim200(res, presentScimGroup(group));
   });
-  router.delete('/:organisationId/Groups/:id', 'public', async (req, res) => {
+  router.delete('/:organisationId/Groups/:id', groups.delete, async (req, res) => {
     await scim.deleteGroup(req.params.organisationId, req.params.id);
     scim200(res, {});
   });

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import { parseInput, ScopedRouter, SESSION_COOKIE } from '@switchyard/platform';
+import { ScopedRouter, SESSION_COOKIE } from '@switchyard/platform';
 import type { SsoLoginService } from '../domain/sso-login.service.ts';
 import { ssoClientId } from './schemas.ts';
 
@@ -43,35 +43,55 @@ export function ssoLoginRouter(
   const callbackUrl = (req: Request) =>
     options.callbackUrl ?? `${req.protocol}://${req.get('host') ?? 'localhost'}/v1/auth/sso/callback`;
   const router = new ScopedRouter();
-  router.get('/login', 'public', async (req, res) => {
-    const query = parseInput(loginQuery, req.query, 'query');
-    const location = await logins.start({
-      email: query.email,
-      ssoClientId: query.sso_client_id,
-      redirectTo: query.redirect_to,
-      callbackUrl: callbackUrl(req),
-    });
-    res.set('cache-control', 'no-store').redirect(302, location);
-  });
-  router.get('/callback', 'public', async (req, res) => {
-    const query = parseInput(callbackQuery, req.query, 'query');
-    const session = await logins.complete({
-      state: query.state,
-      code: query.code,
-      error: query.error,
-      errorDescription: query.error_description,
-      userAgent: req.get('user-agent'),
-      clientIp: req.ip,
-    });
-    // The same cookie POST /v1/auth/sessions sets.
-    res.cookie(SESSION_COOKIE, session.token, {
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: req.secure,
-      path: '/',
-      maxAge: Math.max(0, session.expiresAt.getTime() - Date.now()),
-    });
-    res.set('cache-control', 'no-store').redirect(302, session.redirectTo);
-  });
+  router.get(
+    '/login',
+    {
+      scope: 'public',
+      summary:
+        "Starts an SSO login: redirects the browser to the identity provider of the email's organisation.",
+      query: loginQuery,
+      status: 302,
+    },
+    async (req, res, _next, input) => {
+      const query = input.query(req);
+      const location = await logins.start({
+        email: query.email,
+        ssoClientId: query.sso_client_id,
+        redirectTo: query.redirect_to,
+        callbackUrl: callbackUrl(req),
+      });
+      res.set('cache-control', 'no-store').redirect(302, location);
+    },
+  );
+  router.get(
+    '/callback',
+    {
+      scope: 'public',
+      summary:
+        'Ends an SSO login, back from the identity provider: sets the sy_session cookie and redirects to where the login started.',
+      query: callbackQuery,
+      status: 302,
+    },
+    async (req, res, _next, input) => {
+      const query = input.query(req);
+      const session = await logins.complete({
+        state: query.state,
+        code: query.code,
+        error: query.error,
+        errorDescription: query.error_description,
+        userAgent: req.get('user-agent'),
+        clientIp: req.ip,
+      });
+      // The same cookie POST /v1/auth/sessions sets.
+      res.cookie(SESSION_COOKIE, session.token, {
+        httpOnly: true,
+        sameSite: 'lax',
+        secure: req.secure,
+        path: '/',
+        maxAge: Math.max(0, session.expiresAt.getTime() - Date.now()),
+      });
+      res.set('cache-control', 'no-store').redirect(302, session.redirectTo);
+    },
+  );
   return router;
 }

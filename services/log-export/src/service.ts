@@ -10,6 +10,7 @@ import {
   remotePrincipalLookup,
   remoteWorkspaceLookup,
   callerAuthentication,
+  describedOnly,
   sharedEnv,
   type ServiceDefinition,
   type Subscription,
@@ -40,6 +41,12 @@ export const logExportService: ServiceDefinition = {
   bus: true,
   clients: ['identity'],
   settings: configSchema.extend(jwtEnvSchema.shape),
+  describeRoutes: () =>
+    logExportRouter(
+      describedOnly('the request logs'),
+      describedOnly('the audit log'),
+      describedOnly('authentication'),
+    ).routes(),
   async create({ db, bus, clients, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');

@@ -1,4 +1,4 @@
-import { listBody, parseInput, parsePage, requirePrincipal, ScopedRouter } from '@switchyard/platform';
+import { listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import type { AuditLogService } from '../domain/audit-logs.ts';
@@ -16,30 +16,46 @@ export function logExportRouter(
   const router = new ScopedRouter();
   const logRoutes = new ScopedRouter();
   router.mount('/v1/logs', logRoutes, authentication);
-  logRoutes.get('/:id', 'logs.view', async (req, res) => {
-    res.json(
-      presentRequestLog(await logs.get(requirePrincipal(req), parseInput(logId, req.params.id, 'path'))),
-    );
-  });
+  logRoutes.get(
+    '/:id',
+    {
+      scope: 'logs.view',
+      summary: "One request log of the key's workspace, by its request id.",
+      params: z.object({ id: logId }),
+      query: 'none',
+    },
+    async (req, res, _next, input) => {
+      res.json(presentRequestLog(await logs.get(requirePrincipal(req), input.param(req, 'id'))));
+    },
+  );
 
   const auditRoutes = new ScopedRouter();
   router.mount('/v1/audit-logs', auditRoutes, authentication);
-  auditRoutes.get('/', 'audit_logs.list', async (req, res) => {
-    const query = parseInput(listAuditLogsQuery, req.query, 'query');
-    const [entries, total] = await audit.list(
-      requirePrincipal(req),
-      {
-        workspaceId: query.workspace_id,
-        userId: query.user_id,
-        apiKeyId: query.api_key_id,
-        method: query.method,
-        route: query.resource,
-        from: query.from,
-        to: query.to,
-      },
-      parsePage(req.query),
-    );
-    res.json(listBody(entries.map(presentAuditLog), total));
-  });
+  auditRoutes.get(
+    '/',
+    {
+      scope: 'audit_logs.list',
+      summary: "The organisation's audit log of management writes, filtered and paged.",
+      query: listAuditLogsQuery,
+      page: true,
+    },
+    async (req, res, _next, input) => {
+      const query = input.query(req);
+      const [entries, total] = await audit.list(
+        requirePrincipal(req),
+        {
+          workspaceId: query.workspace_id,
+          userId: query.user_id,
+          apiKeyId: query.api_key_id,
+          method: query.method,
+          route: query.resource,
+          from: query.from,
+          to: query.to,
+        },
+        input.page(req),
+      );
+      res.json(listBody(entries.map(presentAuditLog), total));
+    },
+  );
   return router;
 }

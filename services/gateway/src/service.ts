@@ -11,6 +11,7 @@ import {
   remotePrincipalLookup,
   remoteWorkspaceLookup,
   callerAuthentication,
+  describedOnly,
   sharedEnv,
   type Principal,
   type ServiceDefinition,
@@ -61,6 +62,13 @@ export const gatewayService: ServiceDefinition = {
   // and left 10 MB behind; the baseline compiler's code alone parses as fast for these answers.
   v8Flags: ['--liftoff-only'],
   settings: configSchema.extend(proxyEnvSchema.shape).extend(jwtEnvSchema.shape),
+  describeRoutes: () =>
+    gatewayRouter(
+      describedOnly('chat completions'),
+      describedOnly('forwarded operations'),
+      describedOnly('authentication'),
+      loadConfig(configSchema, {}).MAX_REQUEST_BODY,
+    ).routes(),
   async create({ bus, kv, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');

@@ -8,7 +8,7 @@ import {
   type Logger,
 } from '@switchyard/platform';
 import { chatCompletionRequest } from '../http/chat-request.schema.ts';
-import { parseChatBody } from '../http/chat-body.ts';
+import { chatBodyJson } from '../http/chat-body.ts';
 import { headerNames } from '../http/gateway-headers.ts';
 import type { ChatBody, ProviderResponse } from '../providers/types.ts';
 import { GatewayRequest, type GatewayContext, type Relayed } from './gateway-request.ts';
@@ -51,13 +51,18 @@ export class ChatCompletions {
     this.cacheStatusHeader = headerNames(options.headerPrefix)['cache-status'];
   }
 
-  async handle(req: Request, res: Response): Promise<void> {
+  /** `validate` is the route's parser of the body: its declared schema (chatCompletionRequest). */
+  async handle(
+    req: Request,
+    res: Response,
+    validate: (req: Request, body: unknown) => ChatBody,
+  ): Promise<void> {
     const request = new GatewayRequest(this.options, req, res);
     const raw = req.body as Buffer;
     const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
     let cacheStatus: CacheStatus = 'DISABLED';
     try {
-      const parsed = parseChatBody(raw, requestBody);
+      const parsed = validate(req, chatBodyJson(raw, requestBody));
       request.markStream(parsed.stream === true);
       const resolved = await request.config();
       const directives = cacheDirectives(req.headers, this.options.headerPrefix, resolved?.config.cache);

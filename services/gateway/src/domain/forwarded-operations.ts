@@ -7,7 +7,9 @@ import {
   UpstreamError,
   integrationSlugs,
   parseInput,
+  pathParameters,
   providerKinds,
+  type PatternOperation,
 } from '@switchyard/platform';
 import { parseJsonObject } from '../http/request-body.ts';
 import type { ForwardCall } from '../providers/types.ts';
@@ -34,33 +36,58 @@ export const FORWARDED_PREFIXES = [
   'vector_stores',
 ] as const;
 
-const ID = /^[\w.:-]{1,256}$/;
+/** An id in a specified operation's path, checked (decoded) before the request is forwarded. */
+const forwardedId = z.string().regex(/^[\w.:-]{1,256}$/);
 
-/** Operations the interface specifies in detail are checked before they are forwarded. */
-const specified: Array<{
-  method: string;
-  pattern: RegExp;
-  params: string[];
-  body?: z.ZodType;
-  noBody?: boolean;
-}> = [
+/**
+ * Operations the interface specifies in detail (its operations 2 to 4): their path parameters
+ * and body are checked with these schemas before they are forwarded; the router describes them
+ * from the same declarations (`body: 'none'`: none is forwarded).
+ */
+export const SPECIFIED_OPERATIONS = [
   {
-    // Operation 2: modify a run.
     method: 'POST',
-    pattern: /^\/threads\/([^/]+)\/runs\/([^/]+)$/,
-    params: ['thread_id', 'run_id'],
-    body: z.looseObject({ metadata: z.record(z.string(), z.unknown()).nullable().optional() }),
+    path: '/v1/threads/:thread_id/runs/:run_id',
+    summary: "Modifies a run's metadata (the interface's operation 2).",
+    params: z.object({ thread_id: forwardedId, run_id: forwardedId }),
+    query: 'none',
+    body: {
+      contentTypes: ['application/json'],
+      schema: z.looseObject({ metadata: z.record(z.string(), z.unknown()).nullable().optional() }),
+      optional: true,
+    },
+    forwarded: true,
   },
   {
-    // Operation 3: cancel a fine-tuning job.
     method: 'POST',
-    pattern: /^\/fine_tuning\/jobs\/([^/]+)\/cancel$/,
-    params: ['fine_tuning_job_id'],
-    noBody: true,
+    path: '/v1/fine_tuning/jobs/:fine_tuning_job_id/cancel',
+    summary: "Cancels a fine-tuning job (the interface's operation 3).",
+    params: z.object({ fine_tuning_job_id: forwardedId }),
+    query: 'none',
+    body: 'none',
+    forwarded: true,
   },
-  // Operation 4: a file's content.
-  { method: 'GET', pattern: /^\/files\/([^/]+)\/content$/, params: ['file_id'] },
-];
+  {
+    method: 'GET',
+    path: '/v1/files/:file_id/content',
+    summary: "A file's content (the interface's operation 4).",
+    params: z.object({ file_id: forwardedId }),
+    query: 'none',
+    forwarded: true,
+  },
+] as const satisfies readonly PatternOperation[];
+
+/** A specified operation as the handler matches it: its path after `/v1` as a pattern. */
+const specified = SPECIFIED_OPERATIONS.map((operation) => ({
+  method: operation.method,
+  pattern: new RegExp(`^${operation.path.replace(/^\/v1/, '').replace(/:\w+/g, '([^/]+)')}$`),
+  params: pathParameters(operation.path).map((name) => ({
+    name,
+    schema: (operation.params.shape as Record<string, z.ZodType>)[name]!,
+  })),
+  body: 'body' in operation && operation.body !== 'none' ? operation.body.schema : undefined,
+  noBody: 'body' in operation && operation.body === 'none',
+}));
 
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'openai-beta'];
 
@@ -93,8 +120,8 @@ export class ForwardedOperations {
       const rule = specified.find((r) => r.method === req.method && r.pattern.test(path.pathname));
       if (rule) {
         const values = rule.pattern.exec(path.pathname)!.slice(1);
-        rule.params.forEach((name, i) => {
-          if (!ID.test(decodeURIComponent(values[i]!))) {
+        rule.params.forEach(({ name, schema }, i) => {
+          if (!schema.safeParse(decodeURIComponent(values[i]!)).success) {
             throw new BadRequest(`Invalid path parameter '${name}'.`, { param: name });
           }
         });

@@ -1,5 +1,5 @@
-import type { Scope, ScopedExample } from '@switchyard/platform';
-import { FORWARDED_PREFIXES } from '../domain/forwarded-operations.ts';
+import type { BodyContent, PatternOperation, Scope, ScopedExample } from '@switchyard/platform';
+import { FORWARDED_PREFIXES, SPECIFIED_OPERATIONS } from '../domain/forwarded-operations.ts';
 
 type Family = (typeof FORWARDED_PREFIXES)[number];
 
@@ -42,4 +42,62 @@ export const FORWARDED_EXAMPLES: ScopedExample[] = [
   { method: 'POST', path: '/v1/fine_tuning/jobs/ftjob_1/cancel', scope: 'fine_tuning.write' },
   { method: 'GET', path: '/v1/files/file_1/content', scope: 'files.read' },
   { method: 'DELETE', path: '/v1/files/file_1', scope: 'files.write' },
+];
+
+/** What each forwarded family serves, for the reference. */
+const FAMILY_NOUNS: Record<Family, string> = {
+  completions: 'text completions (the legacy completions API)',
+  embeddings: 'embeddings',
+  images: 'images',
+  audio: 'speech, transcriptions and translations',
+  moderations: 'moderations',
+  models: 'models',
+  files: 'files',
+  uploads: 'uploads in parts',
+  batches: 'batches',
+  fine_tuning: 'fine-tuning jobs',
+  assistants: 'assistants',
+  threads: 'threads, their messages and runs',
+  responses: 'responses',
+  rerank: 'reranked documents',
+  vector_stores: 'vector stores and their files',
+};
+
+/** A forwarded body: routed by its `model`, passed on as it came. */
+const FORWARDED_BODY: BodyContent = {
+  contentTypes: ['application/json', 'multipart/form-data'],
+  description:
+    'Forwarded to the provider as sent. A JSON body is read for its `model` (which routes the request) and `stream`; any other body, such as a multipart upload, streams through unread.',
+};
+
+const DEEPER = 'Deeper paths under it are forwarded alike, with any method.';
+
+/**
+ * The forwarded operations as the reference describes them: each family's own path, read and
+ * written, and the interface's specified operations (checked before they are forwarded).
+ */
+export const FORWARDED_OPERATIONS: PatternOperation[] = [
+  ...FORWARDED_PREFIXES.flatMap((family): PatternOperation[] => [
+    {
+      method: 'GET',
+      path: `/v1/${family}`,
+      summary:
+        family === 'models'
+          ? 'Lists models: the integrated catalog, unless a header or config names a provider to ask.'
+          : `Lists ${FAMILY_NOUNS[family]} at the provider the request routes to.`,
+      description: DEEPER,
+      query: 'none',
+      forwarded: true,
+    },
+    {
+      method: 'POST',
+      path: `/v1/${family}`,
+      summary: `Creates ${FAMILY_NOUNS[family]} at the provider the request routes to.`,
+      description: DEEPER,
+      query: 'none',
+      body: FORWARDED_BODY,
+      forwarded: true,
+    },
+  ]),
+  ...SPECIFIED_OPERATIONS,
 ];

@@ -2,7 +2,8 @@ import express, { type RequestHandler } from 'express';
 import { ScopedRouter } from '@switchyard/platform';
 import type { ChatCompletions } from '../domain/chat-completions.ts';
 import { FORWARDED_PATH, type ForwardedOperations } from '../domain/forwarded-operations.ts';
-import { FORWARDED_EXAMPLES, forwardedScope } from './data-plane-scopes.ts';
+import { chatCompletionRequest } from './chat-request.schema.ts';
+import { FORWARDED_EXAMPLES, FORWARDED_OPERATIONS, forwardedScope } from './data-plane-scopes.ts';
 import { hasJsonContentType, leanBody } from './request-body.ts';
 
 export function gatewayRouter(
@@ -20,9 +21,27 @@ export function gatewayRouter(
     hasJsonContentType,
   );
   router.router.use('/v1', authentication);
-  router.post('/v1/chat/completions', 'completions.write', rawBody, (req, res) => chat.handle(req, res));
-  router.all(FORWARDED_PATH, forwardedScope, FORWARDED_EXAMPLES, jsonBody, (req, res) =>
-    forwarded.handle(req, res),
+  router.post(
+    '/v1/chat/completions',
+    {
+      scope: 'completions.write',
+      summary:
+        'Creates a chat completion at the provider the request routes to, answered in the OpenAI format.',
+      description:
+        'Routed by the model (`@<integration>/<model>`), a saved or inline config (`x-vendor-config`) or a provider header (`x-vendor-provider`); policies, fallbacks, retries and the cache apply as the config says.',
+      query: 'none',
+      body: chatCompletionRequest,
+      streams: true,
+    },
+    rawBody,
+    (req, res, _next, input) => chat.handle(req, res, input.body),
+  );
+  router.all(
+    FORWARDED_PATH,
+    forwardedScope,
+    { examples: FORWARDED_EXAMPLES, operations: FORWARDED_OPERATIONS },
+    jsonBody,
+    (req, res) => forwarded.handle(req, res),
   );
   return router;
 }

@@ -182,13 +182,17 @@ describe('the route/permission matrix', () => {
     assert.deepEqual(
       publicRoutes.map((r) => `${r.method} ${r.path}`),
       [
+        'GET /openapi.json',
         'GET /.well-known/oauth-authorization-server',
         'POST /oauth/register',
         'POST /oauth/token',
         'POST /oauth/revoke',
         'POST /oauth/introspect',
+        'GET /openapi.json',
         'GET /v1/auth/sso/login',
         'GET /v1/auth/sso/callback',
+        'GET /openapi.json',
+        'GET /openapi.json',
       ],
       'only these routes need no caller at all (each tested on its own)',
     );

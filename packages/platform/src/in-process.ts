@@ -8,6 +8,7 @@ import type { ReadinessCheck } from './http.ts';
 import type { KeyValueStore } from './kv/key-value-store.ts';
 import type { Logger } from './logger.ts';
 import type { Metrics } from './metrics.ts';
+import { openApiDocument } from './openapi.ts';
 import { serviceForPath, type ServiceName } from './routes.ts';
 import {
   clientTargets,
@@ -136,7 +137,22 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
     }
   }
 
+  // The one entry point serves one description: every service's routes, as the ingress's docs/openapi.json.
+  let description: string | undefined;
   const router: RequestHandler = (req, res, next) => {
+    if (req.path === '/openapi.json' && req.method === 'GET') {
+      description ??= JSON.stringify(
+        openApiDocument(
+          options.definitions.map(({ name }) => ({
+            service: name,
+            routes: instances.get(name)?.routes ?? [],
+          })),
+          { ingress: true },
+        ),
+      );
+      res.type('application/json').send(description);
+      return;
+    }
     const service = serviceForPath(req.path);
     const serviceRouter = service ? instances.get(service)?.router : undefined;
     if (serviceRouter) {

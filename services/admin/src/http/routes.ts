@@ -1,6 +1,13 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
-import { jsonBody, listBody, requirePrincipal, ScopedRouter, type BodyLimits } from '@switchyard/platform';
+import {
+  jsonBody,
+  listBody,
+  requirePrincipal,
+  ScopedRouter,
+  serveOpenApi,
+  type BodyLimits,
+} from '@switchyard/platform';
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
 import type { SsoService } from '../domain/sso.service.ts';
@@ -300,7 +307,7 @@ export function adminRouter(
   authentication: RequestHandler,
   bodyLimits: BodyLimits,
 ): ScopedRouter {
-  return (
+  return serveOpenApi(
     new ScopedRouter()
       .mount(
         ['/admin/v2/integrations', '/v1/integrations'],
@@ -327,6 +334,7 @@ export function adminRouter(
       // SCIM clients authenticate with the organisation's SCIM token, checked by the router itself.
       .mount('/scim', scimProtocolRouter(domain.scim, bodyLimits.scim))
       // The SSO login is public: the person has no credential until it ends.
-      .mount('/v1/auth/sso', ssoLoginRouter(domain.ssoLogin.logins, domain.ssoLogin))
+      .mount('/v1/auth/sso', ssoLoginRouter(domain.ssoLogin.logins, domain.ssoLogin)),
+    'admin',
   );
 }

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ScopedRouter, type BodyLimits } from '@switchyard/platform';
+import { ScopedRouter, serveOpenApi, type BodyLimits } from '@switchyard/platform';
 import type { ConfigService } from '../domain/config.service.ts';
 import type { IdentityService } from '../domain/identity.service.ts';
 import type { MemberService } from '../domain/member.service.ts';
@@ -41,5 +41,5 @@ export function controlPlaneRouter(
   router.mount('/v1/auth', authRouter(sessions), authenticated);
   mountOAuth(router, { ...oauth, authenticated, bodyLimit: bodyLimits.oauth });
   router.mount('/v2', v2);
-  return router;
+  return serveOpenApi(router, 'control-plane');
 }

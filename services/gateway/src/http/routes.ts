@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from 'express';
-import { ScopedRouter } from '@switchyard/platform';
+import { ScopedRouter, serveOpenApi } from '@switchyard/platform';
 import type { ChatCompletions } from '../domain/chat-completions.ts';
 import { FORWARDED_PATH, type ForwardedOperations } from '../domain/forwarded-operations.ts';
 import { chatCompletionRequest } from './chat-request.schema.ts';
@@ -43,5 +43,5 @@ export function gatewayRouter(
     jsonBody,
     (req, res) => forwarded.handle(req, res),
   );
-  return router;
+  return serveOpenApi(router, 'gateway');
 }

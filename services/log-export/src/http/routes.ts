@@ -1,4 +1,4 @@
-import { listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
+import { listBody, requirePrincipal, ScopedRouter, serveOpenApi } from '@switchyard/platform';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import type { AuditLogService } from '../domain/audit-logs.ts';
@@ -57,5 +57,5 @@ export function logExportRouter(
       res.json(listBody(entries.map(presentAuditLog), total));
     },
   );
-  return router;
+  return serveOpenApi(router, 'log-export');
 }

@@ -28,12 +28,13 @@ pnpm install --frozen-lockfile
 mkdir -p .data
 rm -f .data/test-summary.txt
 
-step "static checks: format, lint, types, protobuf, configuration table"
+step "static checks: format, lint, types, protobuf, configuration table, OpenAPI description"
 pnpm run lint
 pnpm run typecheck
 pnpm --filter @switchyard/proto run lint
 pnpm run proto:check
 pnpm run config:check
+pnpm run openapi:check
 
 step "unit tests"
 pnpm run test:unit

@@ -23,6 +23,7 @@ export * from './kv/redis-store.ts';
 export * from './store/data-source.ts';
 export * from './store/embedded-postgres.ts';
 export * from './validation.ts';
+export * from './naming.ts';
 export * from './identity.ts';
 export * from './in-process.ts';
 export * from './routing-config.ts';

@@ -25,16 +25,17 @@ import { IntegrationService } from './domain/integration.service.ts';
 import { OrganisationSettingsService } from './domain/organisation-settings.service.ts';
 import { SsoService } from './domain/sso.service.ts';
 import { ScimService } from './domain/scim.service.ts';
-import { remoteOrganisationDirectory } from './domain/organisation-directory.ts';
-import { remoteKeySettings } from './domain/key-settings.ts';
+import { remoteOrganisationDirectory } from './grpc/organisation-directory.client.ts';
+import { remoteKeySettings } from './grpc/key-settings.client.ts';
+import { remoteSsoSessions } from './grpc/sso-sessions.client.ts';
 import { integrationCallers, integrationHandlers } from './grpc/integration.handlers.ts';
 import {
   organisationSettingsCallers,
   organisationSettingsHandlers,
 } from './grpc/organisation-settings.handlers.ts';
 import { adminRouter } from './http/routes.ts';
-import { SsoLoginService, remoteSsoSessions } from './domain/sso-login.service.ts';
-import { OidcClient } from './oidc/oidc-client.ts';
+import { SsoLoginService } from './domain/sso-login.service.ts';
+import { OidcClient } from './clients/oidc-client.ts';
 import { SsoLoginRepository } from './store/sso-login.repository.ts';
 import { SsoLogin1763700000008 } from './store/migrations/1763700000008-sso-login.ts';
 import { SCHEMA, entities } from './store/entities.ts';

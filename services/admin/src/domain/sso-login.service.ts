@@ -6,15 +6,12 @@ import {
   UnprocessableEntity,
   sha256Hex,
   type SecretBox,
-  type ServiceClient,
 } from '@switchyard/platform';
-import type { identity } from '@switchyard/proto';
-import { IdTokenRejected, verifyIdToken } from '../oidc/id-token.ts';
-import { matchingPublicJwk } from '../oidc/client-assertion.ts';
-import type { OidcClient, TokenEndpointAuth } from '../oidc/oidc-client.ts';
 import type { SsoConnection } from '../store/entities.ts';
 import type { SsoLoginRepository } from '../store/sso-login.repository.ts';
 import { domainCovers } from './email-domains.ts';
+import { matchingPublicJwk } from './jwk.ts';
+import { IdTokenRejected, type OidcProvider, type TokenEndpointAuth } from './oidc-provider.ts';
 import { chooseSsoConnection } from './sso-login.ts';
 
 /** How long a login may take between the redirect to the identity provider and the callback. */
@@ -65,7 +62,7 @@ export class SsoLoginService {
   constructor(
     private readonly repo: SsoLoginRepository,
     private readonly secrets: SecretBox,
-    private readonly oidc: OidcClient,
+    private readonly oidc: OidcProvider,
     private readonly openSession: OpenSsoSession,
   ) {}
 
@@ -144,11 +141,11 @@ export class SsoLoginService {
     });
     let claims;
     try {
-      claims = await verifyIdToken(
-        idToken,
-        { issuer: connection.issuer, clientId: connection.clientId, nonce: login.nonce },
-        (kid) => this.oidc.signingKey(endpoints, kid),
-      );
+      claims = await this.oidc.verifyIdToken(endpoints, idToken, {
+        issuer: connection.issuer,
+        clientId: connection.clientId,
+        nonce: login.nonce,
+      });
     } catch (err) {
       if (err instanceof IdTokenRejected)
         throw new Unauthorized(`The identity provider's id_token is refused: ${err.message}`, {
@@ -231,22 +228,4 @@ export class SsoLoginService {
       });
     return { method, clientSecret: this.secrets.decrypt(connection.encryptedClientSecret) };
   }
-}
-
-/** Sessions opened by control-plane over gRPC. */
-export function remoteSsoSessions(
-  client: Pick<ServiceClient<typeof identity.SsoSessionService>, 'openSsoSession'>,
-): OpenSsoSession {
-  return async (request) => {
-    const answer = await client.openSsoSession({
-      organisationId: request.organisationId,
-      email: request.email,
-      firstName: request.firstName ?? '',
-      lastName: request.lastName ?? '',
-      autoProvision: request.autoProvision,
-      userAgent: request.userAgent ?? '',
-      clientIp: request.clientIp ?? '',
-    });
-    return { token: answer.token, expiresAt: new Date(Number(answer.expiresAtMs)) };
-  };
 }

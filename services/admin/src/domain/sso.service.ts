@@ -15,8 +15,8 @@ import type {
   TokenEndpointAuthMethod,
 } from '../store/entities.ts';
 import type { SsoRepository } from '../store/sso.repository.ts';
-import { matchingPublicJwk } from '../oidc/client-assertion.ts';
 import { domainCovers, isPublicSuffix, isRootDomain, normaliseDomain } from './email-domains.ts';
+import { matchingPublicJwk } from './jwk.ts';
 
 export const DEFAULT_SSO_SCOPES = ['openid', 'email', 'profile'];
 

@@ -8,21 +8,14 @@ import {
   systemResolver,
   type Resolver,
 } from '@switchyard/platform';
+import type {
+  IdTokenClaims,
+  IdpEndpoints,
+  OidcProvider,
+  TokenEndpointAuth,
+} from '../domain/oidc-provider.ts';
 import { clientAssertion } from './client-assertion.ts';
-
-/** The endpoints of an identity provider, from its discovery document. */
-export interface IdpEndpoints {
-  issuer: string;
-  authorizationEndpoint: string;
-  tokenEndpoint: string;
-  jwksUri: string;
-}
-
-/** How the client authenticates at the token endpoint. */
-export type TokenEndpointAuth =
-  | { method: 'client_secret_basic' | 'client_secret_post'; clientSecret: string }
-  | { method: 'private_key_jwt'; privateJwk: Record<string, unknown>; kid: string | undefined }
-  | { method: 'none' };
+import { verifyIdToken } from './id-token.ts';
 
 export interface OidcClientOptions {
   /** Hosts (subdomains included) reachable even on non-public addresses: TRUSTED_CUSTOM_HOSTS. */
@@ -48,7 +41,7 @@ function idpFailed(message: string, code = 'sso_idp_error'): AppError {
  * unsafe-host check first: no private, loopback or metadata address unless the host is trusted.
  * Every call has a timeout, follows no redirect and reads at most 1 MB.
  */
-export class OidcClient {
+export class OidcClient implements OidcProvider {
   private readonly discovered = new Map<string, { at: number; endpoints: IdpEndpoints }>();
   private readonly keySets = new Map<string, JwksKeySet>();
   private readonly resolve: Resolver;
@@ -146,6 +139,15 @@ export class OidcClient {
     if (typeof body.id_token !== 'string')
       throw idpFailed('The identity provider answered without an id_token.', 'sso_token_exchange_failed');
     return body.id_token;
+  }
+
+  /** Checks an id_token (see verifyIdToken) with the provider's signing keys. */
+  verifyIdToken(
+    endpoints: IdpEndpoints,
+    idToken: string,
+    expected: { issuer: string; clientId: string; nonce: string },
+  ): Promise<IdTokenClaims> {
+    return verifyIdToken(idToken, expected, (kid) => this.signingKey(endpoints, kid));
   }
 
   /** The provider's signing key a token's header names, from its JWKS (cached, refetched for a new kid). */

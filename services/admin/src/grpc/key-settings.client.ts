@@ -1,6 +1,6 @@
 import type { ServiceClient } from '@switchyard/platform';
 import type { identity } from '@switchyard/proto';
-import type { KeySettings, KeySettingsStore } from './organisation-settings.service.ts';
+import type { KeySettings, KeySettingsStore } from '../domain/organisation-settings.service.ts';
 
 function fromProto(settings: identity.KeySettings | undefined): KeySettings {
   if (!settings) return {};

@@ -1,17 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { compactVerify } from 'jose';
-
-/** The claims of a checked id_token that a login uses. */
-export interface IdTokenClaims {
-  sub: string;
-  email: string;
-  emailVerified: boolean | undefined;
-  givenName: string | undefined;
-  familyName: string | undefined;
-}
-
-/** Why an id_token was refused; shown to the person signing in. */
-export class IdTokenRejected extends Error {}
+import { IdTokenRejected, type IdTokenClaims } from '../domain/oidc-provider.ts';
 
 /** Asymmetric JWS algorithms only: an identity provider signs with a key it publishes. */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];

@@ -24,7 +24,11 @@ import { admin } from '@switchyard/proto';
 import { IntegrationService } from './domain/integration.service.ts';
 import { OrganisationSettingsService } from './domain/organisation-settings.service.ts';
 import { SsoService } from './domain/sso.service.ts';
-import { ScimService } from './domain/scim.service.ts';
+import { ScimGroupService } from './domain/scim-groups.service.ts';
+import { ScimMappingService } from './domain/scim-mappings.service.ts';
+import { ScimTokenService } from './domain/scim-tokens.service.ts';
+import { ScimUserService } from './domain/scim-users.service.ts';
+import { ScimWorkspaceSync } from './domain/scim-workspace-sync.ts';
 import { remoteOrganisationDirectory } from './grpc/organisation-directory.client.ts';
 import { remoteKeySettings } from './grpc/key-settings.client.ts';
 import { remoteSsoSessions } from './grpc/sso-sessions.client.ts';
@@ -115,7 +119,12 @@ export const adminService: ServiceDefinition<Admin> = {
         integrations: describedOnly('integrations'),
         organisationSettings: describedOnly('organisation settings'),
         sso: describedOnly('SSO'),
-        scim: describedOnly('SCIM'),
+        scim: {
+          tokens: describedOnly('SCIM tokens'),
+          users: describedOnly('SCIM users'),
+          groups: describedOnly('SCIM groups'),
+          mappings: describedOnly('SCIM workspace mappings'),
+        },
         ssoLogin: { logins: describedOnly('SSO logins'), callbackUrl: undefined },
       },
       describedOnly('authentication'),
@@ -141,6 +150,14 @@ export const adminService: ServiceDefinition<Admin> = {
       events,
       remoteKeySettings(identityClient),
     );
+    const scimRepository = new ScimRepository(manager);
+    const scimWorkspaces = new ScimWorkspaceSync(scimRepository, directory, logger);
+    const scim = {
+      tokens: new ScimTokenService(scimRepository, secrets),
+      users: new ScimUserService(scimRepository, directory, scimWorkspaces),
+      groups: new ScimGroupService(scimRepository, scimWorkspaces),
+      mappings: new ScimMappingService(scimRepository, directory, scimWorkspaces),
+    };
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     return {
       ...serveScoped(
@@ -162,7 +179,7 @@ export const adminService: ServiceDefinition<Admin> = {
               ),
               callbackUrl: config.SSO_CALLBACK_URL,
             },
-            scim: new ScimService(new ScimRepository(manager), secrets, directory, logger),
+            scim,
           },
           callerAuthentication({
             keys,

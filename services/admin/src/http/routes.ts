@@ -13,7 +13,6 @@ import type { OrganisationSettingsService } from '../domain/organisation-setting
 import type { SsoService } from '../domain/sso.service.ts';
 import type { SsoLoginService } from '../domain/sso-login.service.ts';
 import { ssoLoginRouter } from './sso-login.routes.ts';
-import type { ScimService } from '../domain/scim.service.ts';
 import {
   presentEmailDomain,
   presentIntegration,
@@ -30,7 +29,7 @@ import {
   updateOrganisationSettingsBody,
   upsertSsoConnectionBody,
 } from './schemas.ts';
-import { scimAdminRouter, scimProtocolRouter, scimTokenRouter } from './scim.routes.ts';
+import { scimAdminRouter, scimProtocolRouter, scimTokenRouter, type ScimDomain } from './scim.routes.ts';
 
 const integrationPath = z.object({ slug: slugParam });
 const ssoConnectionPath = z.object({ client_id: ssoClientId });
@@ -298,7 +297,7 @@ export interface AdminDomain {
   integrations: IntegrationService;
   organisationSettings: OrganisationSettingsService;
   sso: SsoService;
-  scim: ScimService;
+  scim: ScimDomain;
   ssoLogin: { logins: SsoLoginService; callbackUrl: string | undefined };
 }
 
@@ -327,7 +326,7 @@ export function adminRouter(
       )
       .mount(
         '/v1/admin/organisation/scim-token',
-        scimTokenRouter(domain.scim, bodyLimits.management),
+        scimTokenRouter(domain.scim.tokens, bodyLimits.management),
         authentication,
       )
       .mount('/v1/scim', scimAdminRouter(domain.scim, bodyLimits.management), authentication)

@@ -1,4 +1,5 @@
-import type { GroupWithMembers, UserWithGroups } from '../domain/scim.service.ts';
+import type { GroupWithMembers } from '../domain/scim-groups.service.ts';
+import type { UserWithGroups } from '../domain/scim-users.service.ts';
 import type { ScimCredential } from '../store/entities.ts';
 import type { MappingWithGroup } from '../store/scim.repository.ts';
 

@@ -11,7 +11,10 @@ import {
   type BodyContent,
   type ErrorShape,
 } from '@switchyard/platform';
-import type { ScimService } from '../domain/scim.service.ts';
+import type { ScimGroupService } from '../domain/scim-groups.service.ts';
+import type { ScimMappingService } from '../domain/scim-mappings.service.ts';
+import type { ScimTokenService } from '../domain/scim-tokens.service.ts';
+import type { ScimUserService } from '../domain/scim-users.service.ts';
 import {
   pagedList,
   presentScimAdminGroup,
@@ -35,15 +38,23 @@ import {
   userFilter,
 } from './scim.schemas.ts';
 
+/** The SCIM services the routes call. */
+export interface ScimDomain {
+  tokens: ScimTokenService;
+  users: ScimUserService;
+  groups: ScimGroupService;
+  mappings: ScimMappingService;
+}
+
 /** `/v1/admin/organisation/scim-token`: the token is shown once, when issued; masked afterwards. */
-export function scimTokenRouter(scim: ScimService, bodyLimit: string): ScopedRouter {
+export function scimTokenRouter(tokens: ScimTokenService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   router.get(
     '/',
     { scope: 'organisation_scim.read', summary: "The organisation's SCIM token, masked.", query: 'none' },
     async (req, res) => {
-      const credential = await scim.getToken(requirePrincipal(req));
-      res.json(presentScimToken(credential, scim.maskedToken(credential)));
+      const credential = await tokens.getToken(requirePrincipal(req));
+      res.json(presentScimToken(credential, tokens.maskedToken(credential)));
     },
   );
   router.post(
@@ -56,8 +67,8 @@ export function scimTokenRouter(scim: ScimService, bodyLimit: string): ScopedRou
     },
     async (req, res, _next, input) => {
       const body = input.body(req);
-      const { token, credential } = await scim.issueToken(requirePrincipal(req), body.replace_existing);
-      res.json(presentScimToken(credential, scim.maskedToken(credential), token));
+      const { token, credential } = await tokens.issueToken(requirePrincipal(req), body.replace_existing);
+      res.json(presentScimToken(credential, tokens.maskedToken(credential), token));
     },
   );
   router.delete(
@@ -69,7 +80,7 @@ export function scimTokenRouter(scim: ScimService, bodyLimit: string): ScopedRou
       body: 'none',
     },
     async (req, res) => {
-      await scim.deleteToken(requirePrincipal(req));
+      await tokens.deleteToken(requirePrincipal(req));
       res.json({});
     },
   );
@@ -77,7 +88,10 @@ export function scimTokenRouter(scim: ScimService, bodyLimit: string): ScopedRou
 }
 
 /** `/v1/scim`: the organisation's SCIM groups and their workspace mappings, for administrators. */
-export function scimAdminRouter(scim: ScimService, bodyLimit: string): ScopedRouter {
+export function scimAdminRouter(
+  scim: Pick<ScimDomain, 'groups' | 'mappings'>,
+  bodyLimit: string,
+): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   router.get(
     '/groups',
@@ -88,7 +102,11 @@ export function scimAdminRouter(scim: ScimService, bodyLimit: string): ScopedRou
     },
     async (req, res, _next, input) => {
       const query = input.query(req);
-      const [groups, total] = await scim.listGroupsOf(requirePrincipal(req), query.search, pageOf(query));
+      const [groups, total] = await scim.groups.listGroupsOf(
+        requirePrincipal(req),
+        query.search,
+        pageOf(query),
+      );
       res.json(pagedList(groups.map(presentScimAdminGroup), total, query));
     },
   );
@@ -101,7 +119,7 @@ export function scimAdminRouter(scim: ScimService, bodyLimit: string): ScopedRou
     },
     async (req, res, _next, input) => {
       const query = input.query(req);
-      const [mappings, total] = await scim.listMappings(requirePrincipal(req), pageOf(query));
+      const [mappings, total] = await scim.mappings.listMappings(requirePrincipal(req), pageOf(query));
       res.json(pagedList(mappings.map(presentScimMapping), total, query));
     },
   );
@@ -115,7 +133,7 @@ export function scimAdminRouter(scim: ScimService, bodyLimit: string): ScopedRou
     },
     async (req, res, _next, input) => {
       const body = input.body(req);
-      const mapping = await scim.createMapping(requirePrincipal(req), {
+      const mapping = await scim.mappings.createMapping(requirePrincipal(req), {
         workspaceId: body.workspace_id,
         role: body.role,
         groupId: body.scim_group_id,
@@ -133,7 +151,7 @@ export function scimAdminRouter(scim: ScimService, bodyLimit: string): ScopedRou
       body: 'none',
     },
     async (req, res) => {
-      await scim.deleteMapping(requirePrincipal(req), req.params.id);
+      await scim.mappings.deleteMapping(requirePrincipal(req), req.params.id);
       res.json({ success: true });
     },
   );
@@ -160,7 +178,7 @@ function presentedScimToken(authorization: string | undefined): string | undefin
  * SCIM's own authentication: the organisation's SCIM token (not an API key), for the
  * organisation the path names and no other.
  */
-function scimAuthentication(scim: ScimService): RequestHandler {
+function scimAuthentication(tokens: ScimTokenService): RequestHandler {
   return (req, _res, next) => {
     const organisationId = req.path.split('/')[1] ?? '';
     const token = presentedScimToken(req.headers.authorization);
@@ -171,7 +189,7 @@ function scimAuthentication(scim: ScimService): RequestHandler {
       next(refused);
       return;
     }
-    scim.authenticate(organisationId, token).then((ok) => {
+    tokens.authenticate(organisationId, token).then((ok) => {
       // Provisioning writes go to the audit log as the organisation's SCIM token.
       if (ok) attachAuditActor(req, { organisationId, authMethod: 'scim_token', name: 'SCIM token' });
       next(ok ? undefined : refused);
@@ -287,15 +305,18 @@ function scimResource<B extends z.ZodType>(resource: 'Users' | 'Groups', body: B
  * provider. Declared `public`: no API key reaches them; the SCIM token is checked before any
  * of them runs, for the organisation of the path.
  */
-export function scimProtocolRouter(scim: ScimService, bodyLimit: string): ScopedRouter {
+export function scimProtocolRouter(
+  scim: Pick<ScimDomain, 'tokens' | 'users' | 'groups'>,
+  bodyLimit: string,
+): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
-  router.use(scimAuthentication(scim));
+  router.use(scimAuthentication(scim.tokens));
   const users = scimResource('Users', scimUserBody);
   const groups = scimResource('Groups', scimGroupBody);
 
   router.get('/:organisationId/Users', users.list, async (req, res, _next, input) => {
     const query = input.query(req);
-    const [users, total] = await scim.listUsers(req.params.organisationId, userFilter(query.filter), {
+    const [users, total] = await scim.users.listUsers(req.params.organisationId, userFilter(query.filter), {
       offset: query.startIndex - 1,
       limit: query.count,
     });
@@ -303,28 +324,31 @@ export function scimProtocolRouter(scim: ScimService, bodyLimit: string): Scoped
   });
   router.post('/:organisationId/Users', users.create, async (req, res, _next, input) => {
     const body = input.body(req);
-    scim200(res, presentScimUser(await scim.createUser(req.params.organisationId, body)), 201);
+    scim200(res, presentScimUser(await scim.users.createUser(req.params.organisationId, body)), 201);
   });
   router.get('/:organisationId/Users/:id', users.read, async (req, res) => {
-    scim200(res, presentScimUser(await scim.getUser(req.params.organisationId, req.params.id)));
+    scim200(res, presentScimUser(await scim.users.getUser(req.params.organisationId, req.params.id)));
   });
   router.put('/:organisationId/Users/:id', users.replace, async (req, res, _next, input) => {
     const body = input.body(req);
-    scim200(res, presentScimUser(await scim.replaceUser(req.params.organisationId, req.params.id, body)));
+    scim200(
+      res,
+      presentScimUser(await scim.users.replaceUser(req.params.organisationId, req.params.id, body)),
+    );
   });
   router.patch('/:organisationId/Users/:id', users.patch, async (req, res, _next, input) => {
     const body = input.body(req);
-    const user = await scim.patchUser(req.params.organisationId, req.params.id, body.Operations);
+    const user = await scim.users.patchUser(req.params.organisationId, req.params.id, body.Operations);
     scim200(res, presentScimUser(user));
   });
   router.delete('/:organisationId/Users/:id', users.delete, async (req, res) => {
-    await scim.deleteUser(req.params.organisationId, req.params.id);
+    await scim.users.deleteUser(req.params.organisationId, req.params.id);
     scim200(res, {});
   });
 
   router.get('/:organisationId/Groups', groups.list, async (req, res, _next, input) => {
     const query = input.query(req);
-    const [groups, total] = await scim.listGroups(
+    const [groups, total] = await scim.groups.listGroups(
       req.params.organisationId,
       { equality: groupFilter(query.filter) },
       { offset: query.startIndex - 1, limit: query.count },
@@ -333,22 +357,25 @@ export function scimProtocolRouter(scim: ScimService, bodyLimit: string): Scoped
   });
   router.post('/:organisationId/Groups', groups.create, async (req, res, _next, input) => {
     const body = input.body(req);
-    scim200(res, presentScimGroup(await scim.createGroup(req.params.organisationId, body)), 201);
+    scim200(res, presentScimGroup(await scim.groups.createGroup(req.params.organisationId, body)), 201);
   });
   router.get('/:organisationId/Groups/:id', groups.read, async (req, res) => {
-    scim200(res, presentScimGroup(await scim.getGroup(req.params.organisationId, req.params.id)));
+    scim200(res, presentScimGroup(await scim.groups.getGroup(req.params.organisationId, req.params.id)));
   });
   router.put('/:organisationId/Groups/:id', groups.replace, async (req, res, _next, input) => {
     const body = input.body(req);
-    scim200(res, presentScimGroup(await scim.replaceGroup(req.params.organisationId, req.params.id, body)));
+    scim200(
+      res,
+      presentScimGroup(await scim.groups.replaceGroup(req.params.organisationId, req.params.id, body)),
+    );
   });
   router.patch('/:organisationId/Groups/:id', groups.patch, async (req, res, _next, input) => {
     const body = input.body(req);
-    const group = await scim.patchGroup(req.params.organisationId, req.params.id, body.Operations);
+    const group = await scim.groups.patchGroup(req.params.organisationId, req.params.id, body.Operations);
     scim200(res, presentScimGroup(group));
   });
   router.delete('/:organisationId/Groups/:id', groups.delete, async (req, res) => {
-    await scim.deleteGroup(req.params.organisationId, req.params.id);
+    await scim.groups.deleteGroup(req.params.organisationId, req.params.id);
     scim200(res, {});
   });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequest } from '@switchyard/platform';
-import type { ScimUserInput } from '../domain/scim.service.ts';
+import type { ScimUserInput } from '../domain/scim-users.service.ts';
 import {
   GROUP_FILTER_ATTRIBUTES,
   USER_FILTER_ATTRIBUTES,

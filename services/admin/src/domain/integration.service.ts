@@ -15,39 +15,14 @@ import {
 } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
 import type { IntegrationRepository } from '../store/integration.repository.ts';
+import type { Integration, IntegrationConfigurations } from '../store/entities.ts';
 import {
+  MAX_CREDENTIALS,
   SECRET_SETTINGS,
-  type Integration,
-  type IntegrationConfigurations,
-  type PricingAdjustments,
-} from '../store/entities.ts';
+  type CreateIntegrationInput,
+  type UpdateIntegrationInput,
+} from './integration.schemas.ts';
 import type { OrganisationDirectory } from './organisation-directory.ts';
-import type { ProviderId } from './providers.ts';
-
-/** How many credentials a plugin integration holds at most. */
-export const MAX_CREDENTIALS = 32;
-
-/** An AI provider integration (`provider`) or a legacy plugin integration (`pluginProviderId` and `credentials`). */
-export interface CreateIntegrationInput {
-  name: string;
-  slug?: string | undefined;
-  provider?: ProviderId | undefined;
-  pluginProviderId?: string | undefined;
-  credentials?: Record<string, string> | undefined;
-  key?: string | undefined;
-  description?: string | undefined;
-  workspaceId?: string | undefined;
-  configurations: IntegrationConfigurations;
-  pricingAdjustments?: PricingAdjustments | null;
-}
-
-/** What may change; a credential set to null is removed, the others given are set, the rest kept. */
-export interface UpdateIntegrationInput {
-  name?: string | undefined;
-  description?: string | null | undefined;
-  key?: string | undefined;
-  credentials?: Record<string, string | null> | undefined;
-}
 
 /** An integration with a base AI provider: one the gateway can send model calls to. */
 export type ProviderIntegration = Integration & { provider: string };
@@ -100,7 +75,8 @@ export class IntegrationService {
           .slice(0, 63),
       name: input.name,
       description: input.description ?? null,
-      provider: input.provider ?? null,
+      // The wire's ai_provider_id is the integration's provider.
+      provider: input.aiProviderId ?? null,
       pluginProviderId: input.pluginProviderId ?? null,
       encryptedKey: input.key ? this.secrets.encrypt(input.key) : null,
       credentials: input.credentials ? this.sealCredentials(input.credentials) : null,

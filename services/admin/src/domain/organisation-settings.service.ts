@@ -11,6 +11,7 @@ import type {
   OrganisationSettingsChange,
   OrganisationSettingsRepository,
 } from '../store/organisation-settings.repository.ts';
+import type { OrganisationSettingsUpdate } from './organisation-settings.schemas.ts';
 
 /** Where an effective value comes from: the organisation's own choice, or the default. */
 export type SettingSource = 'organisation' | 'default';
@@ -45,16 +46,6 @@ export interface EffectiveOrganisationSettings {
   blockInlineConfig: boolean;
   blockInlineConfigSource: SettingSource;
   keys: KeySettings;
-}
-
-/** null drops a choice, so that the default applies again; undefined leaves it as it is. */
-export interface OrganisationSettingsUpdate {
-  blockInlineConfig?: boolean | null | undefined;
-  userApiKeyAutoCreate?: boolean | null | undefined;
-  defaultWorkspaceUserApiKeyAutoCreate?: boolean | null | undefined;
-  userApiKeyAutoCreateScopes?: string[] | null | undefined;
-  userApiKeyRotationPeriod?: number | null | undefined;
-  workspaceSecuritySettingsOverride?: string[] | null | undefined;
 }
 
 const KEY_FIELDS = {

@@ -12,6 +12,7 @@ import type { SsoLoginRepository } from '../store/sso-login.repository.ts';
 import { domainCovers } from './email-domains.ts';
 import { matchingPublicJwk } from './jwk.ts';
 import { IdTokenRejected, type OidcProvider, type TokenEndpointAuth } from './oidc-provider.ts';
+import type { SsoCallbackQuery, SsoLoginQuery } from './sso-login.schemas.ts';
 import { chooseSsoConnection } from './sso-login.ts';
 
 /** How long a login may take between the redirect to the identity provider and the callback. */
@@ -28,23 +29,16 @@ export type OpenSsoSession = (request: {
   clientIp: string | undefined;
 }) => Promise<{ token: string; expiresAt: Date }>;
 
-export interface SsoLoginStart {
-  email: string;
-  ssoClientId: string | undefined;
-  /** A same-origin relative path, already checked. */
-  redirectTo: string;
+/** `redirectTo` is a same-origin relative path, checked by the schema. */
+export type SsoLoginStart = SsoLoginQuery & {
   /** Where the identity provider sends the browser back to. */
   callbackUrl: string;
-}
+};
 
-export interface SsoCallback {
-  state: string;
-  code: string | undefined;
-  error: string | undefined;
-  errorDescription: string | undefined;
+export type SsoCallback = SsoCallbackQuery & {
   userAgent: string | undefined;
   clientIp: string | undefined;
-}
+};
 
 const base64url = (bytes: Buffer) => bytes.toString('base64url');
 

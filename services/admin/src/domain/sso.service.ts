@@ -8,32 +8,11 @@ import {
   type Principal,
   type SecretBox,
 } from '@switchyard/platform';
-import type {
-  OrganisationEmailDomain,
-  PublicJwk,
-  SsoConnection,
-  TokenEndpointAuthMethod,
-} from '../store/entities.ts';
+import type { OrganisationEmailDomain, SsoConnection, TokenEndpointAuthMethod } from '../store/entities.ts';
 import type { SsoRepository } from '../store/sso.repository.ts';
 import { domainCovers, isPublicSuffix, isRootDomain, normaliseDomain } from './email-domains.ts';
 import { matchingPublicJwk } from './jwk.ts';
-
-export const DEFAULT_SSO_SCOPES = ['openid', 'email', 'profile'];
-
-/** The connection as the caller describes it (defaults applied by the schema). */
-export interface SsoConnectionInput {
-  /** When given in the body, it must be the path's. */
-  clientId?: string | undefined;
-  enabled: boolean;
-  issuer: string;
-  clientSecret?: string | undefined;
-  tokenEndpointAuthMethod: TokenEndpointAuthMethod;
-  jwks?: { keys: PublicJwk[] } | undefined;
-  /** private_key_jwt: the private JWK of one of `jwks`; left out keeps the stored one. */
-  privateKey?: Record<string, unknown> | undefined;
-  scopes: string[];
-  disableAutoProvisionUser: boolean;
-}
+import type { EmailDomainInput, SsoConnectionInput } from './sso.schemas.ts';
 
 const SECRET_METHODS: readonly TokenEndpointAuthMethod[] = ['client_secret_basic', 'client_secret_post'];
 
@@ -162,10 +141,7 @@ export class SsoService {
    * domain; a domain another organisation claims, or that overlaps another organisation's
    * claim through its subdomains, is a 409, and so is the same domain twice.
    */
-  async addDomain(
-    principal: Principal,
-    input: { domain: string; allowSubdomains: boolean },
-  ): Promise<OrganisationEmailDomain> {
+  async addDomain(principal: Principal, input: EmailDomainInput): Promise<OrganisationEmailDomain> {
     assertOrganisationAdmin(principal);
     const { domain, allowSubdomains } = input;
     if (isPublicSuffix(domain)) {

@@ -1,10 +1,6 @@
 import type { EffectiveOrganisationSettings } from '../domain/organisation-settings.service.ts';
-import {
-  SECRET_SETTINGS,
-  type Integration,
-  type OrganisationEmailDomain,
-  type SsoConnection,
-} from '../store/entities.ts';
+import { SECRET_SETTINGS } from '../domain/integration.schemas.ts';
+import type { Integration, OrganisationEmailDomain, SsoConnection } from '../store/entities.ts';
 
 export function presentIntegration(integration: Integration) {
   return {

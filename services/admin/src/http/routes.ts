@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import {
+  camelKeys,
   jsonBody,
   listBody,
   requirePrincipal,
@@ -21,17 +22,15 @@ import {
   presentSsoConnection,
 } from './presenters.ts';
 import {
-  createEmailDomainBody,
   createIntegrationBody,
-  slugParam,
-  ssoClientId,
+  integrationSlug,
   updateIntegrationBody,
-  updateOrganisationSettingsBody,
-  upsertSsoConnectionBody,
-} from './schemas.ts';
+} from '../domain/integration.schemas.ts';
+import { updateOrganisationSettingsBody } from '../domain/organisation-settings.schemas.ts';
+import { createEmailDomainBody, ssoClientId, upsertSsoConnectionBody } from '../domain/sso.schemas.ts';
 import { scimAdminRouter, scimProtocolRouter, scimTokenRouter, type ScimDomain } from './scim.routes.ts';
 
-const integrationPath = z.object({ slug: slugParam });
+const integrationPath = z.object({ slug: integrationSlug });
 const ssoConnectionPath = z.object({ client_id: ssoClientId });
 
 function integrationsRouter(integrations: IntegrationService, bodyLimit: string): ScopedRouter {
@@ -45,19 +44,7 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
       body: createIntegrationBody,
     },
     async (req, res, _next, input) => {
-      const body = input.body(req);
-      const integration = await integrations.create(requirePrincipal(req), {
-        name: body.name,
-        slug: body.slug,
-        provider: body.ai_provider_id,
-        pluginProviderId: body.plugin_provider_id,
-        credentials: body.credentials,
-        key: body.key,
-        description: body.description,
-        workspaceId: body.workspace_id,
-        configurations: body.configurations,
-        pricingAdjustments: body.pricing_adjustments ?? null,
-      });
+      const integration = await integrations.create(requirePrincipal(req), camelKeys(input.body(req)));
       res.json({ id: integration.id, slug: integration.slug });
     },
   );
@@ -104,13 +91,7 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
     },
     async (req, res, _next, input) => {
       const slug = input.param(req, 'slug');
-      const body = input.body(req);
-      const integration = await integrations.update(requirePrincipal(req), slug, {
-        name: body.name,
-        description: body.description,
-        key: body.key,
-        credentials: body.credentials,
-      });
+      const integration = await integrations.update(requirePrincipal(req), slug, camelKeys(input.body(req)));
       res.json(
         presentIntegrationDetail(
           integration,
@@ -156,15 +137,7 @@ function organisationSettingsRouter(settings: OrganisationSettingsService, bodyL
       body: updateOrganisationSettingsBody,
     },
     async (req, res, _next, input) => {
-      const body = input.body(req);
-      const updated = await settings.update(requirePrincipal(req), {
-        blockInlineConfig: body.block_inline_config,
-        userApiKeyAutoCreate: body.user_api_key_auto_create,
-        defaultWorkspaceUserApiKeyAutoCreate: body.default_workspace_user_api_key_auto_create,
-        userApiKeyAutoCreateScopes: body.user_api_key_auto_create_scopes,
-        userApiKeyRotationPeriod: body.user_api_key_rotation_period,
-        workspaceSecuritySettingsOverride: body.workspace_security_settings_override,
-      });
+      const updated = await settings.update(requirePrincipal(req), camelKeys(input.body(req)));
       res.json(presentOrganisationSettings(updated));
     },
   );
@@ -213,18 +186,11 @@ function ssoRouter(sso: SsoService, bodyLimit: string): ScopedRouter {
     },
     async (req, res, _next, input) => {
       const clientId = input.param(req, 'client_id', 'client_id');
-      const body = input.body(req);
-      const { connection } = await sso.upsertConnection(requirePrincipal(req), clientId, {
-        clientId: body.client_id,
-        enabled: body.enabled,
-        issuer: body.issuer,
-        clientSecret: body.client_secret,
-        tokenEndpointAuthMethod: body.token_endpoint_auth_method,
-        jwks: body.jwks,
-        privateKey: body.private_key,
-        scopes: body.scopes,
-        disableAutoProvisionUser: body.disable_auto_provision_user,
-      });
+      const { connection } = await sso.upsertConnection(
+        requirePrincipal(req),
+        clientId,
+        camelKeys(input.body(req)),
+      );
       res.json(present(connection));
     },
   );
@@ -269,11 +235,7 @@ function emailDomainsRouter(sso: SsoService, bodyLimit: string): ScopedRouter {
       body: createEmailDomainBody,
     },
     async (req, res, _next, input) => {
-      const body = input.body(req);
-      const claim = await sso.addDomain(requirePrincipal(req), {
-        domain: body.domain,
-        allowSubdomains: body.allow_subdomains,
-      });
+      const claim = await sso.addDomain(requirePrincipal(req), camelKeys(input.body(req)));
       res.json(presentEmailDomain(claim));
     },
   );

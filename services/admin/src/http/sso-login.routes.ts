@@ -1,35 +1,7 @@
 import type { Request } from 'express';
-import { z } from 'zod';
-import { ScopedRouter, SESSION_COOKIE } from '@switchyard/platform';
+import { camelKeys, ScopedRouter, SESSION_COOKIE } from '@switchyard/platform';
 import type { SsoLoginService } from '../domain/sso-login.service.ts';
-import { ssoClientId } from './schemas.ts';
-
-/** Only a path on this origin: no scheme, no host, no `//` or `/\` that browsers read as one. */
-const samePath = z
-  .string()
-  .max(2048)
-  .refine((value) => {
-    // eslint-disable-next-line no-control-regex
-    if (!value.startsWith('/') || value.startsWith('//') || /[\\\x00-\x1f\x7f]/.test(value)) return false;
-    try {
-      return new URL(value, 'http://origin.invalid').host === 'origin.invalid';
-    } catch {
-      return false;
-    }
-  }, 'a relative path on this origin, such as /dashboard');
-
-const loginQuery = z.object({
-  email: z.email().max(320),
-  sso_client_id: ssoClientId.optional(),
-  redirect_to: samePath.default('/'),
-});
-
-const callbackQuery = z.object({
-  state: z.string().min(1).max(512),
-  code: z.string().min(1).max(4096).optional(),
-  error: z.string().max(256).optional(),
-  error_description: z.string().max(1024).optional(),
-});
+import { ssoCallbackQuery, ssoLoginQuery } from '../domain/sso-login.schemas.ts';
 
 /**
  * `/v1/auth/sso`: the SSO login, public (the person has no credential yet). `login` sends the
@@ -49,17 +21,11 @@ export function ssoLoginRouter(
       scope: 'public',
       summary:
         "Starts an SSO login: redirects the browser to the identity provider of the email's organisation.",
-      query: loginQuery,
+      query: ssoLoginQuery,
       status: 302,
     },
     async (req, res, _next, input) => {
-      const query = input.query(req);
-      const location = await logins.start({
-        email: query.email,
-        ssoClientId: query.sso_client_id,
-        redirectTo: query.redirect_to,
-        callbackUrl: callbackUrl(req),
-      });
+      const location = await logins.start({ ...camelKeys(input.query(req)), callbackUrl: callbackUrl(req) });
       res.set('cache-control', 'no-store').redirect(302, location);
     },
   );
@@ -69,16 +35,12 @@ export function ssoLoginRouter(
       scope: 'public',
       summary:
         'Ends an SSO login, back from the identity provider: sets the sy_session cookie and redirects to where the login started.',
-      query: callbackQuery,
+      query: ssoCallbackQuery,
       status: 302,
     },
     async (req, res, _next, input) => {
-      const query = input.query(req);
       const session = await logins.complete({
-        state: query.state,
-        code: query.code,
-        error: query.error,
-        errorDescription: query.error_description,
+        ...camelKeys(input.query(req)),
         userAgent: req.get('user-agent'),
         clientIp: req.ip,
       });

@@ -4,11 +4,7 @@ export const SCHEMA = 'admin';
 
 export type IntegrationStatus = 'active' | 'archived';
 
-/** Non-secret provider settings; secrets live only in `encryptedKey`. */
-/** Settings that are credentials: stored encrypted, shown only masked. */
-export const SECRET_SETTINGS = ['aws_secret_access_key', 'aws_session_token'] as const;
-
-/** Provider settings. Header values and SECRET_SETTINGS are stored encrypted. */
+/** Provider settings. Header values and the secret settings (domain/integration.schemas.ts) are stored encrypted. */
 export interface IntegrationConfigurations {
   custom_host?: string;
   headers?: Record<string, string>;

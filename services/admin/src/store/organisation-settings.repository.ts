@@ -1,3 +1,7 @@
+/**
+ * update is SQL: a conditional upsert that merges and drops jsonb keys in one statement, so that
+ * concurrent writes of different settings both survive. Reads are TypeORM.
+ */
 import type { EntityManager } from 'typeorm';
 import {
   OrganisationSettingsEntity,

@@ -1,3 +1,8 @@
+/**
+ * TypeORM, except four reads in SQL: rolesIn needs DISTINCT ON to pick each user's highest
+ * mapped role in one query, and groupsOf, listMappings and mappedWorkspacesOf join tables the
+ * entities declare no relations between, answering columns of both.
+ */
 import { randomUUID } from 'node:crypto';
 import { In, type EntityManager } from 'typeorm';
 import { Conflict, isUniqueViolation } from '@switchyard/platform';

@@ -1,3 +1,9 @@
+/**
+ * Reads of domains and connections are TypeORM. The login states are SQL: the table has no
+ * entity, takeState is one DELETE ... RETURNING (so of two callbacks with one state exactly one
+ * wins) and expiry is decided by the database clock; encryptedPrivateKey reads a column the
+ * connection entity does not map, so that no other read carries the key.
+ */
 import type { EntityManager } from 'typeorm';
 import {
   OrganisationEmailDomainEntity,

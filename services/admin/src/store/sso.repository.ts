@@ -1,3 +1,8 @@
+/**
+ * TypeORM, except two statements in SQL: upsertConnection is one conditional upsert (keeping
+ * the stored private key unless a new one is given, a column no entity read exposes), and
+ * claimDomain takes a transaction-scoped advisory lock.
+ */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { Conflict, isUniqueViolation } from '@switchyard/platform';

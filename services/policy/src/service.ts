@@ -1,12 +1,7 @@
-import {
-  Topics,
-  need,
-  subscribeEvents,
-  type ServiceDefinition,
-  type Subscription,
-} from '@switchyard/platform';
-import { events, policy } from '@switchyard/proto';
+import { need, type ServiceDefinition, type Subscription } from '@switchyard/platform';
+import { policy } from '@switchyard/proto';
 import { UsageCounter } from './domain/usage-counter.ts';
+import { consumeUsageEvents } from './events/usage.consumer.ts';
 import { policyCallers, policyHandlers } from './grpc/policy.handlers.ts';
 
 /** Rate-limit windows and usage counters (Redis); answers the gateway's policy check. */
@@ -20,14 +15,7 @@ export const policyService: ServiceDefinition = {
     return {
       grpc: (server) => server.add(policy.PolicyService, policyHandlers(), policyCallers),
       async start() {
-        subscription = await subscribeEvents(need(bus, 'event bus'), logger, {
-          groupId: 'policy.usage',
-          topic: Topics.usage,
-          schema: events.UsageEventSchema,
-          handler: async (event) => {
-            await counter.record(event);
-          },
-        });
+        subscription = await consumeUsageEvents(need(bus, 'event bus'), logger, counter);
       },
       async stop() {
         await subscription?.stop();

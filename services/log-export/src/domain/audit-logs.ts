@@ -1,7 +1,8 @@
 import type { Principal } from '@switchyard/platform';
 import type { events } from '@switchyard/proto';
 import type { AuditLog } from '../store/entities.ts';
-import type { AuditLogFilter, AuditLogRepository } from '../store/audit-log.repository.ts';
+import type { AuditLogRepository } from '../store/audit-log.repository.ts';
+import type { AuditLogQuery } from './audit-logs.schemas.ts';
 
 /** Postgres text cannot hold U+0000; it becomes U+FFFD so that the entry can still be stored. */
 function storable(text: string): string {
@@ -33,8 +34,6 @@ export function auditLogFromEvent(event: events.AuditEvent): AuditLog {
   };
 }
 
-export type AuditLogQuery = Omit<AuditLogFilter, 'organisationId'>;
-
 export class AuditLogService {
   constructor(private readonly repo: AuditLogRepository) {}
 
@@ -49,6 +48,8 @@ export class AuditLogService {
     query: AuditLogQuery,
     page: { offset: number; limit: number },
   ): Promise<[AuditLog[], number]> {
-    return this.repo.list({ ...query, organisationId: principal.organisationId }, page);
+    const { workspaceId, userId, apiKeyId, method, resource, from, to } = query;
+    const filter = { workspaceId, userId, apiKeyId, method, route: resource, from, to };
+    return this.repo.list({ ...filter, organisationId: principal.organisationId }, page);
   }
 }

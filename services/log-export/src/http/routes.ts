@@ -1,9 +1,9 @@
-import { listBody, requirePrincipal, ScopedRouter, serveOpenApi } from '@switchyard/platform';
+import { camelKeys, listBody, requirePrincipal, ScopedRouter, serveOpenApi } from '@switchyard/platform';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import type { AuditLogService } from '../domain/audit-logs.ts';
+import { listAuditLogsQuery } from '../domain/audit-logs.schemas.ts';
 import type { RequestLogService } from '../domain/request-logs.ts';
-import { listAuditLogsQuery } from './audit.schemas.ts';
 import { presentAuditLog, presentRequestLog } from './presenters.ts';
 
 const logId = z.string().regex(/^[\w.:-]{1,128}$/, 'a log id');
@@ -40,18 +40,9 @@ export function logExportRouter(
       page: true,
     },
     async (req, res, _next, input) => {
-      const query = input.query(req);
       const [entries, total] = await audit.list(
         requirePrincipal(req),
-        {
-          workspaceId: query.workspace_id,
-          userId: query.user_id,
-          apiKeyId: query.api_key_id,
-          method: query.method,
-          route: query.resource,
-          from: query.from,
-          to: query.to,
-        },
+        camelKeys(input.query(req)),
         input.page(req),
       );
       res.json(listBody(entries.map(presentAuditLog), total));

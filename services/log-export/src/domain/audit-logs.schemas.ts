@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CamelKeys } from '@switchyard/platform';
 
 const id = z.guid('a UUID').transform((value) => value.toLowerCase());
 const instant = z.iso
@@ -33,3 +34,6 @@ export const listAuditLogsQuery = z
     message: 'must be later than from',
     path: ['to'],
   });
+
+/** The filters as the domain takes them; `resource` names the route pattern, and the page is read apart. */
+export type AuditLogQuery = CamelKeys<z.output<typeof listAuditLogsQuery>>;

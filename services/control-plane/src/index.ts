@@ -1,2 +1,2 @@
 export { controlPlane, bootstrapDatabase, bootstrapEnvSchema, type ControlPlane } from './service.ts';
-export type { BootstrapResult } from './domain/identity.service.ts';
+export type { BootstrapResult } from './domain/bootstrap.service.ts';

@@ -1,7 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { z } from 'zod';
 import {
-  MemoryEventBus,
   ApiKeyCache,
   bodyLimitEnv,
   bodyLimitsFrom,
@@ -21,10 +20,15 @@ import {
 } from '@switchyard/platform';
 import { configs, identity } from '@switchyard/proto';
 import { ConfigService } from './domain/config.service.ts';
-import { IdentityService, type BootstrapResult } from './domain/identity.service.ts';
+import { ApiKeyService } from './domain/api-key.service.ts';
+import { BootstrapService, type BootstrapResult } from './domain/bootstrap.service.ts';
+import { KeySettingsService } from './domain/key-settings.service.ts';
 import { MemberService } from './domain/member.service.ts';
+import { WorkspaceService } from './domain/workspace.service.ts';
 import { oauthEnvSchema } from './domain/oauth.ts';
-import { OAuthService } from './domain/oauth.service.ts';
+import { OAuthAuthorizationService } from './domain/oauth-authorization.service.ts';
+import { OAuthClientService } from './domain/oauth-client.service.ts';
+import { OAuthTokenService } from './domain/oauth-token.service.ts';
 import { configCallers, configHandlers } from './grpc/config.handlers.ts';
 import { identityCallers, identityHandlers } from './grpc/identity.handlers.ts';
 import { membershipCallers, membershipHandlers } from './grpc/membership.handlers.ts';
@@ -36,6 +40,7 @@ import { configEntities } from './store/config.entities.ts';
 import { ConfigRepository } from './store/config.repository.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { IdentityRepository } from './store/identity.repository.ts';
+import { KeySettingsRepository } from './store/key-settings.repository.ts';
 import { memberEntities } from './store/member.entities.ts';
 import { MemberRepository } from './store/member.repository.ts';
 import { OAuthRepository } from './store/oauth.repository.ts';
@@ -48,6 +53,7 @@ import { ApiKeyScopes1763700000011 } from './store/migrations/1763700000011-api-
 import { KeySettings1763700000012 } from './store/migrations/1763700000012-key-settings.ts';
 import { Sessions1763700000017 } from './store/migrations/1763700000017-sessions.ts';
 import { SessionService } from './domain/session.service.ts';
+import { SessionRepository } from './store/session.repository.ts';
 import { WorkspaceSecuritySettings1763700000016 } from './store/migrations/1763700000016-workspace-security-settings.ts';
 import { AuditLogScope1763700000014 } from './store/migrations/1763700000014-audit-log-scope.ts';
 import { SsoScopes1763700000015 } from './store/migrations/1763700000015-sso-scopes.ts';
@@ -108,11 +114,16 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     .extend(jwtEnvSchema.shape),
   describeRoutes: () =>
     controlPlaneRouter(
-      describedOnly('identity'),
+      { workspaces: describedOnly('workspaces'), apiKeys: describedOnly('API keys') },
       describedOnly('saved configs'),
       describedOnly('members'),
       describedOnly('authentication'),
-      { oauth: describedOnly('OAuth'), resolveKey: describedOnly('key resolution') },
+      {
+        clients: describedOnly('OAuth clients'),
+        authorization: describedOnly('OAuth authorization'),
+        tokens: describedOnly('OAuth tokens'),
+        resolveKey: describedOnly('key resolution'),
+      },
       describedOnly('sessions'),
       bodyLimitsFrom(loadConfig(z.object(bodyLimitEnv), {})),
     ).routes(),
@@ -122,38 +133,46 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     const repo = new IdentityRepository(manager);
     const configRepo = new ConfigRepository(manager);
     const events = need(bus, 'event bus');
-    const oauth = new OAuthService(new OAuthRepository(manager), events, {
-      prefix: config.API_KEY_PREFIX,
-      settings: loadConfig(oauthEnvSchema, processEnv),
-    });
-    const sessions = new SessionService(manager, events);
+    const oauthRepo = new OAuthRepository(manager);
+    const oauthOptions = { prefix: config.API_KEY_PREFIX, settings: loadConfig(oauthEnvSchema, processEnv) };
+    const oauth = {
+      clients: new OAuthClientService(oauthRepo, oauthOptions),
+      authorization: new OAuthAuthorizationService(oauthRepo, oauthOptions),
+      tokens: new OAuthTokenService(oauthRepo, events, oauthOptions),
+    };
+    const sessions = new SessionService(new SessionRepository(manager), events);
     // Bearer secrets that are not API keys: OAuth access tokens, then browser sessions.
     const otherSecrets = {
       resolveAccessToken: async (hash: string) =>
-        (await oauth.resolveAccessToken(hash)) ?? sessions.resolve(hash),
+        (await oauth.tokens.resolveAccessToken(hash)) ?? sessions.resolve(hash),
     };
-    const service = new IdentityService(
+    const keySettings = new KeySettingsService(new KeySettingsRepository(manager));
+    const workspaces = new WorkspaceService(repo, configRepo, keySettings, events);
+    const apiKeys = new ApiKeyService(
       repo,
-      configRepo,
+      workspaces,
+      keySettings,
       events,
-      logger,
       config.API_KEY_PREFIX,
       otherSecrets,
     );
-    const savedConfigs = new ConfigService(configRepo, service, events);
+    const bootstrap = new BootstrapService(repo, logger, config.API_KEY_PREFIX);
+    const savedConfigs = new ConfigService(configRepo, workspaces, events);
     const members = new MemberService(
       new MemberRepository(manager),
-      service,
+      workspaces,
+      apiKeys,
       events,
-      (organisationId, userId, workspaceId) => oauth.revokeUserTokens(organisationId, userId, workspaceId),
+      (organisationId, userId, workspaceId) =>
+        oauth.tokens.revokeUserTokens(organisationId, userId, workspaceId),
     );
     const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
-    const keys = new ApiKeyCache((hash) => service.resolveApiKey(hash), { ttlMs: 5_000 });
+    const keys = new ApiKeyCache((hash) => apiKeys.resolveApiKey(hash), { ttlMs: 5_000 });
     return {
       ...serveScoped(
         controlPlaneRouter(
-          service,
+          { workspaces, apiKeys },
           savedConfigs,
           members,
           callerAuthentication({
@@ -161,7 +180,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
             headerPrefix: config.HEADER_PREFIX,
             env: processEnv,
             workspaces: async (organisation, workspace) => {
-              const found = await service.resolveWorkspace(organisation, workspace);
+              const found = await workspaces.resolveWorkspace(organisation, workspace);
               return found
                 ? {
                     id: found.workspace.id,
@@ -172,7 +191,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
                 : null;
             },
           }),
-          { oauth, resolveKey: (token) => keys.resolve(token) },
+          { ...oauth, resolveKey: (token) => keys.resolve(token) },
           sessions,
           bodyLimitsFrom(config),
         ),
@@ -181,16 +200,16 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
         server
           .add(
             identity.IdentityService,
-            { ...identityHandlers(service), ...membershipHandlers(members) },
+            { ...identityHandlers(apiKeys, workspaces, keySettings), ...membershipHandlers(members) },
             { ...identityCallers, ...membershipCallers },
           )
           .add(configs.ConfigService, configHandlers(savedConfigs), configCallers)
           .add(identity.SsoSessionService, ssoSessionHandlers(ssoSessions), ssoSessionCallers),
-      bootstrap: (options) => service.bootstrap(options),
+      bootstrap: (options) => bootstrap.bootstrap(options),
       async start() {
         await onChanges(events, logger, 'control-plane', invalidateApiKeys(keys));
         if (config.SWITCHYARD_ADMIN_KEY) {
-          await service.bootstrap({ adminKey: config.SWITCHYARD_ADMIN_KEY, withWorkspaceKey: false });
+          await bootstrap.bootstrap({ adminKey: config.SWITCHYARD_ADMIN_KEY, withWorkspaceKey: false });
         }
       },
     };
@@ -203,10 +222,8 @@ export async function bootstrapDatabase(
   logger: Logger,
   options: { adminKey?: string | undefined; apiKeyPrefix: string },
 ): Promise<BootstrapResult> {
-  const service = new IdentityService(
+  const service = new BootstrapService(
     new IdentityRepository(dataSource.manager),
-    new ConfigRepository(dataSource.manager),
-    new MemoryEventBus(),
     logger,
     options.apiKeyPrefix,
   );

@@ -6,30 +6,31 @@ import {
   publishChange,
   type EventBus,
   type PageQuery,
+  type CamelKeys,
   type Principal,
   type RoutingConfig,
 } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
-import type { ConfigVersion, SavedConfig, SavedConfigStatus } from '../store/config.entities.ts';
+import type { z } from 'zod';
+import type { ConfigVersion, SavedConfig } from '../store/config.entities.ts';
 import type { ConfigRepository } from '../store/config.repository.ts';
-import type { IdentityService } from './identity.service.ts';
+import type { WorkspaceService } from './workspace.service.ts';
+import type { createConfigBody, updateConfigBody } from './config.schemas.ts';
 import { assertGuardrailsExist } from './saved-config.ts';
 import { configSlugFrom } from './slugs.ts';
 
-export interface CreateConfigInput {
-  name: string;
-  slug?: string | undefined;
+/**
+ * The body as sent, its config document parsed (see parseSavedConfig). `workspaceId` is
+ * required with an organisation admin key; a workspace key's own workspace otherwise.
+ */
+export type CreateConfigInput = Omit<CamelKeys<z.output<typeof createConfigBody>>, 'config'> & {
   config: RoutingConfig;
-  /** Required with an organisation admin key; a workspace key's own workspace otherwise. */
-  workspaceId?: string | undefined;
-  isDefault: boolean;
-}
+};
 
-export interface UpdateConfigInput {
-  name?: string | undefined;
+/** Absent fields stay as they are; a config document given is parsed (see parseSavedConfig). */
+export type UpdateConfigInput = Omit<CamelKeys<z.output<typeof updateConfigBody>>, 'config'> & {
   config?: RoutingConfig | undefined;
-  status?: SavedConfigStatus | undefined;
-}
+};
 
 export interface ConfigWrite {
   config: SavedConfig;
@@ -43,7 +44,7 @@ export interface ConfigWrite {
 export class ConfigService {
   constructor(
     private readonly repo: ConfigRepository,
-    private readonly workspaces: Pick<IdentityService, 'getWorkspace'>,
+    private readonly workspaces: Pick<WorkspaceService, 'getWorkspace'>,
     private readonly bus: EventBus,
   ) {}
 

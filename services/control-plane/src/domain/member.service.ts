@@ -3,19 +3,23 @@ import {
   Conflict,
   NotFound,
   publishChange,
+  type CamelKeys,
   type EventBus,
   type PageQuery,
   type Principal,
 } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
+import type { z } from 'zod';
 import type {
   MemberFilter,
   MemberOfOrganisation,
   MemberOfWorkspace,
   MemberRepository,
 } from '../store/member.repository.ts';
-import { isUuid } from '../store/ids.ts';
-import type { IdentityService } from './identity.service.ts';
+import { isUuid } from './ids.ts';
+import type { addUserBody, addWorkspaceMembersBody } from './member.schemas.ts';
+import type { ApiKeyService } from './api-key.service.ts';
+import type { WorkspaceService } from './workspace.service.ts';
 import type { OrganisationRole, WorkspaceRole } from './roles.ts';
 
 /** A member of the organisation with the workspaces of it they belong to. */
@@ -23,17 +27,10 @@ export interface OrganisationUser extends MemberOfOrganisation {
   workspaceIds: string[];
 }
 
-export interface AddUserInput {
-  email: string;
-  firstName?: string | undefined;
-  lastName?: string | undefined;
-  role: OrganisationRole;
-}
+export type AddUserInput = CamelKeys<z.output<typeof addUserBody>>;
 
-export interface WorkspaceMemberInput {
-  userId: string;
-  role: WorkspaceRole;
-}
+/** One user to add to a workspace: the body's `id`, as `userId`, lower-cased. */
+export type WorkspaceMemberInput = z.output<typeof addWorkspaceMembersBody>[number];
 
 /**
  * Users of an organisation and members of its workspaces; organisation admin keys only.
@@ -44,7 +41,8 @@ export interface WorkspaceMemberInput {
 export class MemberService {
   constructor(
     private readonly repo: MemberRepository,
-    private readonly identity: IdentityService,
+    private readonly workspaces: Pick<WorkspaceService, 'getWorkspace'>,
+    private readonly apiKeys: Pick<ApiKeyService, 'announceRevoked' | 'provisionUserKeys'>,
     private readonly bus: EventBus,
     /** Called once a user left a workspace (or, without a workspace, the organisation): their other credentials go too. */
     private readonly onLeave: (
@@ -125,7 +123,7 @@ export class MemberService {
       if (!(await repo.deleteOrganisationMember(organisationId, userId))) throw userNotFound(userId);
       return repo.apiKeys.revokeUserApiKeys(organisationId, userId);
     });
-    this.identity.announceRevoked(revoked);
+    this.apiKeys.announceRevoked(revoked);
     await this.onLeave(organisationId, userId);
     this.announceUser(organisationId, userId, events.ChangeAction.DELETED);
   }
@@ -140,7 +138,7 @@ export class MemberService {
     members: readonly WorkspaceMemberInput[],
   ): Promise<MemberOfWorkspace[]> {
     assertOrganisationAdmin(principal);
-    const workspace = await this.identity.getWorkspace(principal, workspaceIdOrSlug);
+    const workspace = await this.workspaces.getWorkspace(principal, workspaceIdOrSlug);
     const userIds = members.map((member) => member.userId);
     await this.repo.transaction(async (repo) => {
       // Share-locked until the commit: a removal from the organisation waits, then takes these memberships with it.
@@ -170,7 +168,7 @@ export class MemberService {
         events.ChangeAction.CREATED,
       );
     }
-    await this.identity.provisionUserKeys(workspace, userIds);
+    await this.apiKeys.provisionUserKeys(workspace, userIds);
     const added = await Promise.all(userIds.map((id) => this.repo.findWorkspaceMember(workspace.id, id)));
     return added.filter((member) => member !== null);
   }
@@ -182,7 +180,7 @@ export class MemberService {
     filter: MemberFilter,
   ): Promise<[MemberOfWorkspace[], number]> {
     assertOrganisationAdmin(principal);
-    const workspace = await this.identity.getWorkspace(principal, workspaceIdOrSlug);
+    const workspace = await this.workspaces.getWorkspace(principal, workspaceIdOrSlug);
     return this.repo.listWorkspaceMembers(workspace.id, page, filter);
   }
 
@@ -193,7 +191,7 @@ export class MemberService {
     role: WorkspaceRole,
   ): Promise<MemberOfWorkspace> {
     assertOrganisationAdmin(principal);
-    const workspace = await this.identity.getWorkspace(principal, workspaceIdOrSlug);
+    const workspace = await this.workspaces.getWorkspace(principal, workspaceIdOrSlug);
     if (!isUuid(userId) || !(await this.repo.updateWorkspaceRole(workspace.id, userId, role))) {
       throw workspaceMemberNotFound(userId, workspace.slug);
     }
@@ -210,7 +208,7 @@ export class MemberService {
     userId: string,
   ): Promise<void> {
     assertOrganisationAdmin(principal);
-    const workspace = await this.identity.getWorkspace(principal, workspaceIdOrSlug);
+    const workspace = await this.workspaces.getWorkspace(principal, workspaceIdOrSlug);
     if (!isUuid(userId)) throw workspaceMemberNotFound(userId, workspace.slug);
     const revoked = await this.repo.transaction(async (repo) => {
       if (!(await repo.deleteWorkspaceMember(workspace.id, userId))) {
@@ -218,7 +216,7 @@ export class MemberService {
       }
       return repo.apiKeys.revokeUserApiKeys(workspace.organisationId, userId, workspace.id);
     });
-    this.identity.announceRevoked(revoked);
+    this.apiKeys.announceRevoked(revoked);
     await this.onLeave(workspace.organisationId, userId, workspace.id);
     this.announceWorkspaceMember(workspace.organisationId, workspace.id, userId, events.ChangeAction.DELETED);
   }
@@ -266,7 +264,7 @@ export class MemberService {
     role: WorkspaceRole | null,
   ): Promise<void> {
     const principal = provisioningPrincipal(organisationId);
-    const workspace = await this.identity.getWorkspace(principal, workspaceId);
+    const workspace = await this.workspaces.getWorkspace(principal, workspaceId);
     const member = isUuid(userId) ? await this.repo.findWorkspaceMember(workspace.id, userId) : null;
     if (role === null) {
       if (member) await this.removeWorkspaceMember(principal, workspace.id, userId);

@@ -27,6 +27,16 @@ export const oauthEnvSchema = z.object({
 });
 export type OAuthEnv = z.output<typeof oauthEnvSchema>;
 
+/** How control-plane runs its OAuth services; the lifetimes are the defaults below unless given (tests shorten them). */
+export interface OAuthOptions {
+  /** Prefix of issued tokens and secrets (the deployment's API key prefix). */
+  prefix: string;
+  settings: OAuthEnv;
+  codeTtlMs?: number;
+  accessTokenTtlMs?: number;
+  refreshTokenTtlMs?: number;
+}
+
 export const AUTHORIZATION_CODE_TTL_MS = 60_000;
 export const ACCESS_TOKEN_TTL_MS = 3_600_000;
 export const REFRESH_TOKEN_TTL_MS = 30 * 86_400_000;

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
 import {
   Forbidden,
   publishChange,
@@ -9,21 +8,10 @@ import {
   type Principal,
 } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
+import type { SessionRepository } from '../store/session.repository.ts';
 
 /** How long a browser session lasts. */
 export const SESSION_TTL_MS = 8 * 3_600_000;
-
-interface SessionRow {
-  id: string;
-  token_hash: string;
-  organisation_id: string;
-  workspace_id: string;
-  subject: string;
-  scopes: string[];
-  expires_at: Date | string;
-  workspace_slug: string;
-  organisation_created_at: Date | string;
-}
 
 /**
  * Browser sessions, opened with a JWT (or by an SSO login) and carried in an HttpOnly cookie. A session
@@ -32,7 +20,7 @@ interface SessionRow {
  */
 export class SessionService {
   constructor(
-    private readonly manager: EntityManager,
+    private readonly repo: SessionRepository,
     private readonly bus: EventBus,
   ) {}
 
@@ -95,48 +83,35 @@ export class SessionService {
       session.notAfter !== null && session.notAfter < expiresAt.getTime()
         ? new Date(session.notAfter)
         : expiresAt;
-    await this.manager.query(
-      `INSERT INTO control_plane.sessions
-         (id, token_hash, organisation_id, workspace_id, subject, scopes, expires_at, user_agent, client_ip)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9)`,
-      [
-        randomUUID(),
-        sha256Hex(token),
-        session.organisationId,
-        session.workspaceId,
-        session.subject,
-        JSON.stringify(session.scopes),
-        until,
-        from.userAgent?.slice(0, 512) ?? null,
-        from.clientIp ?? null,
-      ],
-    );
+    await this.repo.insert({
+      id: randomUUID(),
+      tokenHash: sha256Hex(token),
+      organisationId: session.organisationId,
+      workspaceId: session.workspaceId,
+      subject: session.subject,
+      scopes: session.scopes,
+      expiresAt: until,
+      userAgent: from.userAgent?.slice(0, 512) ?? null,
+      clientIp: from.clientIp ?? null,
+    });
     return { token, expiresAt: until };
   }
 
   /** The principal of a live session, by the hash of its secret. */
   async resolve(tokenHash: string): Promise<Principal | null> {
-    const rows: SessionRow[] = await this.manager.query(
-      `SELECT s.*, w.slug AS workspace_slug, o.created_at AS organisation_created_at
-         FROM control_plane.sessions s
-         JOIN control_plane.workspaces w ON w.id = s.workspace_id
-         JOIN control_plane.organisations o ON o.id = s.organisation_id
-        WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
-      [tokenHash],
-    );
-    const row = rows[0];
-    if (!row) return null;
+    const session = await this.repo.findLive(tokenHash);
+    if (!session) return null;
     return {
-      apiKeyId: row.id,
-      organisationId: row.organisation_id,
-      workspaceId: row.workspace_id,
-      workspaceSlug: row.workspace_slug,
+      apiKeyId: session.id,
+      organisationId: session.organisationId,
+      workspaceId: session.workspaceId,
+      workspaceSlug: session.workspaceSlug,
       kind: 'workspace_user',
-      scopes: row.scopes,
-      expiresAt: new Date(row.expires_at).getTime(),
+      scopes: session.scopes,
+      expiresAt: session.expiresAt.getTime(),
       userId: null,
-      name: `session:${row.subject}`,
-      organisationCreatedAt: new Date(row.organisation_created_at).getTime(),
+      name: `session:${session.subject}`,
+      organisationCreatedAt: session.organisationCreatedAt.getTime(),
       authMethod: 'session',
     };
   }
@@ -146,10 +121,7 @@ export class SessionService {
     if (principal.authMethod !== 'session') {
       throw new Forbidden('Only a session can be closed this way.', { code: 'session_required' });
     }
-    await this.manager.query(
-      `UPDATE control_plane.sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL`,
-      [tokenHash],
-    );
+    await this.repo.revoke(tokenHash);
     publishChange(this.bus, {
       entity: 'api_key',
       entityId: principal.apiKeyId,

@@ -1,7 +1,9 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { BadRequest, type CallerRules, type ServiceHandlers } from '@switchyard/platform';
 import { identity } from '@switchyard/proto';
-import type { IdentityService } from '../domain/identity.service.ts';
+import type { ApiKeyService } from '../domain/api-key.service.ts';
+import type { KeySettingsService } from '../domain/key-settings.service.ts';
+import type { WorkspaceService } from '../domain/workspace.service.ts';
 import {
   KEY_SETTING_NAMES,
   type KeySettingName,
@@ -30,11 +32,13 @@ export const identityCallers: Pick<CallerRules<typeof identity.IdentityService>,
 };
 
 export function identityHandlers(
-  service: IdentityService,
+  apiKeys: Pick<ApiKeyService, 'resolveApiKey'>,
+  workspaces: Pick<WorkspaceService, 'resolveWorkspace'>,
+  keySettings: Pick<KeySettingsService, 'find' | 'update'>,
 ): Pick<ServiceHandlers<typeof identity.IdentityService>, IdentityMethods> {
   return {
     resolveApiKey: async ({ keyHash }) => {
-      const principal = await service.resolveApiKey(keyHash);
+      const principal = await apiKeys.resolveApiKey(keyHash);
       if (!principal) return {};
       return {
         principal: {
@@ -57,7 +61,7 @@ export function identityHandlers(
       };
     },
     resolveWorkspace: async ({ organisation, workspace }) => {
-      const found = await service.resolveWorkspace(organisation, workspace);
+      const found = await workspaces.resolveWorkspace(organisation, workspace);
       if (!found) return {};
       return {
         workspaceId: found.workspace.id,
@@ -67,7 +71,7 @@ export function identityHandlers(
       };
     },
     getKeySettings: async ({ organisationId }) => ({
-      settings: toProto(await service.keySettings(organisationId)),
+      settings: toProto(await keySettings.find(organisationId)),
     }),
     updateKeySettings: async ({ organisationId, set, clear, updatedBy }) => {
       const unknown = clear.find((name) => !(KEY_SETTING_NAMES as readonly string[]).includes(name));
@@ -75,12 +79,7 @@ export function identityHandlers(
         throw new BadRequest(`Unknown key setting '${unknown}'.`, { param: 'clear' });
       return {
         settings: toProto(
-          await service.updateKeySettings(
-            organisationId,
-            fromProto(set),
-            clear as KeySettingName[],
-            updatedBy,
-          ),
+          await keySettings.update(organisationId, fromProto(set), clear as KeySettingName[], updatedBy),
         ),
       };
     },

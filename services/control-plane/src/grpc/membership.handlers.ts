@@ -3,7 +3,7 @@ import { BadRequest } from '@switchyard/platform';
 import type { identity } from '@switchyard/proto';
 import type { MemberService } from '../domain/member.service.ts';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../domain/roles.ts';
-import { isUuid } from '../store/ids.ts';
+import { isUuid } from '../domain/ids.ts';
 
 type MembershipMethods = 'provisionOrganisationUser' | 'removeOrganisationUser' | 'setWorkspaceMember';
 

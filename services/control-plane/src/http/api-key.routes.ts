@@ -1,5 +1,5 @@
-import { jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
-import type { IdentityService } from '../domain/identity.service.ts';
+import { camelKeys, jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
+import type { ApiKeyService } from '../domain/api-key.service.ts';
 import { presentApiKey } from './presenters.ts';
 import {
   apiKeyPathParams,
@@ -7,10 +7,10 @@ import {
   listApiKeysQuery,
   rotateApiKeyBody,
   updateApiKeyBody,
-} from './schemas.ts';
+} from '../domain/api-key.schemas.ts';
 
 /** `/v2/api-keys`, behind API-key authentication. */
-export function apiKeyRouter(identity: IdentityService, bodyLimit: string): ScopedRouter {
+export function apiKeyRouter(apiKeys: ApiKeyService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
 
   router.post(
@@ -25,7 +25,7 @@ export function apiKeyRouter(identity: IdentityService, bodyLimit: string): Scop
       // POST /<type>/rotate would read as a rotation: leave it to key creation, which names the bad sub-type.
       if (apiKeyPathParams.shape.type.safeParse(req.params.id).success) return next('route');
       input.body(req);
-      const { apiKey, key, rotatedAt } = await identity.rotateApiKey(
+      const { apiKey, key, rotatedAt } = await apiKeys.rotateApiKey(
         requirePrincipal(req),
         String(req.params.id),
       );
@@ -44,17 +44,10 @@ export function apiKeyRouter(identity: IdentityService, bodyLimit: string): Scop
     },
     async (req, res, _next, input) => {
       const path = input.params(req);
-      const body = input.body(req);
-      const { apiKey, key } = await identity.createApiKey(requirePrincipal(req), {
+      const { apiKey, key } = await apiKeys.createApiKey(requirePrincipal(req), {
+        ...camelKeys(input.body(req)),
         type: path.type,
         subType: path['sub-type'],
-        name: body.name,
-        description: body.description,
-        workspaceId: body.workspace_id,
-        scopes: body.scopes,
-        expiresAt: body.expires_at,
-        userId: body.user_id,
-        rotationPolicy: body.rotation_policy ?? undefined,
       });
       res.json({ ...presentApiKey(apiKey), key });
     },
@@ -69,15 +62,15 @@ export function apiKeyRouter(identity: IdentityService, bodyLimit: string): Scop
     },
     async (req, res, _next, input) => {
       const query = input.query(req);
-      const [apiKeys, total] = await identity.listApiKeys(requirePrincipal(req), input.page(req), query.ids);
-      res.json(listBody(apiKeys.map(presentApiKey), total));
+      const [found, total] = await apiKeys.listApiKeys(requirePrincipal(req), input.page(req), query.ids);
+      res.json(listBody(found.map(presentApiKey), total));
     },
   );
   router.get(
     '/:id',
     { scope: 'api_keys.read', summary: 'One API key, without its secret.', query: 'none' },
     async (req, res) => {
-      res.json(presentApiKey(await identity.getApiKey(requirePrincipal(req), req.params.id)));
+      res.json(presentApiKey(await apiKeys.getApiKey(requirePrincipal(req), req.params.id)));
     },
   );
   router.put(
@@ -89,14 +82,11 @@ export function apiKeyRouter(identity: IdentityService, bodyLimit: string): Scop
       body: updateApiKeyBody,
     },
     async (req, res, _next, input) => {
-      const body = input.body(req);
-      const apiKey = await identity.updateApiKey(requirePrincipal(req), String(req.params.id), {
-        name: body.name,
-        description: body.description,
-        scopes: body.scopes,
-        expiresAt: body.expires_at,
-        rotationPolicy: body.rotation_policy,
-      });
+      const apiKey = await apiKeys.updateApiKey(
+        requirePrincipal(req),
+        String(req.params.id),
+        camelKeys(input.body(req)),
+      );
       res.json(presentApiKey(apiKey));
     },
   );
@@ -104,7 +94,7 @@ export function apiKeyRouter(identity: IdentityService, bodyLimit: string): Scop
     '/:id',
     { scope: 'api_keys.delete', summary: 'Revokes an API key.', query: 'none', body: 'none' },
     async (req, res) => {
-      await identity.revokeApiKey(requirePrincipal(req), String(req.params.id));
+      await apiKeys.revokeApiKey(requirePrincipal(req), String(req.params.id));
       res.json({});
     },
   );

@@ -1,8 +1,8 @@
-import { jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
+import { camelKeys, jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
 import type { ConfigService } from '../domain/config.service.ts';
 import { parseSavedConfig } from '../domain/saved-config.ts';
 import { presentConfig, presentConfigSummary, presentConfigVersion } from './config.presenters.ts';
-import { createConfigBody, listConfigsQuery, updateConfigBody } from './config.schemas.ts';
+import { createConfigBody, listConfigsQuery, updateConfigBody } from '../domain/config.schemas.ts';
 
 /** `/configs`, mounted under both `/v2` and `/v1` behind API-key authentication. */
 export function configRouter(configs: ConfigService, bodyLimit: string): ScopedRouter {
@@ -19,11 +19,8 @@ export function configRouter(configs: ConfigService, bodyLimit: string): ScopedR
     async (req, res, _next, input) => {
       const body = input.body(req);
       const { config, version } = await configs.create(requirePrincipal(req), {
-        name: body.name,
-        slug: body.slug,
+        ...camelKeys(body),
         config: parseSavedConfig(body.config),
-        workspaceId: body.workspace_id,
-        isDefault: body.isDefault,
       });
       res.json({ success: true, data: { id: config.id, version_id: version.id, slug: config.slug } });
     },
@@ -67,8 +64,7 @@ export function configRouter(configs: ConfigService, bodyLimit: string): ScopedR
     async (req, res, _next, input) => {
       const body = input.body(req);
       const { version } = await configs.update(requirePrincipal(req), req.params.slug, {
-        name: body.name,
-        status: body.status,
+        ...camelKeys(body),
         config: body.config === undefined ? undefined : parseSavedConfig(body.config),
       });
       res.json({ success: true, data: { version_id: version.id } });

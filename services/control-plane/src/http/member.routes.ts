@@ -1,4 +1,4 @@
-import { jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
+import { camelKeys, jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
 import type { MemberService } from '../domain/member.service.ts';
 import { presentUser, presentWorkspaceMember } from './member.presenters.ts';
 import {
@@ -8,7 +8,7 @@ import {
   listWorkspaceMembersQuery,
   updateUserBody,
   updateWorkspaceMemberBody,
-} from './member.schemas.ts';
+} from '../domain/member.schemas.ts';
 
 /**
  * `/admin/users`, under `/v1` and `/v2`, behind API-key authentication; organisation admin keys
@@ -26,17 +26,7 @@ export function userRouter(members: MemberService, bodyLimit: string): ScopedRou
       body: addUserBody,
     },
     async (req, res, _next, input) => {
-      const body = input.body(req);
-      res.json(
-        presentUser(
-          await members.addUser(requirePrincipal(req), {
-            email: body.email,
-            firstName: body.first_name,
-            lastName: body.last_name,
-            role: body.role,
-          }),
-        ),
-      );
+      res.json(presentUser(await members.addUser(requirePrincipal(req), camelKeys(input.body(req)))));
     },
   );
   router.get(

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   AppError,
   bearerToken,
+  camelKeys,
   formBody,
   jsonBody,
   requirePrincipal,
@@ -12,11 +13,19 @@ import {
   type Principal,
 } from '@switchyard/platform';
 import { OAuthError } from '../domain/oauth.ts';
-import type { ClientCredentials, OAuthService } from '../domain/oauth.service.ts';
+import type { OAuthAuthorizationService } from '../domain/oauth-authorization.service.ts';
+import type { ClientCredentials, OAuthClientService } from '../domain/oauth-client.service.ts';
+import { authorizeQuery, consentBody } from '../domain/oauth.schemas.ts';
+import type { OAuthTokenService } from '../domain/oauth-token.service.ts';
 import type { OAuthClient } from '../store/oauth.repository.ts';
 
 export interface OAuthRouteOptions {
-  oauth: OAuthService;
+  /** Metadata, registration and client authentication. */
+  clients: OAuthClientService;
+  /** Authorize and consent. */
+  authorization: OAuthAuthorizationService;
+  /** The token, revocation and introspection endpoints. */
+  tokens: OAuthTokenService;
   /** Authenticates the routes that need a user (authorize, consent). */
   authenticated: RequestHandler;
   /** Resolves a bearer API key: introspection accepts an organisation admin key. */
@@ -134,18 +143,6 @@ const oauthErrors: ErrorRequestHandler = (err: unknown, req, res, next) => {
     .json({ error: error.error, error_description: error.message });
 };
 
-const optional = (max: number) => z.string().max(max).optional();
-const authorizeQuery = z.object({
-  client_id: optional(256),
-  redirect_uri: optional(4096),
-  response_type: optional(64),
-  scope: optional(4096),
-  state: optional(1024),
-  code_challenge: optional(256),
-  code_challenge_method: optional(32),
-});
-const consentBody = authorizeQuery.omit({ response_type: true }).extend({ approve: z.boolean() });
-
 /** How the protocol endpoints refuse (RFC 6749 §5.2), for their description. */
 const OAUTH_ERRORS: ErrorShape = {
   name: 'OAuthError',
@@ -170,7 +167,7 @@ const protocolParameters = (description: string): BodyContent => ({
  * authenticate per their method), and authorize and consent, which need a user.
  */
 export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): void {
-  const { oauth } = options;
+  const { clients, authorization, tokens: oauthTokens } = options;
 
   const metadata = new ScopedRouter().get(
     '/',
@@ -180,7 +177,7 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
       query: 'none',
     },
     (req, res) => {
-      res.json(oauth.metadata(`${req.protocol}://${req.get('host') ?? 'localhost'}`));
+      res.json(clients.metadata(`${req.protocol}://${req.get('host') ?? 'localhost'}`));
     },
   );
   router.mount('/.well-known/oauth-authorization-server', metadata);
@@ -205,7 +202,7 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
       if (!req.is('application/json') || typeof body !== 'object' || body === null || Array.isArray(body)) {
         throw new OAuthError('invalid_client_metadata', 'The body must be a JSON object of client metadata.');
       }
-      const { client, clientSecret } = await oauth.registerClient(body);
+      const { client, clientSecret } = await clients.registerClient(body);
       res.status(201).set(NO_STORE).json(presentClient(client, clientSecret));
     },
   );
@@ -227,15 +224,15 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
       if (grantType !== 'authorization_code' && grantType !== 'refresh_token') {
         throw new OAuthError('unsupported_grant_type', `grant_type '${grantType}' is not supported.`);
       }
-      const client = await oauth.authenticateClient(clientCredentials(req, p));
+      const client = await clients.authenticateClient(clientCredentials(req, p));
       const tokens =
         grantType === 'authorization_code'
-          ? await oauth.exchangeCode(client, {
+          ? await oauthTokens.exchangeCode(client, {
               code: required(p, 'code'),
               redirectUri: required(p, 'redirect_uri'),
               codeVerifier: required(p, 'code_verifier'),
             })
-          : await oauth.refresh(client, { refreshToken: required(p, 'refresh_token'), scope: p.scope });
+          : await oauthTokens.refresh(client, { refreshToken: required(p, 'refresh_token'), scope: p.scope });
       res.set(NO_STORE).json(tokens);
     },
   );
@@ -253,8 +250,8 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
     },
     async (req, res) => {
       const p = params(req);
-      const client = await oauth.authenticateClient(clientCredentials(req, p));
-      await oauth.revoke(client, required(p, 'token'));
+      const client = await clients.authenticateClient(clientCredentials(req, p));
+      await oauthTokens.revoke(client, required(p, 'token'));
       res.json({});
     },
   );
@@ -274,7 +271,7 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
     async (req, res) => {
       const p = params(req);
       const bearer = bearerToken(req.headers.authorization);
-      let caller: Parameters<OAuthService['introspect']>[0];
+      let caller: Parameters<OAuthTokenService['introspect']>[0];
       if (bearer) {
         const principal = bearer.length <= 512 ? await options.resolveKey(bearer) : null;
         if (!principal) throw new OAuthError('invalid_client', 'Invalid API key.', 401);
@@ -287,7 +284,7 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
         }
         caller = { organisationId: principal.organisationId };
       } else {
-        const client = await oauth.authenticateClient(clientCredentials(req, p));
+        const client = await clients.authenticateClient(clientCredentials(req, p));
         if (client.tokenEndpointAuthMethod === 'none') {
           throw new OAuthError(
             'invalid_client',
@@ -297,7 +294,7 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
         }
         caller = { client };
       }
-      res.set(NO_STORE).json(await oauth.introspect(caller, required(p, 'token')));
+      res.set(NO_STORE).json(await oauthTokens.introspect(caller, required(p, 'token')));
     },
   );
   protocol.router.use(oauthErrors);
@@ -316,18 +313,7 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
     },
     async (req, res, _next, input) => {
       const principal = requirePrincipal(req);
-      const q = input.query(req);
-      res.set(NO_STORE).json(
-        await oauth.authorize(principal, {
-          clientId: q.client_id ?? '',
-          redirectUri: q.redirect_uri ?? '',
-          responseType: q.response_type,
-          scope: q.scope,
-          state: q.state,
-          codeChallenge: q.code_challenge,
-          codeChallengeMethod: q.code_challenge_method,
-        }),
-      );
+      res.set(NO_STORE).json(await authorization.authorize(principal, camelKeys(input.query(req))));
     },
   );
   consent.post(
@@ -341,18 +327,7 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
     },
     async (req, res, _next, input) => {
       const principal = requirePrincipal(req);
-      const body = input.body(req);
-      res.set(NO_STORE).json(
-        await oauth.consent(principal, {
-          clientId: body.client_id ?? '',
-          redirectUri: body.redirect_uri ?? '',
-          scope: body.scope,
-          state: body.state,
-          codeChallenge: body.code_challenge,
-          codeChallengeMethod: body.code_challenge_method,
-          approve: body.approve,
-        }),
-      );
+      res.set(NO_STORE).json(await authorization.consent(principal, camelKeys(input.body(req))));
     },
   );
   router.mount('/oauth', consent, options.authenticated);

@@ -1,6 +1,6 @@
 import type { ApiKey } from '../store/entities.ts';
 import { maskedKey } from '../domain/api-keys.ts';
-import type { WorkspaceDetails } from '../domain/identity.service.ts';
+import type { WorkspaceDetails } from '../domain/workspace.service.ts';
 import { formatName, type NameFormat } from '../domain/workspace-names.ts';
 
 export function presentWorkspace(

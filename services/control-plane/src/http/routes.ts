@@ -1,8 +1,9 @@
 import type { RequestHandler } from 'express';
 import { ScopedRouter, serveOpenApi, type BodyLimits } from '@switchyard/platform';
 import type { ConfigService } from '../domain/config.service.ts';
-import type { IdentityService } from '../domain/identity.service.ts';
+import type { ApiKeyService } from '../domain/api-key.service.ts';
 import type { MemberService } from '../domain/member.service.ts';
+import type { WorkspaceService } from '../domain/workspace.service.ts';
 import { apiKeyRouter } from './api-key.routes.ts';
 import { authRouter } from './auth.routes.ts';
 import type { SessionService } from '../domain/session.service.ts';
@@ -12,7 +13,7 @@ import { userRouter, workspaceMemberRouter } from './member.routes.ts';
 import { workspaceRouter } from './workspace.routes.ts';
 
 export function controlPlaneRouter(
-  identity: IdentityService,
+  identity: { workspaces: WorkspaceService; apiKeys: ApiKeyService },
   configs: ConfigService,
   members: MemberService,
   authenticated: RequestHandler,
@@ -23,8 +24,8 @@ export function controlPlaneRouter(
   const router = new ScopedRouter();
   const v2 = new ScopedRouter().use(authenticated);
 
-  v2.mount('/workspaces', workspaceRouter(identity, bodyLimits.management));
-  v2.mount('/api-keys', apiKeyRouter(identity, bodyLimits.management));
+  v2.mount('/workspaces', workspaceRouter(identity.workspaces, bodyLimits.management));
+  v2.mount('/api-keys', apiKeyRouter(identity.apiKeys, bodyLimits.management));
 
   // SDKs address configs under the gateway's base URL too; the routing table sends /v1/configs here.
   const configRoutes = configRouter(configs, bodyLimits.management);

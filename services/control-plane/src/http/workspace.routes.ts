@@ -1,10 +1,10 @@
-import { jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
-import type { IdentityService } from '../domain/identity.service.ts';
+import { camelKeys, jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
+import type { WorkspaceService } from '../domain/workspace.service.ts';
 import { presentWorkspace } from './presenters.ts';
-import { createWorkspaceBody, getWorkspaceQuery, updateWorkspaceBody } from './schemas.ts';
+import { createWorkspaceBody, getWorkspaceQuery, updateWorkspaceBody } from '../domain/workspace.schemas.ts';
 
 /** `/v2/workspaces`, behind API-key authentication. */
-export function workspaceRouter(identity: IdentityService, bodyLimit: string): ScopedRouter {
+export function workspaceRouter(workspaces: WorkspaceService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
 
   router.post(
@@ -16,17 +16,19 @@ export function workspaceRouter(identity: IdentityService, bodyLimit: string): S
       body: createWorkspaceBody,
     },
     async (req, res, _next, input) => {
-      res.json(presentWorkspace(await identity.createWorkspace(requirePrincipal(req), input.body(req))));
+      res.json(
+        presentWorkspace(await workspaces.createWorkspace(requirePrincipal(req), camelKeys(input.body(req)))),
+      );
     },
   );
   router.get(
     '/',
     { scope: 'workspaces.list', summary: 'Lists the workspaces the key can see.', query: 'none', page: true },
     async (req, res, _next, input) => {
-      const [workspaces, total] = await identity.listWorkspaces(requirePrincipal(req), input.page(req));
+      const [found, total] = await workspaces.listWorkspaces(requirePrincipal(req), input.page(req));
       res.json(
         listBody(
-          workspaces.map((workspace) => presentWorkspace(workspace)),
+          found.map((workspace) => presentWorkspace(workspace)),
           total,
         ),
       );
@@ -39,7 +41,7 @@ export function workspaceRouter(identity: IdentityService, bodyLimit: string): S
       const query = input.query(req);
       res.json(
         presentWorkspace(
-          await identity.showWorkspace(requirePrincipal(req), req.params.id),
+          await workspaces.showWorkspace(requirePrincipal(req), req.params.id),
           query.name_format,
         ),
       );
@@ -54,16 +56,13 @@ export function workspaceRouter(identity: IdentityService, bodyLimit: string): S
       body: updateWorkspaceBody,
     },
     async (req, res, _next, input) => {
-      const body = input.body(req);
       res.json(
         presentWorkspace(
-          await identity.updateWorkspace(requirePrincipal(req), String(req.params.id), {
-            name: body.name,
-            description: body.description,
-            userApiKeyConfig: body.defaults?.user_api_key_config,
-            userApiKeyAutoCreate: body.settings?.user_api_key_auto_create,
-            securitySettings: body.security_settings,
-          }),
+          await workspaces.updateWorkspace(
+            requirePrincipal(req),
+            String(req.params.id),
+            camelKeys(input.body(req)),
+          ),
         ),
       );
     },

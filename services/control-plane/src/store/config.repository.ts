@@ -8,7 +8,7 @@ import {
   type SavedConfig,
   type SavedConfigStatus,
 } from './config.entities.ts';
-import { isUuid } from './ids.ts';
+import { isUuid } from '../domain/ids.ts';
 
 export interface NewSavedConfig {
   organisationId: string;

@@ -10,7 +10,7 @@ import {
   type Workspace,
 } from './entities.ts';
 import type { OrganisationRole, WorkspaceRole } from '../domain/roles.ts';
-import { isUuid } from './ids.ts';
+import { isUuid } from '../domain/ids.ts';
 import { KeySettingsRepository } from './key-settings.repository.ts';
 
 export interface ApiKeyWithOwners {

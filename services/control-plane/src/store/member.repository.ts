@@ -9,7 +9,7 @@ import {
   type User,
   type WorkspaceMember,
 } from './member.entities.ts';
-import { isUuid } from './ids.ts';
+import { isUuid } from '../domain/ids.ts';
 
 /** A user as one organisation sees them: with their role in it. */
 export interface MemberOfOrganisation {

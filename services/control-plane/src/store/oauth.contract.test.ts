@@ -13,7 +13,9 @@ import {
 } from '@switchyard/platform';
 import { requireServiceEnv, uniqueSuffix } from '@switchyard/platform/testing';
 import { OAuthError } from '../domain/oauth.ts';
-import { OAuthService } from '../domain/oauth.service.ts';
+import { OAuthAuthorizationService } from '../domain/oauth-authorization.service.ts';
+import { OAuthClientService } from '../domain/oauth-client.service.ts';
+import { OAuthTokenService } from '../domain/oauth-token.service.ts';
 import { controlPlane } from '../service.ts';
 import { seedOrganisation, type SeededOrganisation } from '../testing/organisations.ts';
 import { OAuthRepository } from './oauth.repository.ts';
@@ -24,7 +26,11 @@ const REDIRECT = 'https://agent.example.com/callback';
 let maintenanceUrl: string;
 let databaseName: string;
 let ds: DataSource;
-let oauth: OAuthService;
+let oauth: {
+  clients: OAuthClientService;
+  authorization: OAuthAuthorizationService;
+  tokens: OAuthTokenService;
+};
 let seeded: SeededOrganisation;
 
 /** Runs `sql` on the maintenance database (creating and dropping this run's database). */
@@ -66,7 +72,7 @@ function consenting(): Principal {
 async function grantedCode(clientId: string) {
   const verifier = randomBytes(32).toString('base64url');
   const challenge = createHash('sha256').update(verifier).digest('base64url');
-  const { redirect_to: redirectTo } = await oauth.consent(consenting(), {
+  const { redirect_to: redirectTo } = await oauth.authorization.consent(consenting(), {
     clientId,
     redirectUri: REDIRECT,
     scope: 'completions.write',
@@ -108,10 +114,13 @@ before(async () => {
   });
   await migrate(ds, database.schema, logger);
   seeded = await seedOrganisation(ds.manager, 'oauth-contract');
-  oauth = new OAuthService(new OAuthRepository(ds.manager), new MemoryEventBus(), {
-    prefix: 'sy-',
-    settings: { OAUTH_ISSUER: undefined, OAUTH_REDIRECT_URI_ALLOWLIST: [] },
-  });
+  const repo = new OAuthRepository(ds.manager);
+  const options = { prefix: 'sy-', settings: { OAUTH_ISSUER: undefined, OAUTH_REDIRECT_URI_ALLOWLIST: [] } };
+  oauth = {
+    clients: new OAuthClientService(repo, options),
+    authorization: new OAuthAuthorizationService(repo, options),
+    tokens: new OAuthTokenService(repo, new MemoryEventBus(), options),
+  };
 });
 
 after(async () => {
@@ -121,7 +130,7 @@ after(async () => {
 
 describe('OAuth exchanges on PostgreSQL', () => {
   test(`of ${CONCURRENCY} concurrent exchanges of one authorization code exactly one gets tokens`, async () => {
-    const { client } = await oauth.registerClient({
+    const { client } = await oauth.clients.registerClient({
       redirect_uris: [REDIRECT],
       grant_types: ['authorization_code', 'refresh_token'],
     });
@@ -129,7 +138,7 @@ describe('OAuth exchanges on PostgreSQL', () => {
       const { code, verifier } = await grantedCode(client.clientId);
       const results = await Promise.allSettled(
         Array.from({ length: CONCURRENCY }, () =>
-          oauth.exchangeCode(client, { code, redirectUri: REDIRECT, codeVerifier: verifier }),
+          oauth.tokens.exchangeCode(client, { code, redirectUri: REDIRECT, codeVerifier: verifier }),
         ),
       );
       assertOneWinner(results);
@@ -154,22 +163,26 @@ describe('OAuth exchanges on PostgreSQL', () => {
   });
 
   test(`of ${CONCURRENCY} concurrent refreshes with one refresh token exactly one rotates it`, async () => {
-    const { client } = await oauth.registerClient({
+    const { client } = await oauth.clients.registerClient({
       redirect_uris: [REDIRECT],
       grant_types: ['authorization_code', 'refresh_token'],
     });
     const { code, verifier } = await grantedCode(client.clientId);
-    const tokens = await oauth.exchangeCode(client, { code, redirectUri: REDIRECT, codeVerifier: verifier });
+    const tokens = await oauth.tokens.exchangeCode(client, {
+      code,
+      redirectUri: REDIRECT,
+      codeVerifier: verifier,
+    });
     const results = await Promise.allSettled(
       Array.from({ length: CONCURRENCY }, () =>
-        oauth.refresh(client, { refreshToken: tokens.refresh_token! }),
+        oauth.tokens.refresh(client, { refreshToken: tokens.refresh_token! }),
       ),
     );
     assertOneWinner(results);
   });
 
   test('an expired code is refused by the database clock', async () => {
-    const { client } = await oauth.registerClient({ redirect_uris: [REDIRECT] });
+    const { client } = await oauth.clients.registerClient({ redirect_uris: [REDIRECT] });
     const { code, verifier } = await grantedCode(client.clientId);
     await ds.query(
       `UPDATE control_plane.oauth_authorization_codes SET expires_at = now() - interval '1 millisecond'
@@ -177,7 +190,7 @@ describe('OAuth exchanges on PostgreSQL', () => {
       [createHash('sha256').update(code).digest('hex')],
     );
     await assert.rejects(
-      oauth.exchangeCode(client, { code, redirectUri: REDIRECT, codeVerifier: verifier }),
+      oauth.tokens.exchangeCode(client, { code, redirectUri: REDIRECT, codeVerifier: verifier }),
       (err: unknown) => err instanceof OAuthError && /expired/.test(err.message),
     );
   });

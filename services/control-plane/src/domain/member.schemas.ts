@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ORGANISATION_ROLES, WORKSPACE_ROLES } from '../domain/roles.ts';
+import { ORGANISATION_ROLES, WORKSPACE_ROLES } from './roles.ts';
 
 /** A role in any case (`Admin` is `admin`), kept lower-case. */
 const roleOf = <const Roles extends readonly [string, ...string[]]>(roles: Roles) =>

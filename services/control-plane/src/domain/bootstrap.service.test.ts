@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MemoryEventBus, createDataSource, createLogger, sha256Hex } from '@switchyard/platform';
+import { createDataSource, createLogger, sha256Hex } from '@switchyard/platform';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane, type ControlPlane } from '../service.ts';
-import { ConfigRepository } from '../store/config.repository.ts';
 import { SCHEMA, entities } from '../store/entities.ts';
 import { IdentityRepository } from '../store/identity.repository.ts';
 import { Init1763700000000 } from '../store/migrations/1763700000000-init.ts';
-import { IdentityService } from './identity.service.ts';
+import { BootstrapService } from './bootstrap.service.ts';
 
 const logger = createLogger('test');
 logger.silent = true;
@@ -40,13 +39,7 @@ describe('bootstrap on an empty database', () => {
     }
     const results = await Promise.all(
       replicas.map((db) =>
-        new IdentityService(
-          new IdentityRepository(db.manager),
-          new ConfigRepository(db.manager),
-          new MemoryEventBus(),
-          logger,
-          'sy-',
-        ).bootstrap({
+        new BootstrapService(new IdentityRepository(db.manager), logger, 'sy-').bootstrap({
           withWorkspaceKey: true,
         }),
       ),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isUuid } from '../store/ids.ts';
+import { isUuid } from './ids.ts';
 
 /** A field clients often send empty or null when they mean "not given". */
 const absentWhenEmpty = <S extends z.ZodType>(schema: S) =>

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   assertOrganisationAdmin,
   Conflict,
@@ -6,23 +5,21 @@ import {
   NotFound,
   BadRequest,
   publishChange,
-  scopesForKind,
+  type CamelKeys,
   type EventBus,
-  type Logger,
   type PageQuery,
   type Principal,
   type Scope,
 } from '@switchyard/platform';
 import { events } from '@switchyard/proto';
-import type { SavedConfig } from '../store/config.entities.ts';
+import type { z } from 'zod';
+import type { ApiKey, Workspace } from '../store/entities.ts';
 import type { IdentityRepository } from '../store/identity.repository.ts';
-import type { KeySettingName, KeySettingValues } from '../store/key-settings.repository.ts';
-import type { ApiKey, Organisation, Workspace } from '../store/entities.ts';
+import type { apiKeyPathParams, createApiKeyBody, updateApiKeyBody } from './api-key.schemas.ts';
 import {
   generateApiKey,
   grantedScopes,
   isUsable,
-  keyMaterialOf,
   kindFor,
   nextRotationAfter,
   rotationSchedule,
@@ -30,83 +27,36 @@ import {
   userScopeCeiling,
   type RotationPolicy,
 } from './api-keys.ts';
-import {
-  autoCreatedScopes,
-  autoCreatesUserKeys,
-  enforceRotation,
-  mergeSecuritySettings,
-} from './key-settings.ts';
-import { slugFrom } from './slugs.ts';
+import { autoCreatedScopes, autoCreatesUserKeys, enforceRotation } from './key-settings.ts';
+import type { KeySettingsService } from './key-settings.service.ts';
+import type { WorkspaceService } from './workspace.service.ts';
 
-export interface BootstrapResult {
-  created: boolean;
-  organisation: Organisation;
-  workspace: Workspace | null;
-  /** Present only when this call generated the key (it is never stored in clear). */
-  adminKey?: string;
-  workspaceKey?: string;
-}
+type ApiKeyPath = z.output<typeof apiKeyPathParams>;
 
-export interface CreateApiKeyInput {
-  type: 'organisation' | 'workspace';
-  subType: 'service' | 'user';
-  name: string;
-  description?: string | undefined;
-  workspaceId?: string | undefined;
-  /** Absent: every scope the key's kind (and, for a user key, the user's role) allows. */
-  scopes?: string[] | undefined;
-  expiresAt?: Date | undefined;
-  userId?: string | undefined;
-  rotationPolicy?: RotationPolicy | undefined;
-}
+/**
+ * The body as sent, and the key's type and sub-type from the path. Absent scopes: every scope
+ * the key's kind (and, for a user key, the user's role) allows. A null rotation policy asks
+ * for none, as an absent one does.
+ */
+export type CreateApiKeyInput = CamelKeys<z.output<typeof createApiKeyBody>> & {
+  type: ApiKeyPath['type'];
+  subType: ApiKeyPath['sub-type'];
+};
 
-/** Absent fields stay as they are; null clears. */
-export interface UpdateApiKeyInput {
-  name?: string | undefined;
-  description?: string | null | undefined;
-  scopes?: string[] | undefined;
-  expiresAt?: Date | null | undefined;
-  /** Replaces the policy as a whole. */
-  rotationPolicy?: RotationPolicy | null | undefined;
-}
+/** Absent fields stay as they are; null clears. A rotation policy replaces the policy as a whole. */
+export type UpdateApiKeyInput = CamelKeys<z.output<typeof updateApiKeyBody>>;
 
-/** A workspace as clients see it: defaults name the config by slug, whatever it is stored by. */
-export interface WorkspaceDetails {
-  workspace: Workspace;
-  defaults: { userApiKeyConfig: string | null };
-}
-
-export interface UpdateWorkspaceInput {
-  name?: string | undefined;
-  /** Null clears it. */
-  description?: string | null | undefined;
-  /** A saved config of the same workspace, by id or slug; null clears the default. */
-  userApiKeyConfig?: string | null | undefined;
-  /** Overrides the organisation's user_api_key_auto_create; null follows it again. */
-  userApiKeyAutoCreate?: boolean | null | undefined;
-  /** Sections to set (null drops one); each must be open to override by the organisation. */
-  securitySettings?: Record<string, object | string | number | boolean | null> | undefined;
-}
-
-/** What workspace defaults need of saved configs. */
-export interface SavedConfigLookup {
-  findActiveInWorkspace(
-    organisationId: string,
-    workspaceId: string,
-    idOrSlug: string,
-  ): Promise<SavedConfig | null>;
-  slugsByIds(ids: readonly string[]): Promise<Map<string, string>>;
-}
-
-const USER_API_KEY_CONFIG = 'defaults.user_api_key_config';
-
-/** Organisations, workspaces and API keys: the rules, over the repository. */
-export class IdentityService {
+/**
+ * API keys: issuing, changing, rotating and revoking them, the user keys members get on
+ * joining a workspace, and resolving a key's hash to its caller. Every change is announced,
+ * so that caches holding a key drop it at once.
+ */
+export class ApiKeyService {
   constructor(
     private readonly repo: IdentityRepository,
-    private readonly configs: SavedConfigLookup,
+    private readonly workspaces: Pick<WorkspaceService, 'getWorkspace'>,
+    private readonly keySettings: Pick<KeySettingsService, 'find' | 'enforcedRotationDays'>,
     private readonly bus: EventBus,
-    private readonly logger: Logger,
     private readonly apiKeyPrefix: string,
     /** Bearer credentials that are not API keys (OAuth access tokens), resolved by hash like keys. */
     private readonly accessTokens?: { resolveAccessToken(hash: string): Promise<Principal | null> },
@@ -117,173 +67,6 @@ export class IdentityService {
     const found = await this.repo.findApiKeyWithOwnersByHash(keyHash);
     if (found) return isUsable(found.apiKey) ? toPrincipal(found) : null;
     return (await this.accessTokens?.resolveAccessToken(keyHash)) ?? null;
-  }
-
-  /** For callers authenticated by a token that names its workspace (JWT): the workspace, if the organisation has it. */
-  resolveWorkspace(organisation: string, idOrSlug: string) {
-    return this.repo.findWorkspaceWithOrganisation(organisation, idOrSlug);
-  }
-
-  /**
-   * Creates the first organisation, its default workspace and an admin key, once. Safe to
-   * run from several replicas at the same time.
-   */
-  async bootstrap(options: {
-    adminKey?: string | undefined;
-    withWorkspaceKey: boolean;
-  }): Promise<BootstrapResult> {
-    return this.repo.transaction(async (repo) => {
-      await repo.lockBootstrap();
-      const existing = await repo.firstOrganisation();
-      if (existing) return { created: false, organisation: existing, workspace: null };
-      const organisation = await repo.createOrganisation('Default organisation', 'default');
-      const workspace = await repo.createWorkspace({
-        organisationId: organisation.id,
-        name: 'Default workspace',
-        slug: 'default',
-        description: null,
-      });
-      const generated = options.adminKey ? undefined : generateApiKey(this.apiKeyPrefix);
-      const adminKey = options.adminKey ?? generated!.key;
-      await repo.insertApiKey({
-        organisationId: organisation.id,
-        workspaceId: null,
-        kind: 'organisation_admin',
-        name: 'Bootstrap admin key',
-        description: 'Created when the organisation was bootstrapped.',
-        scopes: [...scopesForKind('organisation_admin')],
-        userId: null,
-        expiresAt: null,
-        ...keyMaterialOf(adminKey, this.apiKeyPrefix),
-      });
-      let workspaceKey: string | undefined;
-      if (options.withWorkspaceKey) {
-        const material = generateApiKey(this.apiKeyPrefix);
-        await repo.insertApiKey({
-          organisationId: organisation.id,
-          workspaceId: workspace.id,
-          kind: 'workspace_service',
-          name: 'Default workspace key',
-          description: null,
-          scopes: [...scopesForKind('workspace_service')],
-          userId: null,
-          expiresAt: null,
-          keyHash: material.keyHash,
-          keyHint: material.keyHint,
-        });
-        workspaceKey = material.key;
-      }
-      this.logger.info('bootstrapped organisation', {
-        organisation_id: organisation.id,
-        workspace_id: workspace.id,
-      });
-      return { created: true, organisation, workspace, adminKey: generated?.key, workspaceKey };
-    });
-  }
-
-  async createWorkspace(
-    principal: Principal,
-    input: { name: string; slug?: string | undefined; description?: string | undefined },
-  ): Promise<WorkspaceDetails> {
-    assertOrganisationAdmin(principal);
-    const workspace = await this.repo.createWorkspace({
-      organisationId: principal.organisationId,
-      name: input.name,
-      slug: input.slug ?? slugFrom(input.name, randomBytes(3).toString('hex')),
-      description: input.description ?? null,
-    });
-    this.announceWorkspace(workspace, events.ChangeAction.CREATED);
-    return { workspace, defaults: { userApiKeyConfig: null } };
-  }
-
-  /** A workspace key sees only its own workspace; anything else is "not found". */
-  async getWorkspace(principal: Principal, idOrSlug: string): Promise<Workspace> {
-    const workspace = await this.repo.findWorkspace(principal.organisationId, idOrSlug);
-    if (!workspace || (principal.workspaceId && workspace.id !== principal.workspaceId)) {
-      throw new NotFound(`Workspace '${idOrSlug}' not found.`);
-    }
-    return workspace;
-  }
-
-  async showWorkspace(principal: Principal, idOrSlug: string): Promise<WorkspaceDetails> {
-    const [details] = await this.withDefaults([await this.getWorkspace(principal, idOrSlug)]);
-    return details!;
-  }
-
-  async listWorkspaces(principal: Principal, page: PageQuery): Promise<[WorkspaceDetails[], number]> {
-    const [workspaces, total] = await this.repo.listWorkspaces(
-      principal.organisationId,
-      page,
-      principal.workspaceId ?? undefined,
-    );
-    return [await this.withDefaults(workspaces), total];
-  }
-
-  /** Organisation admin keys only. A default config must be an active config of the same workspace. */
-  async updateWorkspace(
-    principal: Principal,
-    idOrSlug: string,
-    changes: UpdateWorkspaceInput,
-  ): Promise<WorkspaceDetails> {
-    assertOrganisationAdmin(principal);
-    const workspace = await this.getWorkspace(principal, idOrSlug);
-    const reference = changes.userApiKeyConfig;
-    let userApiKeyConfigId: string | null | undefined = reference === null ? null : undefined;
-    if (reference) {
-      const config = await this.configs.findActiveInWorkspace(
-        workspace.organisationId,
-        workspace.id,
-        reference,
-      );
-      if (!config) throw configNotInWorkspace(reference, workspace);
-      userApiKeyConfigId = config.id;
-    }
-    const securitySettings =
-      changes.securitySettings === undefined
-        ? undefined
-        : mergeSecuritySettings(
-            workspace.securitySettings,
-            changes.securitySettings,
-            (await this.repo.keySettings.find(workspace.organisationId))
-              .workspace_security_settings_override ?? [],
-          );
-    const updated = await this.repo.updateWorkspace(workspace.id, {
-      securitySettings,
-      name: changes.name,
-      description: changes.description,
-      userApiKeyConfigId,
-      userApiKeyAutoCreate: changes.userApiKeyAutoCreate,
-    });
-    // Archived between the lookup and the write.
-    if (!updated) throw configNotInWorkspace(reference!, workspace);
-    this.announceWorkspace(updated, events.ChangeAction.UPDATED);
-    const [details] = await this.withDefaults([updated]);
-    return details!;
-  }
-
-  /** Defaults as clients name them: a config by its current slug. */
-  private async withDefaults(workspaces: Workspace[]): Promise<WorkspaceDetails[]> {
-    const slugs = await this.configs.slugsByIds(
-      workspaces.flatMap((workspace) => workspace.userApiKeyConfigId ?? []),
-    );
-    return workspaces.map((workspace) => ({
-      workspace,
-      defaults: {
-        userApiKeyConfig: workspace.userApiKeyConfigId
-          ? (slugs.get(workspace.userApiKeyConfigId) ?? null)
-          : null,
-      },
-    }));
-  }
-
-  private announceWorkspace(workspace: Workspace, action: events.ChangeAction): void {
-    publishChange(this.bus, {
-      entity: 'workspace',
-      entityId: workspace.id,
-      organisationId: workspace.organisationId,
-      workspaceId: workspace.id,
-      action,
-    });
   }
 
   async createApiKey(
@@ -311,13 +94,16 @@ export class IdentityService {
     if (input.type === 'workspace') {
       if (!input.workspaceId)
         throw new BadRequest('workspace_id is required for a workspace key.', { param: 'workspace_id' });
-      workspace = await this.getWorkspace(principal, input.workspaceId);
+      workspace = await this.workspaces.getWorkspace(principal, input.workspaceId);
     }
     const now = new Date();
     assertFuture(input.expiresAt, now, 'expires_at');
-    const enforcedDays = isUserKey ? await this.enforcedRotationDays(principal.organisationId) : null;
+    const enforcedDays = isUserKey
+      ? await this.keySettings.enforcedRotationDays(principal.organisationId)
+      : null;
     const schedule = this.rotationScheduleFor(
-      enforceRotation(input.rotationPolicy, enforcedDays) ?? null,
+      // Null (no policy) counts as absent here: an enforced period then applies rather than being refused.
+      enforceRotation(input.rotationPolicy ?? undefined, enforcedDays) ?? null,
       now,
     );
     const material = generateApiKey(this.apiKeyPrefix);
@@ -372,7 +158,7 @@ export class IdentityService {
     assertFuture(changes.expiresAt, now, 'expires_at');
     const enforcedDays =
       current.kind === 'workspace_user' && changes.rotationPolicy !== undefined
-        ? await this.enforcedRotationDays(current.organisationId)
+        ? await this.keySettings.enforcedRotationDays(current.organisationId)
         : null;
     const schedule =
       changes.rotationPolicy === undefined
@@ -391,25 +177,6 @@ export class IdentityService {
     return updated;
   }
 
-  /** The organisation's key provisioning and rotation choices (absent = default). */
-  keySettings(organisationId: string): Promise<KeySettingValues> {
-    return this.repo.keySettings.find(organisationId);
-  }
-
-  /** Stores the set fields and drops the cleared ones; admin's organisation settings call this. */
-  updateKeySettings(
-    organisationId: string,
-    set: KeySettingValues,
-    clear: readonly KeySettingName[],
-    updatedBy: string,
-  ): Promise<KeySettingValues> {
-    return this.repo.keySettings.update(organisationId, set, clear, updatedBy);
-  }
-
-  private async enforcedRotationDays(organisationId: string): Promise<number | null> {
-    return (await this.repo.keySettings.find(organisationId)).user_api_key_rotation_period ?? null;
-  }
-
   /**
    * Gives each member who just joined `workspace` a workspace-user key when the workspace (or
    * its organisation) auto-creates them: the organisation's auto-create scopes within the
@@ -417,7 +184,7 @@ export class IdentityService {
    * rotates the key to get one. A member removed in the meantime gets none.
    */
   async provisionUserKeys(workspace: Workspace, userIds: readonly string[]): Promise<ApiKey[]> {
-    const settings = await this.repo.keySettings.find(workspace.organisationId);
+    const settings = await this.keySettings.find(workspace.organisationId);
     if (!autoCreatesUserKeys(workspace, settings)) return [];
     const rotation = settings.user_api_key_rotation_period ?? null;
     const now = new Date();
@@ -532,12 +299,6 @@ export class IdentityService {
       cacheKey: keyHash,
     });
   }
-}
-
-function configNotInWorkspace(reference: string, workspace: Workspace): NotFound {
-  return new NotFound(`Config '${reference}' is not an active config of workspace '${workspace.slug}'.`, {
-    param: USER_API_KEY_CONFIG,
-  });
 }
 
 function assertFuture(date: Date | null | undefined, now: Date, param: string): void {

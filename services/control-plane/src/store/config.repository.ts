@@ -10,6 +10,13 @@ import {
 } from './config.entities.ts';
 import { isUuid } from '../domain/ids.ts';
 
+/*
+ * TypeORM (entity repositories) for configs and versions; SQL for three statements: the
+ * transaction-scoped advisory lock on a workspace's default config, the next version number
+ * (max over the versions), and the workspace whose default names a config (a table this
+ * repository has no entity for).
+ */
+
 export interface NewSavedConfig {
   organisationId: string;
   workspaceId: string;

@@ -11,7 +11,14 @@ import {
 } from './entities.ts';
 import type { OrganisationRole, WorkspaceRole } from '../domain/roles.ts';
 import { isUuid } from '../domain/ids.ts';
-import { KeySettingsRepository } from './key-settings.repository.ts';
+
+/*
+ * TypeORM (entity repositories, one query builder) throughout, except three statements that
+ * need SQL: the bootstrap's transaction-scoped advisory lock, the share lock on the saved
+ * config a workspace default names (a row of another table, locked until the commit), and
+ * lockWorkspaceMember, which joins three tables and share-locks only the membership row
+ * (FOR SHARE OF).
+ */
 
 export interface ApiKeyWithOwners {
   apiKey: ApiKey;
@@ -43,11 +50,6 @@ export type ApiKeyChanges = Partial<
 /** Organisations, workspaces and API keys. */
 export class IdentityRepository {
   constructor(private readonly manager: EntityManager) {}
-
-  /** The organisation key settings, in this repository's transaction when it runs in one. */
-  get keySettings(): KeySettingsRepository {
-    return new KeySettingsRepository(this.manager);
-  }
 
   transaction<T>(work: (repo: IdentityRepository) => Promise<T>): Promise<T> {
     return this.manager.transaction((manager) => work(new IdentityRepository(manager)));

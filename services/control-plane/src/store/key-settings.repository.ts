@@ -20,6 +20,11 @@ export const KEY_SETTING_NAMES: readonly KeySettingName[] = [
   'workspace_security_settings_override',
 ];
 
+/*
+ * Raw SQL: the settings are one jsonb document per organisation, with no TypeORM entity, and
+ * a change is one upsert that drops the cleared fields and merges the set ones, so that
+ * concurrent changes of different fields both hold. The read is SQL too, to keep one idiom.
+ */
 export class KeySettingsRepository {
   constructor(private readonly manager: EntityManager) {}
 

@@ -11,6 +11,13 @@ import {
 } from './member.entities.ts';
 import { isUuid } from '../domain/ids.ts';
 
+/*
+ * TypeORM for single-table writes and reads; SQL where a query needs it: creating a user
+ * keyed by lower(email) with ON CONFLICT DO NOTHING (an expression index TypeORM cannot
+ * target), member lists that join users with optional filters and a count, and the row
+ * locks (FOR UPDATE of the owners, FOR SHARE of a set of members given as an array).
+ */
+
 /** A user as one organisation sees them: with their role in it. */
 export interface MemberOfOrganisation {
   user: User;

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 
+/*
+ * Raw SQL throughout: the OAuth tables have no TypeORM entities, and the decisions that must
+ * have one winner under concurrency are single conditional statements (UPDATE ... RETURNING:
+ * a code used up once, a refresh token rotated once, a token or family revoked once), with
+ * the still-a-member rule as an EXISTS subquery. Keep them single statements.
+ */
+
 export type TokenEndpointAuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
 
 export interface OAuthClient {

@@ -1,6 +1,11 @@
 import type { EntityManager } from 'typeorm';
 import type { WorkspaceRole } from '../domain/roles.ts';
 
+/*
+ * Raw SQL: the member lookup joins users and memberships and picks the first workspace with a
+ * LATERAL subquery, in one statement; the first-workspace read is SQL too, to keep one idiom.
+ */
+
 /** What an SSO login needs to know of a person in one organisation. */
 export interface SsoMember {
   userId: string;

@@ -1,4 +1,3 @@
-// `@switchyard/platform/testing`: the test helpers other packages' tests use. Platform's own
-// tests import the modules beside this one directly.
-export { captureLogger, settleLogs } from './logger.ts';
-export { requireServiceEnv, uniqueSuffix } from './services.ts';
+// Temporary: `@switchyard/platform/testing` moved to `@switchyard/core/testing`; this shim
+// re-exports it until nothing imports '@switchyard/platform/testing'.
+export * from '@switchyard/core/testing';

@@ -1,0 +1,74 @@
+import {
+  create,
+  fromBinary,
+  toBinary,
+  type DescMessage,
+  type MessageInitShape,
+  type MessageShape,
+} from '@bufbuild/protobuf';
+import { events } from '@switchyard/proto';
+import type { BusMessage, EventBus, Subscription } from './bus/event-bus.ts';
+import type { Logger } from '@switchyard/core';
+
+export const Topics = {
+  requestLogs: 'switchyard.request-logs.v1',
+  usage: 'switchyard.usage.v1',
+  changes: 'switchyard.changes.v1',
+  /** Management writes, keyed by organisation. */
+  audit: 'switchyard.audit.v1',
+} as const;
+
+export function publishEvent<D extends DescMessage>(
+  bus: EventBus,
+  topic: string,
+  schema: D,
+  key: string,
+  message: MessageInitShape<D>,
+): void {
+  bus.publish({ topic, key, value: toBinary(schema, create(schema, message)) });
+}
+
+export interface EventSubscription<D extends DescMessage> {
+  groupId: string;
+  topic: string;
+  schema: D;
+  fromBeginning?: boolean;
+  handler: (event: MessageShape<D>, message: BusMessage) => Promise<void>;
+}
+
+/** Decodes each message with its schema; an undecodable message is logged and skipped. */
+export function subscribeEvents<D extends DescMessage>(
+  bus: EventBus,
+  logger: Logger,
+  options: EventSubscription<D>,
+): Promise<Subscription> {
+  return bus.subscribe({
+    groupId: options.groupId,
+    topics: [options.topic],
+    fromBeginning: options.fromBeginning ?? true,
+    handler: async (message) => {
+      let event: MessageShape<D>;
+      try {
+        event = fromBinary(options.schema, message.value);
+      } catch (err) {
+        logger.error('skipping undecodable event', {
+          topic: message.topic,
+          offset: message.offset,
+          error: String(err),
+        });
+        return;
+      }
+      await options.handler(event, message);
+    },
+  });
+}
+
+export function publishChange(
+  bus: EventBus,
+  change: MessageInitShape<typeof events.ChangeEventSchema>,
+): void {
+  publishEvent(bus, Topics.changes, events.ChangeEventSchema, change.entityId ?? '', {
+    occurredAtMs: String(Date.now()),
+    ...change,
+  });
+}

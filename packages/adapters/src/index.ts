@@ -1,0 +1,18 @@
+// `@switchyard/adapters`: the event bus (Kafka, in-memory with journal), typed events, the key-value
+// store (Redis, in-memory) and the Postgres data source (TypeORM, embedded PGlite).
+export { type EventBus, type OutgoingMessage, type Subscription } from './bus/event-bus.ts';
+export { EventJournal } from './bus/event-journal.ts';
+export { DEFAULT_MAX_MESSAGE_BYTES, KafkaEventBus } from './bus/kafka-bus.ts';
+export { MemoryEventBus } from './bus/memory-bus.ts';
+export { publishChange, publishEvent, subscribeEvents, Topics } from './events.ts';
+export { type KeyValueStore } from './kv/key-value-store.ts';
+export { MemoryKeyValueStore } from './kv/memory-store.ts';
+export { RedisKeyValueStore } from './kv/redis-store.ts';
+export {
+  checkDataSource,
+  createDataSource,
+  isUniqueViolation,
+  migrate,
+  type PostgresConnector,
+} from './store/data-source.ts';
+export { startEmbeddedPostgres } from './store/embedded-postgres.ts';

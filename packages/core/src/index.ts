@@ -1,0 +1,54 @@
+// `@switchyard/core`: errors, configuration, request context, logging, crypto, metrics, lifecycle,
+// input validation, naming and the small caches every other package uses.
+export {
+  baseEnvSchema,
+  bodyLimitEnv,
+  type BodyLimits,
+  bodyLimitsFrom,
+  callDeadlineDefaults,
+  callDeadlineEnv,
+  type CallDeadlines,
+  ConfigError,
+  env,
+  httpServerEnv,
+  listenEnv,
+  loadConfig,
+  sharedEnv,
+} from './config.ts';
+export { requestContext } from './context.ts';
+export { randomToken, safeEqual, SecretBox, sha256Hex } from './crypto.ts';
+export {
+  AppError,
+  BadRequest,
+  Conflict,
+  type ErrorBody,
+  Forbidden,
+  GuardrailDenied,
+  InternalError,
+  NotFound,
+  NotImplemented,
+  PayloadTooLarge,
+  postgresErrorCode,
+  RequestTimeout,
+  ServiceUnavailable,
+  toAppError,
+  TooManyRequests,
+  Unauthorized,
+  UnprocessableEntity,
+  UpstreamError,
+} from './errors.ts';
+export { Lifecycle } from './lifecycle.ts';
+export { createLogger, type Logger, maskSecret } from './logger.ts';
+export { createMetrics, type Metrics } from './metrics.ts';
+export { camelCase, type CamelCase, camelKeys, type CamelKeys } from './naming.ts';
+export { RemoteCache, type RemoteCacheOptions } from './remote-cache.ts';
+export {
+  assertStorableInput,
+  httpUrl,
+  listBody,
+  pageQuery,
+  type PageQuery,
+  paramPath,
+  parseInput,
+  parsePage,
+} from './validation.ts';

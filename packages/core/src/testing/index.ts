@@ -1,0 +1,5 @@
+// `@switchyard/core/testing`: the test helpers other packages' tests use (a captured logger, the
+// environment of a test's backing services, waiting helpers).
+export { type CapturedLogger, captureLogger, settleLogs } from './logger.ts';
+export { requireServiceEnv, uniqueSuffix } from './services.ts';
+export { deferred, eventually, sleep, timed } from './wait.ts';

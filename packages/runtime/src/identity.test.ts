@@ -1,0 +1,88 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { create } from '@bufbuild/protobuf';
+import { identity } from '@switchyard/proto';
+import { ApiKeyCache, type Principal } from '@switchyard/access';
+import { MemoryEventBus, publishChange } from '@switchyard/adapters';
+import { sha256Hex } from '@switchyard/core';
+import { captureLogger } from '@switchyard/core/testing';
+import { invalidateApiKeys, onChanges, principalFromProto } from './identity.ts';
+
+describe('identity helpers', () => {
+  test('principalFromProto maps kinds, empty strings to null, 0 expiry to never and 0 creation time to unknown', () => {
+    const p = principalFromProto(
+      create(identity.ApiKeyPrincipalSchema, {
+        apiKeyId: 'k',
+        organisationId: 'o',
+        kind: identity.ApiKeyKind.ORGANISATION_ADMIN,
+        scopes: ['admin'],
+        expiresAtMs: '0',
+        name: 'root',
+      }),
+    );
+    assert.deepEqual(p, {
+      apiKeyId: 'k',
+      organisationId: 'o',
+      workspaceId: null,
+      workspaceSlug: null,
+      kind: 'organisation_admin',
+      scopes: ['admin'],
+      expiresAt: null,
+      userId: null,
+      name: 'root',
+      organisationCreatedAt: null,
+    });
+    const expiring = principalFromProto(
+      create(identity.ApiKeyPrincipalSchema, {
+        kind: identity.ApiKeyKind.WORKSPACE_USER,
+        workspaceId: 'w',
+        expiresAtMs: '1763700000000',
+        organisationCreatedAtMs: '1781827200000',
+      }),
+    );
+    assert.equal(expiring?.kind, 'workspace_user');
+    assert.equal(expiring?.workspaceId, 'w');
+    assert.equal(expiring?.expiresAt, 1_763_700_000_000);
+    assert.equal(expiring?.organisationCreatedAt, 1_781_827_200_000);
+  });
+
+  test('principalFromProto refuses an unspecified key kind', () => {
+    assert.equal(principalFromProto(create(identity.ApiKeyPrincipalSchema, { apiKeyId: 'k' })), null);
+  });
+
+  test('an api_key change event drops that key from the cache; other changes do not', async (t) => {
+    const bus = new MemoryEventBus();
+    t.after(() => bus.close());
+    let lookups = 0;
+    const p: Principal = {
+      apiKeyId: 'k',
+      organisationId: 'o',
+      workspaceId: 'w',
+      workspaceSlug: 'w',
+      kind: 'workspace_service',
+      scopes: [],
+      expiresAt: null,
+      userId: null,
+      name: 'n',
+      organisationCreatedAt: null,
+    };
+    const cache = new ApiKeyCache(async () => {
+      lookups++;
+      return p;
+    });
+    const subscription = await onChanges(bus, captureLogger().logger, 'gateway', invalidateApiKeys(cache));
+    t.after(() => subscription.stop());
+    await cache.resolve('sy-key');
+    assert.equal(lookups, 1);
+
+    publishChange(bus, { id: 'c1', entity: 'integration', entityId: 'i', cacheKey: sha256Hex('sy-key') });
+    await bus.flush(1_000);
+    await cache.resolve('sy-key');
+    assert.equal(lookups, 1, 'a change to another entity keeps the key cached');
+
+    publishChange(bus, { id: 'c2', entity: 'api_key', entityId: 'k', cacheKey: sha256Hex('sy-key') });
+    await bus.flush(1_000);
+    await cache.resolve('sy-key');
+    assert.equal(lookups, 2, 'the key was looked up again after its change event');
+  });
+});

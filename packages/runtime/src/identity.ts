@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import { identity } from '@switchyard/proto';
+import type { RequestHandler } from 'express';
+import {
+  apiKeyAuthentication,
+  type ApiKeyCache,
+  type ApiKeyKind,
+  jwtEnvSchema,
+  jwtStrategy,
+  type Principal,
+  type PrincipalLookup,
+  type WorkspaceLookup,
+} from '@switchyard/access';
+import { loadConfig, type Logger, RemoteCache } from '@switchyard/core';
+import { type EventBus, subscribeEvents, type Subscription, Topics } from '@switchyard/adapters';
+import type { ServiceClient } from './grpc.ts';
+import { events } from '@switchyard/proto';
+
+const kinds: Record<number, ApiKeyKind> = {
+  [identity.ApiKeyKind.ORGANISATION_ADMIN]: 'organisation_admin',
+  [identity.ApiKeyKind.WORKSPACE_SERVICE]: 'workspace_service',
+  [identity.ApiKeyKind.WORKSPACE_USER]: 'workspace_user',
+};
+
+export function principalFromProto(p: identity.ApiKeyPrincipal): Principal | null {
+  const kind = kinds[p.kind];
+  if (!kind) return null;
+  const expiresAt = Number(p.expiresAtMs);
+  const organisationCreatedAt = Number(p.organisationCreatedAtMs);
+  return {
+    apiKeyId: p.apiKeyId,
+    organisationId: p.organisationId,
+    workspaceId: p.workspaceId || null,
+    workspaceSlug: p.workspaceSlug || null,
+    kind,
+    scopes: p.scopes,
+    expiresAt: expiresAt > 0 ? expiresAt : null,
+    userId: p.userId || null,
+    name: p.name,
+    organisationCreatedAt: organisationCreatedAt > 0 ? organisationCreatedAt : null,
+    ...(p.authMethod === 'oauth' ? { authMethod: 'oauth' as const, oauthClientId: p.oauthClientId } : {}),
+    ...(p.authMethod === 'session' ? { authMethod: 'session' as const } : {}),
+  };
+}
+
+/** Resolves key hashes through control-plane's IdentityService. */
+export function remotePrincipalLookup(
+  client: ServiceClient<typeof identity.IdentityService>,
+): PrincipalLookup {
+  return async (keyHash) => {
+    const response = await client.resolveApiKey({ keyHash }, { deadlineMs: 2_000 });
+    return response.principal ? principalFromProto(response.principal) : null;
+  };
+}
+
+/** Workspaces by id or slug through control-plane's IdentityService, kept for 30 s. */
+export function remoteWorkspaceLookup(
+  client: ServiceClient<typeof identity.IdentityService>,
+): WorkspaceLookup {
+  const cache = new RemoteCache<NonNullable<Awaited<ReturnType<WorkspaceLookup>>>>({ ttlMs: 30_000 });
+  return (organisation, workspace) =>
+    cache.get(`${organisation}\0${workspace}`, async () => {
+      const found = await client.resolveWorkspace({ organisation, workspace }, { deadlineMs: 2_000 });
+      if (!found.workspaceId) return null;
+      const createdAt = Number(found.organisationCreatedAtMs);
+      return {
+        id: found.workspaceId,
+        slug: found.workspaceSlug,
+        organisationId: found.organisationId,
+        organisationCreatedAt: createdAt > 0 ? createdAt : null,
+      };
+    });
+}
+
+/**
+ * The one authentication middleware of a service: API keys, and bearer JWTs when the
+ * deployment's environment names JWKS URIs (`JWT_*`, see `jwtEnvSchema`).
+ */
+export function callerAuthentication(options: {
+  keys: ApiKeyCache;
+  headerPrefix: string;
+  env: NodeJS.ProcessEnv;
+  workspaces: WorkspaceLookup;
+}): RequestHandler {
+  const jwt = jwtStrategy(loadConfig(jwtEnvSchema, options.env), options.workspaces);
+  return apiKeyAuthentication({ cache: options.keys, headerPrefix: options.headerPrefix, jwt });
+}
+
+/**
+ * Every instance sees every change (a consumer group of its own), so each drops stale
+ * entries from its own caches.
+ */
+export function onChanges(
+  bus: EventBus,
+  logger: Logger,
+  service: string,
+  handler: (change: events.ChangeEvent) => void,
+): Promise<Subscription> {
+  return subscribeEvents(bus, logger, {
+    groupId: `${service}.changes.${randomUUID()}`,
+    topic: Topics.changes,
+    schema: events.ChangeEventSchema,
+    fromBeginning: false,
+    handler: async (change) => handler(change),
+  });
+}
+
+/** Drops revoked or changed credentials: API keys and OAuth access tokens, both cached by hash. */
+export function invalidateApiKeys(cache: ApiKeyCache): (change: events.ChangeEvent) => void {
+  return (change) => {
+    if ((change.entity === 'api_key' || change.entity === 'oauth_token') && change.cacheKey) {
+      cache.invalidate(change.cacheKey);
+    }
+  };
+}

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, test, type TestContext } from 'node:test';
 import OpenAI from 'openai';
-import { Topics } from '@switchyard/platform';
+import { Topics } from '@switchyard/adapters';
 import {
   signingKey,
   signJwt,

@@ -5,7 +5,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { serviceForPath, type ServiceName } from '@switchyard/platform';
+import { serviceForPath, type ServiceName } from '@switchyard/runtime';
 import { startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
 import { createRunDatabase, type RunDatabase } from './database.ts';
 import { ensureDependencies, type DependencyUrls } from './deps.ts';

@@ -14,12 +14,9 @@ import {
   scopeLevel,
   scopesForKind,
   scopesForWorkspaceRole,
-  type DeclaredRoute,
-  type HttpMethod,
   type Scope,
-  type ServiceDefinition,
-  type ServiceName,
-} from '@switchyard/platform';
+} from '@switchyard/access';
+import type { DeclaredRoute, HttpMethod, ServiceDefinition, ServiceName } from '@switchyard/runtime';
 import {
   eventually,
   startServiceHarness,

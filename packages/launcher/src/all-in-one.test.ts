@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { providerRegistry } from '@switchyard/platform';
+import { providerRegistry } from '@switchyard/rules';
 import { eventually, startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));

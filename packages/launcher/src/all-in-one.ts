@@ -2,28 +2,28 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import {
-  EventJournal,
   Lifecycle,
-  MemoryEventBus,
-  MemoryKeyValueStore,
   SecretBox,
-  assembleInProcess,
   baseEnvSchema,
   callDeadlineEnv,
-  createHttpApp,
   createLogger,
   createMetrics,
   env,
   httpServerEnv,
-  listen,
   listenEnv,
   loadConfig,
   randomToken,
-  serverLimitsFrom,
   sharedEnv,
-  startEmbeddedPostgres,
   type Logger,
-} from '@switchyard/platform';
+} from '@switchyard/core';
+import { createHttpApp, listen, serverLimitsFrom } from '@switchyard/http';
+import {
+  EventJournal,
+  MemoryEventBus,
+  MemoryKeyValueStore,
+  startEmbeddedPostgres,
+} from '@switchyard/adapters';
+import { assembleInProcess } from '@switchyard/runtime';
 import { encryptionKeyMeta, seedEnvSchema, seededBaseUrlHosts, type Admin } from '@switchyard/admin';
 import { bootstrapEnvSchema, type ControlPlane } from '@switchyard/control-plane';
 import { allServices } from './services.ts';

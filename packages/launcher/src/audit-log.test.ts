@@ -11,7 +11,8 @@ import {
 import { gatewayService } from '@switchyard/gateway';
 import { logExportService } from '@switchyard/log-export';
 import { policyService } from '@switchyard/policy';
-import { scopesForKind, type ServiceDefinition } from '@switchyard/platform';
+import { scopesForKind } from '@switchyard/access';
+import type { ServiceDefinition } from '@switchyard/runtime';
 import { eventually, startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 
 /**

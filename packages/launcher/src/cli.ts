@@ -1,6 +1,6 @@
 // Each command loads only the code it runs (the bundle splits along these imports): a
 // gateway process never loads the database layer or the other services.
-import type { ServiceDefinition, ServiceName } from '@switchyard/platform';
+import type { ServiceDefinition, ServiceName } from '@switchyard/runtime';
 
 const serviceLoaders: Record<ServiceName, () => Promise<ServiceDefinition>> = {
   gateway: async () => (await import('@switchyard/gateway')).gatewayService,
@@ -21,7 +21,8 @@ Commands:
 `;
 
 async function bootstrap(): Promise<void> {
-  const { createDataSource, createLogger, loadConfig, migrate } = await import('@switchyard/platform');
+  const { createLogger, loadConfig } = await import('@switchyard/core');
+  const { createDataSource, migrate } = await import('@switchyard/adapters');
   const { bootstrapDatabase, bootstrapEnvSchema, controlPlane } = await import('@switchyard/control-plane');
   const config = loadConfig(bootstrapEnvSchema);
   const logger = createLogger('bootstrap');
@@ -53,12 +54,12 @@ try {
     ? serviceLoaders[command as ServiceName]
     : undefined;
   if (loadService) {
-    const [{ runStandalone }, service] = await Promise.all([import('@switchyard/platform'), loadService()]);
+    const [{ runStandalone }, service] = await Promise.all([import('@switchyard/runtime'), loadService()]);
     await runStandalone(service);
   } else if (command === 'all-in-one') await (await import('./all-in-one.ts')).runAllInOne();
   else if (command === 'migrate') {
     const [{ runMigrations }, { allServices }] = await Promise.all([
-      import('@switchyard/platform'),
+      import('@switchyard/runtime'),
       import('./services.ts'),
     ]);
     await runMigrations(allServices);

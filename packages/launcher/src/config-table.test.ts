@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { env } from '@switchyard/platform';
+import { env } from '@switchyard/core';
 import { ConfigTableError, configurationTable, tableEnd, tableStart } from './config-table.ts';
 import { processSettings } from './process-settings.ts';
 

@@ -1,7 +1,7 @@
 // The configuration table of the README, generated from the schemas every process parses its
 // environment with (see process-settings.ts and scripts/config-table.ts).
 import { z } from 'zod';
-import { isServiceName, serviceNames } from '@switchyard/platform';
+import { isServiceName, serviceNames } from '@switchyard/runtime';
 import type { ProcessName, ProcessSettings } from './process-settings.ts';
 
 export const tableStart = '<!-- configuration-table:start -->';

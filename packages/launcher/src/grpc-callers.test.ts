@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { AppError } from '@switchyard/core';
 import {
-  AppError,
   GrpcStatus,
   clientTargets,
   createGrpcClient,
   serviceNames,
   type ServiceName,
-} from '@switchyard/platform';
+} from '@switchyard/runtime';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { allServices } from './services.ts';
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import type { Admin } from '@switchyard/admin';
-import { kindCanHold, type Access, type DeclaredRoute, type HttpMethod } from '@switchyard/platform';
+import { kindCanHold } from '@switchyard/access';
+import type { Access, DeclaredRoute, HttpMethod } from '@switchyard/runtime';
 import { startServiceHarness, type HarnessResponse, type ServiceHarness } from '@switchyard/testing';
 import { allServices } from './services.ts';
 

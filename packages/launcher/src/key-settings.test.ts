@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { adminService } from '@switchyard/admin';
-import type { ServiceDefinition } from '@switchyard/platform';
+import type { ServiceDefinition } from '@switchyard/runtime';
 import { startServiceHarness, type AnyBody, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '@switchyard/control-plane';
 import { createWorkspace } from '@switchyard/control-plane/testing';

@@ -5,11 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import { createLogger, createMetrics } from '@switchyard/core';
+import { createHttpApp, listen } from '@switchyard/http';
 import {
-  createHttpApp,
-  createLogger,
-  createMetrics,
-  listen,
   openApiDocument,
   openApiPath,
   OpenApiError,
@@ -18,7 +16,7 @@ import {
   type OpenApiDocument,
   type ServiceDefinition,
   type ServiceName,
-} from '@switchyard/platform';
+} from '@switchyard/runtime';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { ingressDocument, referencePages } from './openapi.ts';
 import { structuralProblems } from './openapi-structure.ts';

@@ -9,10 +9,10 @@ import {
   type OpenApiReference,
   type OpenApiResponse,
   type ServiceDefinition,
-} from '@switchyard/platform';
+} from '@switchyard/runtime';
 import { allServices } from './services.ts';
 
-export { OpenApiError } from '@switchyard/platform';
+export { OpenApiError } from '@switchyard/runtime';
 
 /** Every service's routes as the ingress routes them, described without starting any service. */
 export function ingressDocument(definitions: readonly ServiceDefinition[] = allServices): OpenApiDocument {

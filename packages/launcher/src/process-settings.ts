@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { bootstrapEnvSchema } from '@switchyard/control-plane';
-import { migrateSettings, serviceNames, standaloneSettings, type ServiceName } from '@switchyard/platform';
+import { migrateSettings, serviceNames, standaloneSettings, type ServiceName } from '@switchyard/runtime';
 import { allInOneSettings } from './all-in-one.ts';
 import { allServices } from './services.ts';
 

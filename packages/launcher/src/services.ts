@@ -3,7 +3,7 @@ import { controlPlane } from '@switchyard/control-plane';
 import { gatewayService } from '@switchyard/gateway';
 import { logExportService } from '@switchyard/log-export';
 import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/platform';
+import type { ServiceDefinition } from '@switchyard/runtime';
 
 /** In dependency order: a service's gRPC peers come before it. */
 export const allServices: ServiceDefinition[] = [

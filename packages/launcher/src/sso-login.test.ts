@@ -3,7 +3,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
-import type { ServiceDefinition } from '@switchyard/platform';
+import type { ServiceDefinition } from '@switchyard/runtime';
 import {
   startFakeOidcProvider,
   startServiceHarness,

@@ -1,27 +1,24 @@
+import { SecretBox, createLogger, createMetrics, randomToken, type Logger } from '@switchyard/core';
+import { createHttpApp, listen } from '@switchyard/http';
+import type { Resolver } from '@switchyard/rules';
 import {
   MemoryEventBus,
   MemoryKeyValueStore,
-  SecretBox,
+  startEmbeddedPostgres,
+  type PostgresConnector,
+} from '@switchyard/adapters';
+import {
   assembleInProcess,
   createClients,
-  createHttpApp,
-  createLogger,
-  createMetrics,
-  listen,
-  randomToken,
-  startEmbeddedPostgres,
   type ClientName,
   type InProcessServices,
   type Clients,
   type GrpcSecurity,
-  type Logger,
-  type PostgresConnector,
   type RegisteredMethod,
-  type Resolver,
   type ServiceDefinition,
   type ServiceInstance,
   type ServiceName,
-} from '@switchyard/platform';
+} from '@switchyard/runtime';
 
 type DataSource = InProcessServices['databases'] extends Map<unknown, infer D> ? D : never;
 

@@ -31,6 +31,7 @@ export {
 } from './openapi.ts';
 export { isServiceName, serviceForPath, type ServiceName, serviceNames } from './routes.ts';
 export {
+  applyV8Flags,
   type ClientName,
   type Clients,
   clientTargets,

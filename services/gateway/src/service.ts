@@ -17,17 +17,24 @@ import {
   type ServiceDefinition,
   type Subscription,
 } from '@switchyard/platform';
+import { ConfigCache } from './clients/config-cache.ts';
+import { IntegrationCache } from './clients/integration-cache.ts';
+import { integrationDirectory } from './clients/integration-directory.ts';
+import {
+  OrganisationSettingsCache,
+  invalidateOrganisationSettings,
+} from './clients/organisation-settings.ts';
+import { PolicyGate } from './clients/policy-gate.ts';
 import { ChatCompletions } from './domain/chat-completions.ts';
 import { ForwardedOperations } from './domain/forwarded-operations.ts';
-import { systemResolver } from './domain/unsafe-host.ts';
-import { publicAddressLookup } from './upstream/public-address-lookup.ts';
-import { ResponseCache } from './domain/response-cache.ts';
 import { ModelCatalog } from './domain/model-catalog.ts';
-import { IntegrationCache } from './domain/integration-cache.ts';
-import { ConfigCache } from './routing/config-source.ts';
-import { OrganisationSettingsCache, invalidateOrganisationSettings } from './domain/organisation-settings.ts';
-import { PolicyGate } from './domain/policy-gate.ts';
+import { systemResolver } from './domain/unsafe-host.ts';
+import { validChatBody } from './http/chat-body.ts';
+import { ChatCompletionsRoute } from './http/chat-completions.ts';
+import { ForwardedOperationsRoute } from './http/forwarded-operations.ts';
 import { gatewayRouter } from './http/routes.ts';
+import { KeyValueResponseStore } from './store/response-store.ts';
+import { publicAddressLookup } from './upstream/public-address-lookup.ts';
 import { createProviders } from './providers/index.ts';
 import { createUpstreamDispatcher, proxyEnvSchema } from './upstream/http-client.ts';
 
@@ -106,10 +113,17 @@ export const gatewayService: ServiceDefinition = {
       bus: events,
       headerPrefix,
       requestTimeoutMs: config.REQUEST_TIMEOUT,
-      cache: new ResponseCache(need(kv, 'key-value store'), logger),
+      cache: new KeyValueResponseStore(need(kv, 'key-value store'), logger),
     };
-    const chat = new ChatCompletions({ ...context, logger });
-    const forwarded = new ForwardedOperations(context, new ModelCatalog(integrationsClient));
+    const chat = new ChatCompletionsRoute(
+      new ChatCompletions({ ...context, validate: validChatBody }),
+      headerPrefix,
+      logger,
+    );
+    const forwarded = new ForwardedOperationsRoute(
+      new ForwardedOperations(context, new ModelCatalog(integrationDirectory(integrationsClient))),
+      headerPrefix,
+    );
     let subscription: Subscription | undefined;
     return {
       ...serveScoped(

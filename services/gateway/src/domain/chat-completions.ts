@@ -1,161 +1,171 @@
-import type { Request, Response } from 'express';
+import { AppError, BadRequest } from '@switchyard/platform';
+import type { ChatBody } from '../providers/types.ts';
+import type { CacheHeaders } from './gateway-headers.ts';
+import { GatewayRequest, type GatewayContext, type IncomingCall, type Relayed } from './gateway-request.ts';
 import {
-  AppError,
-  BadRequest,
-  REQUEST_ID_HEADER,
-  parseInput,
-  toAppError,
-  type Logger,
-} from '@switchyard/platform';
-import { chatCompletionRequest } from '../http/chat-request.schema.ts';
-import { chatBodyJson } from '../http/chat-body.ts';
-import { headerNames } from '../http/gateway-headers.ts';
-import type { ChatBody, ProviderResponse } from '../providers/types.ts';
-import { GatewayRequest, type GatewayContext, type Relayed } from './gateway-request.ts';
-import { cacheDirectives, type CacheStatus, type CachedResponse } from './response-cache.ts';
+  cacheDirectives,
+  isCacheable,
+  responseCacheKey,
+  type CacheStatus,
+  type CachedResponse,
+} from './response-cache.ts';
 
 export interface ChatCompletionsOptions extends GatewayContext {
-  logger: Logger;
-}
-
-/** One attempt's answer: from the cache or from the provider. */
-interface Answer {
-  status: number;
-  cached?: CachedResponse;
-  response?: ProviderResponse;
-  cacheKey?: string | undefined;
+  /**
+   * Checks a body as the route checks the client's (the chat completion request schema): a
+   * config's override_params laid over the request are checked with it.
+   */
+  validate: (body: Record<string, unknown>) => ChatBody;
 }
 
 /**
- * A config's override_params laid over the client's request. The result is checked like
- * any request; since the client's own part already passed, a problem is the config's.
+ * What to answer: one body to send as it is, or an event stream's chunks, to be written as
+ * they arrive, never gathered first.
  */
-function withOverrides(body: ChatBody, overrides: Record<string, unknown>, path: string): ChatBody {
-  try {
-    return parseInput(chatCompletionRequest, { ...body, ...overrides });
-  } catch (err) {
-    if (!(err instanceof AppError) || err.status !== 400) throw err;
-    const param = `${path}.override_params${err.param ? `.${err.param}` : ''}`;
-    throw new BadRequest(`The config's override_params make an invalid request: ${err.message}`, {
-      param,
-      code: 'invalid_config',
-    });
+export type ChatReply = (
+  { stream: false; body: Buffer } | { stream: true; body: AsyncIterable<Uint8Array> }
+) & {
+  status: number;
+  contentType: string;
+  /**
+   * Replayed from the cache. A replay that fails mid-stream drops the connection; a
+   * provider's stream that fails ends with an error event instead.
+   */
+  fromCache: boolean;
+  /** Where a complete answer is cached; undefined when it is not to be. */
+  cacheKey: string | undefined;
+  maxAgeSeconds: number;
+};
+
+/** A chat completion request: a gateway request with the cache's verdict on it. */
+export class ChatRequest extends GatewayRequest {
+  cacheStatus: CacheStatus = 'DISABLED';
+
+  /**
+   * The response headers with the cache's verdict last, as it stands once the answer (or
+   * the failure) is known.
+   */
+  settledHeaders(): Record<string, string> {
+    this.responseHeaders[this.names['cache-status']] = this.cacheStatus;
+    return this.responseHeaders;
   }
 }
 
-/** POST /v1/chat/completions: validate, route, check policy, answer from cache or provider, then publish events. */
+/**
+ * POST /v1/chat/completions: route, check policy, answer from cache or provider, then
+ * publish events. The HTTP layer parses the request, asks `answer` for the reply, writes it,
+ * and reports what it sent to `complete`.
+ */
 export class ChatCompletions {
-  private readonly cacheStatusHeader: string;
+  constructor(private readonly options: ChatCompletionsOptions) {}
 
-  constructor(private readonly options: ChatCompletionsOptions) {
-    this.cacheStatusHeader = headerNames(options.headerPrefix)['cache-status'];
+  open(call: IncomingCall): ChatRequest {
+    return new ChatRequest(this.options, call);
   }
 
-  /** `validate` is the route's parser of the body: its declared schema (chatCompletionRequest). */
-  async handle(
-    req: Request,
-    res: Response,
-    validate: (req: Request, body: unknown) => ChatBody,
-  ): Promise<void> {
-    const request = new GatewayRequest(this.options, req, res);
-    const raw = req.body as Buffer;
-    const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
-    let cacheStatus: CacheStatus = 'DISABLED';
-    try {
-      const parsed = validate(req, chatBodyJson(raw, requestBody));
-      request.markStream(parsed.stream === true);
-      const resolved = await request.config();
-      const directives = cacheDirectives(req.headers, this.options.headerPrefix, resolved?.config.cache);
-      const cache = directives.enabled ? this.options.cache : undefined;
-      const answer = await request.dispatch(
-        parsed.model,
-        parsed,
-        async (routed, attempt): Promise<Answer> => {
-          let body = attempt.overrideParams
-            ? withOverrides(parsed, attempt.overrideParams, attempt.path)
-            : parsed;
-          if (routed.modelRewritten) body = { ...body, model: routed.model! };
-          const cacheKey = cache?.key(request.principal.workspaceId, directives, routed.target, body);
-          if (cache && cacheKey) {
-            const hit = directives.forceRefresh ? undefined : await cache.get(cacheKey);
-            cacheStatus = directives.forceRefresh ? 'REFRESH' : hit ? 'HIT' : 'MISS';
-            if (hit) return { status: hit.status, cached: hit };
-          }
-          const response = await routed.provider.chatCompletions({
-            body,
-            rawBody: body === parsed ? raw : undefined,
-            target: routed.target,
-            signal: attempt.signal,
-            timeoutMs: attempt.timeoutMs,
-          });
-          return { status: response.status, response, cacheKey };
-        },
-      );
-      res.setHeader(this.cacheStatusHeader, cacheStatus);
-      if (answer.cached) {
-        const replayed = await this.replay(request, res, answer.cached);
-        request.finish(res.statusCode, requestBody, replayed, undefined, cacheStatus);
-        return;
+  /**
+   * The reply to a validated request: from the cache when it holds one, else from the
+   * provider the request routes to. `raw` is the client's bytes, forwarded as they are
+   * when nothing in the body had to change.
+   */
+  async answer(
+    request: ChatRequest,
+    parsed: ChatBody,
+    raw: Buffer,
+    cacheHeaders: CacheHeaders,
+  ): Promise<ChatReply> {
+    request.markStream(parsed.stream === true);
+    const resolved = await request.config();
+    const directives = cacheDirectives(cacheHeaders, this.options.headerPrefix, resolved?.config.cache);
+    const cache = directives.enabled ? this.options.cache : undefined;
+    return request.dispatch(parsed.model, parsed, async (routed, attempt): Promise<ChatReply> => {
+      let body = attempt.overrideParams
+        ? this.withOverrides(parsed, attempt.overrideParams, attempt.path)
+        : parsed;
+      if (routed.modelRewritten) body = { ...body, model: routed.model! };
+      const cacheKey = cache
+        ? responseCacheKey(request.principal.workspaceId, directives, routed.target, body)
+        : undefined;
+      if (cache && cacheKey) {
+        const hit = directives.forceRefresh ? undefined : await cache.get(cacheKey);
+        request.cacheStatus = directives.forceRefresh ? 'REFRESH' : hit ? 'HIT' : 'MISS';
+        if (hit) return replay(hit, directives.maxAgeSeconds);
       }
-      const response = answer.response!;
-      const sent = await this.send(request, res, response);
-      if (cache && answer.cacheKey && sent.complete) {
-        const stored: CachedResponse = {
-          status: res.statusCode,
-          contentType: response.contentType,
-          body: sent.copy,
-          stream: response.kind === 'stream',
-        };
-        cache.put(answer.cacheKey, stored, directives.maxAgeSeconds);
-      }
-      request.finish(res.statusCode, requestBody, sent.copy.toString('utf8'), undefined, cacheStatus);
-    } catch (err) {
-      if (!res.headersSent) res.setHeader(this.cacheStatusHeader, cacheStatus);
-      request.fail(err, requestBody, cacheStatus);
-    }
-  }
-
-  private async send(request: GatewayRequest, res: Response, response: ProviderResponse): Promise<Relayed> {
-    res.status(response.status);
-    res.setHeader('content-type', response.contentType);
-    if (response.kind === 'json') {
-      res.end(response.body);
-      return { copy: response.body, complete: true };
-    }
-    this.startStream(res);
-    // An upstream failure mid-stream ends the stream with an error event, never a hang.
-    return request.relay(response.body, (err) => {
-      const appError = toAppError(err);
-      const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
-      res.write(`data: ${JSON.stringify({ error: { ...appError.toBody().error, message } })}\n\n`);
-      this.options.logger.warn('upstream stream failed', {
-        request_id: res.getHeader(REQUEST_ID_HEADER),
-        trace_id: request.headers.traceId,
-        error: String(err),
+      const response = await routed.provider.chatCompletions({
+        body,
+        rawBody: body === parsed ? raw : undefined,
+        target: routed.target,
+        signal: attempt.signal,
+        timeoutMs: attempt.timeoutMs,
       });
+      return response.kind === 'json'
+        ? {
+            stream: false,
+            body: response.body,
+            status: response.status,
+            contentType: response.contentType,
+            fromCache: false,
+            cacheKey,
+            maxAgeSeconds: directives.maxAgeSeconds,
+          }
+        : {
+            stream: true,
+            body: response.body,
+            status: response.status,
+            contentType: response.contentType,
+            fromCache: false,
+            cacheKey,
+            maxAgeSeconds: directives.maxAgeSeconds,
+          };
     });
   }
 
-  /** A cached answer in the form it was given: a stream is replayed event by event. */
-  private async replay(request: GatewayRequest, res: Response, cached: CachedResponse): Promise<string> {
-    res.status(cached.status);
-    res.setHeader('content-type', cached.contentType);
-    if (!cached.stream) {
-      res.end(cached.body);
-      return cached.body.toString('utf8');
+  /** The reply was written with `status`: a complete answer from the provider is cached, and the request's events go out. */
+  complete(request: ChatRequest, reply: ChatReply, status: number, sent: Relayed, requestBody: string): void {
+    const cache = this.options.cache;
+    if (!reply.fromCache && cache && reply.cacheKey && sent.complete) {
+      const stored: CachedResponse = {
+        status,
+        contentType: reply.contentType,
+        body: sent.copy,
+        stream: reply.stream,
+      };
+      if (isCacheable(stored)) cache.put(reply.cacheKey, stored, reply.maxAgeSeconds);
     }
-    this.startStream(res);
-    const events = cached.body.toString('utf8').split(/(?<=\n\n)/);
-    async function* chunks() {
-      for (const event of events) yield Buffer.from(event);
-    }
-    const { copy } = await request.relay(chunks(), () => res.destroy());
-    return copy.toString('utf8');
+    request.finish(status, requestBody, sent.copy.toString('utf8'), undefined, request.cacheStatus);
   }
 
-  private startStream(res: Response): void {
-    res.setHeader('cache-control', 'no-cache');
-    res.setHeader('x-accel-buffering', 'no');
-    res.flushHeaders();
+  /**
+   * A config's override_params laid over the client's request. The result is checked like
+   * any request; since the client's own part already passed, a problem is the config's.
+   */
+  private withOverrides(body: ChatBody, overrides: Record<string, unknown>, path: string): ChatBody {
+    try {
+      return this.options.validate({ ...body, ...overrides });
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 400) throw err;
+      const param = `${path}.override_params${err.param ? `.${err.param}` : ''}`;
+      throw new BadRequest(`The config's override_params make an invalid request: ${err.message}`, {
+        param,
+        code: 'invalid_config',
+      });
+    }
   }
+}
+
+/** A cached answer in the form it was given: a stream is replayed event by event. */
+function replay(cached: CachedResponse, maxAgeSeconds: number): ChatReply {
+  const common = {
+    status: cached.status,
+    contentType: cached.contentType,
+    fromCache: true,
+    cacheKey: undefined,
+    maxAgeSeconds,
+  };
+  if (!cached.stream) return { stream: false, body: cached.body, ...common };
+  const events = cached.body.toString('utf8').split(/(?<=\n\n)/);
+  async function* chunks() {
+    for (const event of events) yield Buffer.from(event);
+  }
+  return { stream: true, body: chunks(), ...common };
 }

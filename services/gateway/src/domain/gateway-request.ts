@@ -1,31 +1,19 @@
-import { once } from 'node:events';
-import type { Request, Response } from 'express';
 import {
   NotImplemented,
-  bearerToken,
   customHostRefused,
-  REQUEST_ID_HEADER,
-  requestContext,
-  requireWorkspacePrincipal,
   toAppError,
   type EventBus,
   type Principal,
 } from '@switchyard/platform';
 import { publishRequestEvents } from '../events/request-events.ts';
-import {
-  headerNames,
-  readGatewayHeaders,
-  type GatewayHeaders,
-  type HeaderNames,
-} from '../http/gateway-headers.ts';
 import type { ChatProvider } from '../providers/types.ts';
 import { NonPublicAddress } from '../upstream/public-address-lookup.ts';
-import type { IntegrationCache } from './integration-cache.ts';
-import type { PolicyGate } from './policy-gate.ts';
-import type { ResponseCache } from './response-cache.ts';
-import { resolveConfig, type ConfigCache, type ResolvedConfig } from '../routing/config-source.ts';
+import { resolveConfig, type ResolvedConfig, type SavedConfigs } from '../routing/config-source.ts';
 import { Cancellation } from '../routing/cancellation.ts';
 import { runRoutePlan, type AttemptContext, type AttemptResult } from '../routing/route-plan.ts';
+import { headerNames, type GatewayHeaders, type HeaderNames } from './gateway-headers.ts';
+import type { IntegrationSource, PolicyCheck } from './ports.ts';
+import type { ResponseStore } from './response-cache.ts';
 import {
   refuseBlockedInlineChoices,
   routeRequest,
@@ -38,16 +26,33 @@ export interface GatewayContext {
   /** The same adapters, connecting only to public addresses: for custom hosts that are not trusted. */
   customHostProviders: Map<string, ChatProvider>;
   inline: InlinePolicy;
-  integrations: IntegrationCache;
+  integrations: IntegrationSource;
   /** Saved configs; absent where control-plane is not reachable (a saved config is then not found). */
-  configs?: ConfigCache | undefined;
-  policy: PolicyGate;
+  configs?: SavedConfigs | undefined;
+  policy: PolicyCheck;
   bus: EventBus;
   headerPrefix: string;
   requestTimeoutMs: number;
-  cache?: ResponseCache;
+  cache?: ResponseStore;
 }
 
+/** What the HTTP layer read of a data-plane request before handing it over. */
+export interface IncomingCall {
+  principal: Principal & { workspaceId: string };
+  headers: GatewayHeaders;
+  /**
+   * The provider key a request may bring for a provider it chooses inline: the
+   * `Authorization` bearer token, when the gateway key travels in `<prefix>api-key`.
+   */
+  providerKey: string | undefined;
+  /** The request id the server gave the request (x-request-id). */
+  requestId: string;
+  method: string;
+  /** The path as the client sent it, without the query. */
+  path: string;
+}
+
+/** What was sent of a body: a bounded copy (for the log and the cache), and whether it holds the whole body, delivered in full. */
 export interface Relayed {
   copy: Buffer;
   complete: boolean;
@@ -57,16 +62,21 @@ export interface Routed extends RoutedTarget {
   provider: ChatProvider;
 }
 
-const LOG_COPY_LIMIT = 1_000_000;
+/** How much of a relayed body is kept for the request log and the cache. */
+export const LOG_COPY_LIMIT = 1_000_000;
 
 /**
  * One data-plane request from authentication to its events: everything chat completions
- * and forwarded operations share.
+ * and forwarded operations share. The response headers it decides on the way (trace id,
+ * provider, route taken) are collected in `responseHeaders`, in the order decided, for the
+ * HTTP layer to set before it answers, whether with a result or an error.
  */
 export class GatewayRequest {
   readonly principal: Principal & { workspaceId: string };
   readonly headers: GatewayHeaders;
   readonly abort = new Cancellation();
+  /** Response headers by name, in the order they were decided; a later value replaces an earlier one in place. */
+  readonly responseHeaders: Record<string, string> = {};
   private readonly started = performance.now();
   private readonly createdAtMs = Date.now();
   private routed: Routed | undefined;
@@ -75,22 +85,16 @@ export class GatewayRequest {
   private configSlug: string | undefined;
   private routePath: string | undefined;
   private retries = 0;
-  private readonly names: HeaderNames;
+  protected readonly names: HeaderNames;
 
   constructor(
     private readonly context: GatewayContext,
-    private readonly req: Request,
-    private readonly res: Response,
+    private readonly call: IncomingCall,
   ) {
-    this.principal = requireWorkspacePrincipal(req);
+    this.principal = call.principal;
+    this.headers = call.headers;
     this.names = headerNames(context.headerPrefix);
-    this.headers = readGatewayHeaders(req, context.headerPrefix);
-    res.setHeader(this.names['trace-id'], this.headers.traceId);
-    const store = requestContext.getStore();
-    if (store) store.traceId = this.headers.traceId;
-    res.once('close', () => {
-      if (!res.writableFinished) this.abort.abort();
-    });
+    this.responseHeaders[this.names['trace-id']] = this.headers.traceId;
   }
 
   markStream(stream: boolean): void {
@@ -135,8 +139,8 @@ export class GatewayRequest {
           this.routePath = path;
           this.retries = retries;
           if (!resolved) return;
-          this.res.setHeader(`${prefix}last-used-option-index`, path);
-          this.res.setHeader(`${prefix}retry-attempt-count`, String(retries));
+          this.responseHeaders[`${prefix}last-used-option-index`] = path;
+          this.responseHeaders[`${prefix}retry-attempt-count`] = String(retries);
         },
       },
       async (attempt) => {
@@ -147,9 +151,7 @@ export class GatewayRequest {
             model: typeof overridden === 'string' ? overridden : model,
             headers: this.headers,
             inline: this.context.inline,
-            providerKey: this.req.headers[this.names['api-key']]
-              ? bearerToken(this.req.headers.authorization)
-              : undefined,
+            providerKey: this.call.providerKey,
             integrations: this.context.integrations,
             headerPrefix: prefix,
             directProviders: this.context.providers,
@@ -173,7 +175,7 @@ export class GatewayRequest {
           routed.model ?? '',
           this.headers.metadata,
         );
-        this.res.setHeader(this.names.provider, routed.target.provider);
+        this.responseHeaders[this.names.provider] = routed.target.provider;
         if (hostParam === undefined) return call(this.routed, attempt);
         return call(this.routed, attempt).catch((err: unknown) => {
           throw err instanceof NonPublicAddress ? customHostRefused(err.message, hostParam) : err;
@@ -181,33 +183,6 @@ export class GatewayRequest {
       },
     );
     return outcome.value;
-  }
-
-  /**
-   * Sends a body chunk by chunk with backpressure. Returns a bounded copy (for the log and
-   * the cache) and whether it holds the whole body, delivered in full.
-   */
-  async relay(body: AsyncIterable<Uint8Array>, onError: (err: unknown) => void): Promise<Relayed> {
-    const copy: Buffer[] = [];
-    let copied = 0;
-    let complete = true;
-    try {
-      for await (const chunk of body) {
-        if (this.res.destroyed) {
-          complete = false;
-          break;
-        }
-        if (copied < LOG_COPY_LIMIT) copy.push(Buffer.from(chunk));
-        else complete = false;
-        copied += chunk.length;
-        if (!this.res.write(chunk)) await once(this.res, 'drain');
-      }
-    } catch (err) {
-      complete = false;
-      if (!this.res.destroyed) onError(err);
-    }
-    this.res.end();
-    return { copy: Buffer.concat(copy), complete };
   }
 
   /** Publishes the request's events once the response is on its way; the client never waits for them. */
@@ -219,7 +194,7 @@ export class GatewayRequest {
     cacheStatus?: string,
   ): void {
     const latencyMs = performance.now() - this.started;
-    const requestId = String(this.res.getHeader(REQUEST_ID_HEADER) ?? '');
+    const { requestId, method, path } = this.call;
     const routed = this.routed;
     const errorMessage = error === undefined ? undefined : toAppError(error).message;
     setImmediate(() =>
@@ -227,8 +202,8 @@ export class GatewayRequest {
         requestId,
         principal: this.principal,
         headers: this.headers,
-        method: this.req.method,
-        path: this.req.originalUrl.split('?')[0] ?? this.req.path,
+        method,
+        path,
         provider: routed?.target.provider ?? '',
         model: routed?.model ?? '',
         integrationSlug: routed?.target.integrationSlug,
@@ -248,7 +223,7 @@ export class GatewayRequest {
     );
   }
 
-  /** Records a failure and lets the error middleware answer it. */
+  /** Records a failure and throws it on, for the HTTP layer's error handling to answer. */
   fail(err: unknown, requestBody: string, cacheStatus?: string): never {
     const appError = toAppError(err);
     this.finish(appError.status, requestBody, JSON.stringify(appError.toBody()), err, cacheStatus);

@@ -1,7 +1,6 @@
-import { requireWorkspacePrincipal, type ServiceClient } from '@switchyard/platform';
-import type { admin } from '@switchyard/proto';
-import type { Request } from 'express';
+import type { Principal } from '@switchyard/platform';
 import { modelsOf } from '../pricing/prices.ts';
+import type { IntegrationDirectory } from './ports.ts';
 
 export interface ModelEntry {
   id: string;
@@ -16,17 +15,19 @@ export interface ModelEntry {
  * each one's provider.
  */
 export class ModelCatalog {
-  constructor(private readonly integrations: ServiceClient<typeof admin.IntegrationService>) {}
+  constructor(private readonly integrations: IntegrationDirectory) {}
 
   /**
    * With `only`, just the integrations it names (by slug) or whose provider kind it names:
    * the providers a request's provider header or config refers to.
    */
-  async list(req: Request, only?: ReadonlySet<string>): Promise<{ object: 'list'; data: ModelEntry[] }> {
-    const principal = requireWorkspacePrincipal(req);
+  async list(
+    principal: Principal & { workspaceId: string },
+    only?: ReadonlySet<string>,
+  ): Promise<{ object: 'list'; data: ModelEntry[] }> {
     const { integrations } = await this.integrations.listIntegrations(
-      { organisationId: principal.organisationId, workspaceId: principal.workspaceId },
-      { deadlineMs: 2_000 },
+      principal.organisationId,
+      principal.workspaceId,
     );
     const chosen = only
       ? integrations.filter((i) => only.has(`@${i.slug}`) || only.has(i.provider))

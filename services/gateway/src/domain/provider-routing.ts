@@ -8,9 +8,9 @@ import {
   type RoutingTarget,
 } from '@switchyard/platform';
 import { isInlineConfig } from '../routing/config-source.ts';
-import type { GatewayHeaders } from '../http/gateway-headers.ts';
 import type { ProviderTarget } from '../providers/types.ts';
-import type { IntegrationCache } from './integration-cache.ts';
+import type { GatewayHeaders } from './gateway-headers.ts';
+import type { IntegrationSource } from './ports.ts';
 
 export interface RoutedTarget {
   target: ProviderTarget;
@@ -37,7 +37,7 @@ export interface RoutingInput {
   headers: Pick<GatewayHeaders, 'provider' | 'customHost'>;
   inline: InlinePolicy;
   providerKey: string | undefined;
-  integrations: IntegrationCache;
+  integrations: IntegrationSource;
   headerPrefix: string;
   directProviders: { has(provider: string): boolean };
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'safe-stable-stringify';
-import { BadRequest, type KeyValueStore, type Logger } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/platform';
 import type { ChatBody, ProviderTarget } from '../providers/types.ts';
-import { headerNames } from '../http/gateway-headers.ts';
+import type { CacheHeaders } from './gateway-headers.ts';
 
 export type CacheStatus = 'HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
 
@@ -26,33 +26,28 @@ const MAX_MAX_AGE_SECONDS = 90 * 24 * 3600;
 export const MAX_CACHED_BYTES = 1_000_000;
 
 /**
- * Reads the cache request headers: `<prefix>cache` (`simple` turns exact-match caching on),
+ * Checks the cache request headers: `<prefix>cache` (`simple` turns exact-match caching on),
  * `<prefix>cache-max-age` (seconds), `<prefix>cache-namespace`, `<prefix>cache-force-refresh`.
  */
 export function cacheDirectives(
-  headers: Record<string, string | string[] | undefined>,
+  headers: CacheHeaders,
   prefix: string,
   /** The config's `cache` setting; the headers win over it. */
   configured?: { mode: 'simple' | 'disabled'; max_age?: number | undefined },
 ): CacheDirectives {
-  const names = headerNames(prefix);
-  const value = (name: 'cache' | 'cache-force-refresh' | 'cache-max-age' | 'cache-namespace') => {
-    const v = headers[names[name]];
-    return Array.isArray(v) ? v[0] : v;
-  };
-  const mode = value('cache') ?? configured?.mode;
+  const mode = headers.cache ?? configured?.mode;
   if (mode !== undefined && mode !== 'simple' && mode !== 'disabled') {
     throw new BadRequest(`Header ${prefix}cache must be "simple" or "disabled".`, {
       param: `${prefix}cache`,
     });
   }
-  const refresh = value('cache-force-refresh');
+  const refresh = headers.forceRefresh;
   if (refresh !== undefined && refresh !== 'true' && refresh !== 'false') {
     throw new BadRequest(`Header ${prefix}cache-force-refresh must be true or false.`, {
       param: `${prefix}cache-force-refresh`,
     });
   }
-  const maxAge = value('cache-max-age');
+  const maxAge = headers.maxAge;
   const seconds = maxAge === undefined ? (configured?.max_age ?? DEFAULT_MAX_AGE_SECONDS) : Number(maxAge);
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_MAX_AGE_SECONDS) {
     throw new BadRequest(
@@ -62,7 +57,7 @@ export function cacheDirectives(
       },
     );
   }
-  const namespace = value('cache-namespace');
+  const namespace = headers.namespace;
   if (namespace !== undefined && namespace.length > 256) {
     throw new BadRequest(`Header ${prefix}cache-namespace is too long.`, {
       param: `${prefix}cache-namespace`,
@@ -74,48 +69,33 @@ export function cacheDirectives(
 /**
  * Exact-match response cache. The key covers the workspace, the namespace, where the request
  * goes and the normalised request (key order does not matter); streamed and plain answers
- * are kept apart so each is replayed in its own form. A cache that cannot answer is a miss.
+ * are kept apart so each is replayed in its own form.
  */
-export class ResponseCache {
-  constructor(
-    private readonly kv: KeyValueStore,
-    private readonly logger: Logger,
-  ) {}
+export function responseCacheKey(
+  workspaceId: string,
+  directives: CacheDirectives,
+  target: ProviderTarget,
+  body: ChatBody,
+): string {
+  const destination = target.integrationSlug
+    ? { integration: target.integrationSlug }
+    : { provider: target.provider, host: target.baseUrl ?? null };
+  const normalised = stringify({ workspaceId, namespace: directives.namespace ?? null, destination, body });
+  return `cache:chat:${createHash('sha256')
+    .update(normalised ?? '')
+    .digest('hex')}`;
+}
 
-  key(workspaceId: string, directives: CacheDirectives, target: ProviderTarget, body: ChatBody): string {
-    const destination = target.integrationSlug
-      ? { integration: target.integrationSlug }
-      : { provider: target.provider, host: target.baseUrl ?? null };
-    const normalised = stringify({ workspaceId, namespace: directives.namespace ?? null, destination, body });
-    return `cache:chat:${createHash('sha256')
-      .update(normalised ?? '')
-      .digest('hex')}`;
-  }
+/** Only a complete successful answer of a size worth keeping is stored. */
+export function isCacheable(response: CachedResponse): boolean {
+  return response.status === 200 && response.body.length > 0 && response.body.length <= MAX_CACHED_BYTES;
+}
 
-  async get(key: string): Promise<CachedResponse | undefined> {
-    try {
-      const stored = await this.kv.get(key);
-      if (!stored) return undefined;
-      const entry = JSON.parse(stored) as {
-        status: number;
-        contentType: string;
-        body: string;
-        stream: boolean;
-      };
-      return { ...entry, body: Buffer.from(entry.body, 'base64') };
-    } catch (err) {
-      this.logger.warn('response cache read failed; treating as a miss', { error: String(err) });
-      return undefined;
-    }
-  }
-
-  /** Stores a complete successful answer; never delays or fails the request. */
-  put(key: string, response: CachedResponse, maxAgeSeconds: number): void {
-    if (response.status !== 200 || response.body.length === 0 || response.body.length > MAX_CACHED_BYTES)
-      return;
-    const value = JSON.stringify({ ...response, body: response.body.toString('base64') });
-    this.kv.set(key, value, maxAgeSeconds * 1000).catch((err: unknown) => {
-      this.logger.warn('response cache write failed', { error: String(err) });
-    });
-  }
+/**
+ * Where cached answers are kept (store/response-store.ts). A store that cannot answer is a
+ * miss; a write never delays or fails the request.
+ */
+export interface ResponseStore {
+  get(key: string): Promise<CachedResponse | undefined>;
+  put(key: string, response: CachedResponse, maxAgeSeconds: number): void;
 }

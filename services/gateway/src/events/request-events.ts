@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Topics, type EventBus, type Principal } from '@switchyard/platform';
 import { encodeRequestLogEvent, encodeUsageEvent, type TokenUsageFields } from './encoding.ts';
 import { costOf, type PricingMultiplier } from '../pricing/cost.ts';
-import type { GatewayHeaders } from '../http/gateway-headers.ts';
+import type { GatewayHeaders } from '../domain/gateway-headers.ts';
 
 /**
  * Each logged body is cut to this many bytes of UTF-8, so that a request log event (both

@@ -1,4 +1,6 @@
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest, parseInput } from '@switchyard/platform';
+import type { ChatBody } from '../providers/types.ts';
+import { chatCompletionRequest } from './chat-request.schema.ts';
 import { parseJsonObject } from './request-body.ts';
 
 /**
@@ -11,4 +13,9 @@ export function chatBodyJson(raw: unknown, text?: string): Record<string, unknow
     throw new BadRequest('Request body must be a JSON object.', { code: 'invalid_json' });
   }
   return parseJsonObject(raw, text);
+}
+
+/** A body checked as the chat completion route checks the client's: with the schema it declares. */
+export function validChatBody(body: Record<string, unknown>): ChatBody {
+  return parseInput(chatCompletionRequest, body);
 }

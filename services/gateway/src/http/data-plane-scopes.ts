@@ -1,5 +1,5 @@
 import type { BodyContent, PatternOperation, Scope, ScopedExample } from '@switchyard/platform';
-import { FORWARDED_PREFIXES, SPECIFIED_OPERATIONS } from '../domain/forwarded-operations.ts';
+import { FORWARDED_PREFIXES, SPECIFIED_OPERATIONS } from './forwarded-routes.ts';
 
 type Family = (typeof FORWARDED_PREFIXES)[number];
 

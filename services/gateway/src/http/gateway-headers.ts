@@ -1,62 +1,21 @@
 import type { Request } from 'express';
 import { randomUUID } from 'node:crypto';
 import { BadRequest, ROUTING_LIMITS, assertStorableInput } from '@switchyard/platform';
-
-export interface GatewayHeaders {
-  provider: string | undefined;
-  customHost: string | undefined;
-  config: string | undefined;
-  traceId: string;
-  spanId: string | undefined;
-  parentSpanId: string | undefined;
-  spanName: string | undefined;
-  metadata: Record<string, string>;
-  /** Recorded on the request log as sent; checked where they take effect. */
-  cacheNamespace: string | undefined;
-  cacheForceRefresh: string | undefined;
-  modelsEndpoint: string | undefined;
-}
+import {
+  headerNames,
+  type CacheHeaders,
+  type GatewayHeaderName,
+  type GatewayHeaders,
+} from '../domain/gateway-headers.ts';
 
 const MAX_HEADER_VALUE = 1024;
 /** Headers that carry documents: metadata and an inline config. */
 const LONG_HEADERS: Record<string, number> = { metadata: 16_384, config: ROUTING_LIMITS.maxConfigBytes };
 
-const NAMES = [
-  'provider',
-  'custom-host',
-  'config',
-  'trace-id',
-  'span-id',
-  'parent-span-id',
-  'span-name',
-  'metadata',
-  'cache-namespace',
-  'cache-force-refresh',
-  'models-endpoint',
-  'cache',
-  'cache-max-age',
-  'cache-status',
-  'api-key',
-] as const;
-type Name = (typeof NAMES)[number];
-export type HeaderNames = Record<Name, string>;
-
-/** The full header names for a prefix, made once: every request reads and writes them. */
-const prefixed = new Map<string, HeaderNames>();
-
-export function headerNames(prefix: string): HeaderNames {
-  let names = prefixed.get(prefix);
-  if (names === undefined) {
-    names = Object.fromEntries(NAMES.map((name) => [name, `${prefix}${name}`])) as HeaderNames;
-    prefixed.set(prefix, names);
-  }
-  return names;
-}
-
 /** Reads the `<prefix>*` request headers once, validating each. */
 export function readGatewayHeaders(req: Request, prefix: string): GatewayHeaders {
   const names = headerNames(prefix);
-  const single = (name: Name): string | undefined => {
+  const single = (name: GatewayHeaderName): string | undefined => {
     const value = req.headers[names[name]];
     if (value === undefined) return undefined;
     const text = Array.isArray(value) ? value[0] : value;
@@ -79,6 +38,22 @@ export function readGatewayHeaders(req: Request, prefix: string): GatewayHeaders
     cacheForceRefresh: single('cache-force-refresh'),
     modelsEndpoint: single('models-endpoint'),
   };
+}
+
+/** The cache request headers as sent, for cacheDirectives to check when the request's config is known. */
+export function readCacheHeaders(req: Request, prefix: string): CacheHeaders {
+  const names = headerNames(prefix);
+  const { headers } = req;
+  return {
+    cache: first(headers[names.cache]),
+    forceRefresh: first(headers[names['cache-force-refresh']]),
+    maxAge: first(headers[names['cache-max-age']]),
+    namespace: first(headers[names['cache-namespace']]),
+  };
+}
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function parseMetadata(raw: string | undefined, header: string): Record<string, string> {

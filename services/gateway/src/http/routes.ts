@@ -1,14 +1,15 @@
 import express, { type RequestHandler } from 'express';
 import { ScopedRouter, serveOpenApi } from '@switchyard/platform';
-import type { ChatCompletions } from '../domain/chat-completions.ts';
-import { FORWARDED_PATH, type ForwardedOperations } from '../domain/forwarded-operations.ts';
+import type { ChatCompletionsRoute } from './chat-completions.ts';
 import { chatCompletionRequest } from './chat-request.schema.ts';
 import { FORWARDED_EXAMPLES, FORWARDED_OPERATIONS, forwardedScope } from './data-plane-scopes.ts';
+import type { ForwardedOperationsRoute } from './forwarded-operations.ts';
+import { FORWARDED_PATH } from './forwarded-routes.ts';
 import { hasJsonContentType, leanBody } from './request-body.ts';
 
 export function gatewayRouter(
-  chat: ChatCompletions,
-  forwarded: ForwardedOperations,
+  chat: ChatCompletionsRoute,
+  forwarded: ForwardedOperationsRoute,
   authentication: RequestHandler,
   maxBody: string,
 ): ScopedRouter {

@@ -2,12 +2,9 @@ import {
   BadRequest,
   NotFound,
   ROUTING_LIMITS,
-  RemoteCache,
   parseRoutingConfig,
   type RoutingConfig,
-  type ServiceClient,
 } from '@switchyard/platform';
-import type { configs } from '@switchyard/proto';
 
 /** A config the request runs with, and where it came from. */
 export interface ResolvedConfig {
@@ -19,37 +16,9 @@ export interface ResolvedConfig {
 
 const SAVED_REFERENCE = /^[\w.:-]{1,256}$/;
 
-/**
- * Saved configs, fetched from control-plane once and then served from memory; dropped when
- * a change event names their organisation.
- */
-export class ConfigCache {
-  private readonly cache: RemoteCache<ResolvedConfig>;
-
-  constructor(
-    private readonly client: ServiceClient<typeof configs.ConfigService>,
-    ttlMs = 60_000,
-  ) {
-    this.cache = new RemoteCache({ ttlMs });
-  }
-
-  get(organisationId: string, workspaceId: string, idOrSlug: string): Promise<ResolvedConfig | null> {
-    return this.cache.get(`${organisationId}|${workspaceId}|${idOrSlug}`, async () => {
-      const { config } = await this.client.getConfig(
-        { organisationId, workspaceId, idOrSlug },
-        { deadlineMs: 2_000 },
-      );
-      if (!config) return null;
-      // Validated when saved; checked again so a document from an older release cannot misroute.
-      const parsed = parseRoutingConfig(JSON.parse(config.configJson) as unknown, 'config');
-      return { config: parsed, slug: config.slug, inline: false };
-    });
-  }
-
-  /** Configs are few and change rarely: a change drops every entry of the organisation. */
-  invalidateOrganisation(organisationId: string): void {
-    this.cache.invalidatePrefix(`${organisationId}|`);
-  }
+/** Saved configs by id or slug (clients/config-cache.ts fetches them from control-plane); null when there is none. */
+export interface SavedConfigs {
+  get(organisationId: string, workspaceId: string, idOrSlug: string): Promise<ResolvedConfig | null>;
 }
 
 /**
@@ -66,7 +35,7 @@ export async function resolveConfig(
     organisationId: string;
     workspaceId: string;
     param: string;
-    saved: ConfigCache | undefined;
+    saved: SavedConfigs | undefined;
   },
 ): Promise<ResolvedConfig> {
   const { param } = options;

@@ -1,32 +1,12 @@
-import {
-  RemoteCache,
-  inspectCustomHost,
-  type CustomHostInspection,
-  type ServiceClient,
-} from '@switchyard/platform';
+import { RemoteCache, inspectCustomHost, type ServiceClient } from '@switchyard/platform';
 import type { admin } from '@switchyard/proto';
-import type { PricingMultiplier } from '../pricing/cost.ts';
-
-export interface IntegrationCredentials {
-  slug: string;
-  provider: string;
-  apiKey: string;
-  baseUrl: string | undefined;
-  /**
-   * What the unsafe-host check says of baseUrl without resolving it, once per fetch: a host
-   * saved before the check existed, or no longer trusted, is refused here too.
-   */
-  customHost: CustomHostInspection | undefined;
-  headers: Record<string, string>;
-  settings: Record<string, string>;
-  pricing: PricingMultiplier | undefined;
-}
+import type { IntegrationCredentials, IntegrationSource } from '../domain/ports.ts';
 
 /**
  * Decrypted integration credentials, fetched from admin once and then served from memory.
  * Dropped on the integration's change event; a short TTL bounds staleness otherwise.
  */
-export class IntegrationCache {
+export class IntegrationCache implements IntegrationSource {
   private readonly cache: RemoteCache<IntegrationCredentials>;
 
   private readonly trustedCustomHosts: readonly string[];

@@ -6,6 +6,7 @@ import {
   type ServiceClient,
 } from '@switchyard/platform';
 import { policy } from '@switchyard/proto';
+import type { PolicyCheck } from '../domain/ports.ts';
 
 export interface PolicyGateOptions {
   timeoutMs: number;
@@ -17,7 +18,7 @@ export interface PolicyGateOptions {
  * At most one policy call per request, bounded by a deadline, and none while the policy
  * service has said that nothing applies to the key.
  */
-export class PolicyGate {
+export class PolicyGate implements PolicyCheck {
   private lastWarning = 0;
   /** API key id → until when no policy applies to it. */
   private readonly unrestricted = new Map<string, number>();

@@ -1,0 +1,46 @@
+import type { CustomHostInspection, Principal } from '@switchyard/platform';
+import type { PricingMultiplier } from '../pricing/cost.ts';
+
+/**
+ * What the request path asks of other services. The gRPC clients and the caches they fill
+ * (clients/) implement these; service.ts wires them in.
+ */
+
+/** A saved integration's decrypted credentials, as routing uses them. */
+export interface IntegrationCredentials {
+  slug: string;
+  provider: string;
+  apiKey: string;
+  baseUrl: string | undefined;
+  /**
+   * What the unsafe-host check says of baseUrl without resolving it, once per fetch: a host
+   * saved before the check existed, or no longer trusted, is refused here too.
+   */
+  customHost: CustomHostInspection | undefined;
+  headers: Record<string, string>;
+  settings: Record<string, string>;
+  pricing: PricingMultiplier | undefined;
+}
+
+/** Saved integrations by slug, as a workspace may use them; null when there is none. */
+export interface IntegrationSource {
+  get(organisationId: string, workspaceId: string, slug: string): Promise<IntegrationCredentials | null>;
+}
+
+/** The integrations a workspace may use: their slugs and provider kinds (GET /v1/models). */
+export interface IntegrationDirectory {
+  listIntegrations(
+    organisationId: string,
+    workspaceId: string,
+  ): Promise<{ integrations: ReadonlyArray<{ slug: string; provider: string }> }>;
+}
+
+/** The hot path's policy check: resolves when the request may go on, throws the refusal otherwise. */
+export interface PolicyCheck {
+  check(
+    principal: Principal,
+    provider: string,
+    model: string,
+    metadata: Record<string, string>,
+  ): Promise<void>;
+}

@@ -1,0 +1,67 @@
+import type { Request, Response } from 'express';
+import { AppError, REQUEST_ID_HEADER, toAppError, type Logger } from '@switchyard/platform';
+import type { ChatCompletions, ChatReply, ChatRequest } from '../domain/chat-completions.ts';
+import type { Relayed } from '../domain/gateway-request.ts';
+import type { ChatBody } from '../providers/types.ts';
+import { chatBodyJson } from './chat-body.ts';
+import { readCacheHeaders } from './gateway-headers.ts';
+import { attachToConnection, readIncomingCall } from './incoming-call.ts';
+import { relay, setHeaders, startStream } from './respond.ts';
+
+/**
+ * POST /v1/chat/completions over HTTP: parses the request (body, gateway headers, caller),
+ * asks the domain for the reply, and writes it: one body, or a stream chunk by chunk as it
+ * arrives.
+ */
+export class ChatCompletionsRoute {
+  constructor(
+    private readonly chat: ChatCompletions,
+    private readonly headerPrefix: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** `validate` is the route's parser of the body: its declared schema (chatCompletionRequest). */
+  async handle(
+    req: Request,
+    res: Response,
+    validate: (req: Request, body: unknown) => ChatBody,
+  ): Promise<void> {
+    const request = this.chat.open(readIncomingCall(req, res, this.headerPrefix));
+    attachToConnection(request, res);
+    const raw = req.body as Buffer;
+    const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
+    try {
+      const parsed = validate(req, chatBodyJson(raw, requestBody));
+      const reply = await this.chat.answer(request, parsed, raw, readCacheHeaders(req, this.headerPrefix));
+      setHeaders(res, request.settledHeaders());
+      const sent = await this.send(request, res, reply);
+      this.chat.complete(request, reply, res.statusCode, sent, requestBody);
+    } catch (err) {
+      if (!res.headersSent) setHeaders(res, request.settledHeaders());
+      request.fail(err, requestBody, request.cacheStatus);
+    }
+  }
+
+  private async send(request: ChatRequest, res: Response, reply: ChatReply): Promise<Relayed> {
+    res.status(reply.status);
+    res.setHeader('content-type', reply.contentType);
+    if (!reply.stream) {
+      res.end(reply.body);
+      return { copy: reply.body, complete: true };
+    }
+    startStream(res);
+    // A replayed answer that fails drops the connection.
+    if (reply.fromCache) return relay(res, reply.body, () => res.destroy());
+    // An upstream failure mid-stream ends the stream with an error event, never a hang.
+    return relay(res, reply.body, (err) => {
+      const appError = toAppError(err);
+      const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
+      res.write(`data: ${JSON.stringify({ error: { ...appError.toBody().error, message } })}\n\n`);
+      this.logger.warn('upstream stream failed', {
+        request_id: res.getHeader(REQUEST_ID_HEADER),
+        trace_id: request.headers.traceId,
+        error: String(err),
+      });
+    });
+  }
+}

@@ -1,4 +1,4 @@
-import { runStandalone } from '@switchyard/platform';
+import { runStandalone } from '@switchyard/runtime';
 import { adminService } from './service.ts';
 
 await runStandalone(adminService);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { maskSecret } from '@switchyard/platform';
+import { maskSecret } from '@switchyard/core';
 import { controlPlane } from '@switchyard/control-plane';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { adminService, type Admin } from './service.ts';

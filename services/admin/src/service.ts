@@ -1,25 +1,19 @@
 import { z } from 'zod';
+import { SecretBox, bodyLimitEnv, bodyLimitsFrom, env, loadConfig, sharedEnv } from '@switchyard/core';
+import { systemResolver } from '@switchyard/rules';
+import { ApiKeyCache, jwtEnvSchema } from '@switchyard/access';
 import {
-  ApiKeyCache,
-  SecretBox,
-  bodyLimitEnv,
-  bodyLimitsFrom,
-  env,
   invalidateApiKeys,
-  jwtEnvSchema,
-  loadConfig,
   need,
   serveScoped,
   onChanges,
-  systemResolver,
   remotePrincipalLookup,
   remoteWorkspaceLookup,
   callerAuthentication,
   describedOnly,
-  sharedEnv,
   type ServiceDefinition,
   type ServiceInstance,
-} from '@switchyard/platform';
+} from '@switchyard/runtime';
 import { admin } from '@switchyard/proto';
 import { IntegrationService } from './domain/integration.service.ts';
 import { OrganisationSettingsService } from './domain/organisation-settings.service.ts';

@@ -1,4 +1,4 @@
-import { runStandalone } from '@switchyard/platform';
+import { runStandalone } from '@switchyard/runtime';
 import { controlPlane } from './service.ts';
 
 await runStandalone(controlPlane);

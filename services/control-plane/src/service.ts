@@ -1,23 +1,17 @@
 import type { DataSource } from 'typeorm';
 import { z } from 'zod';
+import { bodyLimitEnv, bodyLimitsFrom, env, loadConfig, sharedEnv, type Logger } from '@switchyard/core';
+import { ApiKeyCache, jwtEnvSchema } from '@switchyard/access';
 import {
-  ApiKeyCache,
-  bodyLimitEnv,
-  bodyLimitsFrom,
-  env,
   invalidateApiKeys,
-  jwtEnvSchema,
   onChanges,
-  loadConfig,
   need,
   serveScoped,
   callerAuthentication,
   describedOnly,
-  sharedEnv,
-  type Logger,
   type ServiceDefinition,
   type ServiceInstance,
-} from '@switchyard/platform';
+} from '@switchyard/runtime';
 import { configs, identity } from '@switchyard/proto';
 import { ConfigService } from './domain/config.service.ts';
 import { ApiKeyService } from './domain/api-key.service.ts';

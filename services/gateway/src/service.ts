@@ -1,10 +1,9 @@
 import { z } from 'zod';
+import { env, loadConfig, sharedEnv } from '@switchyard/core';
+import { ApiKeyCache, jwtEnvSchema, type Principal } from '@switchyard/access';
+import type { Subscription } from '@switchyard/adapters';
 import {
-  ApiKeyCache,
-  env,
   invalidateApiKeys,
-  jwtEnvSchema,
-  loadConfig,
   need,
   serveScoped,
   onChanges,
@@ -12,11 +11,8 @@ import {
   remoteWorkspaceLookup,
   callerAuthentication,
   describedOnly,
-  sharedEnv,
-  type Principal,
   type ServiceDefinition,
-  type Subscription,
-} from '@switchyard/platform';
+} from '@switchyard/runtime';
 import { ConfigCache } from './clients/config-cache.ts';
 import { IntegrationCache } from './clients/integration-cache.ts';
 import { integrationDirectory } from './clients/integration-directory.ts';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
+import { loadConfig, sharedEnv } from '@switchyard/core';
+import { ApiKeyCache, jwtEnvSchema } from '@switchyard/access';
+import type { Subscription } from '@switchyard/adapters';
 import {
-  ApiKeyCache,
   invalidateApiKeys,
-  jwtEnvSchema,
-  loadConfig,
   need,
   serveScoped,
   onChanges,
@@ -11,10 +11,8 @@ import {
   remoteWorkspaceLookup,
   callerAuthentication,
   describedOnly,
-  sharedEnv,
   type ServiceDefinition,
-  type Subscription,
-} from '@switchyard/platform';
+} from '@switchyard/runtime';
 import { AuditLogService } from './domain/audit-logs.ts';
 import { RequestLogService } from './domain/request-logs.ts';
 import { consumeAuditEvents } from './events/audit-log.consumer.ts';

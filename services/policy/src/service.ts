@@ -1,4 +1,5 @@
-import { need, type ServiceDefinition, type Subscription } from '@switchyard/platform';
+import type { Subscription } from '@switchyard/adapters';
+import { need, type ServiceDefinition } from '@switchyard/runtime';
 import { policy } from '@switchyard/proto';
 import { UsageCounter } from './domain/usage-counter.ts';
 import { consumeUsageEvents } from './events/usage.consumer.ts';

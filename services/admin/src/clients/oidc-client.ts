@@ -1,13 +1,7 @@
 import type { KeyObject } from 'node:crypto';
-import {
-  type AppError,
-  JwksKeySet,
-  UnprocessableEntity,
-  UpstreamError,
-  checkCustomHost,
-  systemResolver,
-  type Resolver,
-} from '@switchyard/platform';
+import { type AppError, UnprocessableEntity, UpstreamError } from '@switchyard/core';
+import { checkCustomHost, systemResolver, type Resolver } from '@switchyard/rules';
+import { JwksKeySet } from '@switchyard/access';
 import type {
   IdTokenClaims,
   IdpEndpoints,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CamelKeys } from '@switchyard/platform';
+import type { CamelKeys } from '@switchyard/core';
 import { providerIds } from './providers.ts';
 
 /**

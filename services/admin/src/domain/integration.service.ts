@@ -1,18 +1,14 @@
 import {
   BadRequest,
-  assertOrganisationAdmin,
-  checkCustomHost,
   NotFound,
   maskSecret,
-  providerRegistry,
-  publishChange,
-  type EventBus,
   type Logger,
   type PageQuery,
-  type Principal,
-  type Resolver,
   type SecretBox,
-} from '@switchyard/platform';
+} from '@switchyard/core';
+import { checkCustomHost, providerRegistry, type Resolver } from '@switchyard/rules';
+import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
+import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { IntegrationRepository } from '../store/integration.repository.ts';
 import type { Integration, IntegrationConfigurations } from '../store/entities.ts';

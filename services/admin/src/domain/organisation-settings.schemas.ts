@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DATA_PLANE_SCOPES, type CamelKeys } from '@switchyard/platform';
+import type { CamelKeys } from '@switchyard/core';
+import { DATA_PLANE_SCOPES } from '@switchyard/access';
 
 /** A field left out keeps its choice; null drops it, so that the default applies again. */
 const setting = z.boolean({ error: 'must be true, false or null' }).nullable().optional();

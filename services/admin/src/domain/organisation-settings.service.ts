@@ -1,10 +1,6 @@
-import {
-  assertOrganisationAdmin,
-  effectiveBlockInlineConfig,
-  publishChange,
-  type EventBus,
-  type Principal,
-} from '@switchyard/platform';
+import { effectiveBlockInlineConfig } from '@switchyard/rules';
+import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
+import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { OrganisationSettingValues } from '../store/entities.ts';
 import type {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { env, providerIds, providerRegistry, type ProviderId } from '@switchyard/platform';
+import { env } from '@switchyard/core';
+import { providerIds, providerRegistry, type ProviderId } from '@switchyard/rules';
 
 /** The provider ids an integration may name (`ai_provider_id`): the registry's, in its order. */
 export { providerIds, type ProviderId };

@@ -1,4 +1,5 @@
-import { BadRequest, NotFound, assertOrganisationAdmin, type Principal } from '@switchyard/platform';
+import { BadRequest, NotFound } from '@switchyard/core';
+import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
 import type { ScimGroup } from '../store/entities.ts';
 import type { Page, ScimEquality, ScimRepository } from '../store/scim.repository.ts';
 import { invalidPatch, isUuid, membersOfGroup, textValue, type PatchOperation } from './scim-shared.ts';

@@ -1,4 +1,5 @@
-import { Conflict, NotFound, assertOrganisationAdmin, type Principal } from '@switchyard/platform';
+import { Conflict, NotFound } from '@switchyard/core';
+import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
 import type { ScimWorkspaceMapping, ScimWorkspaceRole } from '../store/entities.ts';
 import type { MappingWithGroup, Page, ScimRepository } from '../store/scim.repository.ts';
 import type { OrganisationDirectory } from './organisation-directory.ts';

@@ -1,4 +1,4 @@
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/core';
 import type { ScimRepository } from '../store/scim.repository.ts';
 
 /** What the SCIM services share: id checks, PATCH value rules and a group's members. */

@@ -1,13 +1,5 @@
-import {
-  Conflict,
-  NotFound,
-  assertOrganisationAdmin,
-  randomToken,
-  safeEqual,
-  sha256Hex,
-  type Principal,
-  type SecretBox,
-} from '@switchyard/platform';
+import { Conflict, NotFound, randomToken, safeEqual, sha256Hex, type SecretBox } from '@switchyard/core';
+import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
 import type { ScimCredential } from '../store/entities.ts';
 import type { ScimRepository } from '../store/scim.repository.ts';
 import { isUuid } from './scim-shared.ts';

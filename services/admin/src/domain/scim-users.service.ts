@@ -1,4 +1,4 @@
-import { BadRequest, Conflict, NotFound } from '@switchyard/platform';
+import { BadRequest, Conflict, NotFound } from '@switchyard/core';
 import type { ScimUser } from '../store/entities.ts';
 import type { Page, ScimEquality, ScimRepository } from '../store/scim.repository.ts';
 import type { OrganisationDirectory } from './organisation-directory.ts';

@@ -1,4 +1,4 @@
-import { NotFound, type Logger } from '@switchyard/platform';
+import { NotFound, type Logger } from '@switchyard/core';
 import type { ScimRepository } from '../store/scim.repository.ts';
 import type { OrganisationDirectory } from './organisation-directory.ts';
 

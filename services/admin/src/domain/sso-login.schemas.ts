@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CamelKeys } from '@switchyard/platform';
+import type { CamelKeys } from '@switchyard/core';
 import { ssoClientId } from './sso.schemas.ts';
 
 /** Only a path on this origin: no scheme, no host, no `//` or `/\` that browsers read as one. */

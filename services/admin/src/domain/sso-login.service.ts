@@ -6,7 +6,7 @@ import {
   UnprocessableEntity,
   sha256Hex,
   type SecretBox,
-} from '@switchyard/platform';
+} from '@switchyard/core';
 import type { SsoConnection } from '../store/entities.ts';
 import type { SsoLoginRepository } from '../store/sso-login.repository.ts';
 import { domainCovers } from './email-domains.ts';

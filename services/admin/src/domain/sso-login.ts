@@ -1,4 +1,4 @@
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/core';
 import { domainCovers } from './email-domains.ts';
 
 /** What the choice needs of a connection. */

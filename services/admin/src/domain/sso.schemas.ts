@@ -1,6 +1,6 @@
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { z } from 'zod';
-import { httpUrl, type CamelKeys } from '@switchyard/platform';
+import { httpUrl, type CamelKeys } from '@switchyard/core';
 import { normaliseDomain } from './email-domains.ts';
 
 export const DEFAULT_SSO_SCOPES = ['openid', 'email', 'profile'];

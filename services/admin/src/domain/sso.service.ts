@@ -3,11 +3,10 @@ import {
   Conflict,
   NotFound,
   UnprocessableEntity,
-  assertOrganisationAdmin,
   maskSecret,
-  type Principal,
   type SecretBox,
-} from '@switchyard/platform';
+} from '@switchyard/core';
+import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
 import type { OrganisationEmailDomain, SsoConnection, TokenEndpointAuthMethod } from '../store/entities.ts';
 import type { SsoRepository } from '../store/sso.repository.ts';
 import { domainCovers, isPublicSuffix, isRootDomain, normaliseDomain } from './email-domains.ts';

@@ -1,4 +1,4 @@
-import type { CallerRules, ServiceHandlers } from '@switchyard/platform';
+import type { CallerRules, ServiceHandlers } from '@switchyard/runtime';
 import type { admin } from '@switchyard/proto';
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { Integration } from '../store/entities.ts';

@@ -1,4 +1,4 @@
-import type { ServiceClient } from '@switchyard/platform';
+import type { ServiceClient } from '@switchyard/runtime';
 import type { identity } from '@switchyard/proto';
 import type { OrganisationDirectory } from '../domain/organisation-directory.ts';
 

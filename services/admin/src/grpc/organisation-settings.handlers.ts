@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { parseInput, type CallerRules, type ServiceHandlers } from '@switchyard/platform';
+import { parseInput } from '@switchyard/core';
+import type { CallerRules, ServiceHandlers } from '@switchyard/runtime';
 import type { admin } from '@switchyard/proto';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
 

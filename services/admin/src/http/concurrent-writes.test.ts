@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fromBinary } from '@bufbuild/protobuf';
-import { Topics } from '@switchyard/platform';
+import { Topics } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import { controlPlane } from '@switchyard/control-plane';
 import { seedOrganisation } from '@switchyard/control-plane/testing';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fromBinary } from '@bufbuild/protobuf';
-import { Topics, scopesForKind } from '@switchyard/platform';
+import { scopesForKind } from '@switchyard/access';
+import { Topics } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import { controlPlane } from '@switchyard/control-plane';
 import { keyMaterialOf, IdentityRepository } from '@switchyard/control-plane/testing';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { SecretBox, maskSecret, scopesForKind } from '@switchyard/platform';
+import { SecretBox, maskSecret } from '@switchyard/core';
+import { scopesForKind } from '@switchyard/access';
 import { controlPlane } from '@switchyard/control-plane';
 import { keyMaterialOf, IdentityRepository, seedOrganisation } from '@switchyard/control-plane/testing';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';

@@ -1,14 +1,9 @@
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
-import {
-  camelKeys,
-  jsonBody,
-  listBody,
-  requirePrincipal,
-  ScopedRouter,
-  serveOpenApi,
-  type BodyLimits,
-} from '@switchyard/platform';
+import { camelKeys, listBody, type BodyLimits } from '@switchyard/core';
+import { jsonBody } from '@switchyard/http';
+import { requirePrincipal } from '@switchyard/access';
+import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
 import type { SsoService } from '../domain/sso.service.ts';

@@ -1,16 +1,9 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { z } from 'zod';
-import {
-  attachAuditActor,
-  AppError,
-  jsonBody,
-  requirePrincipal,
-  ScopedRouter,
-  toAppError,
-  Unauthorized,
-  type BodyContent,
-  type ErrorShape,
-} from '@switchyard/platform';
+import { AppError, toAppError, Unauthorized } from '@switchyard/core';
+import { jsonBody } from '@switchyard/http';
+import { attachAuditActor, requirePrincipal } from '@switchyard/access';
+import { ScopedRouter, type BodyContent, type ErrorShape } from '@switchyard/runtime';
 import type { ScimGroupService } from '../domain/scim-groups.service.ts';
 import type { ScimMappingService } from '../domain/scim-mappings.service.ts';
 import type { ScimTokenService } from '../domain/scim-tokens.service.ts';

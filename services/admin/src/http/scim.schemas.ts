@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/core';
 import type { ScimUserInput } from '../domain/scim-users.service.ts';
 import {
   GROUP_FILTER_ATTRIBUTES,

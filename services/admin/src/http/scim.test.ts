@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { sha256Hex } from '@switchyard/platform';
+import { sha256Hex } from '@switchyard/core';
 import { controlPlane } from '@switchyard/control-plane';
 import { seedOrganisation, type SeededOrganisation } from '@switchyard/control-plane/testing';
 import { startServiceHarness, type HarnessResponse, type ServiceHarness } from '@switchyard/testing';

@@ -1,5 +1,7 @@
 import type { Request } from 'express';
-import { camelKeys, ScopedRouter, SESSION_COOKIE } from '@switchyard/platform';
+import { camelKeys } from '@switchyard/core';
+import { SESSION_COOKIE } from '@switchyard/access';
+import { ScopedRouter } from '@switchyard/runtime';
 import type { SsoLoginService } from '../domain/sso-login.service.ts';
 import { ssoCallbackQuery, ssoLoginQuery } from '../domain/sso-login.schemas.ts';
 

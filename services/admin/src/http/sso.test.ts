@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { Topics, scopesForKind } from '@switchyard/platform';
+import { scopesForKind } from '@switchyard/access';
+import { Topics } from '@switchyard/adapters';
 import { controlPlane } from '@switchyard/control-plane';
 import {
   SsoScopes1763700000015,

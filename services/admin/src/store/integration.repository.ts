@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { IsNull, type EntityManager } from 'typeorm';
-import { Conflict, isUniqueViolation } from '@switchyard/platform';
+import { Conflict } from '@switchyard/core';
+import { isUniqueViolation } from '@switchyard/adapters';
 import { IntegrationEntity, type Integration } from './entities.ts';
 
 export class IntegrationRepository {

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { Conflict, isUniqueViolation } from '@switchyard/platform';
+import { Conflict } from '@switchyard/core';
+import { isUniqueViolation } from '@switchyard/adapters';
 import {
   OrganisationEmailDomainEntity,
   SsoConnectionEntity,

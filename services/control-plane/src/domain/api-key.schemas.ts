@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isScope } from '@switchyard/platform';
+import { isScope } from '@switchyard/access';
 import { ROTATION_PERIOD_DAYS, type RotationPolicy } from './api-keys.ts';
 import { isUuid } from './ids.ts';
 

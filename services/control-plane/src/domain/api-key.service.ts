@@ -1,16 +1,6 @@
-import {
-  assertOrganisationAdmin,
-  Conflict,
-  Forbidden,
-  NotFound,
-  BadRequest,
-  publishChange,
-  type CamelKeys,
-  type EventBus,
-  type PageQuery,
-  type Principal,
-  type Scope,
-} from '@switchyard/platform';
+import { Conflict, Forbidden, NotFound, BadRequest, type CamelKeys, type PageQuery } from '@switchyard/core';
+import { assertOrganisationAdmin, type Principal, type Scope } from '@switchyard/access';
+import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { z } from 'zod';
 import type { ApiKey, Workspace } from '../store/entities.ts';

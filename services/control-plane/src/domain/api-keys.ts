@@ -1,15 +1,12 @@
+import { BadRequest, Forbidden, randomToken, sha256Hex } from '@switchyard/core';
 import {
-  BadRequest,
-  Forbidden,
   isScope,
-  randomToken,
   scopesForKind,
   scopesForWorkspaceRole,
-  sha256Hex,
   type ApiKeyKind,
   type Principal,
   type Scope,
-} from '@switchyard/platform';
+} from '@switchyard/access';
 import type { ApiKey } from '../store/entities.ts';
 import type { ApiKeyWithOwners } from '../store/identity.repository.ts';
 import type { OrganisationRole, WorkspaceRole } from './roles.ts';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { createDataSource, createLogger, sha256Hex } from '@switchyard/platform';
+import { createLogger, sha256Hex } from '@switchyard/core';
+import { createDataSource } from '@switchyard/adapters';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane, type ControlPlane } from '../service.ts';
 import { SCHEMA, entities } from '../store/entities.ts';

@@ -1,4 +1,5 @@
-import { scopesForKind, type Logger } from '@switchyard/platform';
+import type { Logger } from '@switchyard/core';
+import { scopesForKind } from '@switchyard/access';
 import type { Organisation, Workspace } from '../store/entities.ts';
 import type { IdentityRepository } from '../store/identity.repository.ts';
 import { generateApiKey, keyMaterialOf } from './api-keys.ts';

@@ -1,15 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import {
-  BadRequest,
-  Conflict,
-  NotFound,
-  publishChange,
-  type EventBus,
-  type PageQuery,
-  type CamelKeys,
-  type Principal,
-  type RoutingConfig,
-} from '@switchyard/platform';
+import { BadRequest, Conflict, NotFound, type PageQuery, type CamelKeys } from '@switchyard/core';
+import type { RoutingConfig } from '@switchyard/rules';
+import type { Principal } from '@switchyard/access';
+import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { z } from 'zod';
 import type { ConfigVersion, SavedConfig } from '../store/config.entities.ts';

@@ -1,4 +1,5 @@
-import { DATA_PLANE_SCOPES, UnprocessableEntity, type Scope } from '@switchyard/platform';
+import { UnprocessableEntity } from '@switchyard/core';
+import { DATA_PLANE_SCOPES, type Scope } from '@switchyard/access';
 import type { Workspace } from '../store/entities.ts';
 import type { KeySettingValues } from '../store/key-settings.repository.ts';
 import type { RotationPolicy } from './api-keys.ts';

@@ -1,13 +1,6 @@
-import {
-  assertOrganisationAdmin,
-  Conflict,
-  NotFound,
-  publishChange,
-  type CamelKeys,
-  type EventBus,
-  type PageQuery,
-  type Principal,
-} from '@switchyard/platform';
+import { Conflict, NotFound, type CamelKeys, type PageQuery } from '@switchyard/core';
+import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
+import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { z } from 'zod';
 import type {

@@ -1,15 +1,5 @@
-import {
-  BadRequest,
-  DATA_PLANE_SCOPES,
-  Forbidden,
-  NotFound,
-  isScope,
-  kindCanHold,
-  randomToken,
-  sha256Hex,
-  type CamelKeys,
-  type Principal,
-} from '@switchyard/platform';
+import { BadRequest, Forbidden, NotFound, randomToken, sha256Hex, type CamelKeys } from '@switchyard/core';
+import { DATA_PLANE_SCOPES, isScope, kindCanHold, type Principal } from '@switchyard/access';
 import type { z } from 'zod';
 import type { Grantor, OAuthRepository } from '../store/oauth.repository.ts';
 import {

@@ -1,4 +1,4 @@
-import { randomToken, safeEqual, sha256Hex } from '@switchyard/platform';
+import { randomToken, safeEqual, sha256Hex } from '@switchyard/core';
 import type { OAuthClient, OAuthRepository, TokenEndpointAuthMethod } from '../store/oauth.repository.ts';
 import {
   MAX_REDIRECT_URIS,

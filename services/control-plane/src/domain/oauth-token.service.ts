@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { publishChange, randomToken, sha256Hex, type EventBus, type Principal } from '@switchyard/platform';
+import { randomToken, sha256Hex } from '@switchyard/core';
+import type { Principal } from '@switchyard/access';
+import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { Grantor, OAuthClient, OAuthRepository, OAuthToken } from '../store/oauth.repository.ts';
 import {

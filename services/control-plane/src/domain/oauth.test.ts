@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { loadConfig } from '@switchyard/platform';
+import { loadConfig } from '@switchyard/core';
 import { oauthEnvSchema, redirectUriProblem, s256, withQuery } from './oauth.ts';
 
 describe('redirect URIs a client may register', () => {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { AppError, env, scopesForKind, type Scope } from '@switchyard/platform';
+import { AppError, env } from '@switchyard/core';
+import { scopesForKind, type Scope } from '@switchyard/access';
 
 /** The settings of the authorization server, read by control-plane. */
 export const oauthEnvSchema = z.object({

@@ -1,13 +1,11 @@
 import {
   BadRequest,
   PayloadTooLarge,
-  ROUTING_LIMITS,
   UnprocessableEntity,
   assertStorableInput,
   paramPath,
-  parseRoutingConfig,
-  type RoutingConfig,
-} from '@switchyard/platform';
+} from '@switchyard/core';
+import { ROUTING_LIMITS, parseRoutingConfig, type RoutingConfig } from '@switchyard/rules';
 
 /** Where a saved config sits in a request body: its problems are named under it. */
 const ROOT = 'config';

@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import {
-  Forbidden,
-  publishChange,
-  randomToken,
-  sha256Hex,
-  type EventBus,
-  type Principal,
-} from '@switchyard/platform';
+import { Forbidden, randomToken, sha256Hex } from '@switchyard/core';
+import type { Principal } from '@switchyard/access';
+import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { SessionRepository } from '../store/session.repository.ts';
 

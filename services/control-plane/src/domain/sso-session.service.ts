@@ -1,4 +1,5 @@
-import { Conflict, Forbidden, scopesForWorkspaceRole } from '@switchyard/platform';
+import { Conflict, Forbidden } from '@switchyard/core';
+import { scopesForWorkspaceRole } from '@switchyard/access';
 import type { SsoSessionRepository } from '../store/sso-session.repository.ts';
 import { provisioningPrincipal, type MemberService } from './member.service.ts';
 import type { SessionService } from './session.service.ts';

@@ -1,13 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import {
-  assertOrganisationAdmin,
-  NotFound,
-  publishChange,
-  type CamelKeys,
-  type EventBus,
-  type PageQuery,
-  type Principal,
-} from '@switchyard/platform';
+import { NotFound, type CamelKeys, type PageQuery } from '@switchyard/core';
+import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
+import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { z } from 'zod';
 import type { SavedConfig } from '../store/config.entities.ts';

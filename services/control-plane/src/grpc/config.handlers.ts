@@ -1,4 +1,4 @@
-import type { CallerRules, ServiceHandlers } from '@switchyard/platform';
+import type { CallerRules, ServiceHandlers } from '@switchyard/runtime';
 import type { configs } from '@switchyard/proto';
 import type { ConfigService } from '../domain/config.service.ts';
 

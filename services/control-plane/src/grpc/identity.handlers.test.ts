@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createGrpcClient, remotePrincipalLookup, sha256Hex } from '@switchyard/platform';
+import { sha256Hex } from '@switchyard/core';
+import { createGrpcClient, remotePrincipalLookup } from '@switchyard/runtime';
 import { identity } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { keyMaterialOf } from '../domain/api-keys.ts';

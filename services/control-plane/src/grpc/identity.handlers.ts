@@ -1,5 +1,6 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { BadRequest, type CallerRules, type ServiceHandlers } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/core';
+import type { CallerRules, ServiceHandlers } from '@switchyard/runtime';
 import { identity } from '@switchyard/proto';
 import type { ApiKeyService } from '../domain/api-key.service.ts';
 import type { KeySettingsService } from '../domain/key-settings.service.ts';

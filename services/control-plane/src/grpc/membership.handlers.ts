@@ -1,5 +1,5 @@
-import type { CallerRules, ServiceHandlers } from '@switchyard/platform';
-import { BadRequest } from '@switchyard/platform';
+import type { CallerRules, ServiceHandlers } from '@switchyard/runtime';
+import { BadRequest } from '@switchyard/core';
 import type { identity } from '@switchyard/proto';
 import type { MemberService } from '../domain/member.service.ts';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../domain/roles.ts';

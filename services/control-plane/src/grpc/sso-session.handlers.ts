@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { parseInput, type ServiceHandlers } from '@switchyard/platform';
+import { parseInput } from '@switchyard/core';
+import type { ServiceHandlers } from '@switchyard/runtime';
 import type { identity } from '@switchyard/proto';
 import type { SsoSessionService } from '../domain/sso-session.service.ts';
 

@@ -1,4 +1,7 @@
-import { camelKeys, jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
+import { camelKeys, listBody } from '@switchyard/core';
+import { jsonBody } from '@switchyard/http';
+import { requirePrincipal } from '@switchyard/access';
+import { ScopedRouter } from '@switchyard/runtime';
 import type { ApiKeyService } from '../domain/api-key.service.ts';
 import { presentApiKey } from './presenters.ts';
 import {

@@ -1,11 +1,6 @@
-import {
-  Forbidden,
-  requirePrincipal,
-  ScopedRouter,
-  SESSION_COOKIE,
-  sessionCookie,
-  sha256Hex,
-} from '@switchyard/platform';
+import { Forbidden, sha256Hex } from '@switchyard/core';
+import { requirePrincipal, SESSION_COOKIE, sessionCookie } from '@switchyard/access';
+import { ScopedRouter } from '@switchyard/runtime';
 import { SESSION_TTL_MS, type SessionService } from '../domain/session.service.ts';
 
 /**

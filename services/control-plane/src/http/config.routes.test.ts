@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fromBinary } from '@bufbuild/protobuf';
-import { Topics } from '@switchyard/platform';
+import { Topics } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '../service.ts';

@@ -1,4 +1,7 @@
-import { camelKeys, jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
+import { camelKeys, listBody } from '@switchyard/core';
+import { jsonBody } from '@switchyard/http';
+import { requirePrincipal } from '@switchyard/access';
+import { ScopedRouter } from '@switchyard/runtime';
 import type { ConfigService } from '../domain/config.service.ts';
 import { parseSavedConfig } from '../domain/saved-config.ts';
 import { presentConfig, presentConfigSummary, presentConfigVersion } from './config.presenters.ts';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fromBinary } from '@bufbuild/protobuf';
-import { Topics, sha256Hex } from '@switchyard/platform';
+import { sha256Hex } from '@switchyard/core';
+import { Topics } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '../service.ts';

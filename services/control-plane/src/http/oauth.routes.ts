@@ -1,17 +1,9 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { z } from 'zod';
-import {
-  AppError,
-  bearerToken,
-  camelKeys,
-  formBody,
-  jsonBody,
-  requirePrincipal,
-  ScopedRouter,
-  type BodyContent,
-  type ErrorShape,
-  type Principal,
-} from '@switchyard/platform';
+import { AppError, camelKeys } from '@switchyard/core';
+import { formBody, jsonBody } from '@switchyard/http';
+import { bearerToken, requirePrincipal, type Principal } from '@switchyard/access';
+import { ScopedRouter, type BodyContent, type ErrorShape } from '@switchyard/runtime';
 import { OAuthError } from '../domain/oauth.ts';
 import type { OAuthAuthorizationService } from '../domain/oauth-authorization.service.ts';
 import type { ClientCredentials, OAuthClientService } from '../domain/oauth-client.service.ts';

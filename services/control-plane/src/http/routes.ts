@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { ScopedRouter, serveOpenApi, type BodyLimits } from '@switchyard/platform';
+import type { BodyLimits } from '@switchyard/core';
+import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
 import type { ConfigService } from '../domain/config.service.ts';
 import type { ApiKeyService } from '../domain/api-key.service.ts';
 import type { MemberService } from '../domain/member.service.ts';

@@ -1,4 +1,7 @@
-import { camelKeys, jsonBody, listBody, requirePrincipal, ScopedRouter } from '@switchyard/platform';
+import { camelKeys, listBody } from '@switchyard/core';
+import { jsonBody } from '@switchyard/http';
+import { requirePrincipal } from '@switchyard/access';
+import { ScopedRouter } from '@switchyard/runtime';
 import type { WorkspaceService } from '../domain/workspace.service.ts';
 import { presentWorkspace } from './presenters.ts';
 import { createWorkspaceBody, getWorkspaceQuery, updateWorkspaceBody } from '../domain/workspace.schemas.ts';

@@ -1,5 +1,5 @@
 import { EntitySchema } from 'typeorm';
-import type { RoutingConfig } from '@switchyard/platform';
+import type { RoutingConfig } from '@switchyard/rules';
 
 export type SavedConfigStatus = 'active' | 'archived';
 

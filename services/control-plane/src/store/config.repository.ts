@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { In, type EntityManager, type QueryDeepPartialEntity } from 'typeorm';
-import { Conflict, isUniqueViolation, type RoutingConfig } from '@switchyard/platform';
+import { Conflict } from '@switchyard/core';
+import type { RoutingConfig } from '@switchyard/rules';
+import { isUniqueViolation } from '@switchyard/adapters';
 import {
   ConfigVersionEntity,
   SavedConfigEntity,

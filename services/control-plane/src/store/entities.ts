@@ -1,5 +1,5 @@
 import { EntitySchema } from 'typeorm';
-import type { ApiKeyKind } from '@switchyard/platform';
+import type { ApiKeyKind } from '@switchyard/access';
 
 export const SCHEMA = 'control_plane';
 

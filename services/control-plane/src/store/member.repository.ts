@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { In, type EntityManager } from 'typeorm';
-import { Conflict, isUniqueViolation } from '@switchyard/platform';
+import { Conflict } from '@switchyard/core';
+import { isUniqueViolation } from '@switchyard/adapters';
 import type { OrganisationRole, WorkspaceRole } from '../domain/roles.ts';
 import { IdentityRepository } from './identity.repository.ts';
 import {

@@ -4,14 +4,10 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { DataSource } from 'typeorm';
-import {
-  MemoryEventBus,
-  createDataSource,
-  createLogger,
-  migrate,
-  type Principal,
-} from '@switchyard/platform';
-import { requireServiceEnv, uniqueSuffix } from '@switchyard/platform/testing';
+import { createLogger } from '@switchyard/core';
+import type { Principal } from '@switchyard/access';
+import { MemoryEventBus, createDataSource, migrate } from '@switchyard/adapters';
+import { requireServiceEnv, uniqueSuffix } from '@switchyard/core/testing';
 import { OAuthError } from '../domain/oauth.ts';
 import { OAuthAuthorizationService } from '../domain/oauth-authorization.service.ts';
 import { OAuthClientService } from '../domain/oauth-client.service.ts';

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { scopesForKind } from '@switchyard/platform';
+import { scopesForKind } from '@switchyard/access';
 import { keyMaterialOf } from '../domain/api-keys.ts';
 import { IdentityRepository } from '../store/identity.repository.ts';
 

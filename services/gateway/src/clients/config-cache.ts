@@ -1,4 +1,6 @@
-import { RemoteCache, parseRoutingConfig, type ServiceClient } from '@switchyard/platform';
+import { RemoteCache } from '@switchyard/core';
+import { parseRoutingConfig } from '@switchyard/rules';
+import type { ServiceClient } from '@switchyard/runtime';
 import type { configs } from '@switchyard/proto';
 import type { ResolvedConfig, SavedConfigs } from '../routing/config-source.ts';
 

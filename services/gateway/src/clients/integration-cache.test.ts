@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { GrpcServer, createGrpcClient, createLogger } from '@switchyard/platform';
+import { createLogger } from '@switchyard/core';
+import { GrpcServer, createGrpcClient } from '@switchyard/runtime';
 import { admin } from '@switchyard/proto';
 import { IntegrationCache } from './integration-cache.ts';
 

@@ -1,4 +1,6 @@
-import { RemoteCache, inspectCustomHost, type ServiceClient } from '@switchyard/platform';
+import { RemoteCache } from '@switchyard/core';
+import { inspectCustomHost } from '@switchyard/rules';
+import type { ServiceClient } from '@switchyard/runtime';
 import type { admin } from '@switchyard/proto';
 import type { IntegrationCredentials, IntegrationSource } from '../domain/ports.ts';
 

@@ -1,4 +1,4 @@
-import type { ServiceClient } from '@switchyard/platform';
+import type { ServiceClient } from '@switchyard/runtime';
 import type { admin } from '@switchyard/proto';
 import type { IntegrationDirectory } from '../domain/ports.ts';
 

@@ -2,8 +2,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test, type TestContext } from 'node:test';
 import { create, type MessageInitShape } from '@bufbuild/protobuf';
-import { ServiceUnavailable, type Principal, type ServiceClient } from '@switchyard/platform';
-import { captureLogger, settleLogs } from '@switchyard/platform/testing';
+import { ServiceUnavailable } from '@switchyard/core';
+import type { Principal } from '@switchyard/access';
+import type { ServiceClient } from '@switchyard/runtime';
+import { captureLogger, settleLogs } from '@switchyard/core/testing';
 import { admin, events } from '@switchyard/proto';
 import { OrganisationSettingsCache, invalidateOrganisationSettings } from './organisation-settings.ts';
 

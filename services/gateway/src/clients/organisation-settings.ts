@@ -1,10 +1,7 @@
-import {
-  RemoteCache,
-  effectiveBlockInlineConfig,
-  type Logger,
-  type Principal,
-  type ServiceClient,
-} from '@switchyard/platform';
+import { RemoteCache, type Logger } from '@switchyard/core';
+import { effectiveBlockInlineConfig } from '@switchyard/rules';
+import type { Principal } from '@switchyard/access';
+import type { ServiceClient } from '@switchyard/runtime';
 import type { admin, events } from '@switchyard/proto';
 
 export interface OrganisationSettingsCacheOptions {

@@ -3,15 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import {
-  GrpcServer,
-  ServiceUnavailable,
-  createGrpcClient,
-  createLogger,
-  scopesForKind,
-  sha256Hex,
-  type Principal,
-} from '@switchyard/platform';
+import { ServiceUnavailable, createLogger, sha256Hex } from '@switchyard/core';
+import { scopesForKind, type Principal } from '@switchyard/access';
+import { GrpcServer, createGrpcClient } from '@switchyard/runtime';
 import { identity, policy } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { gatewayService } from '../service.ts';

@@ -1,10 +1,6 @@
-import {
-  ServiceUnavailable,
-  TooManyRequests,
-  type Logger,
-  type Principal,
-  type ServiceClient,
-} from '@switchyard/platform';
+import { ServiceUnavailable, TooManyRequests, type Logger } from '@switchyard/core';
+import type { Principal } from '@switchyard/access';
+import type { ServiceClient } from '@switchyard/runtime';
 import { policy } from '@switchyard/proto';
 import type { PolicyCheck } from '../domain/ports.ts';
 

@@ -1,4 +1,4 @@
-import { AppError, BadRequest } from '@switchyard/platform';
+import { AppError, BadRequest } from '@switchyard/core';
 import type { ChatBody } from '../providers/types.ts';
 import type { CacheHeaders } from './gateway-headers.ts';
 import { GatewayRequest, type GatewayContext, type IncomingCall, type Relayed } from './gateway-request.ts';

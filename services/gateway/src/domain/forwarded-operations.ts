@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
-import { NotImplemented, UpstreamError, integrationSlugs, providerKinds } from '@switchyard/platform';
+import { NotImplemented, UpstreamError } from '@switchyard/core';
+import { integrationSlugs, providerKinds } from '@switchyard/rules';
 import type { ForwardCall, ForwardResponse } from '../providers/types.ts';
 import { GatewayRequest, type GatewayContext, type IncomingCall } from './gateway-request.ts';
 import type { ModelCatalog } from './model-catalog.ts';

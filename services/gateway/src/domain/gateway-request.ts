@@ -1,10 +1,7 @@
-import {
-  NotImplemented,
-  customHostRefused,
-  toAppError,
-  type EventBus,
-  type Principal,
-} from '@switchyard/platform';
+import { NotImplemented, toAppError } from '@switchyard/core';
+import { customHostRefused } from '@switchyard/rules';
+import type { Principal } from '@switchyard/access';
+import type { EventBus } from '@switchyard/adapters';
 import { publishRequestEvents } from '../events/request-events.ts';
 import type { ChatProvider } from '../providers/types.ts';
 import { NonPublicAddress } from '../upstream/public-address-lookup.ts';

@@ -4,7 +4,7 @@ import OpenAI from 'openai';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
 import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/platform';
+import type { ServiceDefinition } from '@switchyard/runtime';
 import {
   startFakeOpenAi,
   startServiceHarness,

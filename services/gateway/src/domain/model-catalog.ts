@@ -1,4 +1,4 @@
-import type { Principal } from '@switchyard/platform';
+import type { Principal } from '@switchyard/access';
 import { modelsOf } from '../pricing/prices.ts';
 import type { IntegrationDirectory } from './ports.ts';
 

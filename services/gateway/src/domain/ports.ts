@@ -1,4 +1,5 @@
-import type { CustomHostInspection, Principal } from '@switchyard/platform';
+import type { CustomHostInspection } from '@switchyard/rules';
+import type { Principal } from '@switchyard/access';
 import type { PricingMultiplier } from '../pricing/cost.ts';
 
 /**

@@ -1,12 +1,6 @@
-import {
-  BadRequest,
-  Forbidden,
-  NotFound,
-  customHostRefused,
-  inspectCustomHost,
-  type Principal,
-  type RoutingTarget,
-} from '@switchyard/platform';
+import { BadRequest, Forbidden, NotFound } from '@switchyard/core';
+import { customHostRefused, inspectCustomHost, type RoutingTarget } from '@switchyard/rules';
+import type { Principal } from '@switchyard/access';
 import { isInlineConfig } from '../routing/config-source.ts';
 import type { ProviderTarget } from '../providers/types.ts';
 import type { GatewayHeaders } from './gateway-headers.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { stringify } from 'safe-stable-stringify';
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/core';
 import type { ChatBody, ProviderTarget } from '../providers/types.ts';
 import type { CacheHeaders } from './gateway-headers.ts';
 

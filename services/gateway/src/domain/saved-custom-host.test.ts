@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
 import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/platform';
+import type { ServiceDefinition } from '@switchyard/runtime';
 import {
   startFakeOpenAi,
   startServiceHarness,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/core';
 import { checkCustomHost, isPublicAddress, isTrusted, type Resolver } from './unsafe-host.ts';
 
 const dns =

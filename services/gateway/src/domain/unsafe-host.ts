@@ -5,4 +5,4 @@ export {
   isTrusted,
   systemResolver,
   type Resolver,
-} from '@switchyard/platform';
+} from '@switchyard/rules';

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { fromBinary } from '@bufbuild/protobuf';
-import { DEFAULT_MAX_MESSAGE_BYTES, Topics, type EventBus, type OutgoingMessage } from '@switchyard/platform';
+import { DEFAULT_MAX_MESSAGE_BYTES, Topics, type EventBus, type OutgoingMessage } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import { MAX_LOGGED_BODY_BYTES, extractUsage, publishRequestEvents, truncateUtf8 } from './request-events.ts';
 

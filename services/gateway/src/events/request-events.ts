@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Topics, type EventBus, type Principal } from '@switchyard/platform';
+import type { Principal } from '@switchyard/access';
+import { Topics, type EventBus } from '@switchyard/adapters';
 import { encodeRequestLogEvent, encodeUsageEvent, type TokenUsageFields } from './encoding.ts';
 import { costOf, type PricingMultiplier } from '../pricing/cost.ts';
 import type { GatewayHeaders } from '../domain/gateway-headers.ts';

@@ -1,4 +1,4 @@
-import { BadRequest, parseInput } from '@switchyard/platform';
+import { BadRequest, parseInput } from '@switchyard/core';
 import type { ChatBody } from '../providers/types.ts';
 import { chatCompletionRequest } from './chat-request.schema.ts';
 import { parseJsonObject } from './request-body.ts';

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
-import { AppError, REQUEST_ID_HEADER, toAppError, type Logger } from '@switchyard/platform';
+import { AppError, toAppError, type Logger } from '@switchyard/core';
+import { REQUEST_ID_HEADER } from '@switchyard/http';
 import type { ChatCompletions, ChatReply, ChatRequest } from '../domain/chat-completions.ts';
 import type { Relayed } from '../domain/gateway-request.ts';
 import type { ChatBody } from '../providers/types.ts';

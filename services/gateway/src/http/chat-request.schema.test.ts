@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import { BadRequest, parseInput } from '@switchyard/platform';
+import { BadRequest, parseInput } from '@switchyard/core';
 import { chatCompletionRequest } from './chat-request.schema.ts';
 
 const base = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };

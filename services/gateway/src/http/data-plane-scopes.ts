@@ -1,4 +1,5 @@
-import type { BodyContent, PatternOperation, Scope, ScopedExample } from '@switchyard/platform';
+import type { Scope } from '@switchyard/access';
+import type { BodyContent, PatternOperation, ScopedExample } from '@switchyard/runtime';
 import { FORWARDED_PREFIXES, SPECIFIED_OPERATIONS } from './forwarded-routes.ts';
 
 type Family = (typeof FORWARDED_PREFIXES)[number];

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { BadRequest, parseInput } from '@switchyard/platform';
+import { BadRequest, parseInput } from '@switchyard/core';
 import type { ForwardedOperations } from '../domain/forwarded-operations.ts';
 import { headerNames } from '../domain/gateway-headers.ts';
 import { specified, upstreamPath } from './forwarded-routes.ts';

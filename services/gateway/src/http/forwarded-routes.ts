@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
-import { BadRequest, NotFound, pathParameters, type PatternOperation } from '@switchyard/platform';
+import { BadRequest, NotFound } from '@switchyard/core';
+import { pathParameters, type PatternOperation } from '@switchyard/runtime';
 
 /** The OpenAI API surface forwarded as it came to providers that speak the OpenAI format. */
 export const FORWARDED_PREFIXES = [

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { randomUUID } from 'node:crypto';
-import { BadRequest, ROUTING_LIMITS, assertStorableInput } from '@switchyard/platform';
+import { BadRequest, assertStorableInput } from '@switchyard/core';
+import { ROUTING_LIMITS } from '@switchyard/rules';
 import {
   headerNames,
   type CacheHeaders,

@@ -1,10 +1,7 @@
 import type { Request, Response } from 'express';
-import {
-  REQUEST_ID_HEADER,
-  bearerToken,
-  requestContext,
-  requireWorkspacePrincipal,
-} from '@switchyard/platform';
+import { requestContext } from '@switchyard/core';
+import { REQUEST_ID_HEADER } from '@switchyard/http';
+import { bearerToken, requireWorkspacePrincipal } from '@switchyard/access';
 import { headerNames } from '../domain/gateway-headers.ts';
 import type { GatewayRequest, IncomingCall } from '../domain/gateway-request.ts';
 import { readGatewayHeaders } from './gateway-headers.ts';

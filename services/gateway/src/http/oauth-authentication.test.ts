@@ -6,7 +6,7 @@ import { controlPlane } from '@switchyard/control-plane';
 import { seedOrganisation } from '@switchyard/control-plane/testing';
 import { logExportService } from '@switchyard/log-export';
 import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/platform';
+import type { ServiceDefinition } from '@switchyard/runtime';
 import {
   eventually,
   signingKey,

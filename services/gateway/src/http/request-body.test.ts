@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import express, { Router } from 'express';
-import { createHttpApp, createMetrics, listen } from '@switchyard/platform';
-import { captureLogger } from '@switchyard/platform/testing';
+import { createMetrics } from '@switchyard/core';
+import { createHttpApp, listen } from '@switchyard/http';
+import { captureLogger } from '@switchyard/core/testing';
 import { hasJsonContentType, leanBody, parseByteLimit } from './request-body.ts';
 
 describe('parseByteLimit', () => {

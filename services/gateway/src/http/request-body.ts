@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
-import { BadRequest, assertStorableInput, assertUtf8Body } from '@switchyard/platform';
+import { BadRequest, assertStorableInput } from '@switchyard/core';
+import { assertUtf8Body } from '@switchyard/http';
 
 const UNITS: Record<string, number> = {
   b: 1,

@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from 'express';
-import { ScopedRouter, serveOpenApi } from '@switchyard/platform';
+import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
 import type { ChatCompletionsRoute } from './chat-completions.ts';
 import { chatCompletionRequest } from './chat-request.schema.ts';
 import { FORWARDED_EXAMPLES, FORWARDED_OPERATIONS, forwardedScope } from './data-plane-scopes.ts';

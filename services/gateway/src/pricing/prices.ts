@@ -1,10 +1,10 @@
-import { NO_PRICES, providerRegistry, type ModelPrice, type ModelPrices } from '@switchyard/platform';
+import { NO_PRICES, providerRegistry, type ModelPrice, type ModelPrices } from '@switchyard/rules';
 
 export type { ModelPrice };
 
 /**
  * List prices in USD per million tokens, by provider and model: each registered provider's own
- * (packages/platform/src/providers), except those that list none. A model matches the longest
+ * (packages/rules/src/providers), except those that list none. A model matches the longest
  * listed prefix, so dated variants (`gpt-4o-2024-08-06`) price as their family. Reasoning
  * tokens are billed as output unless a model lists its own price for them.
  */

@@ -4,7 +4,7 @@ import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
 import { logExportService } from '@switchyard/log-export';
 import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/platform';
+import type { ServiceDefinition } from '@switchyard/runtime';
 import {
   startFakeOpenAi,
   startServiceHarness,

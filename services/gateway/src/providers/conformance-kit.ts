@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AuthKind, ProviderFamily } from '@switchyard/platform';
+import type { AuthKind, ProviderFamily } from '@switchyard/rules';
 import {
   fakeAwsCredentials,
   startFakeAnthropic,

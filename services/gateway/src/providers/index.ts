@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { providerRegistry, type ProviderFamily, type RegisteredProvider } from '@switchyard/platform';
+import { providerRegistry, type ProviderFamily, type RegisteredProvider } from '@switchyard/rules';
 import { azureOpenAiProvider } from './azure-openai/chat-complete.ts';
 import { bedrockProvider } from './bedrock/chat-complete.ts';
 import { anthropicProvider } from './anthropic/chat-complete.ts';
@@ -15,7 +15,7 @@ export type AdapterFactory = (dispatcher: Dispatcher, provider: RegisteredProvid
 
 /**
  * The adapter of each provider family, one folder each here; the providers themselves (ids,
- * prices, default hosts) are in the registry (packages/platform/src/providers). A family
+ * prices, default hosts) are in the registry (packages/rules/src/providers). A family
  * added to the registry without an adapter here does not compile.
  */
 export const adapterFamilies: Record<ProviderFamily, AdapterFactory> = {

@@ -1,5 +1,5 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
-import { AppError, BadRequest, UpstreamError } from '@switchyard/platform';
+import { AppError, BadRequest, UpstreamError } from '@switchyard/core';
 import type { ProviderResponse } from './types.ts';
 import type { CancelSignal } from '../routing/cancellation.ts';
 

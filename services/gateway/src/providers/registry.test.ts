@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent } from 'undici';
-import { NO_PRICES, providerIds, providerRegistry } from '@switchyard/platform';
+import { NO_PRICES, providerIds, providerRegistry } from '@switchyard/rules';
 import { adminService, seedEnvSchema } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { PRICES, priceOf } from '../pricing/prices.ts';
 import { adapterFamilies, createProviders } from './index.ts';
 
-// The registry (packages/platform/src/providers) is the one list of providers: these tests
+// The registry (packages/rules/src/providers) is the one list of providers: these tests
 // hold every reader of it to every entry.
 
 const dispatcher = new Agent();

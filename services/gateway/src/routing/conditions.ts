@@ -1,4 +1,4 @@
-import type { ConditionOperators, ConditionQuery } from '@switchyard/platform';
+import type { ConditionOperators, ConditionQuery } from '@switchyard/rules';
 
 /** What a conditional strategy may look at: the request's metadata and its body. */
 export interface ConditionSubject {

@@ -1,10 +1,5 @@
-import {
-  BadRequest,
-  NotFound,
-  ROUTING_LIMITS,
-  parseRoutingConfig,
-  type RoutingConfig,
-} from '@switchyard/platform';
+import { BadRequest, NotFound } from '@switchyard/core';
+import { ROUTING_LIMITS, parseRoutingConfig, type RoutingConfig } from '@switchyard/rules';
 
 /** A config the request runs with, and where it came from. */
 export interface ResolvedConfig {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { AppError } from '@switchyard/platform';
-import { UpstreamError, parseRoutingConfig } from '@switchyard/platform';
+import type { AppError } from '@switchyard/core';
+import { UpstreamError } from '@switchyard/core';
+import { parseRoutingConfig } from '@switchyard/rules';
 import { retryAfterMs, runRoutePlan, type AttemptContext, type RoutePlanOptions } from './route-plan.ts';
 
 interface Result {

@@ -1,13 +1,11 @@
+import { AppError, BadRequest, RequestTimeout } from '@switchyard/core';
 import {
-  AppError,
-  BadRequest,
   DEFAULT_RETRY_STATUS_CODES,
-  RequestTimeout,
   nodePath,
   type RetrySettings,
   type RoutingConfig,
   type RoutingTarget,
-} from '@switchyard/platform';
+} from '@switchyard/rules';
 import { Cancellation, type CancelSignal } from './cancellation.ts';
 import { matchesQuery, type ConditionSubject } from './conditions.ts';
 

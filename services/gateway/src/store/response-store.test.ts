@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger, type KeyValueStore } from '@switchyard/platform';
+import { createLogger } from '@switchyard/core';
+import type { KeyValueStore } from '@switchyard/adapters';
 import { KeyValueResponseStore } from './response-store.ts';
 
 test('a store that fails is a miss, never an error', async () => {

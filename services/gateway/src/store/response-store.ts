@@ -1,4 +1,5 @@
-import type { KeyValueStore, Logger } from '@switchyard/platform';
+import type { Logger } from '@switchyard/core';
+import type { KeyValueStore } from '@switchyard/adapters';
 import type { CachedResponse, ResponseStore } from '../domain/response-cache.ts';
 
 /**

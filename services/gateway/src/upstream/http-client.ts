@@ -2,7 +2,7 @@ import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Agent, EnvHttpProxyAgent, errors, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { RequestTimeout, UpstreamError, env as setting } from '@switchyard/platform';
+import { RequestTimeout, UpstreamError, env as setting } from '@switchyard/core';
 import type { CancelSignal } from '../routing/cancellation.ts';
 import { NonPublicAddress } from './public-address-lookup.ts';
 

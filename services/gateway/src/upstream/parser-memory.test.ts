@@ -15,7 +15,7 @@ const probe = `
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Agent } from 'undici';
-import { applyV8Flags } from '@switchyard/platform';
+import { applyV8Flags } from '@switchyard/runtime';
 import { gatewayService } from ${JSON.stringify(fileURLToPath(new URL('../service.ts', import.meta.url)))};
 applyV8Flags(gatewayService);
 const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;

@@ -1,5 +1,5 @@
 import { isIP, type LookupFunction } from 'node:net';
-import { isPublicAddress, type Resolver } from '@switchyard/platform';
+import { isPublicAddress, type Resolver } from '@switchyard/rules';
 
 /** A connection to a custom host refused: its name resolved to a non-public address. */
 export class NonPublicAddress extends Error {

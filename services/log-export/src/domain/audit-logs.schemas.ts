@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CamelKeys } from '@switchyard/platform';
+import type { CamelKeys } from '@switchyard/core';
 
 const id = z.guid('a UUID').transform((value) => value.toLowerCase());
 const instant = z.iso

@@ -1,4 +1,4 @@
-import type { Principal } from '@switchyard/platform';
+import type { Principal } from '@switchyard/access';
 import type { events } from '@switchyard/proto';
 import type { AuditLog } from '../store/entities.ts';
 import type { AuditLogRepository } from '../store/audit-log.repository.ts';

@@ -1,4 +1,5 @@
-import { NotFound, type Principal } from '@switchyard/platform';
+import { NotFound } from '@switchyard/core';
+import type { Principal } from '@switchyard/access';
 import type { events } from '@switchyard/proto';
 import type { RequestLog } from '../store/entities.ts';
 import type { RequestLogRepository } from '../store/request-log.repository.ts';

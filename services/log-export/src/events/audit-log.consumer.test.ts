@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { Topics, publishEvent } from '@switchyard/platform';
+import { Topics, publishEvent } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import { controlPlane } from '@switchyard/control-plane';
 import { eventually, startServiceHarness, type ServiceHarness } from '@switchyard/testing';

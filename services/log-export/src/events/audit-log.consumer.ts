@@ -1,4 +1,5 @@
-import { Topics, subscribeEvents, type EventBus, type Logger, type Subscription } from '@switchyard/platform';
+import type { Logger } from '@switchyard/core';
+import { Topics, subscribeEvents, type EventBus, type Subscription } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { AuditLogService } from '../domain/audit-logs.ts';
 import { isInvalidData } from './request-log.consumer.ts';

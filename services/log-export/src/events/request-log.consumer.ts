@@ -1,11 +1,5 @@
-import {
-  Topics,
-  postgresErrorCode,
-  subscribeEvents,
-  type EventBus,
-  type Logger,
-  type Subscription,
-} from '@switchyard/platform';
+import { postgresErrorCode, type Logger } from '@switchyard/core';
+import { Topics, subscribeEvents, type EventBus, type Subscription } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { RequestLogService } from '../domain/request-logs.ts';
 

@@ -1,4 +1,6 @@
-import { camelKeys, listBody, requirePrincipal, ScopedRouter, serveOpenApi } from '@switchyard/platform';
+import { camelKeys, listBody } from '@switchyard/core';
+import { requirePrincipal } from '@switchyard/access';
+import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import type { AuditLogService } from '../domain/audit-logs.ts';

@@ -1,4 +1,4 @@
-import type { KeyValueStore } from '@switchyard/platform';
+import type { KeyValueStore } from '@switchyard/adapters';
 import type { events } from '@switchyard/proto';
 
 const DAY_MS = 86_400_000;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { Topics, publishEvent } from '@switchyard/platform';
+import { Topics, publishEvent } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { policyService } from '../service.ts';

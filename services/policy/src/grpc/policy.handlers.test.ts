@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createGrpcClient } from '@switchyard/platform';
+import { createGrpcClient } from '@switchyard/runtime';
 import { policy } from '@switchyard/proto';
 import { SKIP_CHECKS_FOR_MS } from './policy.handlers.ts';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';

@@ -1,4 +1,4 @@
-import type { CallerRules, ServiceHandlers } from '@switchyard/platform';
+import type { CallerRules, ServiceHandlers } from '@switchyard/runtime';
 import { policy } from '@switchyard/proto';
 
 /** How long a gateway may go without asking again about a key no policy applies to. */

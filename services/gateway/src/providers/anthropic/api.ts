@@ -1,4 +1,4 @@
-import { providerDescriptor } from '@switchyard/platform';
+import { providerDescriptor } from '@switchyard/rules';
 import type { ProviderTarget } from '../types.ts';
 
 export const ANTHROPIC_BASE_URL = providerDescriptor('anthropic').defaultBaseUrl;

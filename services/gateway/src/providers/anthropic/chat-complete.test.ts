@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent } from 'undici';
-import type { UpstreamError } from '@switchyard/platform';
+import type { UpstreamError } from '@switchyard/core';
 import {
   eventually,
   FAKE_ANTHROPIC_USAGE,

@@ -1,4 +1,4 @@
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/core';
 import { parseDataUrl, parseToolArguments } from '../openai-format.ts';
 import type { ChatBody } from '../types.ts';
 import type {

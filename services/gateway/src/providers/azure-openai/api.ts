@@ -1,4 +1,4 @@
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/core';
 import type { OpenAiEndpoint } from '../openai/api.ts';
 import type { ChatCall, ProviderTarget } from '../types.ts';
 

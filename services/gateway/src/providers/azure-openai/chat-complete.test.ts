@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent } from 'undici';
-import { UpstreamError } from '@switchyard/platform';
+import { UpstreamError } from '@switchyard/core';
 import { FAKE_AZURE_MODEL, startFakeAzureOpenAi, type FakeAzureOpenAi } from '@switchyard/testing';
 import { chatCompletionRequest } from '../../http/chat-request.schema.ts';
 import type { ChatCall, ProviderResponse, ProviderTarget } from '../types.ts';

@@ -1,6 +1,6 @@
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { BadRequest, UpstreamError } from '@switchyard/platform';
+import { BadRequest, UpstreamError } from '@switchyard/core';
 import type { Dispatcher } from 'undici';
 import type { ProviderTarget } from '../types.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AppError } from '@switchyard/platform';
+import { AppError } from '@switchyard/core';
 import { chatCompletionRequest } from '../../http/chat-request.schema.ts';
 import { toConverseRequest } from './converse-request.ts';
 

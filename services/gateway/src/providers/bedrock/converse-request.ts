@@ -1,4 +1,4 @@
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/core';
 import type { ChatBody } from '../types.ts';
 import type {
   ConverseContentBlock,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { UpstreamError } from '@switchyard/platform';
+import { UpstreamError } from '@switchyard/core';
 import type {
   ChatCompletion,
   ContentBlock,

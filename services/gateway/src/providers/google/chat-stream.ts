@@ -1,4 +1,4 @@
-import { UpstreamError } from '@switchyard/platform';
+import { UpstreamError } from '@switchyard/core';
 import { chunkEncoder, type ChatCompletionChunk, type UpstreamEvent } from '../openai-format.ts';
 import {
   finishReason,

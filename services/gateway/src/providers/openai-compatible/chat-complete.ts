@@ -1,4 +1,4 @@
-import { BadRequest } from '@switchyard/platform';
+import { BadRequest } from '@switchyard/core';
 import type { Dispatcher } from 'undici';
 import { headers, type OpenAiEndpoint } from '../openai/api.ts';
 import { openAiProvider } from '../openai/chat-complete.ts';

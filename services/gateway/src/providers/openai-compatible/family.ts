@@ -1,4 +1,4 @@
-import { providerRegistry, type RegisteredProvider } from '@switchyard/platform';
+import { providerRegistry, type RegisteredProvider } from '@switchyard/rules';
 import type { ChatBody } from '../types.ts';
 
 /** A host that speaks OpenAI's chat-completions format with a Bearer key. */

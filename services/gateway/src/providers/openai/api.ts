@@ -1,4 +1,4 @@
-import { providerDescriptor } from '@switchyard/platform';
+import { providerDescriptor } from '@switchyard/rules';
 import type { ChatCall, ProviderTarget } from '../types.ts';
 
 export const OPENAI_BASE_URL = providerDescriptor('openai').defaultBaseUrl;

@@ -4,6 +4,14 @@ import globals from 'globals';
 import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
+// A package is imported through its entry points only: '@switchyard/<name>', and
+// '@switchyard/<name>/testing' for the helpers other packages' tests use.
+const packageEntryPattern = {
+  regex: '^@switchyard/[^/]+/(?!testing$)',
+  message:
+    "Import another package through its entry point ('@switchyard/<name>', or '@switchyard/<name>/testing' for test helpers), not one of its files; add what you need to that entry.",
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -38,18 +46,60 @@ export default tseslint.config(
     },
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
-      // A package is imported through its entry points only: '@switchyard/<name>', and
-      // '@switchyard/<name>/testing' for the helpers other packages' tests use.
+      'no-restricted-imports': ['error', { patterns: [packageEntryPattern] }],
+    },
+  },
+  {
+    // Layers inside a service: http/ (the only code that sees express) and grpc/ call into
+    // domain/ (rules and application services), which reads and writes through store/ and
+    // calls other services through clients/. Nothing points back up.
+    files: ['services/*/src/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/testing/**'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: 'services/*/src/domain/**',
+              from: ['services/*/src/http/**', 'services/*/src/grpc/**', 'services/*/src/clients/**'],
+              message:
+                'domain/ does not depend on the layers that call it or carry it: take what it needs as an argument or an interface.',
+            },
+            {
+              target: 'services/*/src/store/**',
+              from: [
+                'services/*/src/http/**',
+                'services/*/src/grpc/**',
+                'services/*/src/clients/**',
+                'services/*/src/events/**',
+              ],
+              message: 'store/ holds queries only: it depends on nothing above it.',
+            },
+            {
+              target: ['services/*/src/clients/**', 'services/*/src/events/**'],
+              from: ['services/*/src/http/**', 'services/*/src/grpc/**'],
+              message: 'clients/ and events/ do not depend on the HTTP or gRPC servers.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // domain/ uses no I/O library: express, database, cache, bus, gRPC and HTTP clients stay in
+    // the layers around it.
+    files: ['services/*/src/domain/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
       'no-restricted-imports': [
         'error',
         {
-          patterns: [
-            {
-              regex: '^@switchyard/[^/]+/(?!testing$)',
-              message:
-                "Import another package through its entry point ('@switchyard/<name>', or '@switchyard/<name>/testing' for test helpers), not one of its files; add what you need to that entry.",
-            },
-          ],
+          paths: ['express', 'typeorm', 'pg', 'redis', 'kafkajs', '@grpc/grpc-js', 'undici'].map((name) => ({
+            name,
+            message: `domain/ uses no I/O library: ${name} belongs to http/, store/, clients/, events/ or grpc/.`,
+          })),
+          patterns: [packageEntryPattern],
         },
       ],
     },

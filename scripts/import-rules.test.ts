@@ -40,7 +40,7 @@ describe('import cycles', () => {
   };
 
   before(() => {
-    dir = mkdtempSync(join(root, 'packages/platform/src/.import-rules-'));
+    dir = mkdtempSync(join(root, 'packages/core/src/.import-rules-'));
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -107,5 +107,61 @@ describe("imports of another package's files", () => {
     assert.throws(() => require.resolve('@switchyard/control-plane/store/identity.repository'), {
       code: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
     });
+  });
+});
+
+describe('layers inside a service', () => {
+  // Virtual files in each layer of log-export, importing its real files.
+  const at = (layer: string) => `services/log-export/src/${layer}/layer-rules-example.ts`;
+  const layerMessages = async (code: string, layer: string) => [
+    ...(await reportedText('import-x/no-restricted-paths', code, at(layer))),
+    ...(await reportedText('no-restricted-imports', code, at(layer))),
+  ];
+
+  test('domain/ importing the HTTP layer is reported', async () => {
+    const messages = await layerMessages(
+      "import { logExportRouter } from '../http/routes.ts';\nexport const used = logExportRouter;\n",
+      'domain',
+    );
+    assert.equal(messages.length, 1);
+    assert.match(messages[0]!, /domain\/ does not depend on the layers that call it/);
+  });
+
+  test('domain/ importing an I/O library is reported, type-only imports too', async () => {
+    const messages = await layerMessages(
+      "import type { Request } from 'express';\nimport { DataSource } from 'typeorm';\n" +
+        'export type R = Request;\nexport const used = DataSource;\n',
+      'domain',
+    );
+    assert.equal(messages.length, 2);
+    assert.match(messages[0]!, /domain\/ uses no I\/O library: express/);
+    assert.match(messages[1]!, /domain\/ uses no I\/O library: typeorm/);
+  });
+
+  test('store/ importing the HTTP layer is reported', async () => {
+    const messages = await layerMessages(
+      "import { logExportRouter } from '../http/routes.ts';\nexport const used = logExportRouter;\n",
+      'store',
+    );
+    assert.equal(messages.length, 1);
+    assert.match(messages[0]!, /store\/ holds queries only/);
+  });
+
+  test('the HTTP layer importing domain/ and express, and domain/ importing store/ types, are allowed', async () => {
+    assert.deepEqual(
+      await layerMessages(
+        "import type { Request } from 'express';\nimport { RequestLogService } from '../domain/request-logs.ts';\n" +
+          'export type R = Request;\nexport const used = RequestLogService;\n',
+        'http',
+      ),
+      [],
+    );
+    assert.deepEqual(
+      await layerMessages(
+        "import type { RequestLog } from '../store/entities.ts';\nexport type L = RequestLog;\n",
+        'domain',
+      ),
+      [],
+    );
   });
 });

@@ -2,12 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { type AppError, UnprocessableEntity, UpstreamError } from '@switchyard/core';
 import { checkCustomHost, systemResolver, type Resolver } from '@switchyard/rules';
 import { JwksKeySet } from '@switchyard/access';
-import type {
-  IdTokenClaims,
-  IdpEndpoints,
-  OidcProvider,
-  TokenEndpointAuth,
-} from '../domain/oidc-provider.ts';
+import type { IdTokenClaims, IdpEndpoints, OidcProvider, CodeExchange } from '../domain/oidc-provider.ts';
 import { clientAssertion } from './client-assertion.ts';
 import { verifyIdToken } from './id-token.ts';
 
@@ -72,16 +67,7 @@ export class OidcClient implements OidcProvider {
   }
 
   /** Exchanges an authorization code (with its PKCE verifier) for the id_token. */
-  async exchangeCode(
-    endpoints: IdpEndpoints,
-    request: {
-      clientId: string;
-      auth: TokenEndpointAuth;
-      code: string;
-      codeVerifier: string;
-      redirectUri: string;
-    },
-  ): Promise<string> {
+  async exchangeCode(endpoints: IdpEndpoints, request: CodeExchange): Promise<string> {
     const form = new URLSearchParams({
       grant_type: 'authorization_code',
       code: request.code,

@@ -29,20 +29,20 @@ export interface IdTokenClaims {
 /** Why an id_token was refused; shown to the person signing in. */
 export class IdTokenRejected extends Error {}
 
+/** An authorization code to exchange at the token endpoint, with its PKCE verifier. */
+export interface CodeExchange {
+  clientId: string;
+  auth: TokenEndpointAuth;
+  code: string;
+  codeVerifier: string;
+  redirectUri: string;
+}
+
 export interface OidcProvider {
   /** The issuer's endpoints, from its discovery document. */
   discover(issuer: string): Promise<IdpEndpoints>;
   /** Exchanges an authorization code (with its PKCE verifier) for the id_token. */
-  exchangeCode(
-    endpoints: IdpEndpoints,
-    request: {
-      clientId: string;
-      auth: TokenEndpointAuth;
-      code: string;
-      codeVerifier: string;
-      redirectUri: string;
-    },
-  ): Promise<string>;
+  exchangeCode(endpoints: IdpEndpoints, request: CodeExchange): Promise<string>;
   /** Checks an id_token against the provider's signing keys; an unacceptable one is an IdTokenRejected. */
   verifyIdToken(
     endpoints: IdpEndpoints,

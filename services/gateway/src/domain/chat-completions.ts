@@ -98,25 +98,16 @@ export class ChatCompletions {
         signal: attempt.signal,
         timeoutMs: attempt.timeoutMs,
       });
+      const reply = {
+        status: response.status,
+        contentType: response.contentType,
+        fromCache: false,
+        cacheKey,
+        maxAgeSeconds: directives.maxAgeSeconds,
+      };
       return response.kind === 'json'
-        ? {
-            stream: false,
-            body: response.body,
-            status: response.status,
-            contentType: response.contentType,
-            fromCache: false,
-            cacheKey,
-            maxAgeSeconds: directives.maxAgeSeconds,
-          }
-        : {
-            stream: true,
-            body: response.body,
-            status: response.status,
-            contentType: response.contentType,
-            fromCache: false,
-            cacheKey,
-            maxAgeSeconds: directives.maxAgeSeconds,
-          };
+        ? { ...reply, stream: false, body: response.body }
+        : { ...reply, stream: true, body: response.body };
     });
   }
 

@@ -661,17 +661,24 @@ async function validateCase(tc, routes) {
         return {
           prefix: p.path,
           service: svc?.metadata?.labels?.['app.kubernetes.io/component'] ?? `?${p.backend?.service?.name}`,
+          exact: p.pathType === 'Exact',
         };
       });
       check(
-        `${rw}: paths equal files/routes.json (prefix, service, order)`,
+        `${rw}: paths equal files/routes.json (prefix, service, exact, order)`,
         JSON.stringify(actual) ===
-          JSON.stringify(routes.map((r) => ({ prefix: r.prefix, service: r.service }))),
+          JSON.stringify(
+            routes.map((r) => ({ prefix: r.prefix, service: r.service, exact: r.exact === true })),
+          ),
         `\n      got      ${JSON.stringify(actual)}\n      expected ${JSON.stringify(routes)}`,
       );
       check(`${rw}: paths unique`, new Set(paths.map((p) => p.path)).size === paths.length);
       paths.forEach((p, i) => {
-        check(`${rw}: ${p.path} pathType Prefix`, p.pathType === 'Prefix');
+        const exact = routes.find((r) => r.prefix === p.path)?.exact === true;
+        check(
+          `${rw}: ${p.path} pathType ${exact ? 'Exact' : 'Prefix'}`,
+          p.pathType === (exact ? 'Exact' : 'Prefix'),
+        );
         const name = p.backend?.service?.name;
         const svc = ofKind('Service').find((s) => s.metadata.name === name);
         if (check(`${rw}: ${p.path} backend Service ${name} is rendered`, Boolean(svc))) {
@@ -685,10 +692,14 @@ async function validateCase(tc, routes) {
             JSON.stringify(port),
           );
         }
-        // A prefix must not be shadowed by a broader prefix listed before it.
+        // A prefix must not be shadowed by a broader prefix listed before it (an exact path shadows none).
         const shadow = paths
           .slice(0, i)
-          .find((q) => q.path === '/' || p.path.startsWith(q.path.endsWith('/') ? q.path : `${q.path}/`));
+          .find(
+            (q) =>
+              q.pathType !== 'Exact' &&
+              (q.path === '/' || p.path.startsWith(q.path.endsWith('/') ? q.path : `${q.path}/`)),
+          );
         check(`${rw}: ${p.path} not preceded by broader prefix`, !shadow, shadow?.path);
       });
     }

@@ -192,9 +192,12 @@ Routes (files/routes.json)
 
 {{/*
 The ingress routing table, read from files/routes.json and checked: every
-route names a known component and a prefix starting with "/". Returns JSON
-{"routes": [{"prefix": ..., "service": ...}, ...]} in file order (most
-specific first). Usage: (include "switchyard.routes" $ | fromJson).routes
+route names a known component and a prefix starting with "/", and "exact",
+when given, is a boolean. Returns JSON
+{"routes": [{"prefix": ..., "service": ..., "exact": true|false}, ...]} in
+file order (most specific first); an exact route matches its path only
+(pathType Exact), the others the path and those below it (Prefix).
+Usage: (include "switchyard.routes" $ | fromJson).routes
 */}}
 {{- define "switchyard.routes" -}}
 {{- $raw := .Files.Get "files/routes.json" -}}
@@ -214,7 +217,10 @@ specific first). Usage: (include "switchyard.routes" $ | fromJson).routes
 {{- if not (hasPrefix "/" (toString $r.prefix)) -}}
 {{- fail (printf "files/routes.json: route %d prefix %q must start with /" $i $r.prefix) -}}
 {{- end -}}
-{{- $routes = append $routes (dict "prefix" $r.prefix "service" $r.service) -}}
+{{- if and (hasKey $r "exact") (not (kindIs "bool" $r.exact)) -}}
+{{- fail (printf "files/routes.json: route %d (%v) exact must be true or false, not %v" $i $r.prefix $r.exact) -}}
+{{- end -}}
+{{- $routes = append $routes (dict "prefix" $r.prefix "service" $r.service "exact" (default false $r.exact)) -}}
 {{- end -}}
 {{- dict "routes" $routes | toJson -}}
 {{- end -}}

@@ -11,14 +11,19 @@ export function isServiceName(value: unknown): value is ServiceName {
 export interface Route {
   prefix: string;
   service: ServiceName;
+  /** Matches the prefix itself only, not the paths below it (the ingress's pathType Exact). */
+  exact?: boolean;
 }
 
-/** The path-prefix table the Helm ingress also reads; first match wins. */
+/**
+ * The path-prefix table the Helm ingress also reads; first match wins. A prefix matches itself
+ * and the paths below it (`prefix/...`), an exact one itself only.
+ */
 export const routes: readonly Route[] = routeTable.routes as Route[];
 
 export function serviceForPath(path: string): ServiceName | undefined {
   for (const route of routes) {
-    if (path === route.prefix || path.startsWith(`${route.prefix}/`)) return route.service;
+    if (path === route.prefix || (!route.exact && path.startsWith(`${route.prefix}/`))) return route.service;
   }
   return undefined;
 }

@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { routes, serviceForPath } from './routes.ts';
+
+describe('the routing table (files/routes.json)', () => {
+  test('sends /openapi.json, and that path only, to control-plane', () => {
+    assert.equal(serviceForPath('/openapi.json'), 'control-plane');
+    assert.equal(serviceForPath('/openapi.jsonx'), undefined);
+    assert.equal(serviceForPath('/openapi.json/x'), undefined);
+    assert.equal(serviceForPath('/openapi'), undefined);
+  });
+
+  test('a prefix matches itself and the paths below it, not a longer name', () => {
+    assert.equal(serviceForPath('/v1/logs'), 'log-export');
+    assert.equal(serviceForPath('/v1/logs/abc'), 'log-export');
+    assert.equal(serviceForPath('/v1/logsx'), 'gateway');
+    assert.equal(serviceForPath('/v1/admin/users/u1'), 'control-plane');
+    assert.equal(serviceForPath('/v1/chat/completions'), 'gateway');
+    assert.equal(serviceForPath('/nowhere'), undefined);
+  });
+
+  test('marks a route exact with true or not at all', () => {
+    for (const route of routes) {
+      assert.ok(
+        route.exact === undefined || route.exact === true,
+        `${route.prefix}: exact is true or absent`,
+      );
+    }
+  });
+});

@@ -54,8 +54,17 @@ try {
     ? serviceLoaders[command as ServiceName]
     : undefined;
   if (loadService) {
-    const [{ runStandalone }, service] = await Promise.all([import('@switchyard/runtime'), loadService()]);
-    await runStandalone(service);
+    const [{ runStandalone, serviceForPath }, service] = await Promise.all([
+      import('@switchyard/runtime'),
+      loadService(),
+    ]);
+    // The service the routing table sends /openapi.json to answers the ingress's whole
+    // description, made from every service's routes: only it loads them all.
+    const options =
+      serviceForPath('/openapi.json') === service.name
+        ? (await import('./openapi.ts')).standaloneOptions(service.name)
+        : {};
+    await runStandalone(service, process.env, options);
   } else if (command === 'all-in-one') await (await import('./all-in-one.ts')).runAllInOne();
   else if (command === 'migrate') {
     const [{ runMigrations }, { allServices }] = await Promise.all([

@@ -3,6 +3,9 @@
 // checks both (pnpm run openapi:write / openapi:check).
 import {
   openApiDocument,
+  serviceForPath,
+  type ServiceName,
+  type StandaloneOptions,
   type JsonSchema,
   type OpenApiDocument,
   type OpenApiOperation,
@@ -23,6 +26,15 @@ export function ingressDocument(definitions: readonly ServiceDefinition[] = allS
     })),
     { ingress: true },
   );
+}
+
+/**
+ * What a service run as its own process is given besides its definition: the one the routing
+ * table sends `/openapi.json` to answers the whole ingress's description there, the others
+ * their own.
+ */
+export function standaloneOptions(service: ServiceName): StandaloneOptions {
+  return serviceForPath('/openapi.json') === service ? { ingressDescription: () => ingressDocument() } : {};
 }
 
 export const GENERATED_NOTE =

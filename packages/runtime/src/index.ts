@@ -44,6 +44,8 @@ export {
   serveScoped,
   type ServiceDefinition,
   type ServiceInstance,
+  type StandaloneOptions,
+  standaloneRouters,
   standaloneSettings,
 } from './runtime.ts';
 export {

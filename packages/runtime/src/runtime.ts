@@ -35,6 +35,7 @@ import {
   type ServiceClient,
 } from './grpc.ts';
 import { createHttpApp, listen, type ReadinessCheck, serverLimitsFrom } from '@switchyard/http';
+import type { OpenApiDocument } from './openapi.ts';
 import type { DeclaredRoute, ScopedRouter } from './scoped-router.ts';
 import type { ServiceName } from './routes.ts';
 import type { Resolver } from '@switchyard/rules';
@@ -290,8 +291,54 @@ export function standaloneSettings(definition: ServiceDefinition): z.ZodObject {
   return z.object(Object.fromEntries(read)).extend(definition.settings?.shape ?? {});
 }
 
+type HttpRouters = Parameters<typeof createHttpApp>[0]['routers'];
+
+/** What the launcher tells a service run as its own process besides its definition. */
+export interface StandaloneOptions {
+  /**
+   * Makes the whole ingress's OpenAPI description (docs/openapi.json), which `GET /openapi.json`
+   * then answers in place of the service's own; made once, on the first request. The launcher
+   * gives it to the service the routing table sends `/openapi.json` to.
+   */
+  ingressDescription?: () => OpenApiDocument;
+}
+
+/**
+ * The HTTP routers of a service run as its own process, in order: the ingress's description
+ * when it answers it, the audit trail of its management writes, its own router.
+ */
+export function standaloneRouters(
+  definition: Pick<ServiceDefinition, 'name'>,
+  instance: ServiceInstance,
+  bus: EventBus | undefined,
+  logger: Logger,
+  options: StandaloneOptions = {},
+): HttpRouters {
+  if (!instance.router) return [];
+  const routers: HttpRouters = [];
+  const { ingressDescription } = options;
+  if (ingressDescription) {
+    let description: string | undefined;
+    routers.push({
+      router: (req, res, next) => {
+        if (req.path !== '/openapi.json' || req.method !== 'GET') return next();
+        description ??= JSON.stringify(ingressDescription());
+        res.type('application/json').send(description);
+      },
+    });
+  }
+  const audit = auditTrailFor(definition.name, instance, bus, logger);
+  if (audit) routers.push({ router: audit });
+  routers.push({ router: instance.router });
+  return routers;
+}
+
 /** Runs one service as its own process on real Postgres, Kafka and Redis. */
-export async function runStandalone(definition: ServiceDefinition, processEnv = process.env): Promise<void> {
+export async function runStandalone(
+  definition: ServiceDefinition,
+  processEnv = process.env,
+  options: StandaloneOptions = {},
+): Promise<void> {
   applyV8Flags(definition);
   const config = loadConfig(standaloneSchema(definition), processEnv) as Record<string, unknown> &
     z.output<typeof baseEnvSchema> & {
@@ -386,13 +433,12 @@ export async function runStandalone(definition: ServiceDefinition, processEnv = 
   }
   // Consumers and start-up work run before HTTP accepts traffic, so "ready" means ready.
   await instance.start?.();
-  const audit = instance.router ? auditTrailFor(definition.name, instance, bus, logger) : undefined;
   const app = createHttpApp({
     service: definition.name,
     logger,
     metrics,
     readiness,
-    routers: instance.router ? [...(audit ? [{ router: audit }] : []), { router: instance.router }] : [],
+    routers: standaloneRouters(definition, instance, bus, logger, options),
     isStopping: () => lifecycle.isStopping,
     trustProxy: config.TRUST_PROXY,
     requestLogContext: definition.requestLogContext,

@@ -501,7 +501,7 @@ export function serveOpenApi(router: ScopedRouter, service: ServiceName): Scoped
     {
       scope: 'public',
       query: 'none',
-      summary: `The OpenAPI 3.0 description of the routes this service serves (in all-in-one, of every service).`,
+      summary: `The OpenAPI 3.0 description of the routes this service serves (through the ingress and in all-in-one, of every service).`,
     },
     (_req, res) => {
       document ??= JSON.stringify(openApiDocument([{ service, routes: router.routes() }]));

@@ -13,7 +13,7 @@ import {
 import { callDeadlineDefaults, type CallDeadlines, type Logger, type Metrics } from '@switchyard/core';
 import { GrpcServer, type GrpcSecurity, type RegisteredMethod } from './grpc.ts';
 import type { ReadinessCheck } from '@switchyard/http';
-import { openApiDocument } from './openapi.ts';
+import { openApiDocument, serveDescription } from './openapi.ts';
 import { serviceForPath, type ServiceName } from './routes.ts';
 import {
   clientTargets,
@@ -142,21 +142,13 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
   }
 
   // The one entry point serves one description: every service's routes, as the ingress's docs/openapi.json.
-  let description: string | undefined;
-  const router: RequestHandler = (req, res, next) => {
-    if (req.path === '/openapi.json' && req.method === 'GET') {
-      description ??= JSON.stringify(
-        openApiDocument(
-          options.definitions.map(({ name }) => ({
-            service: name,
-            routes: instances.get(name)?.routes ?? [],
-          })),
-          { ingress: true },
-        ),
-      );
-      res.type('application/json').send(description);
-      return;
-    }
+  const description = serveDescription(() =>
+    openApiDocument(
+      options.definitions.map(({ name }) => ({ service: name, routes: instances.get(name)?.routes ?? [] })),
+      { ingress: true },
+    ),
+  );
+  const route: RequestHandler = (req, res, next) => {
     const service = serviceForPath(req.path);
     const serviceRouter = service ? instances.get(service)?.router : undefined;
     if (serviceRouter) {
@@ -164,6 +156,7 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
       serviceRouter(req, res, next);
     } else next();
   };
+  const router: RequestHandler = (req, res, next) => description(req, res, () => route(req, res, next));
   return {
     instances,
     databases,

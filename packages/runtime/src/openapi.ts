@@ -1,6 +1,7 @@
 // The OpenAPI 3.0 description of the HTTP interface, generated from the routes the services
 // declare (ScopedRouter): their methods, paths and scopes, and the zod schemas they validate
 // their input with, converted by zod's own z.toJSONSchema (target openapi-3.0).
+import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import runtimePackage from '../package.json' with { type: 'json' };
 import { type ErrorBody, pageQuery } from '@switchyard/core';
@@ -508,4 +509,17 @@ export function serveOpenApi(router: ScopedRouter, service: ServiceName): Scoped
       res.type('application/json').send(document);
     },
   );
+}
+
+/**
+ * Answers `GET /openapi.json` with a description made once, at the first request, and passes
+ * every other request on: the whole ingress's description where one process answers for all.
+ */
+export function serveDescription(describe: () => OpenApiDocument): RequestHandler {
+  let description: string | undefined;
+  return (req, res, next) => {
+    if (req.path !== '/openapi.json' || req.method !== 'GET') return next();
+    description ??= JSON.stringify(describe());
+    res.type('application/json').send(description);
+  };
 }

@@ -35,7 +35,7 @@ import {
   type ServiceClient,
 } from './grpc.ts';
 import { createHttpApp, listen, type ReadinessCheck, serverLimitsFrom } from '@switchyard/http';
-import type { OpenApiDocument } from './openapi.ts';
+import { serveDescription, type OpenApiDocument } from './openapi.ts';
 import type { DeclaredRoute, ScopedRouter } from './scoped-router.ts';
 import type { ServiceName } from './routes.ts';
 import type { Resolver } from '@switchyard/rules';
@@ -317,16 +317,7 @@ export function standaloneRouters(
   if (!instance.router) return [];
   const routers: HttpRouters = [];
   const { ingressDescription } = options;
-  if (ingressDescription) {
-    let description: string | undefined;
-    routers.push({
-      router: (req, res, next) => {
-        if (req.path !== '/openapi.json' || req.method !== 'GET') return next();
-        description ??= JSON.stringify(ingressDescription());
-        res.type('application/json').send(description);
-      },
-    });
-  }
+  if (ingressDescription) routers.push({ router: serveDescription(ingressDescription) });
   const audit = auditTrailFor(definition.name, instance, bus, logger);
   if (audit) routers.push({ router: audit });
   routers.push({ router: instance.router });

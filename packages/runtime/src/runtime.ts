@@ -47,6 +47,8 @@ export interface Clients {
   organisationSettings: ServiceClient<typeof admin.OrganisationSettingsService>;
   configs: ServiceClient<typeof configs.ConfigService>;
   policy: ServiceClient<typeof policy.PolicyService>;
+  usageLedger: ServiceClient<typeof policy.UsageLedgerService>;
+  policyDirectory: ServiceClient<typeof policy.PolicyDirectoryService>;
 }
 export type ClientName = keyof Clients;
 
@@ -58,6 +60,8 @@ export const clientTargets: Record<ClientName, { service: ServiceName; addressVa
   organisationSettings: { service: 'admin', addressVariable: 'ADMIN_GRPC_ADDRESS' },
   configs: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   policy: { service: 'policy', addressVariable: 'POLICY_GRPC_ADDRESS' },
+  usageLedger: { service: 'policy', addressVariable: 'POLICY_GRPC_ADDRESS' },
+  policyDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
 };
 
 const clientServices = {
@@ -67,6 +71,8 @@ const clientServices = {
   organisationSettings: admin.OrganisationSettingsService,
   configs: configs.ConfigService,
   policy: policy.PolicyService,
+  usageLedger: policy.UsageLedgerService,
+  policyDirectory: policy.PolicyDirectoryService,
 } as const;
 
 export interface ServiceDeps {

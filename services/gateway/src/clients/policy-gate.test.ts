@@ -28,8 +28,9 @@ async function startPolicyStandIn() {
         calls.push(request);
         return state.decide(request);
       },
+      accrue: async (request) => ({ allowed: true, reservation: request.reservation }),
     },
-    { check: ['gateway'] },
+    { check: ['gateway'], accrue: ['gateway'] },
   );
   const port = await server.listen('127.0.0.1', 0);
   return { address: `127.0.0.1:${port}`, calls, state, close: () => server.close() };

@@ -7,6 +7,7 @@ export const SKIP_CHECKS_FOR_MS = 10_000;
 /** The policy check sits on the gateway's hot path and nowhere else. */
 export const policyCallers: CallerRules<typeof policy.PolicyService> = {
   check: ['gateway'],
+  accrue: ['gateway'],
 };
 
 /**
@@ -17,5 +18,7 @@ export const policyCallers: CallerRules<typeof policy.PolicyService> = {
 export function policyHandlers(): ServiceHandlers<typeof policy.PolicyService> {
   return {
     check: async () => ({ decision: policy.Decision.ALLOW, skipChecksForMs: SKIP_CHECKS_FOR_MS }),
+    // Nothing is reserved while no policy can deny, so there is nothing to settle.
+    accrue: async (request) => ({ allowed: true, reservation: request.reservation }),
   };
 }

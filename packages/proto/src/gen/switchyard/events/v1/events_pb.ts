@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_events_v1_events: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIoUBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDSL0BQoPUmVxdWVzdExvZ0V2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCgh0cmFjZV9pZBgFIAEoCRIPCgdzcGFuX2lkGAYgASgJEhYKDnBhcmVudF9zcGFuX2lkGAcgASgJEhEKCXNwYW5fbmFtZRgIIAEoCRJFCghtZXRhZGF0YRgJIAMoCzIzLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlJlcXVlc3RMb2dFdmVudC5NZXRhZGF0YUVudHJ5Eg4KBm1ldGhvZBgKIAEoCRIMCgRwYXRoGAsgASgJEhAKCHByb3ZpZGVyGAwgASgJEg0KBW1vZGVsGA0gASgJEhgKEGludGVncmF0aW9uX3NsdWcYDiABKAkSDgoGc3RhdHVzGA8gASgNEg4KBnN0cmVhbRgQIAEoCBIZCg1jcmVhdGVkX2F0X21zGBEgASgDQgIwARISCgpsYXRlbmN5X21zGBIgASgNEhQKDHJlcXVlc3RfYm9keRgTIAEoCRIVCg1yZXNwb25zZV9ib2R5GBQgASgJEi8KBXVzYWdlGBUgASgLMiAuc3dpdGNoeWFyZC5ldmVudHMudjEuVG9rZW5Vc2FnZRIMCgRjb3N0GBYgASgBEhUKDWVycm9yX21lc3NhZ2UYFyABKAkSFAoMY2FjaGVfc3RhdHVzGBggASgJEhMKC2NvbmZpZ19zbHVnGBkgASgJEhIKCnJvdXRlX3BhdGgYGiABKAkSEwoLcmV0cnlfY291bnQYGyABKA0SFwoPY2FjaGVfbmFtZXNwYWNlGBwgASgJEhsKE2NhY2hlX2ZvcmNlX3JlZnJlc2gYHSABKAgSFwoPbW9kZWxzX2VuZHBvaW50GB4gASgIGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLXAQoKVXNhZ2VFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIcHJvdmlkZXIYBSABKAkSDQoFbW9kZWwYBiABKAkSLwoFdXNhZ2UYByABKAsyIC5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Ub2tlblVzYWdlEgwKBGNvc3QYCCABKAESGgoOb2NjdXJyZWRfYXRfbXMYCSABKANCAjABIs4BCgtDaGFuZ2VFdmVudBIKCgJpZBgBIAEoCRIOCgZlbnRpdHkYAiABKAkSEQoJZW50aXR5X2lkGAMgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSMgoGYWN0aW9uGAYgASgOMiIuc3dpdGNoeWFyZC5ldmVudHMudjEuQ2hhbmdlQWN0aW9uEhoKDm9jY3VycmVkX2F0X21zGAcgASgDQgIwARIRCgljYWNoZV9rZXkYCCABKAki3AIKCkF1ZGl0RXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRISCgphcGlfa2V5X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSEwoLYXV0aF9tZXRob2QYBiABKAkSEAoIa2V5X25hbWUYByABKAkSDgoGbWV0aG9kGAggASgJEg0KBXJvdXRlGAkgASgJEgwKBHBhdGgYCiABKAkSDQoFc2NvcGUYCyABKAkSDgoGc3RhdHVzGAwgASgNEhMKC3Jlc291cmNlX2lkGA0gASgJEhoKDm9jY3VycmVkX2F0X21zGA4gASgDQgIwARIRCgljbGllbnRfaXAYDyABKAkSEgoKdXNlcl9hZ2VudBgQIAEoCRISCgpyZXF1ZXN0X2lkGBEgASgJEg8KB3NlcnZpY2UYEiABKAkqfgoMQ2hhbmdlQWN0aW9uEh0KGUNIQU5HRV9BQ1RJT05fVU5TUEVDSUZJRUQQABIZChVDSEFOR0VfQUNUSU9OX0NSRUFURUQQARIZChVDSEFOR0VfQUNUSU9OX1VQREFURUQQAhIZChVDSEFOR0VfQUNUSU9OX0RFTEVURUQQA2IGcHJvdG8z',
+    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIoUBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDSKpBgoPUmVxdWVzdExvZ0V2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCgh0cmFjZV9pZBgFIAEoCRIPCgdzcGFuX2lkGAYgASgJEhYKDnBhcmVudF9zcGFuX2lkGAcgASgJEhEKCXNwYW5fbmFtZRgIIAEoCRJFCghtZXRhZGF0YRgJIAMoCzIzLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlJlcXVlc3RMb2dFdmVudC5NZXRhZGF0YUVudHJ5Eg4KBm1ldGhvZBgKIAEoCRIMCgRwYXRoGAsgASgJEhAKCHByb3ZpZGVyGAwgASgJEg0KBW1vZGVsGA0gASgJEhgKEGludGVncmF0aW9uX3NsdWcYDiABKAkSDgoGc3RhdHVzGA8gASgNEg4KBnN0cmVhbRgQIAEoCBIZCg1jcmVhdGVkX2F0X21zGBEgASgDQgIwARISCgpsYXRlbmN5X21zGBIgASgNEhQKDHJlcXVlc3RfYm9keRgTIAEoCRIVCg1yZXNwb25zZV9ib2R5GBQgASgJEi8KBXVzYWdlGBUgASgLMiAuc3dpdGNoeWFyZC5ldmVudHMudjEuVG9rZW5Vc2FnZRIMCgRjb3N0GBYgASgBEhUKDWVycm9yX21lc3NhZ2UYFyABKAkSFAoMY2FjaGVfc3RhdHVzGBggASgJEhMKC2NvbmZpZ19zbHVnGBkgASgJEhIKCnJvdXRlX3BhdGgYGiABKAkSEwoLcmV0cnlfY291bnQYGyABKA0SFwoPY2FjaGVfbmFtZXNwYWNlGBwgASgJEhsKE2NhY2hlX2ZvcmNlX3JlZnJlc2gYHSABKAgSFwoPbW9kZWxzX2VuZHBvaW50GB4gASgIEjMKBnBvbGljeRgfIAEoCzIjLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlBvbGljeU91dGNvbWUaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIn8KDVBvbGljeU91dGNvbWUSEAoIZGVjaXNpb24YASABKAkSEQoJcG9saWN5X2lkGAIgASgJEgwKBGNvZGUYAyABKAkSOwoLYWRqdXN0bWVudHMYBCADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lBZGp1c3RtZW50Ik8KEFBvbGljeUFkanVzdG1lbnQSEQoJcG9saWN5X2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEaGVsZBgDIAEoARIMCgR1c2VkGAQgASgBItcBCgpVc2FnZUV2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCghwcm92aWRlchgFIAEoCRINCgVtb2RlbBgGIAEoCRIvCgV1c2FnZRgHIAEoCzIgLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlRva2VuVXNhZ2USDAoEY29zdBgIIAEoARIaCg5vY2N1cnJlZF9hdF9tcxgJIAEoA0ICMAEizgEKC0NoYW5nZUV2ZW50EgoKAmlkGAEgASgJEg4KBmVudGl0eRgCIAEoCRIRCgllbnRpdHlfaWQYAyABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAQgASgJEhQKDHdvcmtzcGFjZV9pZBgFIAEoCRIyCgZhY3Rpb24YBiABKA4yIi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5DaGFuZ2VBY3Rpb24SGgoOb2NjdXJyZWRfYXRfbXMYByABKANCAjABEhEKCWNhY2hlX2tleRgIIAEoCSLcAgoKQXVkaXRFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSDwoHdXNlcl9pZBgFIAEoCRITCgthdXRoX21ldGhvZBgGIAEoCRIQCghrZXlfbmFtZRgHIAEoCRIOCgZtZXRob2QYCCABKAkSDQoFcm91dGUYCSABKAkSDAoEcGF0aBgKIAEoCRINCgVzY29wZRgLIAEoCRIOCgZzdGF0dXMYDCABKA0SEwoLcmVzb3VyY2VfaWQYDSABKAkSGgoOb2NjdXJyZWRfYXRfbXMYDiABKANCAjABEhEKCWNsaWVudF9pcBgPIAEoCRISCgp1c2VyX2FnZW50GBAgASgJEhIKCnJlcXVlc3RfaWQYESABKAkSDwoHc2VydmljZRgSIAEoCSp+CgxDaGFuZ2VBY3Rpb24SHQoZQ0hBTkdFX0FDVElPTl9VTlNQRUNJRklFRBAAEhkKFUNIQU5HRV9BQ1RJT05fQ1JFQVRFRBABEhkKFUNIQU5HRV9BQ1RJT05fVVBEQVRFRBACEhkKFUNIQU5HRV9BQ1RJT05fREVMRVRFRBADYgZwcm90bzM',
   );
 
 /**
@@ -220,6 +220,13 @@ export type RequestLogEvent = Message<'switchyard.events.v1.RequestLogEvent'> & 
    * @generated from field: bool models_endpoint = 30;
    */
   modelsEndpoint: boolean;
+
+  /**
+   * Rate and usage limits: what they decided for the request and what it held and used.
+   *
+   * @generated from field: switchyard.events.v1.PolicyOutcome policy = 31;
+   */
+  policy?: PolicyOutcome | undefined;
 };
 
 /**
@@ -229,6 +236,84 @@ export type RequestLogEvent = Message<'switchyard.events.v1.RequestLogEvent'> & 
 export const RequestLogEventSchema: GenMessage<RequestLogEvent> =
   /*@__PURE__*/
   messageDesc(file_switchyard_events_v1_events, 1);
+
+/**
+ * What rate and usage limit policies did with one request.
+ *
+ * @generated from message switchyard.events.v1.PolicyOutcome
+ */
+export type PolicyOutcome = Message<'switchyard.events.v1.PolicyOutcome'> & {
+  /**
+   * "allowed", "denied", "exhausted" (a stream ended when its limit ran out), "skipped"
+   * (no policy applies), "failed_open" or "failed_closed" (a store or the policy service
+   * was unreachable and a failure mode decided).
+   *
+   * @generated from field: string decision = 1;
+   */
+  decision: string;
+
+  /**
+   * The policy that denied the request or ended its stream.
+   *
+   * @generated from field: string policy_id = 2;
+   */
+  policyId: string;
+
+  /**
+   * @generated from field: string code = 3;
+   */
+  code: string;
+
+  /**
+   * Every reservation the request held, with what it finally used.
+   *
+   * @generated from field: repeated switchyard.events.v1.PolicyAdjustment adjustments = 4;
+   */
+  adjustments: PolicyAdjustment[];
+};
+
+/**
+ * Describes the message switchyard.events.v1.PolicyOutcome.
+ * Use `create(PolicyOutcomeSchema)` to create a new message.
+ */
+export const PolicyOutcomeSchema: GenMessage<PolicyOutcome> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_events_v1_events, 2);
+
+/**
+ * @generated from message switchyard.events.v1.PolicyAdjustment
+ */
+export type PolicyAdjustment = Message<'switchyard.events.v1.PolicyAdjustment'> & {
+  /**
+   * @generated from field: string policy_id = 1;
+   */
+  policyId: string;
+
+  /**
+   * "requests", "tokens" or "cost".
+   *
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: double held = 3;
+   */
+  held: number;
+
+  /**
+   * @generated from field: double used = 4;
+   */
+  used: number;
+};
+
+/**
+ * Describes the message switchyard.events.v1.PolicyAdjustment.
+ * Use `create(PolicyAdjustmentSchema)` to create a new message.
+ */
+export const PolicyAdjustmentSchema: GenMessage<PolicyAdjustment> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_events_v1_events, 3);
 
 /**
  * Topic "switchyard.usage.v1", keyed by the limited entity (the API key).
@@ -288,7 +373,7 @@ export type UsageEvent = Message<'switchyard.events.v1.UsageEvent'> & {
  */
 export const UsageEventSchema: GenMessage<UsageEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 2);
+  messageDesc(file_switchyard_events_v1_events, 4);
 
 /**
  * Topic "switchyard.changes.v1", keyed by entity id: lets caches drop stale entries.
@@ -347,7 +432,7 @@ export type ChangeEvent = Message<'switchyard.events.v1.ChangeEvent'> & {
  */
 export const ChangeEventSchema: GenMessage<ChangeEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 3);
+  messageDesc(file_switchyard_events_v1_events, 5);
 
 /**
  * Topic "switchyard.audit.v1", keyed by organisation id: one successful management write
@@ -472,7 +557,7 @@ export type AuditEvent = Message<'switchyard.events.v1.AuditEvent'> & {
  */
 export const AuditEventSchema: GenMessage<AuditEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 4);
+  messageDesc(file_switchyard_events_v1_events, 6);
 
 /**
  * @generated from enum switchyard.events.v1.ChangeAction

@@ -12,8 +12,37 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_policy_v1_policy: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiFzd2l0Y2h5YXJkL3BvbGljeS92MS9wb2xpY3kucHJvdG8SFHN3aXRjaHlhcmQucG9saWN5LnYxIucBCgxDaGVja1JlcXVlc3QSFwoPb3JnYW5pc2F0aW9uX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRISCgphcGlfa2V5X2lkGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEg0KBW1vZGVsGAUgASgJEkIKCG1ldGFkYXRhGAYgAygLMjAuc3dpdGNoeWFyZC5wb2xpY3kudjEuQ2hlY2tSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpkBCg1DaGVja1Jlc3BvbnNlEjAKCGRlY2lzaW9uGAEgASgOMh4uc3dpdGNoeWFyZC5wb2xpY3kudjEuRGVjaXNpb24SDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEhsKE3JldHJ5X2FmdGVyX3NlY29uZHMYBCABKA0SGgoSc2tpcF9jaGVja3NfZm9yX21zGAUgASgNKksKCERlY2lzaW9uEhgKFERFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASEgoOREVDSVNJT05fQUxMT1cQARIRCg1ERUNJU0lPTl9ERU5ZEAIyZgoNUG9saWN5U2VydmljZRJVCgVDaGVjaxIiLnN3aXRjaHlhcmQucG9saWN5LnYxLkNoZWNrUmVxdWVzdBojLnN3aXRjaHlhcmQucG9saWN5LnYxLkNoZWNrUmVzcG9uc2UiA5ACAWIGcHJvdG8z',
+    'CiFzd2l0Y2h5YXJkL3BvbGljeS92MS9wb2xpY3kucHJvdG8SFHN3aXRjaHlhcmQucG9saWN5LnYxIigKCEVzdGltYXRlEg4KBnRva2VucxgBIAEoARIMCgRjb3N0GAIgASgBIs4CCgxDaGVja1JlcXVlc3QSFwoPb3JnYW5pc2F0aW9uX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRISCgphcGlfa2V5X2lkGAMgASgJEhAKCHByb3ZpZGVyGAQgASgJEg0KBW1vZGVsGAUgASgJEkIKCG1ldGFkYXRhGAYgAygLMjAuc3dpdGNoeWFyZC5wb2xpY3kudjEuQ2hlY2tSZXF1ZXN0Lk1ldGFkYXRhRW50cnkSDwoHdXNlcl9pZBgHIAEoCRIwCghlc3RpbWF0ZRgIIAEoCzIeLnN3aXRjaHlhcmQucG9saWN5LnYxLkVzdGltYXRlEhIKCnJlcXVlc3RfaWQYCSABKAkSDgoGdGFyZ2V0GAogASgJGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLkAQoKTGltaXRTdGF0ZRIRCglwb2xpY3lfaWQYASABKAkSLgoEa2luZBgCIAEoDjIgLnN3aXRjaHlhcmQucG9saWN5LnYxLlBvbGljeUtpbmQSDAoEdHlwZRgDIAEoCRINCgVsaW1pdBgEIAEoARIRCglyZW1haW5pbmcYBSABKAESFwoLcmVzZXRfYXRfbXMYBiABKANCAjABEjcKDGZhaWx1cmVfbW9kZRgHIAEoDjIhLnN3aXRjaHlhcmQucG9saWN5LnYxLkZhaWx1cmVNb2RlEhEKCXZhbHVlX2tleRgIIAEoCSKgAQoESG9sZBIRCglwb2xpY3lfaWQYASABKAkSLgoEa2luZBgCIAEoDjIgLnN3aXRjaHlhcmQucG9saWN5LnYxLlBvbGljeUtpbmQSDAoEdHlwZRgDIAEoCRIPCgdjb3VudGVyGAQgASgJEg0KBWZpZWxkGAUgASgJEgwKBGhlbGQYBiABKAESGQoNZXhwaXJlc19hdF9tcxgHIAEoA0ICMAEiRAoLUmVzZXJ2YXRpb24SCgoCaWQYASABKAkSKQoFaG9sZHMYAiADKAsyGi5zd2l0Y2h5YXJkLnBvbGljeS52MS5Ib2xkIqgCCg1DaGVja1Jlc3BvbnNlEjAKCGRlY2lzaW9uGAEgASgOMh4uc3dpdGNoeWFyZC5wb2xpY3kudjEuRGVjaXNpb24SDAoEY29kZRgCIAEoCRIPCgdtZXNzYWdlGAMgASgJEhsKE3JldHJ5X2FmdGVyX3NlY29uZHMYBCABKA0SGgoSc2tpcF9jaGVja3NfZm9yX21zGAUgASgNEhEKCXBvbGljeV9pZBgGIAEoCRIwCgZsaW1pdHMYByADKAsyIC5zd2l0Y2h5YXJkLnBvbGljeS52MS5MaW1pdFN0YXRlEjYKC3Jlc2VydmF0aW9uGAggASgLMiEuc3dpdGNoeWFyZC5wb2xpY3kudjEuUmVzZXJ2YXRpb24SEAoIZGVncmFkZWQYCSABKAginQEKDUFjY3J1ZVJlcXVlc3QSNgoLcmVzZXJ2YXRpb24YASABKAsyIS5zd2l0Y2h5YXJkLnBvbGljeS52MS5SZXNlcnZhdGlvbhIsCgR1c2VkGAIgASgLMh4uc3dpdGNoeWFyZC5wb2xpY3kudjEuRXN0aW1hdGUSDQoFZmluYWwYAyABKAgSFwoPb3JnYW5pc2F0aW9uX2lkGAQgASgJIosBCg5BY2NydWVSZXNwb25zZRIPCgdhbGxvd2VkGAEgASgIEjYKC3Jlc2VydmF0aW9uGAIgASgLMiEuc3dpdGNoeWFyZC5wb2xpY3kudjEuUmVzZXJ2YXRpb24SEQoJcG9saWN5X2lkGAMgASgJEgwKBGNvZGUYBCABKAkSDwoHbWVzc2FnZRgFIAEoCSI/Cg9Qb2xpY3lDb25kaXRpb24SCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJEhAKCGV4Y2x1ZGVzGAMgASgIIpQDChBQb2xpY3lEZWZpbml0aW9uEgoKAmlkGAEgASgJEi4KBGtpbmQYAiABKA4yIC5zd2l0Y2h5YXJkLnBvbGljeS52MS5Qb2xpY3lLaW5kEhcKD29yZ2FuaXNhdGlvbl9pZBgDIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBCABKAkSOQoKY29uZGl0aW9ucxgFIAMoCzIlLnN3aXRjaHlhcmQucG9saWN5LnYxLlBvbGljeUNvbmRpdGlvbhIQCghncm91cF9ieRgGIAMoCRIMCgR0eXBlGAcgASgJEg4KBnRhcmdldBgIIAEoCRIMCgR1bml0GAkgASgJEg0KBXZhbHVlGAogASgBEhQKDGNyZWRpdF9saW1pdBgLIAEoARIWCg5wZXJpb2RpY19yZXNldBgMIAEoCRIbChNwZXJpb2RpY19yZXNldF9kYXlzGA0gASgNEhsKD3Jlc2V0X2FuY2hvcl9tcxgOIAEoA0ICMAESFwoPYWxlcnRfdGhyZXNob2xkGA8gASgBEgwKBG5hbWUYECABKAkiLgoTTGlzdFBvbGljaWVzUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkiUAoUTGlzdFBvbGljaWVzUmVzcG9uc2USOAoIcG9saWNpZXMYASADKAsyJi5zd2l0Y2h5YXJkLnBvbGljeS52MS5Qb2xpY3lEZWZpbml0aW9uIlMKC0VudGl0eVVzYWdlEgoKAmlkGAEgASgJEhEKCXZhbHVlX2tleRgCIAEoCRIVCg1jdXJyZW50X3VzYWdlGAMgASgBEg4KBnN0YXR1cxgEIAEoCSJ/ChBMaXN0VXNhZ2VSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCRIRCglwb2xpY3lfaWQYAiABKAkSDgoGc3RhdHVzGAMgASgJEg4KBnNlYXJjaBgEIAEoCRIMCgRwYWdlGAUgASgNEhEKCXBhZ2Vfc2l6ZRgGIAEoDSKPAQoRTGlzdFVzYWdlUmVzcG9uc2USMwoIZW50aXRpZXMYASADKAsyIS5zd2l0Y2h5YXJkLnBvbGljeS52MS5FbnRpdHlVc2FnZRINCgV0b3RhbBgCIAEoDRIbCg9wZXJpb2Rfc3RhcnRfbXMYAyABKANCAjABEhkKDW5leHRfcmVzZXRfbXMYBCABKANCAjABIk8KEVJlc2V0VXNhZ2VSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCRIRCglwb2xpY3lfaWQYAiABKAkSDgoGZW50aXR5GAMgASgJIiMKElJlc2V0VXNhZ2VSZXNwb25zZRINCgVmb3VuZBgBIAEoCCJlCg9LZXlVc2FnZVJlcXVlc3QSFwoPb3JnYW5pc2F0aW9uX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRISCgphcGlfa2V5X2lkGAMgASgJEg8KB3VzZXJfaWQYBCABKAkiRAoQS2V5VXNhZ2VSZXNwb25zZRIwCgZsaW1pdHMYASADKAsyIC5zd2l0Y2h5YXJkLnBvbGljeS52MS5MaW1pdFN0YXRlKksKCERlY2lzaW9uEhgKFERFQ0lTSU9OX1VOU1BFQ0lGSUVEEAASEgoOREVDSVNJT05fQUxMT1cQARIRCg1ERUNJU0lPTl9ERU5ZEAIqYgoKUG9saWN5S2luZBIbChdQT0xJQ1lfS0lORF9VTlNQRUNJRklFRBAAEhoKFlBPTElDWV9LSU5EX1JBVEVfTElNSVQQARIbChdQT0xJQ1lfS0lORF9VU0FHRV9MSU1JVBACKlsKC0ZhaWx1cmVNb2RlEhwKGEZBSUxVUkVfTU9ERV9VTlNQRUNJRklFRBAAEhUKEUZBSUxVUkVfTU9ERV9PUEVOEAESFwoTRkFJTFVSRV9NT0RFX0NMT1NFRBACMrYBCg1Qb2xpY3lTZXJ2aWNlElAKBUNoZWNrEiIuc3dpdGNoeWFyZC5wb2xpY3kudjEuQ2hlY2tSZXF1ZXN0GiMuc3dpdGNoeWFyZC5wb2xpY3kudjEuQ2hlY2tSZXNwb25zZRJTCgZBY2NydWUSIy5zd2l0Y2h5YXJkLnBvbGljeS52MS5BY2NydWVSZXF1ZXN0GiQuc3dpdGNoeWFyZC5wb2xpY3kudjEuQWNjcnVlUmVzcG9uc2UyvQIKElVzYWdlTGVkZ2VyU2VydmljZRJhCglMaXN0VXNhZ2USJi5zd2l0Y2h5YXJkLnBvbGljeS52MS5MaXN0VXNhZ2VSZXF1ZXN0Gicuc3dpdGNoeWFyZC5wb2xpY3kudjEuTGlzdFVzYWdlUmVzcG9uc2UiA5ACARJkCgpSZXNldFVzYWdlEicuc3dpdGNoeWFyZC5wb2xpY3kudjEuUmVzZXRVc2FnZVJlcXVlc3QaKC5zd2l0Y2h5YXJkLnBvbGljeS52MS5SZXNldFVzYWdlUmVzcG9uc2UiA5ACAhJeCghLZXlVc2FnZRIlLnN3aXRjaHlhcmQucG9saWN5LnYxLktleVVzYWdlUmVxdWVzdBomLnN3aXRjaHlhcmQucG9saWN5LnYxLktleVVzYWdlUmVzcG9uc2UiA5ACATKEAQoWUG9saWN5RGlyZWN0b3J5U2VydmljZRJqCgxMaXN0UG9saWNpZXMSKS5zd2l0Y2h5YXJkLnBvbGljeS52MS5MaXN0UG9saWNpZXNSZXF1ZXN0Giouc3dpdGNoeWFyZC5wb2xpY3kudjEuTGlzdFBvbGljaWVzUmVzcG9uc2UiA5ACAWIGcHJvdG8z',
   );
+
+/**
+ * What a request is expected to use, taken before the upstream call.
+ *
+ * @generated from message switchyard.policy.v1.Estimate
+ */
+export type Estimate = Message<'switchyard.policy.v1.Estimate'> & {
+  /**
+   * Prompt estimate plus max_completion_tokens / max_tokens (or the configured default).
+   *
+   * @generated from field: double tokens = 1;
+   */
+  tokens: number;
+
+  /**
+   * USD, from the gateway's price table and the integration's multiplier.
+   *
+   * @generated from field: double cost = 2;
+   */
+  cost: number;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.Estimate.
+ * Use `create(EstimateSchema)` to create a new message.
+ */
+export const EstimateSchema: GenMessage<Estimate> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 0);
 
 /**
  * @generated from message switchyard.policy.v1.CheckRequest
@@ -48,6 +77,30 @@ export type CheckRequest = Message<'switchyard.policy.v1.CheckRequest'> & {
    * @generated from field: map<string, string> metadata = 6;
    */
   metadata: { [key: string]: string };
+
+  /**
+   * The user behind a user key; empty for a service key.
+   *
+   * @generated from field: string user_id = 7;
+   */
+  userId: string;
+
+  /**
+   * @generated from field: switchyard.policy.v1.Estimate estimate = 8;
+   */
+  estimate?: Estimate | undefined;
+
+  /**
+   * @generated from field: string request_id = 9;
+   */
+  requestId: string;
+
+  /**
+   * "llm" (model calls) or "mcp_tools".
+   *
+   * @generated from field: string target = 10;
+   */
+  target: string;
 };
 
 /**
@@ -56,7 +109,145 @@ export type CheckRequest = Message<'switchyard.policy.v1.CheckRequest'> & {
  */
 export const CheckRequestSchema: GenMessage<CheckRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_policy_v1_policy, 0);
+  messageDesc(file_switchyard_policy_v1_policy, 1);
+
+/**
+ * Where a request stands under one policy that applies to it.
+ *
+ * @generated from message switchyard.policy.v1.LimitState
+ */
+export type LimitState = Message<'switchyard.policy.v1.LimitState'> & {
+  /**
+   * @generated from field: string policy_id = 1;
+   */
+  policyId: string;
+
+  /**
+   * @generated from field: switchyard.policy.v1.PolicyKind kind = 2;
+   */
+  kind: PolicyKind;
+
+  /**
+   * "requests", "tokens" or "cost".
+   *
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * @generated from field: double limit = 4;
+   */
+  limit: number;
+
+  /**
+   * @generated from field: double remaining = 5;
+   */
+  remaining: number;
+
+  /**
+   * When the window or period ends (Unix epoch ms); 0 for a usage limit that never resets.
+   *
+   * @generated from field: int64 reset_at_ms = 6 [jstype = JS_STRING];
+   */
+  resetAtMs: string;
+
+  /**
+   * @generated from field: switchyard.policy.v1.FailureMode failure_mode = 7;
+   */
+  failureMode: FailureMode;
+
+  /**
+   * The counted entity, e.g. "api_key:4f0c…".
+   *
+   * @generated from field: string value_key = 8;
+   */
+  valueKey: string;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.LimitState.
+ * Use `create(LimitStateSchema)` to create a new message.
+ */
+export const LimitStateSchema: GenMessage<LimitState> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 2);
+
+/**
+ * One amount held against one counter, to be settled by Accrue.
+ *
+ * @generated from message switchyard.policy.v1.Hold
+ */
+export type Hold = Message<'switchyard.policy.v1.Hold'> & {
+  /**
+   * @generated from field: string policy_id = 1;
+   */
+  policyId: string;
+
+  /**
+   * @generated from field: switchyard.policy.v1.PolicyKind kind = 2;
+   */
+  kind: PolicyKind;
+
+  /**
+   * @generated from field: string type = 3;
+   */
+  type: string;
+
+  /**
+   * The counter's storage key (window or period included).
+   *
+   * @generated from field: string counter = 4;
+   */
+  counter: string;
+
+  /**
+   * The hash field of the counted entity within the counter.
+   *
+   * @generated from field: string field = 5;
+   */
+  field: string;
+
+  /**
+   * @generated from field: double held = 6;
+   */
+  held: number;
+
+  /**
+   * When the counter expires (Unix epoch ms): settling after it changes nothing.
+   *
+   * @generated from field: int64 expires_at_ms = 7 [jstype = JS_STRING];
+   */
+  expiresAtMs: string;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.Hold.
+ * Use `create(HoldSchema)` to create a new message.
+ */
+export const HoldSchema: GenMessage<Hold> = /*@__PURE__*/ messageDesc(file_switchyard_policy_v1_policy, 3);
+
+/**
+ * @generated from message switchyard.policy.v1.Reservation
+ */
+export type Reservation = Message<'switchyard.policy.v1.Reservation'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: repeated switchyard.policy.v1.Hold holds = 2;
+   */
+  holds: Hold[];
+};
+
+/**
+ * Describes the message switchyard.policy.v1.Reservation.
+ * Use `create(ReservationSchema)` to create a new message.
+ */
+export const ReservationSchema: GenMessage<Reservation> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 4);
 
 /**
  * @generated from message switchyard.policy.v1.CheckResponse
@@ -68,7 +259,8 @@ export type CheckResponse = Message<'switchyard.policy.v1.CheckResponse'> & {
   decision: Decision;
 
   /**
-   * Machine-readable reason for a denial, e.g. "rate_limited".
+   * Machine-readable reason for a denial: "rate_limit_exceeded", "usage_limit_exceeded",
+   * "policy_unavailable".
    *
    * @generated from field: string code = 2;
    */
@@ -87,12 +279,40 @@ export type CheckResponse = Message<'switchyard.policy.v1.CheckResponse'> & {
   retryAfterSeconds: number;
 
   /**
-   * When no policy applies to this key: how long the gateway may skip asking again.
+   * When no policy can apply to this key: how long the gateway may skip asking again.
    * A change to policies publishes a "policy" change event that ends this early.
    *
    * @generated from field: uint32 skip_checks_for_ms = 5;
    */
   skipChecksForMs: number;
+
+  /**
+   * The policy that denied the request.
+   *
+   * @generated from field: string policy_id = 6;
+   */
+  policyId: string;
+
+  /**
+   * Every policy that applies, tightest first; on a denial, the one that denied first.
+   *
+   * @generated from field: repeated switchyard.policy.v1.LimitState limits = 7;
+   */
+  limits: LimitState[];
+
+  /**
+   * What was reserved for an allowed request; settle it with Accrue.
+   *
+   * @generated from field: switchyard.policy.v1.Reservation reservation = 8;
+   */
+  reservation?: Reservation | undefined;
+
+  /**
+   * True when a store was unreachable and a failure mode decided.
+   *
+   * @generated from field: bool degraded = 9;
+   */
+  degraded: boolean;
 };
 
 /**
@@ -101,7 +321,485 @@ export type CheckResponse = Message<'switchyard.policy.v1.CheckResponse'> & {
  */
 export const CheckResponseSchema: GenMessage<CheckResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_policy_v1_policy, 1);
+  messageDesc(file_switchyard_policy_v1_policy, 5);
+
+/**
+ * @generated from message switchyard.policy.v1.AccrueRequest
+ */
+export type AccrueRequest = Message<'switchyard.policy.v1.AccrueRequest'> & {
+  /**
+   * @generated from field: switchyard.policy.v1.Reservation reservation = 1;
+   */
+  reservation?: Reservation | undefined;
+
+  /**
+   * Everything the request has used so far (not a delta).
+   *
+   * @generated from field: switchyard.policy.v1.Estimate used = 2;
+   */
+  used?: Estimate | undefined;
+
+  /**
+   * The request is over: settle to `used` and release the rest.
+   *
+   * @generated from field: bool final = 3;
+   */
+  final: boolean;
+
+  /**
+   * @generated from field: string organisation_id = 4;
+   */
+  organisationId: string;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.AccrueRequest.
+ * Use `create(AccrueRequestSchema)` to create a new message.
+ */
+export const AccrueRequestSchema: GenMessage<AccrueRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 6);
+
+/**
+ * @generated from message switchyard.policy.v1.AccrueResponse
+ */
+export type AccrueResponse = Message<'switchyard.policy.v1.AccrueResponse'> & {
+  /**
+   * False when more was needed and a limit has none left: a stream is to be ended.
+   *
+   * @generated from field: bool allowed = 1;
+   */
+  allowed: boolean;
+
+  /**
+   * The reservation as it now stands (grown when more was taken).
+   *
+   * @generated from field: switchyard.policy.v1.Reservation reservation = 2;
+   */
+  reservation?: Reservation | undefined;
+
+  /**
+   * @generated from field: string policy_id = 3;
+   */
+  policyId: string;
+
+  /**
+   * @generated from field: string code = 4;
+   */
+  code: string;
+
+  /**
+   * @generated from field: string message = 5;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.AccrueResponse.
+ * Use `create(AccrueResponseSchema)` to create a new message.
+ */
+export const AccrueResponseSchema: GenMessage<AccrueResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 7);
+
+/**
+ * @generated from message switchyard.policy.v1.PolicyCondition
+ */
+export type PolicyCondition = Message<'switchyard.policy.v1.PolicyCondition'> & {
+  /**
+   * api_key, workspace_id, organisation_id, user_id, model, provider or metadata.<name>.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * @generated from field: string value = 2;
+   */
+  value: string;
+
+  /**
+   * True: the policy applies to requests that do NOT match.
+   *
+   * @generated from field: bool excludes = 3;
+   */
+  excludes: boolean;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.PolicyCondition.
+ * Use `create(PolicyConditionSchema)` to create a new message.
+ */
+export const PolicyConditionSchema: GenMessage<PolicyCondition> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 8);
+
+/**
+ * @generated from message switchyard.policy.v1.PolicyDefinition
+ */
+export type PolicyDefinition = Message<'switchyard.policy.v1.PolicyDefinition'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: switchyard.policy.v1.PolicyKind kind = 2;
+   */
+  kind: PolicyKind;
+
+  /**
+   * @generated from field: string organisation_id = 3;
+   */
+  organisationId: string;
+
+  /**
+   * Empty for an organisation-wide policy.
+   *
+   * @generated from field: string workspace_id = 4;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: repeated switchyard.policy.v1.PolicyCondition conditions = 5;
+   */
+  conditions: PolicyCondition[];
+
+  /**
+   * What each counter counts: api_key, workspace_id, organisation_id, user_id or metadata.<name>.
+   *
+   * @generated from field: repeated string group_by = 6;
+   */
+  groupBy: string[];
+
+  /**
+   * requests, tokens (both kinds) or cost (usage limits).
+   *
+   * @generated from field: string type = 7;
+   */
+  type: string;
+
+  /**
+   * "llm" or "mcp_tools".
+   *
+   * @generated from field: string target = 8;
+   */
+  target: string;
+
+  /**
+   * Rate limits: rpm, rph or rpd, and the limit per window.
+   *
+   * @generated from field: string unit = 9;
+   */
+  unit: string;
+
+  /**
+   * @generated from field: double value = 10;
+   */
+  value: number;
+
+  /**
+   * Usage limits: the limit per period, and how periods run.
+   *
+   * @generated from field: double credit_limit = 11;
+   */
+  creditLimit: number;
+
+  /**
+   * "monthly", "weekly" or empty.
+   *
+   * @generated from field: string periodic_reset = 12;
+   */
+  periodicReset: string;
+
+  /**
+   * @generated from field: uint32 periodic_reset_days = 13;
+   */
+  periodicResetDays: number;
+
+  /**
+   * A period boundary (UTC midnight, Unix epoch ms) that day-based periods count from.
+   *
+   * @generated from field: int64 reset_anchor_ms = 14 [jstype = JS_STRING];
+   */
+  resetAnchorMs: string;
+
+  /**
+   * @generated from field: double alert_threshold = 15;
+   */
+  alertThreshold: number;
+
+  /**
+   * @generated from field: string name = 16;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.PolicyDefinition.
+ * Use `create(PolicyDefinitionSchema)` to create a new message.
+ */
+export const PolicyDefinitionSchema: GenMessage<PolicyDefinition> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 9);
+
+/**
+ * @generated from message switchyard.policy.v1.ListPoliciesRequest
+ */
+export type ListPoliciesRequest = Message<'switchyard.policy.v1.ListPoliciesRequest'> & {
+  /**
+   * @generated from field: string organisation_id = 1;
+   */
+  organisationId: string;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.ListPoliciesRequest.
+ * Use `create(ListPoliciesRequestSchema)` to create a new message.
+ */
+export const ListPoliciesRequestSchema: GenMessage<ListPoliciesRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 10);
+
+/**
+ * @generated from message switchyard.policy.v1.ListPoliciesResponse
+ */
+export type ListPoliciesResponse = Message<'switchyard.policy.v1.ListPoliciesResponse'> & {
+  /**
+   * Active policies only.
+   *
+   * @generated from field: repeated switchyard.policy.v1.PolicyDefinition policies = 1;
+   */
+  policies: PolicyDefinition[];
+};
+
+/**
+ * Describes the message switchyard.policy.v1.ListPoliciesResponse.
+ * Use `create(ListPoliciesResponseSchema)` to create a new message.
+ */
+export const ListPoliciesResponseSchema: GenMessage<ListPoliciesResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 11);
+
+/**
+ * @generated from message switchyard.policy.v1.EntityUsage
+ */
+export type EntityUsage = Message<'switchyard.policy.v1.EntityUsage'> & {
+  /**
+   * Stable, URL-safe id of the entity (base64url of value_key).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string value_key = 2;
+   */
+  valueKey: string;
+
+  /**
+   * @generated from field: double current_usage = 3;
+   */
+  currentUsage: number;
+
+  /**
+   * "active" or "exhausted".
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.EntityUsage.
+ * Use `create(EntityUsageSchema)` to create a new message.
+ */
+export const EntityUsageSchema: GenMessage<EntityUsage> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 12);
+
+/**
+ * @generated from message switchyard.policy.v1.ListUsageRequest
+ */
+export type ListUsageRequest = Message<'switchyard.policy.v1.ListUsageRequest'> & {
+  /**
+   * @generated from field: string organisation_id = 1;
+   */
+  organisationId: string;
+
+  /**
+   * @generated from field: string policy_id = 2;
+   */
+  policyId: string;
+
+  /**
+   * "", "active" or "exhausted".
+   *
+   * @generated from field: string status = 3;
+   */
+  status: string;
+
+  /**
+   * Substring of value_key.
+   *
+   * @generated from field: string search = 4;
+   */
+  search: string;
+
+  /**
+   * @generated from field: uint32 page = 5;
+   */
+  page: number;
+
+  /**
+   * @generated from field: uint32 page_size = 6;
+   */
+  pageSize: number;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.ListUsageRequest.
+ * Use `create(ListUsageRequestSchema)` to create a new message.
+ */
+export const ListUsageRequestSchema: GenMessage<ListUsageRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 13);
+
+/**
+ * @generated from message switchyard.policy.v1.ListUsageResponse
+ */
+export type ListUsageResponse = Message<'switchyard.policy.v1.ListUsageResponse'> & {
+  /**
+   * @generated from field: repeated switchyard.policy.v1.EntityUsage entities = 1;
+   */
+  entities: EntityUsage[];
+
+  /**
+   * @generated from field: uint32 total = 2;
+   */
+  total: number;
+
+  /**
+   * The current period's bounds (Unix epoch ms; 0 when the policy never resets).
+   *
+   * @generated from field: int64 period_start_ms = 3 [jstype = JS_STRING];
+   */
+  periodStartMs: string;
+
+  /**
+   * @generated from field: int64 next_reset_ms = 4 [jstype = JS_STRING];
+   */
+  nextResetMs: string;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.ListUsageResponse.
+ * Use `create(ListUsageResponseSchema)` to create a new message.
+ */
+export const ListUsageResponseSchema: GenMessage<ListUsageResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 14);
+
+/**
+ * @generated from message switchyard.policy.v1.ResetUsageRequest
+ */
+export type ResetUsageRequest = Message<'switchyard.policy.v1.ResetUsageRequest'> & {
+  /**
+   * @generated from field: string organisation_id = 1;
+   */
+  organisationId: string;
+
+  /**
+   * @generated from field: string policy_id = 2;
+   */
+  policyId: string;
+
+  /**
+   * The entity's id (as in EntityUsage) or its value_key.
+   *
+   * @generated from field: string entity = 3;
+   */
+  entity: string;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.ResetUsageRequest.
+ * Use `create(ResetUsageRequestSchema)` to create a new message.
+ */
+export const ResetUsageRequestSchema: GenMessage<ResetUsageRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 15);
+
+/**
+ * @generated from message switchyard.policy.v1.ResetUsageResponse
+ */
+export type ResetUsageResponse = Message<'switchyard.policy.v1.ResetUsageResponse'> & {
+  /**
+   * False when the entity has no usage in the current period.
+   *
+   * @generated from field: bool found = 1;
+   */
+  found: boolean;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.ResetUsageResponse.
+ * Use `create(ResetUsageResponseSchema)` to create a new message.
+ */
+export const ResetUsageResponseSchema: GenMessage<ResetUsageResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 16);
+
+/**
+ * @generated from message switchyard.policy.v1.KeyUsageRequest
+ */
+export type KeyUsageRequest = Message<'switchyard.policy.v1.KeyUsageRequest'> & {
+  /**
+   * @generated from field: string organisation_id = 1;
+   */
+  organisationId: string;
+
+  /**
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string api_key_id = 3;
+   */
+  apiKeyId: string;
+
+  /**
+   * @generated from field: string user_id = 4;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message switchyard.policy.v1.KeyUsageRequest.
+ * Use `create(KeyUsageRequestSchema)` to create a new message.
+ */
+export const KeyUsageRequestSchema: GenMessage<KeyUsageRequest> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 17);
+
+/**
+ * @generated from message switchyard.policy.v1.KeyUsageResponse
+ */
+export type KeyUsageResponse = Message<'switchyard.policy.v1.KeyUsageResponse'> & {
+  /**
+   * @generated from field: repeated switchyard.policy.v1.LimitState limits = 1;
+   */
+  limits: LimitState[];
+};
+
+/**
+ * Describes the message switchyard.policy.v1.KeyUsageResponse.
+ * Use `create(KeyUsageResponseSchema)` to create a new message.
+ */
+export const KeyUsageResponseSchema: GenMessage<KeyUsageResponse> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_policy_v1_policy, 18);
 
 /**
  * @generated from enum switchyard.policy.v1.Decision
@@ -129,12 +827,78 @@ export enum Decision {
 export const DecisionSchema: GenEnum<Decision> = /*@__PURE__*/ enumDesc(file_switchyard_policy_v1_policy, 0);
 
 /**
- * Policy decides, on the hot path, whether a request may proceed.
+ * @generated from enum switchyard.policy.v1.PolicyKind
+ */
+export enum PolicyKind {
+  /**
+   * @generated from enum value: POLICY_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: POLICY_KIND_RATE_LIMIT = 1;
+   */
+  RATE_LIMIT = 1,
+
+  /**
+   * @generated from enum value: POLICY_KIND_USAGE_LIMIT = 2;
+   */
+  USAGE_LIMIT = 2,
+}
+
+/**
+ * Describes the enum switchyard.policy.v1.PolicyKind.
+ */
+export const PolicyKindSchema: GenEnum<PolicyKind> =
+  /*@__PURE__*/
+  enumDesc(file_switchyard_policy_v1_policy, 1);
+
+/**
+ * What the policy service does with a policy of a kind when Redis cannot be reached, and
+ * what the gateway does when the policy service cannot be reached.
+ *
+ * @generated from enum switchyard.policy.v1.FailureMode
+ */
+export enum FailureMode {
+  /**
+   * @generated from enum value: FAILURE_MODE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Admit through a local limiter with the same limits (bounded per process).
+   *
+   * @generated from enum value: FAILURE_MODE_OPEN = 1;
+   */
+  OPEN = 1,
+
+  /**
+   * Refuse with 503 until the store is back.
+   *
+   * @generated from enum value: FAILURE_MODE_CLOSED = 2;
+   */
+  CLOSED = 2,
+}
+
+/**
+ * Describes the enum switchyard.policy.v1.FailureMode.
+ */
+export const FailureModeSchema: GenEnum<FailureMode> =
+  /*@__PURE__*/
+  enumDesc(file_switchyard_policy_v1_policy, 2);
+
+/**
+ * Policy decides, on the hot path, whether a request may proceed, and holds what it may
+ * spend while it runs. Rate and usage limits are counted in Redis with atomic scripts, so
+ * every replica of every service sees one count.
  *
  * @generated from service switchyard.policy.v1.PolicyService
  */
 export const PolicyService: GenService<{
   /**
+   * Counts the request against every policy that applies and reserves its estimated tokens
+   * and cost, or denies it. Not retried: a retry would count the request twice.
+   *
    * @generated from rpc switchyard.policy.v1.PolicyService.Check
    */
   check: {
@@ -142,4 +906,67 @@ export const PolicyService: GenService<{
     input: typeof CheckRequestSchema;
     output: typeof CheckResponseSchema;
   };
+  /**
+   * Reports what a checked request has used so far: takes more of the limits when it has
+   * used more than it holds (a stream, chunk by chunk), and with `final` settles the
+   * reservation to the actual usage, giving back what was not used.
+   *
+   * @generated from rpc switchyard.policy.v1.PolicyService.Accrue
+   */
+  accrue: {
+    methodKind: 'unary';
+    input: typeof AccrueRequestSchema;
+    output: typeof AccrueResponseSchema;
+  };
 }> = /*@__PURE__*/ serviceDesc(file_switchyard_policy_v1_policy, 0);
+
+/**
+ * Per-entity usage of usage-limit policies, for the management API (control-plane).
+ *
+ * @generated from service switchyard.policy.v1.UsageLedgerService
+ */
+export const UsageLedgerService: GenService<{
+  /**
+   * @generated from rpc switchyard.policy.v1.UsageLedgerService.ListUsage
+   */
+  listUsage: {
+    methodKind: 'unary';
+    input: typeof ListUsageRequestSchema;
+    output: typeof ListUsageResponseSchema;
+  };
+  /**
+   * @generated from rpc switchyard.policy.v1.UsageLedgerService.ResetUsage
+   */
+  resetUsage: {
+    methodKind: 'unary';
+    input: typeof ResetUsageRequestSchema;
+    output: typeof ResetUsageResponseSchema;
+  };
+  /**
+   * The limits that apply to one API key and where it stands under each.
+   *
+   * @generated from rpc switchyard.policy.v1.UsageLedgerService.KeyUsage
+   */
+  keyUsage: {
+    methodKind: 'unary';
+    input: typeof KeyUsageRequestSchema;
+    output: typeof KeyUsageResponseSchema;
+  };
+}> = /*@__PURE__*/ serviceDesc(file_switchyard_policy_v1_policy, 1);
+
+/**
+ * Rate and usage limit policies as control-plane stores them; the policy service reads an
+ * organisation's policies once and keeps them until a "policy" change event names it.
+ *
+ * @generated from service switchyard.policy.v1.PolicyDirectoryService
+ */
+export const PolicyDirectoryService: GenService<{
+  /**
+   * @generated from rpc switchyard.policy.v1.PolicyDirectoryService.ListPolicies
+   */
+  listPolicies: {
+    methodKind: 'unary';
+    input: typeof ListPoliciesRequestSchema;
+    output: typeof ListPoliciesResponseSchema;
+  };
+}> = /*@__PURE__*/ serviceDesc(file_switchyard_policy_v1_policy, 2);

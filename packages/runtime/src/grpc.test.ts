@@ -27,6 +27,7 @@ import {
   GrpcServer,
   callerToken,
   checkCallerIdentity,
+  channelTarget,
   checkGrpcHealth,
   createGrpcClient,
   type CallContext,
@@ -603,6 +604,38 @@ describe('gRPC serving state and shutdown', () => {
     } finally {
       c.close();
     }
+  });
+});
+
+describe('gRPC replicas', () => {
+  test('an address list is an ipv4:/ipv6: target; one address or a target with a scheme stays as it is', () => {
+    assert.equal(channelTarget('policy:50051'), 'policy:50051');
+    assert.equal(channelTarget('127.0.0.1:7001, 127.0.0.1:7002'), 'ipv4:127.0.0.1:7001,127.0.0.1:7002');
+    assert.equal(channelTarget('[::1]:7001,[::1]:7002'), 'ipv6:[::1]:7001,[::1]:7002');
+    assert.equal(channelTarget('dns:///policy-grpc:50051'), 'dns:///policy-grpc:50051');
+    assert.throws(() => channelTarget('policy-a:1,policy-b:2'), /dns:\/\/\//);
+    assert.throws(() => channelTarget('127.0.0.1,127.0.0.1:2'), /IP address and a port/);
+    assert.throws(() => channelTarget('127.0.0.1:1,[::1]:2'), /all IPv4 or all IPv6/);
+  });
+
+  test('calls are spread over every replica in a list, and go on through the others when one stops', async (t) => {
+    const [first, second] = [await startServer(), await startServer()];
+    t.after(() => Promise.all([first.server.close(), second.server.close()]));
+    const served: string[] = [];
+    first.handler = async () => (served.push('first'), { principal: { apiKeyId: 'first' } });
+    second.handler = async () => (served.push('second'), { principal: { apiKeyId: 'second' } });
+    const c = client(`${first.address},${second.address}`);
+    t.after(() => c.close());
+    await c.waitForReady(3_000);
+    for (let i = 0; i < 20; i++) await c.resolveApiKey({ keyHash: 'x' });
+    assert.ok(served.includes('first') && served.includes('second'), `served by ${[...new Set(served)]}`);
+    await first.server.close();
+    served.length = 0;
+    let failed = 0;
+    for (let i = 0; i < 20; i++) await c.resolveApiKey({ keyHash: 'x' }).catch(() => failed++);
+    // A call on its way to the stopped replica when it stopped may fail; the rest go to the other.
+    assert.ok(failed <= 1, `${failed} calls failed`);
+    assert.deepEqual(new Set(served), new Set(['second']));
   });
 });
 

@@ -4,6 +4,7 @@
 // every method names the services that may call it, and each call proves which one it is.
 import { createHmac, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -486,7 +487,7 @@ export class GrpcServer {
 }
 
 export interface GrpcClientOptions {
-  /** host:port */
+  /** `host:port`, a comma-separated list of IP `host:port`s, or a gRPC target (`dns:///name:port`); see channelTarget. */
   address: string;
   /** Used in error messages, e.g. "control-plane". */
   target: string;
@@ -496,12 +497,44 @@ export interface GrpcClientOptions {
   defaultDeadlineMs?: number;
 }
 
-function retryServiceConfig(service: DescService): string {
+const TARGET_SCHEME = /^(dns|ipv4|ipv6|unix|unix-abstract):/;
+
+/**
+ * The gRPC target of a configured address. One `host:port` stays as it is (resolved by DNS);
+ * a comma-separated list of IP addresses (`127.0.0.1:7001,127.0.0.1:7002`) becomes an
+ * `ipv4:`/`ipv6:` target; a target with a scheme (`dns:///policy-grpc:50051`, which resolves
+ * to every pod behind a headless Service) is used as it is. Calls are spread round-robin over
+ * whatever the target resolves to, and a replica that stops is skipped.
+ */
+export function channelTarget(address: string): string {
+  const trimmed = address.trim();
+  if (TARGET_SCHEME.test(trimmed) || !trimmed.includes(',')) return trimmed;
+  const parts = trimmed.split(',').map((part) => part.trim());
+  const hosts = parts.map((part) => {
+    const bracketed = /^\[([^\]]+)\]:\d+$/.exec(part);
+    const host = bracketed ? bracketed[1]! : part.slice(0, part.lastIndexOf(':'));
+    if (!/:\d+$/.test(part) || part.lastIndexOf(':') <= 0) {
+      throw new ConfigError(
+        `gRPC address '${part}' in a list must be an IP address and a port, e.g. 127.0.0.1:7001`,
+      );
+    }
+    return host;
+  });
+  if (hosts.every((host) => isIPv4(host))) return `ipv4:${parts.join(',')}`;
+  if (hosts.every((host) => isIPv6(host))) return `ipv6:${parts.join(',')}`;
+  throw new ConfigError(
+    `gRPC address list '${trimmed}' must be all IPv4 or all IPv6 addresses with ports; for host names use one dns:/// target`,
+  );
+}
+
+function clientServiceConfig(service: DescService): string {
   const idempotent = service.methods.filter(
     (m) => m.idempotency === Idempotency.NO_SIDE_EFFECTS || m.idempotency === Idempotency.IDEMPOTENT,
   );
-  if (idempotent.length === 0) return JSON.stringify({});
+  const loadBalancingConfig = [{ round_robin: {} }];
+  if (idempotent.length === 0) return JSON.stringify({ loadBalancingConfig });
   return JSON.stringify({
+    loadBalancingConfig,
     methodConfig: [
       {
         name: idempotent.map((m) => ({ service: service.typeName, method: m.name })),
@@ -522,11 +555,11 @@ export function createGrpcClient<S extends AnyService>(
   service: S,
   options: GrpcClientOptions,
 ): ServiceClient<S> {
-  const client = new grpc.Client(options.address, channelCredentials(options.security), {
+  const client = new grpc.Client(channelTarget(options.address), channelCredentials(options.security), {
     'grpc.keepalive_time_ms': 30_000,
     'grpc.keepalive_timeout_ms': 10_000,
     'grpc.keepalive_permit_without_calls': 1,
-    'grpc.service_config': retryServiceConfig(service),
+    'grpc.service_config': clientServiceConfig(service),
     'grpc.enable_retries': 1,
     'grpc.max_receive_message_length': 16 * 1024 * 1024,
   });

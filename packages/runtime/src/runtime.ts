@@ -236,7 +236,9 @@ function standaloneSchema(definition: ServiceDefinition) {
       addressVariable,
       required(
         definition.clients?.some((name) => clientTargets[name].addressVariable === addressVariable),
-        env.string().meta({ description: `\`host:port\` of ${service}'s gRPC server` }),
+        env.string().meta({
+          description: `\`host:port\` of ${service}'s gRPC server; replicas as a comma-separated list of IP \`host:port\`s or a \`dns:///name:port\` target, called round-robin`,
+        }),
       ),
     ]),
   );

@@ -123,6 +123,12 @@ export class ServiceProcess {
     return this.exitCode;
   }
 
+  /** SIGKILL: the process dies at once, as in a crash. */
+  async kill(): Promise<void> {
+    if (this.child && this.isRunning) this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
   /** SIGTERM, then SIGKILL if the child is still there after graceMs. */
   async stop(graceMs = 15_000): Promise<void> {
     const child = this.child;

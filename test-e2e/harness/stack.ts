@@ -23,6 +23,11 @@ export interface StackOptions {
   upstreamKey: string;
   /** Extra environment for every service process. */
   env?: Record<string, string>;
+  /**
+   * Processes per service (1 unless named). Replicas share the database, Kafka and Redis;
+   * their clients reach every replica of a gRPC peer (a comma-separated address list).
+   */
+  replicas?: Partial<Record<ServiceName, number>>;
 }
 
 export interface StackRequestOptions extends RequestOptions {
@@ -38,12 +43,15 @@ export interface Stack {
   database: RunDatabase;
   kafka: KafkaProbe;
   upstream: FakeOpenAi;
-  /** Base URL of one service's HTTP server. */
+  /** Base URL of one service's HTTP server (its first replica). */
   url(service: ServiceName): string;
+  /** Base URLs of every replica of a service, in replica order. */
+  urls(service: ServiceName): string[];
   /** A call against the platform as if through the ingress: the path picks the service. */
   request<T = Json>(method: string, path: string, options?: StackRequestOptions): Promise<ApiResponse<T>>;
-  process(service: ServiceName): ServiceProcess;
-  /** Stops one service (SIGTERM, then SIGKILL). */
+  /** One process of a service: its first replica unless another is named (0-based). */
+  process(service: ServiceName, replica?: number): ServiceProcess;
+  /** Stops one service (SIGTERM, then SIGKILL); every replica of it. */
   stopService(service: ServiceName): Promise<void>;
   /** Starts a stopped service again on the same ports and waits until it is ready. */
   startService(service: ServiceName): Promise<void>;
@@ -110,12 +118,32 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const upstream = await startFakeOpenAi({ apiKey: options.upstreamKey });
     cleanups.push(() => upstream.close());
 
+    const count = (service: ServiceName) => Math.max(1, options.replicas?.[service] ?? 1);
+    // Replica 0 of a service is named after it; the others get a number (gateway-2, …).
+    const instances = serviceOrder.flatMap((service) =>
+      Array.from({ length: count(service) }, (_, replica) => ({
+        service,
+        replica,
+        name: replica === 0 ? service : `${service}-${replica + 1}`,
+      })),
+    );
     mkdirSync(logDir, { recursive: true });
-    for (const name of ['migrate', ...serviceOrder]) writeFileSync(join(logDir, `${name}.log`), '');
+    for (const name of ['migrate', ...instances.map((i) => i.name)]) {
+      writeFileSync(join(logDir, `${name}.log`), '');
+    }
 
-    const ports = await freePorts(serviceOrder.length * 2);
-    const httpPort = new Map(serviceOrder.map((s, i) => [s, ports[i * 2]!]));
-    const grpcPort = new Map(serviceOrder.map((s, i) => [s, ports[i * 2 + 1]!]));
+    const ports = await freePorts(instances.length * 2);
+    const httpPorts = new Map<ServiceName, number[]>(serviceOrder.map((s) => [s, []]));
+    const grpcPorts = new Map<ServiceName, number[]>(serviceOrder.map((s) => [s, []]));
+    instances.forEach((instance, i) => {
+      httpPorts.get(instance.service)!.push(ports[i * 2]!);
+      grpcPorts.get(instance.service)!.push(ports[i * 2 + 1]!);
+    });
+    const grpcAddresses = (service: ServiceName) =>
+      grpcPorts
+        .get(service)!
+        .map((port) => `127.0.0.1:${port}`)
+        .join(',');
     const shared: NodeJS.ProcessEnv = {
       ...baseEnvironment(),
       LOG_LEVEL: 'warn',
@@ -129,9 +157,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       GRPC_AUTH_TOKEN: randomBytes(24).toString('base64url'),
       SWITCHYARD_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       SWITCHYARD_ADMIN_KEY: adminKey,
-      CONTROL_PLANE_GRPC_ADDRESS: `127.0.0.1:${grpcPort.get('control-plane')}`,
-      ADMIN_GRPC_ADDRESS: `127.0.0.1:${grpcPort.get('admin')}`,
-      POLICY_GRPC_ADDRESS: `127.0.0.1:${grpcPort.get('policy')}`,
+      CONTROL_PLANE_GRPC_ADDRESS: grpcAddresses('control-plane'),
+      ADMIN_GRPC_ADDRESS: grpcAddresses('admin'),
+      POLICY_GRPC_ADDRESS: grpcAddresses('policy'),
       // The fake upstream the saved integrations point at listens on loopback.
       TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
       ...options.env,
@@ -139,38 +167,41 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     await runCli('migrate', ['migrate'], shared, 120_000);
 
-    const processes = new Map<ServiceName, ServiceProcess>(
-      serviceOrder.map((service) => [
-        service,
-        new ServiceProcess(service, [service], {
+    const processes = new Map<ServiceName, ServiceProcess[]>(serviceOrder.map((s) => [s, []]));
+    for (const { service, replica, name } of instances) {
+      processes.get(service)!.push(
+        new ServiceProcess(name, [service], {
           ...shared,
-          PORT: String(httpPort.get(service)),
-          GRPC_PORT: String(grpcPort.get(service)),
+          PORT: String(httpPorts.get(service)![replica]),
+          GRPC_PORT: String(grpcPorts.get(service)![replica]),
         }),
-      ]),
-    );
-    // The gateway first (it flushes its buffered events), then the rest together.
+      );
+    }
+    const replicasOf = (service: ServiceName) => processes.get(service)!;
+    // The gateways first (they flush their buffered events), then the rest together.
     cleanups.push(async () => {
-      await processes.get('gateway')!.stop();
-      await Promise.all(serviceOrder.map((service) => processes.get(service)!.stop()));
+      await Promise.all(replicasOf('gateway').map((child) => child.stop()));
+      await Promise.all(instances.map(({ service, replica }) => replicasOf(service)[replica]!.stop()));
     });
 
-    const url = (service: ServiceName) => `http://127.0.0.1:${httpPort.get(service)}`;
+    const urls = (service: ServiceName) => httpPorts.get(service)!.map((port) => `http://127.0.0.1:${port}`);
+    const url = (service: ServiceName) => urls(service)[0]!;
 
-    const waitUntilReady = async (service: ServiceName) => {
-      const child = processes.get(service)!;
+    const waitUntilReady = async (service: ServiceName, replica: number) => {
+      const child = replicasOf(service)[replica]!;
+      const base = urls(service)[replica]!;
       const deadline = Date.now() + READY_TIMEOUT_MS;
       let last = 'no answer yet';
       for (;;) {
         if (!child.isRunning) {
           await sleep(200); // let the last output arrive
           throw new Error(
-            `${service} exited (${child.describeExit()}) before GET /readyz returned 200; last /readyz: ${last}\n` +
-              `--- ${service} output (full log: .data/e2e-logs/${service}.log) ---\n${child.tail()}`,
+            `${child.name} exited (${child.describeExit()}) before GET /readyz returned 200; last /readyz: ${last}\n` +
+              `--- ${child.name} output (full log: .data/e2e-logs/${child.name}.log) ---\n${child.tail()}`,
           );
         }
         try {
-          const response = await httpRequest(url(service), 'GET', '/readyz', { timeoutMs: 5_000 });
+          const response = await httpRequest(base, 'GET', '/readyz', { timeoutMs: 5_000 });
           if (response.status === 200) return;
           last = `${response.status} ${response.text}`;
         } catch (err) {
@@ -178,8 +209,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         }
         if (Date.now() >= deadline) {
           throw new Error(
-            `${service} was not ready within ${READY_TIMEOUT_MS} ms; last /readyz: ${last}\n` +
-              `--- ${service} output (full log: .data/e2e-logs/${service}.log) ---\n${child.tail()}`,
+            `${child.name} was not ready within ${READY_TIMEOUT_MS} ms; last /readyz: ${last}\n` +
+              `--- ${child.name} output (full log: .data/e2e-logs/${child.name}.log) ---\n${child.tail()}`,
           );
         }
         await sleep(250);
@@ -187,8 +218,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     };
 
     const startService = async (service: ServiceName) => {
-      processes.get(service)!.start();
-      await waitUntilReady(service);
+      for (const child of replicasOf(service)) child.start();
+      await Promise.all(replicasOf(service).map((_, replica) => waitUntilReady(service, replica)));
     };
 
     for (const service of serviceOrder) await startService(service);
@@ -214,9 +245,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       kafka,
       upstream,
       url,
+      urls,
       request,
-      process: (service) => processes.get(service)!,
-      stopService: (service) => processes.get(service)!.stop(),
+      process: (service, replica = 0) => {
+        const child = replicasOf(service)[replica];
+        if (!child) throw new Error(`${service} has no replica ${replica}`);
+        return child;
+      },
+      stopService: async (service) => {
+        await Promise.all(replicasOf(service).map((child) => child.stop()));
+      },
       startService,
       stop: cleanUp,
     };

@@ -2,7 +2,9 @@ export { ensureDependencies, killKafka, startKafka, repoRoot } from './deps.ts';
 export { eventually, httpRequest, type ApiResponse, type Json, type RequestOptions } from './http.ts';
 export { KafkaProbe } from './kafka.ts';
 export { ServiceProcess, logDir } from './processes.ts';
+export { startPrivateRedis, type PrivateRedis } from './redis.ts';
 export {
+  freePorts,
   serviceOrder,
   startStack,
   type Stack,

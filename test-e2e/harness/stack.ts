@@ -58,7 +58,8 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-async function freePorts(count: number): Promise<number[]> {
+/** Ports free on 127.0.0.1 right now, one per `count`. */
+export async function freePorts(count: number): Promise<number[]> {
   const servers: Server[] = [];
   try {
     const ports: number[] = [];

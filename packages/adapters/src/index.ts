@@ -9,6 +9,20 @@ export { type KeyValueStore } from './kv/key-value-store.ts';
 export { MemoryKeyValueStore } from './kv/memory-store.ts';
 export { RedisKeyValueStore } from './kv/redis-store.ts';
 export {
+  type CounterAdjustment,
+  type CounterField,
+  type CounterTake,
+  type EntityUsage,
+  type LimitCounterStore,
+  type TakeOutcome,
+  type TakeResult,
+  type UsagePage,
+  type UsageQuery,
+} from './kv/limit-counter-store.ts';
+export { limitCountersFor } from './kv/limit-counters.ts';
+export { MemoryLimitCounterStore } from './kv/memory-limit-counters.ts';
+export { RedisLimitCounterStore, type RedisLimitCounterOptions } from './kv/redis-limit-counters.ts';
+export {
   checkDataSource,
   createDataSource,
   isUniqueViolation,

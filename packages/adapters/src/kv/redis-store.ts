@@ -1,6 +1,7 @@
 import { createClient, type RedisClientType } from 'redis';
 import type { Logger } from '@switchyard/core';
 import type { KeyValueStore } from './key-value-store.ts';
+import { RedisLimitCounterStore, type RedisLimitCounterOptions } from './redis-limit-counters.ts';
 
 // INCRBY and set the expiry only when this call created the counter, atomically. (Comparing
 // the result with the amount would also re-arm the expiry of a counter that was at zero.)
@@ -71,6 +72,11 @@ export class RedisKeyValueStore implements KeyValueStore {
       arguments: [String(amount), String(ttlMs)],
     });
     return Number(result);
+  }
+
+  /** Limit counters on this store's connection and under its key prefix. */
+  limitCounters(options?: RedisLimitCounterOptions): RedisLimitCounterStore {
+    return new RedisLimitCounterStore(this.client, this.prefix, options);
   }
 
   async check(): Promise<void> {

@@ -63,6 +63,19 @@ const CATALOGUE = {
   'configs.update': ws(),
   'configs.delete': ws(),
 
+  // Rate-limit and usage-limit policies: a workspace key manages its workspace's, an
+  // organisation admin key any workspace's and the organisation-wide ones.
+  'rate_limits.create': ws(),
+  'rate_limits.read': ws(),
+  'rate_limits.list': ws(),
+  'rate_limits.update': ws(),
+  'rate_limits.delete': ws(),
+  'usage_limits.create': ws(),
+  'usage_limits.read': ws(),
+  'usage_limits.list': ws(),
+  'usage_limits.update': ws(),
+  'usage_limits.delete': ws(),
+
   // Integrations (provider credentials).
   'integrations.create': org(),
   'integrations.read': ws(),
@@ -160,6 +173,10 @@ export function scopesForWorkspaceRole(role: 'admin' | 'manager' | 'member'): re
         'workspaces.list',
         'configs.read',
         'configs.list',
+        'rate_limits.read',
+        'rate_limits.list',
+        'usage_limits.read',
+        'usage_limits.list',
         'integrations.read',
         'integrations.list',
         'logs.view',

@@ -1,6 +1,14 @@
 import type { DataSource } from 'typeorm';
 import { z } from 'zod';
-import { bodyLimitEnv, bodyLimitsFrom, env, loadConfig, sharedEnv, type Logger } from '@switchyard/core';
+import {
+  bodyLimitEnv,
+  bodyLimitsFrom,
+  env,
+  loadConfig,
+  ServiceUnavailable,
+  sharedEnv,
+  type Logger,
+} from '@switchyard/core';
 import { ApiKeyCache, jwtEnvSchema } from '@switchyard/access';
 import {
   invalidateApiKeys,
@@ -12,8 +20,14 @@ import {
   type ServiceDefinition,
   type ServiceInstance,
 } from '@switchyard/runtime';
-import { configs, identity } from '@switchyard/proto';
+import { configs, identity, policy } from '@switchyard/proto';
 import { ConfigService } from './domain/config.service.ts';
+import { PolicyService, type UsageLedger } from './domain/policy.service.ts';
+import { policyDirectoryCallers, policyDirectoryHandlers } from './grpc/policy-directory.handlers.ts';
+import { policyEntities } from './store/policy.entities.ts';
+import { PolicyRepository } from './store/policy.repository.ts';
+import { Policies1763700000022 } from './store/migrations/1763700000022-policies.ts';
+import { PolicyScopes1763700000023 } from './store/migrations/1763700000023-policy-scopes.ts';
 import { ApiKeyService } from './domain/api-key.service.ts';
 import { BootstrapService, type BootstrapResult } from './domain/bootstrap.service.ts';
 import { KeySettingsService } from './domain/key-settings.service.ts';
@@ -83,7 +97,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
   name: 'control-plane',
   database: {
     schema: SCHEMA,
-    entities: [...entities, ...configEntities, ...memberEntities],
+    entities: [...entities, ...configEntities, ...memberEntities, ...policyEntities],
     migrations: [
       Init1763700000000,
       Configs1763700000004,
@@ -98,6 +112,8 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       Sessions1763700000017,
       OAuth1763700000020,
       ScimScopes1763700000021,
+      Policies1763700000022,
+      PolicyScopes1763700000023,
     ],
   },
   bus: true,
@@ -119,9 +135,10 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
         resolveKey: describedOnly('key resolution'),
       },
       describedOnly('sessions'),
+      describedOnly('rate and usage limit policies'),
       bodyLimitsFrom(loadConfig(z.object(bodyLimitEnv), {})),
     ).routes(),
-  async create({ db, bus, env: processEnv, logger }) {
+  async create({ db, bus, clients, env: processEnv, logger }) {
     const config = loadConfig(configSchema, processEnv);
     const manager = need(db, 'database').manager;
     const repo = new IdentityRepository(manager);
@@ -160,6 +177,13 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       (organisationId, userId, workspaceId) =>
         oauth.tokens.revokeUserTokens(organisationId, userId, workspaceId),
     );
+    const policies = new PolicyService(
+      new PolicyRepository(manager),
+      workspaces,
+      apiKeys,
+      clients.usageLedger ?? unwiredUsageLedger,
+      events,
+    );
     const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => apiKeys.resolveApiKey(hash), { ttlMs: 5_000 });
@@ -187,6 +211,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
           }),
           { ...oauth, resolveKey: (token) => keys.resolve(token) },
           sessions,
+          policies,
           bodyLimitsFrom(config),
         ),
       ),
@@ -198,7 +223,8 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
             { ...identityCallers, ...membershipCallers },
           )
           .add(configs.ConfigService, configHandlers(savedConfigs), configCallers)
-          .add(identity.SsoSessionService, ssoSessionHandlers(ssoSessions), ssoSessionCallers),
+          .add(identity.SsoSessionService, ssoSessionHandlers(ssoSessions), ssoSessionCallers)
+          .add(policy.PolicyDirectoryService, policyDirectoryHandlers(policies), policyDirectoryCallers),
       bootstrap: (options) => bootstrap.bootstrap(options),
       async start() {
         await onChanges(events, logger, 'control-plane', invalidateApiKeys(keys));
@@ -209,6 +235,20 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     };
   },
 };
+
+/**
+ * Usage is the policy service's to tell: until this process is given a client of its usage
+ * ledger, the routes that show or reset usage answer 503 and every other route serves on.
+ */
+const unwiredUsageLedger: UsageLedger = {
+  listUsage: unwired,
+  resetUsage: unwired,
+  keyUsage: unwired,
+};
+
+function unwired(): never {
+  throw new ServiceUnavailable('The policy service is not reachable from control-plane: usage is not available.');
+}
 
 /** The `bootstrap` command: creates the first organisation on an already-migrated database. */
 export async function bootstrapDatabase(

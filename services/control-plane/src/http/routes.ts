@@ -9,6 +9,8 @@ import { apiKeyRouter } from './api-key.routes.ts';
 import { authRouter } from './auth.routes.ts';
 import type { SessionService } from '../domain/session.service.ts';
 import { configRouter } from './config.routes.ts';
+import type { PolicyService } from '../domain/policy.service.ts';
+import { policyRouter } from './policy.routes.ts';
 import { mountOAuth, type OAuthRouteOptions } from './oauth.routes.ts';
 import { userRouter, workspaceMemberRouter } from './member.routes.ts';
 import { workspaceRouter } from './workspace.routes.ts';
@@ -20,6 +22,7 @@ export function controlPlaneRouter(
   authenticated: RequestHandler,
   oauth: Omit<OAuthRouteOptions, 'authenticated' | 'bodyLimit'>,
   sessions: SessionService,
+  policies: PolicyService,
   bodyLimits: BodyLimits,
 ): ScopedRouter {
   const router = new ScopedRouter();
@@ -27,6 +30,7 @@ export function controlPlaneRouter(
 
   v2.mount('/workspaces', workspaceRouter(identity.workspaces, bodyLimits.management));
   v2.mount('/api-keys', apiKeyRouter(identity.apiKeys, bodyLimits.management));
+  v2.mount('/policies', policyRouter(policies, bodyLimits.management));
 
   // SDKs address configs under the gateway's base URL too; the routing table sends /v1/configs here.
   const configRoutes = configRouter(configs, bodyLimits.management);

@@ -5,8 +5,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import type { LoadResult } from './load.ts';
-import type { CpuUse } from './probe.ts';
-import { RESULT_DIRS, evaluateTargets, pair, toMarkdown, writeResults, type BenchResults } from './report.ts';
+import type { CpuUse, GatewayRuntime } from './probe.ts';
+import {
+  GOALS,
+  RESULT_DIRS,
+  evaluateTargets,
+  pair,
+  toMarkdown,
+  writeResults,
+  type BenchResults,
+  type NonStreamingPair,
+} from './report.ts';
 import type { StreamResult } from './ttft.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -41,6 +50,45 @@ function cpu(othersMs: number): CpuUse {
 
 const cost = { cpuMsPerRequest: 0.5, drainMs: 0 };
 const rss: BenchResults['rss'] = { idleMiB: 110, peakMiB: 130, afterMiB: 115, samples: 10, phasePeakMiB: {} };
+
+function runtime(gcCount: number): GatewayRuntime {
+  const pauses = { count: gcCount, totalMs: gcCount * 0.5, maxMs: 1.25 };
+  return {
+    gc: { ...pauses, byKind: { scavenge: pauses } },
+    eventLoopDelayUs: { p50: 120, p99: 900, max: 4_000, samples: 1_000 },
+    slowest: { thresholdUs: 3_000, count: 70, withGc: 7, gcMsInThem: 3.5, allWithGcShare: 0.01 },
+  };
+}
+
+const POLICY_TARGETS = {
+  throughput: 'throughput with policies / without, concurrency 32',
+  p50: 'added p50 from policies, concurrency 1',
+};
+
+/**
+ * Concurrency 1 and 32 with the gateway-with-policies path: the gateway at 1,000 req/s and p50
+ * 1,000 µs at both, the policed gateway as given.
+ */
+function withPolicies(
+  c1Policies: LoadResult,
+  c32Policies: LoadResult,
+  cpuUse: NonStreamingPair['cpuUse'] = undefined,
+): NonStreamingPair[] {
+  return [
+    pair(1, load(3_000, 250, 1_000), load(1_000, 1_000, 3_000), cost, {
+      cpuUse,
+      policies: { result: c1Policies, gatewayCost: { cpuMsPerRequest: 0.55, drainMs: 300 } },
+    }),
+    pair(32, load(10_000, 3_000, 9_000), load(1_000, 1_000, 3_000), cost, {
+      cpuUse,
+      policies: { result: c32Policies, gatewayCost: cost },
+    }),
+  ];
+}
+
+function targetsByName(nonStreaming: NonStreamingPair[]) {
+  return Object.fromEntries(evaluateTargets(nonStreaming, rss).map((t) => [t.name, t]));
+}
 
 describe('benchmark targets', () => {
   it('holds when the gateway meets each goal in undisturbed runs, with the reference proxy beside it', () => {
@@ -81,6 +129,92 @@ describe('benchmark targets', () => {
     assert.equal(throughput.holds, false);
     assert.equal(throughput.disturbed, false);
   });
+
+  it('sets the gateway with policies against the gateway without, and against direct', () => {
+    const [c1] = withPolicies(load(950, 1_120, 3_400), load(900, 1_000, 3_000));
+    assert.equal(c1!.policies!.policiesAddedP50Us, 120);
+    assert.equal(c1!.policies!.policiesThroughputRatio, 0.95);
+    assert.equal(c1!.policies!.addedP50Us, 870);
+    assert.equal(c1!.policies!.addedP99Us, 2_400);
+    assert.equal(c1!.policies!.throughputRatio, 0.317);
+    assert.deepEqual(c1!.policies!.gatewayCost, { cpuMsPerRequest: 0.55, drainMs: 300 });
+    // The gateway's own figures are those without policies.
+    assert.equal(c1!.addedP50Us, 750);
+  });
+
+  it('holds the policy targets up to their goals and not beyond', () => {
+    assert.equal(GOALS.policiesThroughputRatioAtC32, 0.9);
+    assert.equal(GOALS.policiesAddedP50UsAtC1, 150);
+    const atGoal = targetsByName(withPolicies(load(1_000, 1_150, 3_000), load(900, 1_000, 3_000)));
+    assert.equal(atGoal[POLICY_TARGETS.throughput]!.measured, '90.0%');
+    assert.equal(atGoal[POLICY_TARGETS.throughput]!.goal, '≥ 90.0%');
+    assert.equal(atGoal[POLICY_TARGETS.throughput]!.holds, true);
+    assert.equal(atGoal[POLICY_TARGETS.p50]!.measured, '+150 µs');
+    assert.equal(atGoal[POLICY_TARGETS.p50]!.goal, '≤ 150 µs');
+    assert.equal(atGoal[POLICY_TARGETS.p50]!.holds, true);
+
+    const beyond = targetsByName(withPolicies(load(1_000, 1_151, 3_000), load(899, 1_000, 3_000)));
+    assert.equal(beyond[POLICY_TARGETS.throughput]!.measured, '89.9%');
+    assert.equal(beyond[POLICY_TARGETS.throughput]!.holds, false);
+    assert.equal(beyond[POLICY_TARGETS.throughput]!.disturbed, false);
+    assert.equal(beyond[POLICY_TARGETS.p50]!.measured, '+151 µs');
+    assert.equal(beyond[POLICY_TARGETS.p50]!.holds, false);
+    assert.equal(beyond[POLICY_TARGETS.p50]!.disturbed, false);
+
+    // Faster with policies than without (run-to-run noise) holds too.
+    const faster = targetsByName(withPolicies(load(1_000, 980, 3_000), load(1_050, 1_000, 3_000)));
+    assert.equal(faster[POLICY_TARGETS.p50]!.measured, '−20 µs');
+    assert.equal(faster[POLICY_TARGETS.p50]!.holds, true);
+    assert.equal(faster[POLICY_TARGETS.throughput]!.holds, true);
+  });
+
+  it('does not count a policed run with errors or non-2xx answers', () => {
+    const byName = targetsByName(
+      withPolicies(load(1_000, 1_050, 3_000, { non2xx: 1 }), load(950, 1_000, 3_000, { errors: 2 })),
+    );
+    assert.equal(byName[POLICY_TARGETS.p50]!.holds, false);
+    assert.equal(byName[POLICY_TARGETS.p50]!.disturbed, false);
+    assert.equal(byName[POLICY_TARGETS.throughput]!.holds, false);
+    // The gateway's own targets do not look at the policed runs.
+    assert.equal(byName['throughput gateway / direct, concurrency 32']!.holds, true);
+  });
+
+  it('does not judge the policy targets when the gateway run with or without policies was disturbed', () => {
+    const good = [load(1_000, 1_050, 3_000), load(950, 1_000, 3_000)] as const;
+    for (const cpuUse of [
+      { direct: cpu(100), gateway: cpu(100), policies: cpu(1_500) },
+      { direct: cpu(100), gateway: cpu(1_500), policies: cpu(100) },
+    ]) {
+      const byName = targetsByName(withPolicies(...good, cpuUse));
+      for (const name of Object.values(POLICY_TARGETS)) {
+        assert.equal(byName[name]!.holds, false, name);
+        assert.equal(byName[name]!.disturbed, true, name);
+      }
+    }
+    // A disturbed direct run does not touch them: they do not compare with direct.
+    const byName = targetsByName(
+      withPolicies(...good, { direct: cpu(1_500), gateway: cpu(100), policies: cpu(100) }),
+    );
+    for (const name of Object.values(POLICY_TARGETS)) assert.equal(byName[name]!.holds, true, name);
+    assert.equal(byName['added latency p50, concurrency 1']!.disturbed, true);
+  });
+
+  it('has no policy targets without the gateway-with-policies path', () => {
+    const names = evaluateTargets(
+      [
+        pair(1, load(3_000, 250, 1_000), load(1_000, 1_000, 3_000), cost),
+        pair(32, load(10_000, 3_000, 9_000), load(1_000, 1_000, 3_000), cost),
+      ],
+      rss,
+    ).map((t) => t.name);
+    assert.deepEqual(names, [
+      'added latency p50, concurrency 1',
+      'added latency p99, concurrency 1',
+      'throughput gateway / direct, concurrency 32',
+      'gateway RSS at idle',
+      'gateway RSS peak under load',
+    ]);
+  });
 });
 
 function stream(ttftP50: number, ttftP99: number): StreamResult {
@@ -101,14 +235,33 @@ function stream(ttftP50: number, ttftP99: number): StreamResult {
   };
 }
 
-/** A whole run's results: concurrency 1 disturbed in its direct run, concurrency 32 clean. */
-function run(): BenchResults {
+/**
+ * A whole run's results: concurrency 1 disturbed in its direct run, concurrency 32 clean; with
+ * the gateway-with-policies path unless `policies` is false.
+ */
+function run({ policies = true } = {}): BenchResults {
   const nonStreaming = [
     pair(1, load(3_000, 250, 1_200), load(700, 800, 7_700), cost, {
-      cpuUse: { direct: cpu(2_000), gateway: cpu(100) },
+      cpuUse: {
+        direct: cpu(2_000),
+        gateway: cpu(100),
+        ...(policies ? { policies: { ...cpu(120), gatewayMainMs: 5_400 } } : {}),
+      },
       reference: { result: load(1_900, 470, 1_400), cpuMsPerRequest: 0.29 },
+      runtime: runtime(40),
+      policies: policies
+        ? {
+            result: load(690, 870, 7_900),
+            gatewayCost: { cpuMsPerRequest: 0.57, drainMs: 1_200 },
+            runtime: runtime(44),
+          }
+        : undefined,
     }),
-    pair(32, load(9_800, 3_000, 11_000), load(1_600, 18_000, 54_000), cost),
+    pair(32, load(9_800, 3_000, 11_000), load(1_600, 18_000, 54_000), cost, {
+      policies: policies
+        ? { result: load(1_520, 19_000, 56_000, { non2xx: 2 }), gatewayCost: cost }
+        : undefined,
+    }),
   ];
   const targets = evaluateTargets(nonStreaming, rss);
   const direct = stream(630, 3_300);
@@ -129,6 +282,9 @@ function run(): BenchResults {
       directModel: 'gpt-4o-mini',
       gatewayModel: '@bench/gpt-4o-mini',
       rssIntervalMs: 100,
+      ...(policies
+        ? { policies: { rateLimitPerHour: 1_000_000_000, usageLimitTokens: 1_000_000_000_000 } }
+        : {}),
     },
     nonStreaming,
     streaming: {
@@ -193,5 +349,73 @@ describe('benchmark results files', () => {
       failing.split('\n').find((l) => l.startsWith('| gateway RSS peak under load |')) ?? '',
       /\| \*\*no\*\* \|/,
     );
+  });
+
+  it('the report gives the gateway with policies a row beside the gateway, and the policy targets', () => {
+    const report = toMarkdown(run());
+    const lines = report.split('\n');
+    const nonStreaming = lines.slice(lines.indexOf('## Non-streaming `POST /v1/chat/completions`'));
+    const rows = (concurrency: number) =>
+      nonStreaming.filter((l) => l.startsWith(`| ${concurrency} | `)).map((l) => l.split(' | ')[1]);
+    assert.deepEqual(rows(1).slice(0, 4), ['direct', 'reference proxy', 'gateway', 'gateway with policies']);
+    assert.deepEqual(rows(32).slice(0, 3), ['direct', 'gateway', 'gateway with policies']);
+    assert.ok(
+      lines.includes(
+        '| 1 | gateway with policies | 690 | 870 | 7,900 | +620 | +6,700 | 23.0% | 0.57 | 1.2 | 0 / 0 |',
+      ),
+    );
+    assert.ok(
+      lines.includes(
+        '| 32 | gateway with policies | 1,520 | 19,000 | 56,000 | +16,000 | +45,000 | 15.5% | 0.50 | 0.0 | 2 / 0 |',
+      ),
+    );
+    assert.match(report, /one rate-limit policy \(requests, 1,000,000,000 per hour\)/);
+    assert.match(report, /usage-limit policy \(tokens, 1,000,000,000,000\)/);
+    // GC and event loop, and who used the CPU, per path.
+    assert.ok(lines.some((l) => l.startsWith('| 1 | gateway | 40 | ')));
+    assert.ok(lines.some((l) => l.startsWith('| 1 | gateway with policies | 44 | ')));
+    assert.ok(lines.some((l) => l.startsWith('| 1 | gateway with policies | 5,400 | ')));
+
+    const row = (name: string) => lines.find((l) => l.startsWith(`| ${name} |`)) ?? '';
+    // +70 µs at concurrency 1 is within the goal, but the gateway run with policies is clean and
+    // undisturbed only at concurrency 1; at 32 it had non-2xx answers.
+    assert.equal(row(POLICY_TARGETS.p50), `| ${POLICY_TARGETS.p50} | +70 µs | ≤ 150 µs | yes |  |`);
+    assert.equal(
+      row(POLICY_TARGETS.throughput),
+      `| ${POLICY_TARGETS.throughput} | 95.0% | ≥ 90.0% | **no** |  |`,
+    );
+    assert.match(
+      report,
+      /The policy targets are judged the same way on the gateway runs with and without policies\./,
+    );
+  });
+
+  it('the report without the gateway-with-policies path has neither its rows nor its targets', () => {
+    const report = toMarkdown(run({ policies: false }));
+    assert.doesNotMatch(report, /with policies|from policies|policy targets/);
+    const lines = report.split('\n');
+    assert.ok(
+      lines.some((l) => l.startsWith('| 1 | gateway | 40 | ')),
+      'the GC table has its gateway row',
+    );
+    for (const name of ['added latency p50, concurrency 1', 'throughput gateway / direct, concurrency 32'])
+      assert.ok(
+        lines.some((l) => l.startsWith(`| ${name} |`)),
+        name,
+      );
+  });
+
+  it('the manual lists every target the report judges, with its goal', () => {
+    const manual = readFileSync(join(repoRoot, 'bench', 'README.md'), 'utf8');
+    const targets = run().targets;
+    assert.equal(targets.length, 7);
+    for (const t of targets) {
+      // The manual writes whole percentages without the report's decimal.
+      const goal = t.goal.replace(/\.0%$/, '%');
+      assert.ok(
+        manual.includes(`\n| ${t.name} | ${goal} |\n`),
+        `bench/README.md lists "${t.name}" with ${goal}`,
+      );
+    }
   });
 });

@@ -24,12 +24,34 @@ export interface ReferenceRun {
   throughputRatio: number;
 }
 
+/**
+ * The gateway run with policies: the same requests with a second workspace key on which one
+ * rate-limit and one usage-limit policy apply (`run.ts`), in the same run.
+ */
+export interface PoliciesRun {
+  result: LoadResult;
+  gatewayCost: GatewayCost;
+  /** The gateway's GC pauses and event-loop delay during the measured run. */
+  gatewayRuntime?: GatewayRuntime | undefined;
+  /** p50 minus direct p50, µs. */
+  addedP50Us: number;
+  addedP99Us: number;
+  /** req/s divided by direct req/s. */
+  throughputRatio: number;
+  /** p50 minus the gateway's p50 without policies (what the policies add), µs. */
+  policiesAddedP50Us: number;
+  /** req/s divided by the gateway's req/s without policies. */
+  policiesThroughputRatio: number;
+}
+
 export interface NonStreamingPair {
   concurrency: number;
   direct: LoadResult;
   gateway: LoadResult;
   /** The same load through the reference proxy, in the same run. */
   reference?: ReferenceRun | undefined;
+  /** The same load through the gateway with policies on the key, in the same run. */
+  policies?: PoliciesRun | undefined;
   /** Gateway p50 minus direct p50 (a difference of percentiles), µs. */
   addedP50Us: number;
   addedP99Us: number;
@@ -42,7 +64,7 @@ export interface NonStreamingPair {
    * Who used the system-under-test CPU during each measured run (with the processes placed); the
    * proxy columns are the reference proxy's on its path and the gateway's otherwise.
    */
-  cpuUse?: { direct?: CpuUse; reference?: CpuUse; gateway?: CpuUse } | undefined;
+  cpuUse?: { direct?: CpuUse; reference?: CpuUse; gateway?: CpuUse; policies?: CpuUse } | undefined;
 }
 
 export interface Target {
@@ -78,6 +100,8 @@ export interface BenchResults {
     directModel: string;
     gatewayModel: string;
     rssIntervalMs: number;
+    /** The policies on the key of the gateway-with-policies path, when it ran. */
+    policies?: { rateLimitPerHour: number; usageLimitTokens: number } | undefined;
   };
   nonStreaming: NonStreamingPair[];
   streaming: {
@@ -100,12 +124,21 @@ export interface BenchResults {
   allTargetsHold: boolean;
 }
 
-const PATHS = ['direct', 'reference', 'gateway'] as const;
-const PATH_NAMES: Record<(typeof PATHS)[number], string> = {
+const PATHS = ['direct', 'reference', 'gateway', 'policies'] as const;
+type PathName = (typeof PATHS)[number];
+const PATH_NAMES: Record<PathName, string> = {
   direct: 'direct',
   reference: 'reference proxy',
   gateway: 'gateway',
+  policies: 'gateway with policies',
 };
+
+/** A path's measured run in a pair, if the path ran. */
+function runOf(p: NonStreamingPair, path: PathName): LoadResult | undefined {
+  if (path === 'reference') return p.reference?.result;
+  if (path === 'policies') return p.policies?.result;
+  return p[path];
+}
 
 /** Share of a run's CPU time on the system-under-test CPU used by others above which a run is disturbed. */
 export const DISTURBED_SHARE = 0.1;
@@ -115,6 +148,10 @@ export const GOALS = {
   addedP99UsAtC1: 2000,
   throughputRatioAtC32: 0.1,
   rssMiB: 150,
+  /** Gateway with policies req/s divided by the gateway's without. */
+  policiesThroughputRatioAtC32: 0.9,
+  /** Gateway with policies p50 minus the gateway's without, µs. */
+  policiesAddedP50UsAtC1: 150,
 };
 
 export function pair(
@@ -126,9 +163,12 @@ export function pair(
     runtime?: GatewayRuntime | undefined;
     cpuUse?: NonStreamingPair['cpuUse'];
     reference?: { result: LoadResult; cpuMsPerRequest: number } | undefined;
+    policies?:
+      { result: LoadResult; gatewayCost: GatewayCost; runtime?: GatewayRuntime | undefined } | undefined;
   } = {},
 ): NonStreamingPair {
   const reference = extra.reference;
+  const policies = extra.policies;
   return {
     gatewayCost,
     gatewayRuntime: extra.runtime,
@@ -141,8 +181,21 @@ export function pair(
       cpuMsPerRequest: Math.round(reference.cpuMsPerRequest * 100) / 100,
       ...added(direct, reference.result),
     },
+    policies: policies && {
+      result: policies.result,
+      gatewayCost: policies.gatewayCost,
+      gatewayRuntime: policies.runtime,
+      ...added(direct, policies.result),
+      policiesAddedP50Us: policies.result.latencyUs.p50 - gateway.latencyUs.p50,
+      policiesThroughputRatio: ratio(policies.result, gateway),
+    },
     ...added(direct, gateway),
   };
+}
+
+/** `run`'s req/s divided by `base`'s, to 0.1%; 0 when `base` answered nothing. */
+function ratio(run: LoadResult, base: LoadResult): number {
+  return base.reqPerSec > 0 ? Math.round((run.reqPerSec / base.reqPerSec) * 1000) / 1000 : 0;
 }
 
 /** What a proxied path adds to the direct one: p50 and p99 differences, and the req/s ratio. */
@@ -153,8 +206,7 @@ function added(
   return {
     addedP50Us: proxied.latencyUs.p50 - direct.latencyUs.p50,
     addedP99Us: proxied.latencyUs.p99 - direct.latencyUs.p99,
-    throughputRatio:
-      direct.reqPerSec > 0 ? Math.round((proxied.reqPerSec / direct.reqPerSec) * 1000) / 1000 : 0,
+    throughputRatio: ratio(proxied, direct),
   };
 }
 
@@ -190,6 +242,31 @@ export function evaluateTargets(nonStreaming: NonStreamingPair[], rss: BenchResu
       reference: c32.reference && pct(c32.reference.throughputRatio),
     });
   }
+  // The policy targets compare the gateway with and without policies, not with direct.
+  if (c32?.policies) {
+    targets.push({
+      name: 'throughput with policies / without, concurrency 32',
+      measured: pct(c32.policies.policiesThroughputRatio),
+      goal: `≥ ${pct(GOALS.policiesThroughputRatioAtC32)}`,
+      holds:
+        c32.policies.policiesThroughputRatio >= GOALS.policiesThroughputRatioAtC32 &&
+        clean(c32, ['gateway', 'policies']) &&
+        !disturbed(c32, ['gateway', 'policies']),
+      disturbed: disturbed(c32, ['gateway', 'policies']),
+    });
+  }
+  if (c1?.policies) {
+    targets.push({
+      name: 'added p50 from policies, concurrency 1',
+      measured: `${signed(c1.policies.policiesAddedP50Us)} µs`,
+      goal: `≤ ${int(GOALS.policiesAddedP50UsAtC1)} µs`,
+      holds:
+        c1.policies.policiesAddedP50Us <= GOALS.policiesAddedP50UsAtC1 &&
+        clean(c1, ['gateway', 'policies']) &&
+        !disturbed(c1, ['gateway', 'policies']),
+      disturbed: disturbed(c1, ['gateway', 'policies']),
+    });
+  }
   targets.push({
     name: 'gateway RSS at idle',
     measured: `${mb(rss.idleMiB)} MB`,
@@ -207,18 +284,23 @@ export function evaluateTargets(nonStreaming: NonStreamingPair[], rss: BenchResu
 
 /**
  * Whether something other than the benchmark used more than DISTURBED_SHARE of the
- * system-under-test CPU in the direct or the gateway run: the difference between the two then
- * measures the machine's other load too, and a goal met that way proves nothing.
+ * system-under-test CPU in one of the compared runs (by default direct and gateway): the
+ * difference between them then measures the machine's other load too, and a goal met that way
+ * proves nothing.
  */
-function disturbed(p: NonStreamingPair): boolean {
-  return (['direct', 'gateway'] as const).some(
-    (path) => (p.cpuUse?.[path]?.othersMs ?? 0) > p[path].durationS * 1000 * DISTURBED_SHARE,
-  );
+function disturbed(p: NonStreamingPair, paths: PathName[] = ['direct', 'gateway']): boolean {
+  return paths.some((path) => {
+    const run = runOf(p, path);
+    return run !== undefined && (p.cpuUse?.[path]?.othersMs ?? 0) > run.durationS * 1000 * DISTURBED_SHARE;
+  });
 }
 
-/** A run with errors or non-2xx answers proves nothing about latency or throughput. */
-function clean(p: NonStreamingPair): boolean {
-  return [p.direct, p.gateway].every((r) => r.requests > 0 && r.errors === 0 && r.non2xx === 0);
+/** A run with errors or non-2xx answers (or a compared run missing) proves nothing about latency or throughput. */
+function clean(p: NonStreamingPair, paths: PathName[] = ['direct', 'gateway']): boolean {
+  return paths.every((path) => {
+    const r = runOf(p, path);
+    return r !== undefined && r.requests > 0 && r.errors === 0 && r.non2xx === 0;
+  });
 }
 
 export function toMarkdown(r: BenchResults): string {
@@ -249,6 +331,18 @@ export function toMarkdown(r: BenchResults): string {
       "what Node's HTTP server and client alone cost on this machine.",
     '',
   );
+  if (r.nonStreaming.some((p) => p.policies)) {
+    const limits = r.config.policies;
+    lines.push(
+      'Gateway with policies: the same requests through the gateway with a second workspace key, on which one ' +
+        `rate-limit policy (requests${limits ? `, ${int(limits.rateLimitPerHour)} per hour` : ''}) and one ` +
+        `usage-limit policy (tokens${limits ? `, ${int(limits.usageLimitTokens)}` : ''}) apply, conditioned on ` +
+        'and grouped by that key, both far above what the run uses so that they never deny. It runs right after ' +
+        'the gateway without policies, with the same warm-up and settling; "from policies" is that path minus ' +
+        'the gateway without policies.',
+      '',
+    );
+  }
 
   lines.push('## Non-streaming `POST /v1/chat/completions`', '');
   lines.push(
@@ -267,10 +361,20 @@ export function toMarkdown(r: BenchResults): string {
     lines.push(
       `| ${p.concurrency} | gateway | ${int(p.gateway.reqPerSec)} | ${int(p.gateway.latencyUs.p50)} | ${int(p.gateway.latencyUs.p99)} | ${signed(p.addedP50Us)} | ${signed(p.addedP99Us)} | ${pct(p.throughputRatio)} | ${ms(p.gatewayCost.cpuMsPerRequest)} | ${seconds(p.gatewayCost.drainMs)} | ${p.gateway.non2xx} / ${p.gateway.errors} |`,
     );
+    const pol = p.policies;
+    if (pol)
+      lines.push(
+        `| ${p.concurrency} | gateway with policies | ${int(pol.result.reqPerSec)} | ${int(pol.result.latencyUs.p50)} | ${int(pol.result.latencyUs.p99)} | ${signed(pol.addedP50Us)} | ${signed(pol.addedP99Us)} | ${pct(pol.throughputRatio)} | ${ms(pol.gatewayCost.cpuMsPerRequest)} | ${seconds(pol.gatewayCost.drainMs)} | ${pol.result.non2xx} / ${pol.result.errors} |`,
+      );
   }
   lines.push('');
 
-  const probed = r.nonStreaming.filter((p) => p.gatewayRuntime);
+  const probed = r.nonStreaming.flatMap((p) => [
+    ...(p.gatewayRuntime ? [{ concurrency: p.concurrency, path: 'gateway', runtime: p.gatewayRuntime }] : []),
+    ...(p.policies?.gatewayRuntime
+      ? [{ concurrency: p.concurrency, path: PATH_NAMES.policies, runtime: p.policies.gatewayRuntime }]
+      : []),
+  ]);
   if (probed.length > 0) {
     lines.push('## Gateway process during the non-streaming gateway runs', '');
     lines.push(
@@ -278,17 +382,17 @@ export function toMarkdown(r: BenchResults): string {
         "measured run, and how many of the responses at or above the run's p99 were in flight while the " +
         'gateway paused for GC.',
       '',
-      '| concurrency | GC pauses | GC total (ms) | longest pause (ms) | scavenges: count / total / longest (ms) | mark-compact: count / total / longest (ms) | event-loop delay p50 / p99 / max (µs) | responses ≥ p99 | of them during a GC pause (GC ms inside them) | all responses during a GC pause |',
-      '|---:|---:|---:|---:|---|---|---|---:|---:|---:|',
+      '| concurrency | path | GC pauses | GC total (ms) | longest pause (ms) | scavenges: count / total / longest (ms) | mark-compact: count / total / longest (ms) | event-loop delay p50 / p99 / max (µs) | responses ≥ p99 | of them during a GC pause (GC ms inside them) | all responses during a GC pause |',
+      '|---:|---|---:|---:|---:|---|---|---|---:|---:|---:|',
     );
     for (const p of probed) {
-      const g = p.gatewayRuntime!;
+      const g = p.runtime;
       const kind = (name: string) => {
         const k = g.gc.byKind[name];
         return k ? `${k.count} / ${ms(k.totalMs)} / ${ms(k.maxMs)}` : '0';
       };
       lines.push(
-        `| ${p.concurrency} | ${g.gc.count} | ${ms(g.gc.totalMs)} | ${ms(g.gc.maxMs)} | ${kind('scavenge')} | ${kind('mark-compact')} | ` +
+        `| ${p.concurrency} | ${p.path} | ${g.gc.count} | ${ms(g.gc.totalMs)} | ${ms(g.gc.maxMs)} | ${kind('scavenge')} | ${kind('mark-compact')} | ` +
           `${int(g.eventLoopDelayUs.p50)} / ${int(g.eventLoopDelayUs.p99)} / ${int(g.eventLoopDelayUs.max)} | ` +
           `${g.slowest.count} | ${g.slowest.withGc} (${ms(g.slowest.gcMsInThem)}) | ${pct(g.slowest.allWithGcShare)} |`,
       );
@@ -296,9 +400,9 @@ export function toMarkdown(r: BenchResults): string {
     lines.push('');
   }
 
-  const placed = r.nonStreaming.filter((p) => p.cpuUse?.direct || p.cpuUse?.gateway);
+  const placed = r.nonStreaming.filter((p) => PATHS.some((path) => p.cpuUse?.[path]));
   if (placed.length > 0) {
-    const cpu = (placed[0]!.cpuUse!.gateway ?? placed[0]!.cpuUse!.direct)!.cpu;
+    const cpu = PATHS.map((path) => placed[0]!.cpuUse![path]).find((u) => u !== undefined)!.cpu;
     lines.push(`## Who used CPU ${cpu} (the system under test) during the non-streaming runs`, '');
     lines.push(
       `From /proc over each measured run: CPU time of the proxy's main thread (the reference proxy's or the ` +
@@ -324,7 +428,7 @@ export function toMarkdown(r: BenchResults): string {
     }
     const disturbed = placed.flatMap((p) =>
       PATHS.filter((path) => {
-        const run = path === 'reference' ? p.reference?.result : p[path];
+        const run = runOf(p, path);
         return run !== undefined && (p.cpuUse![path]?.othersMs ?? 0) > run.durationS * 1000 * DISTURBED_SHARE;
       }).map((path) => `${PATH_NAMES[path]} at concurrency ${p.concurrency}`),
     );
@@ -380,7 +484,10 @@ export function toMarkdown(r: BenchResults): string {
     '',
     'A latency or throughput target holds only when its direct and gateway runs had no errors and no ' +
       `non-2xx answers; it is not judged when others used more than ${pct(DISTURBED_SHARE)} of the ` +
-      'system-under-test CPU in either run.',
+      'system-under-test CPU in either run.' +
+      (r.nonStreaming.some((p) => p.policies)
+        ? ' The policy targets are judged the same way on the gateway runs with and without policies.'
+        : ''),
     '',
   );
   return `${lines.join('\n')}\n`;

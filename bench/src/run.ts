@@ -86,6 +86,15 @@ const SLUG = 'bench';
 const UPSTREAM_KEY = 'sk-bench-upstream-key';
 const DIRECT_MODEL = 'gpt-4o-mini';
 const GATEWAY_MODEL = `@${SLUG}/${DIRECT_MODEL}`;
+/**
+ * The policies on the key of the gateway-with-policies path: far above what a run sends (a few
+ * thousand requests a second for well under an hour, a few dozen tokens each), so that they are
+ * checked and counted on every request but never deny.
+ */
+const POLICY_REQUESTS_PER_HOUR = 1_000_000_000;
+const POLICY_TOKEN_LIMIT = 1_000_000_000_000;
+/** How long the check request's counts may take to show in the key's limits. */
+const POLICY_CHECK_MS = 10_000;
 /** The whole run ends by itself: phases are bounded, and this is the backstop. */
 const OVERALL_LIMIT_MS = 15 * 60_000;
 
@@ -221,8 +230,18 @@ async function startReferenceProxy(upstreamUrl: string): Promise<{ child: Child;
   return { child, url };
 }
 
-/** The ways the benchmark calls the fake upstream: directly, through the reference proxy, through the gateway. */
-type Path = 'direct' | 'reference' | 'gateway';
+/**
+ * The ways the benchmark calls the fake upstream: directly, through the reference proxy, through
+ * the gateway, and through the gateway with a key under policies.
+ */
+type Path = 'direct' | 'reference' | 'gateway' | 'policies';
+/** How the log and the memory phases name each path. */
+const PATH_LABELS: Record<Path, string> = {
+  direct: 'direct',
+  reference: 'reference',
+  gateway: 'gateway',
+  policies: 'gateway with policies',
+};
 
 interface Gateway {
   pid: number;
@@ -230,7 +249,11 @@ interface Gateway {
   url: string;
   /** Where admin's routes are served (the same server in all-in-one mode). */
   adminUrl: string;
+  /** Where control-plane's `/v2` routes are served (the same server in all-in-one mode). */
+  managementUrl: string;
   adminKey: string;
+  /** The workspace of the benchmark's keys. */
+  workspaceId: string;
   workspaceKey: string;
   /** The other services' processes (distributed mode). */
   platformPids: number[];
@@ -336,7 +359,9 @@ async function startDistributed(): Promise<Gateway> {
     pid: gatewayPid,
     url: stack.url('gateway'),
     adminUrl: stack.url('admin'),
+    managementUrl: stack.url('control-plane'),
     adminKey: stack.adminKey,
+    workspaceId: workspace.body.id,
     workspaceKey: key.body.key,
     platformPids: (['control-plane', 'admin', 'policy', 'log-export'] as const)
       .map((service) => stack!.process(service).pid ?? 0)
@@ -379,11 +404,15 @@ async function startGateway(): Promise<Gateway> {
     const url = /running \(all-in-one\) at (http:\/\/\S+)/.exec(text)?.[1];
     const adminKey = /admin key:\s+(\S+)/.exec(text)?.[1];
     const workspaceKey = /workspace key:\s+(\S+)/.exec(text)?.[1];
-    return url && adminKey && workspaceKey ? { url, adminKey, workspaceKey } : undefined;
+    const workspaceId = /workspace:\s+(\S+)/.exec(text)?.[1];
+    return url && adminKey && workspaceKey && workspaceId
+      ? { url, adminKey, workspaceKey, workspaceId }
+      : undefined;
   }, 180_000);
   return {
     pid: child.pid!,
     adminUrl: found.url,
+    managementUrl: found.url,
     platformPids: [],
     sharedPids: [],
     stop: (ms) => child.stop(ms),
@@ -404,6 +433,80 @@ async function post(
     signal: AbortSignal.timeout(timeoutMs),
   });
   return { status: res.status, text: await res.text() };
+}
+
+async function get(url: string, key: string, timeoutMs = 30_000): Promise<{ status: number; text: string }> {
+  const res = await fetch(url, {
+    headers: { authorization: `Bearer ${key}` },
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/**
+ * A second workspace key, made like the benchmark's first, with one rate-limit policy (requests
+ * per hour) and one usage-limit policy (tokens) that apply to it alone and count per key; both
+ * never deny in a run. Created with the admin key through control-plane's management API.
+ */
+async function createPolicedKey(gateway: Gateway): Promise<{ id: string; key: string }> {
+  const created = await post(`${gateway.managementUrl}/v2/api-keys/workspace/service`, gateway.adminKey, {
+    name: 'bench with policies',
+    workspace_id: gateway.workspaceId,
+  });
+  if (created.status !== 200) throw new Error(`creating the policed key: ${created.status} ${created.text}`);
+  const { id, key } = JSON.parse(created.text) as { id?: string; key?: string };
+  if (!id || !key) throw new Error(`creating the policed key: no id or key in ${created.text.slice(0, 200)}`);
+  const scope = { conditions: [{ key: 'api_key', value: id }], group_by: [{ key: 'api_key' }] };
+  for (const [kind, body] of [
+    [
+      'rate-limits',
+      { name: 'bench requests', ...scope, type: 'requests', unit: 'rph', value: POLICY_REQUESTS_PER_HOUR },
+    ],
+    ['usage-limits', { name: 'bench tokens', ...scope, type: 'tokens', credit_limit: POLICY_TOKEN_LIMIT }],
+  ] as const) {
+    const res = await post(`${gateway.managementUrl}/v2/policies/${kind}`, gateway.adminKey, body);
+    if (res.status !== 200) throw new Error(`creating the ${kind} policy: ${res.status} ${res.text}`);
+  }
+  return { id, key };
+}
+
+/**
+ * After the policed key's check request: waits (bounded) until the key's limits show that request
+ * counted, so that the policies are known to be checked on the gateway path and the caches they
+ * go through are filled. Only logs when they do not show it; the runs' figures then say so.
+ */
+async function awaitPoliciesCounted(gateway: Gateway, key: string): Promise<void> {
+  const deadline = Date.now() + POLICY_CHECK_MS;
+  let seen = '';
+  while (Date.now() < deadline) {
+    const res = await get(`${gateway.managementUrl}/v2/policies/usage`, key, 5_000).catch((err: unknown) => ({
+      status: 0,
+      text: String(err),
+    }));
+    seen = `${res.status} ${res.text.slice(0, 300)}`;
+    if (res.status === 200) {
+      const limits = parseJson<{ data?: Array<{ kind?: string; limit?: number; remaining?: number }> }>(
+        res.text,
+      )?.data;
+      const counted = limits?.find(
+        (l) => l.kind === 'rate_limit' && typeof l.limit === 'number' && typeof l.remaining === 'number',
+      );
+      if (limits && limits.length >= 2 && counted && counted.remaining! < counted.limit!) {
+        log(`policies on the policed key: ${limits.length} apply; the check request was counted`);
+        return;
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  log(`warning: the policed key's limits did not show its check request as counted (last answer: ${seen})`);
+}
+
+function parseJson<T>(text: string): T | undefined {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
 }
 
 function chatBody(model: string, stream: boolean): string {
@@ -451,6 +554,12 @@ async function main(): Promise<void> {
     configurations: { custom_host: upstream.baseUrl },
   });
   if (created.status !== 200) throw new Error(`creating the integration: ${created.status} ${created.text}`);
+  // Before any model request, so that the policy service loads the organisation's policies with
+  // these in them from the start.
+  const policed = await createPolicedKey(gateway);
+  log(
+    `policed key ${policed.id}: rate limit ${POLICY_REQUESTS_PER_HOUR} requests per hour, usage limit ${POLICY_TOKEN_LIMIT} tokens`,
+  );
 
   const direct = (stream: boolean): Target => ({
     url: `${upstream.url}/v1/chat/completions`,
@@ -466,18 +575,25 @@ async function main(): Promise<void> {
     headers: { authorization: `Bearer ${gateway.workspaceKey}` },
     body: chatBody(GATEWAY_MODEL, stream),
   });
+  const viaPolicies = (stream: boolean): Target => ({
+    ...viaGateway(stream),
+    headers: { authorization: `Bearer ${policed.key}` },
+  });
 
   // One request of each kind first: a benchmark of error answers would be meaningless.
   for (const [name, target] of [
     ['direct', direct(false)],
     ['reference proxy', viaReference(false)],
     ['gateway', viaGateway(false)],
+    ['gateway with policies', viaPolicies(false)],
   ] as const) {
     const res = await post(target.url, target.headers.authorization!.slice(7), JSON.parse(target.body));
     if (res.status !== 200 || !res.text.includes('Echo: Hello, Switchyard')) {
       throw new Error(`${name} check request: ${res.status} ${res.text.slice(0, 500)}`);
     }
   }
+  // The policed key's first request filled the caches its policies go through.
+  await awaitPoliciesCounted(gateway, policed.key);
 
   await settle(gateway.pid);
   sampler.setPhase('idle');
@@ -491,7 +607,8 @@ async function main(): Promise<void> {
     checkInterrupted();
     sampler.setPhase('JIT warm-up');
     log(
-      `JIT warm-up: gateway and reference proxy, each concurrency 1 for ${JIT_WARMUP_S} s, then ${JIT_WARMUP_STREAMS} streaming requests (not measured)`,
+      `JIT warm-up: gateway and reference proxy, each concurrency 1 for ${JIT_WARMUP_S} s, then ${JIT_WARMUP_STREAMS} streaming requests; ` +
+        `gateway with policies, concurrency 1 for ${JIT_WARMUP_S} s (not measured)`,
     );
     // The reference proxy gets the same, so that both are measured with their hot code compiled.
     for (const via of [viaGateway, viaReference]) {
@@ -504,18 +621,23 @@ async function main(): Promise<void> {
         shouldStop: () => interrupted,
       });
     }
+    // The policy check's own code (limits, reservations) runs only on the policed key; it has no
+    // streaming scenario.
+    checkInterrupted();
+    await runLoad(viaPolicies(false), 1, JIT_WARMUP_S);
   }
 
   const nowUs = () => Number(process.hrtime.bigint() / 1000n);
   const gatewayWindows: ProfileWindow[] = [];
   const nonStreaming: NonStreamingPair[] = [];
-  const costs: Record<number, GatewayCost> = {};
-  const runtimes: Record<number, GatewayRuntime | undefined> = {};
+  const costs: Record<number, Partial<Record<Path, GatewayCost>>> = {};
+  const runtimes: Record<number, Partial<Record<Path, GatewayRuntime>>> = {};
   const probe = new GatewayProbe(gateway.pid, probeDir);
   // With the processes placed, who used the system-under-test CPU in each measured run.
   const sutCpu = PLACEMENT ? Number(PLACEMENT.systemUnderTest) : undefined;
   // The proxy in a path's columns: the reference proxy on its path, otherwise the gateway.
   const proxyPid = (path: Path) => (path === 'reference' ? reference.child.pid : gateway.pid);
+  const throughGateway = (path: Path) => path === 'gateway' || path === 'policies';
   const readSut = (path: Path) =>
     sutCpu === undefined || !upstream.child.pid
       ? undefined
@@ -528,20 +650,22 @@ async function main(): Promise<void> {
       ['direct', direct(false)],
       ['reference', viaReference(false)],
       ['gateway', viaGateway(false)],
+      ['policies', viaPolicies(false)],
     ] as const) {
+      const label = PATH_LABELS[name];
       checkInterrupted();
       await settle(gateway.pid);
       await settlePlatform(gateway);
-      sampler.setPhase(`${name} c=${connections}`);
+      sampler.setPhase(`${label} c=${connections}`);
       if (WARMUP_S > 0) {
-        log(`warm-up: ${name}, concurrency ${connections}, ${WARMUP_S} s`);
+        log(`warm-up: ${label}, concurrency ${connections}, ${WARMUP_S} s`);
         await runLoad(target, connections, WARMUP_S);
       }
       checkInterrupted();
-      log(`measuring: ${name}, concurrency ${connections}, ${DURATION_S} s`);
+      log(`measuring: ${label}, concurrency ${connections}, ${DURATION_S} s`);
       // The probe's recording starts here (what it holds from the warm-up is dropped).
-      if (name === 'gateway') await probe.take();
-      const timeline = name === 'gateway' ? new Timeline() : undefined;
+      if (throughGateway(name)) await probe.take();
+      const timeline = throughGateway(name) ? new Timeline() : undefined;
       const startUs = nowUs();
       const cpuBeforeMs = readCpuMs(proxyPid(name));
       const sutBefore = readSut(name);
@@ -551,13 +675,13 @@ async function main(): Promise<void> {
       const others = cpuUses[connections]?.[name]?.othersMs ?? 0;
       if (others > result.durationS * 1000 * DISTURBED_SHARE)
         log(`  disturbed: other processes and interrupts used ${others} ms of CPU ${sutCpu} during this run`);
-      if (name === 'gateway') {
+      if (throughGateway(name)) {
         const endUs = nowUs();
-        gatewayWindows.push({ name: `gateway, concurrency ${connections}`, startUs, endUs });
+        gatewayWindows.push({ name: `${label}, concurrency ${connections}`, startUs, endUs });
         const recorded = await probe.take();
         if (recorded) {
           const { endsUs, latenciesUs } = timeline!.view();
-          runtimes[connections] = runtimeOf(
+          (runtimes[connections] ??= {})[name] = runtimeOf(
             recorded,
             startUs,
             endUs,
@@ -566,7 +690,7 @@ async function main(): Promise<void> {
             result.latencyUs.p99,
           );
         } else log('the gateway probe did not answer; no GC or event-loop numbers for this run');
-        costs[connections] = await gatewayCost(gateway.pid, cpuBeforeMs, result.requests);
+        (costs[connections] ??= {})[name] = await gatewayCost(gateway.pid, cpuBeforeMs, result.requests);
       }
       if (name === 'reference') {
         const cpuAfterMs = readCpuMs(reference.child.pid);
@@ -580,10 +704,15 @@ async function main(): Promise<void> {
       results[name] = result;
     }
     nonStreaming.push(
-      pair(connections, results.direct!, results.gateway!, costs[connections]!, {
-        runtime: runtimes[connections],
+      pair(connections, results.direct!, results.gateway!, costs[connections]!.gateway!, {
+        runtime: runtimes[connections]?.gateway,
         cpuUse: cpuUses[connections],
         reference: { result: results.reference!, cpuMsPerRequest: referenceCpu[connections] ?? NaN },
+        policies: {
+          result: results.policies!,
+          gatewayCost: costs[connections]!.policies!,
+          runtime: runtimes[connections]?.policies,
+        },
       }),
     );
   }
@@ -658,6 +787,7 @@ async function main(): Promise<void> {
       directModel: DIRECT_MODEL,
       gatewayModel: GATEWAY_MODEL,
       rssIntervalMs: RSS_INTERVAL_MS,
+      policies: { rateLimitPerHour: POLICY_REQUESTS_PER_HOUR, usageLimitTokens: POLICY_TOKEN_LIMIT },
     },
     nonStreaming,
     streaming: {

@@ -41,7 +41,12 @@ const configSchema = z.object({
   }),
   POLICY_TIMEOUT_MS: env.int(250, 1, 60_000).meta({ description: 'deadline of the hot-path policy check' }),
   POLICY_FAIL_OPEN: env.bool(true).meta({
-    description: 'allow requests when the policy service cannot answer (`false`: 503)',
+    description:
+      'allow requests of a key the gateway has not yet seen a policy answer for when the policy service cannot answer (`false`: 503); a key seen before follows the failure modes of the limits last seen for it',
+  }),
+  POLICY_DEFAULT_COMPLETION_TOKENS: env.int(1024, 1, 1_000_000).meta({
+    description:
+      'completion tokens a request that sets neither `max_completion_tokens` nor `max_tokens` is expected to use, for the estimate checked against token and cost limits before the call (a stream is charged as it runs)',
   }),
   MAX_REQUEST_BODY: env.size('25mb').meta({ description: 'largest accepted request body (larger: 413)' }),
   BLOCK_INLINE_CONFIG: env.bool(false).meta({
@@ -72,7 +77,7 @@ export const gatewayService: ServiceDefinition = {
       describedOnly('authentication'),
       loadConfig(configSchema, {}).MAX_REQUEST_BODY,
     ).routes(),
-  async create({ bus, kv, clients, env: processEnv, logger, resolve = systemResolver }) {
+  async create({ bus, kv, clients, env: processEnv, logger, metrics, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
     const events = need(bus, 'event bus');
     const dispatcher = createUpstreamDispatcher(processEnv);
@@ -95,6 +100,8 @@ export const gatewayService: ServiceDefinition = {
     const policyGate = new PolicyGate(need(clients.policy, 'policy client'), logger, {
       timeoutMs: config.POLICY_TIMEOUT_MS,
       failOpen: config.POLICY_FAIL_OPEN,
+      headerPrefix,
+      metrics,
     });
     const context = {
       providers: createProviders(dispatcher),
@@ -106,6 +113,7 @@ export const gatewayService: ServiceDefinition = {
       integrations,
       configs,
       policy: policyGate,
+      defaultCompletionTokens: config.POLICY_DEFAULT_COMPLETION_TOKENS,
       bus: events,
       headerPrefix,
       requestTimeoutMs: config.REQUEST_TIMEOUT,

@@ -1,88 +1,28 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import type { MessageInitShape } from '@bufbuild/protobuf';
-import { ServiceUnavailable, createLogger, sha256Hex } from '@switchyard/core';
+import { ServiceUnavailable, createLogger, createMetrics } from '@switchyard/core';
 import { scopesForKind, type Principal } from '@switchyard/access';
-import { GrpcServer, createGrpcClient } from '@switchyard/runtime';
-import { identity, policy } from '@switchyard/proto';
+import { createGrpcClient } from '@switchyard/runtime';
+import { policy } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { gatewayService } from '../service.ts';
+import {
+  startIdentityStandIn,
+  startPolicyStandIn,
+  unusedAddress,
+  type PolicyStandIn,
+} from '../testing/policy-stand-ins.ts';
 import { PolicyGate } from './policy-gate.ts';
 
 const logger = createLogger('test');
 logger.silent = true;
 
-type Decide = (request: policy.CheckRequest) => Promise<MessageInitShape<typeof policy.CheckResponseSchema>>;
+type Decide = PolicyStandIn['state']['decide'];
 
-/** A policy service whose answer each test chooses. */
-async function startPolicyStandIn() {
-  const calls: policy.CheckRequest[] = [];
-  const state = { decide: (async () => ({ decision: policy.Decision.ALLOW })) as Decide };
-  const server = new GrpcServer({ logger, security: {} });
-  server.add(
-    policy.PolicyService,
-    {
-      check: async (request) => {
-        calls.push(request);
-        return state.decide(request);
-      },
-      accrue: async (request) => ({ allowed: true, reservation: request.reservation }),
-    },
-    { check: ['gateway'], accrue: ['gateway'] },
-  );
-  const port = await server.listen('127.0.0.1', 0);
-  return { address: `127.0.0.1:${port}`, calls, state, close: () => server.close() };
-}
-
-/** Answers for one workspace key, so that the gateway can run without control-plane. */
-async function startIdentityStandIn(key: string, principal: Principal) {
-  const server = new GrpcServer({ logger, security: {} });
-  server.add(
-    identity.IdentityService,
-    {
-      resolveApiKey: async ({ keyHash }) =>
-        keyHash !== sha256Hex(key)
-          ? {}
-          : {
-              principal: {
-                apiKeyId: principal.apiKeyId,
-                organisationId: principal.organisationId,
-                workspaceId: principal.workspaceId ?? '',
-                workspaceSlug: principal.workspaceSlug ?? '',
-                kind: identity.ApiKeyKind.WORKSPACE_SERVICE,
-                name: principal.name,
-                scopes: principal.scopes,
-              },
-            },
-      resolveWorkspace: async () => ({}),
-      getKeySettings: async () => ({}),
-      updateKeySettings: async () => ({}),
-      provisionOrganisationUser: async () => ({}),
-      removeOrganisationUser: async () => ({}),
-      setWorkspaceMember: async () => ({}),
-    },
-    {
-      resolveApiKey: ['gateway'],
-      resolveWorkspace: ['gateway'],
-      getKeySettings: ['gateway'],
-      updateKeySettings: ['gateway'],
-      provisionOrganisationUser: ['gateway'],
-      removeOrganisationUser: ['gateway'],
-      setWorkspaceMember: ['gateway'],
-    },
-  );
-  const port = await server.listen('127.0.0.1', 0);
-  return { address: `127.0.0.1:${port}`, close: () => server.close() };
-}
-
-async function unusedAddress(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return `127.0.0.1:${port}`;
+/** What the gate is asked about a request of `who` to the openai gpt-4o model. */
+function ask(who: Principal, metadata: Record<string, string>, estimate = { tokens: 100, cost: 0.001 }) {
+  return { principal: who, provider: 'openai', model: 'gpt-4o', metadata, requestId: 'req-1', estimate };
 }
 
 const principal: Principal = {
@@ -109,7 +49,7 @@ const deny =
   });
 
 describe('PolicyGate', () => {
-  let standIn: Awaited<ReturnType<typeof startPolicyStandIn>>;
+  let standIn: PolicyStandIn;
   const clients: Array<{ close(): void }> = [];
 
   before(async () => {
@@ -137,8 +77,8 @@ describe('PolicyGate', () => {
 
   test('lets an allowed request through, asking about its caller, provider, model and metadata', async () => {
     standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW });
-    await gate(standIn.address, { failOpen: false }).check(principal, 'openai', 'gpt-4o', { team: 'search' });
-    const asked = standIn.calls.at(-1)!;
+    await gate(standIn.address, { failOpen: false }).check(ask(principal, { team: 'search' }));
+    const asked = standIn.checks.at(-1)!;
     assert.equal(asked.organisationId, principal.organisationId);
     assert.equal(asked.workspaceId, principal.workspaceId);
     assert.equal(asked.apiKeyId, principal.apiKeyId);
@@ -150,38 +90,38 @@ describe('PolicyGate', () => {
   test('skips the call while the policy service says nothing applies to the key, then asks again', async () => {
     standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW, skipChecksForMs: 150 });
     const g = gate(standIn.address, { failOpen: false });
-    const before = standIn.calls.length;
-    await g.check(principal, 'openai', 'gpt-4o', {});
-    await g.check(principal, 'openai', 'gpt-4o', {});
-    await g.check(principal, 'openai', 'gpt-4o', {});
-    assert.equal(standIn.calls.length - before, 1);
+    const before = standIn.checks.length;
+    await g.check(ask(principal, {}));
+    await g.check(ask(principal, {}));
+    await g.check(ask(principal, {}));
+    assert.equal(standIn.checks.length - before, 1);
     await sleep(200);
-    await g.check(principal, 'openai', 'gpt-4o', {});
-    assert.equal(standIn.calls.length - before, 2);
+    await g.check(ask(principal, {}));
+    assert.equal(standIn.checks.length - before, 2);
   });
 
   test('a policy change ends the skip at once', async () => {
     standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW, skipChecksForMs: 60_000 });
     const g = gate(standIn.address, { failOpen: false });
-    await g.check(principal, 'openai', 'gpt-4o', {});
+    await g.check(ask(principal, {}));
     standIn.state.decide = deny(3);
     g.forgetSkips();
-    await assert.rejects(g.check(principal, 'openai', 'gpt-4o', {}), { status: 429 });
+    await assert.rejects(g.check(ask(principal, {})), { status: 429 });
   });
 
   test('a key is not skipped because of another key', async () => {
     standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW, skipChecksForMs: 60_000 });
     const g = gate(standIn.address, { failOpen: false });
-    await g.check(principal, 'openai', 'gpt-4o', {});
+    await g.check(ask(principal, {}));
     standIn.state.decide = deny(3);
-    await assert.rejects(g.check({ ...principal, apiKeyId: randomUUID() }, 'openai', 'gpt-4o', {}), {
+    await assert.rejects(g.check(ask({ ...principal, apiKeyId: randomUUID() }, {})), {
       status: 429,
     });
   });
 
   test('turns a DENY into a 429 carrying retry-after and the policy’s code and message', async () => {
     standIn.state.decide = deny(7);
-    await assert.rejects(gate(standIn.address, { failOpen: true }).check(principal, 'openai', 'gpt-4o', {}), {
+    await assert.rejects(gate(standIn.address, { failOpen: true }).check(ask(principal, {})), {
       status: 429,
       code: 'budget_exhausted',
       message: 'The monthly budget is used up.',
@@ -191,19 +131,19 @@ describe('PolicyGate', () => {
 
   test('a DENY without a retry time still asks the client to wait a second', async () => {
     standIn.state.decide = deny(0);
-    await assert.rejects(gate(standIn.address, { failOpen: true }).check(principal, 'openai', 'gpt-4o', {}), {
+    await assert.rejects(gate(standIn.address, { failOpen: true }).check(ask(principal, {})), {
       status: 429,
       headers: { 'retry-after': '1' },
     });
   });
 
   test('a policy service that is down lets requests through when failing open', async () => {
-    await gate(await unusedAddress(), { failOpen: true }).check(principal, 'openai', 'gpt-4o', {});
+    await gate(await unusedAddress(), { failOpen: true }).check(ask(principal, {}));
   });
 
   test('a policy service that is down is a 503 when not failing open', async () => {
     await assert.rejects(
-      gate(await unusedAddress(), { failOpen: false }).check(principal, 'openai', 'gpt-4o', {}),
+      gate(await unusedAddress(), { failOpen: false }).check(ask(principal, {})),
       {
         status: 503,
       },
@@ -216,10 +156,10 @@ describe('PolicyGate', () => {
       return { decision: policy.Decision.DENY };
     };
     const started = performance.now();
-    await gate(standIn.address, { failOpen: true, timeoutMs: 100 }).check(principal, 'openai', 'gpt-4o', {});
+    await gate(standIn.address, { failOpen: true, timeoutMs: 100 }).check(ask(principal, {}));
     assert.ok(performance.now() - started < 800, 'waited for the slow answer');
     await assert.rejects(
-      gate(standIn.address, { failOpen: false, timeoutMs: 100 }).check(principal, 'openai', 'gpt-4o', {}),
+      gate(standIn.address, { failOpen: false, timeoutMs: 100 }).check(ask(principal, {})),
       { status: 503 },
     );
   });
@@ -233,12 +173,12 @@ const mockChat = {
 
 describe('the gateway with its default policy settings', () => {
   let h: ServiceHarness;
-  let standIn: Awaited<ReturnType<typeof startPolicyStandIn>>;
+  let standIn: PolicyStandIn;
   let identityStandIn: Awaited<ReturnType<typeof startIdentityStandIn>>;
 
   before(async () => {
     standIn = await startPolicyStandIn();
-    identityStandIn = await startIdentityStandIn(workspaceKey, principal);
+    identityStandIn = await startIdentityStandIn(new Map([[workspaceKey, principal]]));
     h = await startServiceHarness({
       services: [gatewayService],
       clientAddresses: {
@@ -290,11 +230,11 @@ describe('the gateway with its default policy settings', () => {
 
   test('asks the policy service about every request', async () => {
     standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW });
-    const before = standIn.calls.length;
+    const before = standIn.checks.length;
     assert.equal((await send()).status, 200);
-    assert.equal(standIn.calls.length, before + 1);
-    assert.equal(standIn.calls.at(-1)!.provider, 'mock');
-    assert.equal(standIn.calls.at(-1)!.model, 'mock-1');
+    assert.equal(standIn.checks.length, before + 1);
+    assert.equal(standIn.checks.at(-1)!.provider, 'mock');
+    assert.equal(standIn.checks.at(-1)!.model, 'mock-1');
   });
 });
 
@@ -303,7 +243,7 @@ describe('the gateway with POLICY_FAIL_OPEN=false', () => {
   let identityStandIn: Awaited<ReturnType<typeof startIdentityStandIn>>;
 
   before(async () => {
-    identityStandIn = await startIdentityStandIn(workspaceKey, principal);
+    identityStandIn = await startIdentityStandIn(new Map([[workspaceKey, principal]]));
     h = await startServiceHarness({
       services: [gatewayService],
       env: { POLICY_FAIL_OPEN: 'false' },

@@ -1,7 +1,15 @@
 import { AppError, BadRequest } from '@switchyard/core';
+import { costOf } from '../pricing/cost.ts';
 import type { ChatBody } from '../providers/types.ts';
 import type { CacheHeaders } from './gateway-headers.ts';
-import { GatewayRequest, type GatewayContext, type IncomingCall, type Relayed } from './gateway-request.ts';
+import {
+  GatewayRequest,
+  type GatewayContext,
+  type IncomingCall,
+  type Relayed,
+  type Routed,
+} from './gateway-request.ts';
+import type { AttemptContext } from '../routing/route-plan.ts';
 import {
   cacheDirectives,
   isCacheable,
@@ -9,6 +17,8 @@ import {
   type CacheStatus,
   type CachedResponse,
 } from './response-cache.ts';
+import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
+import { meterStream } from './stream-meter.ts';
 
 export interface ChatCompletionsOptions extends GatewayContext {
   /**
@@ -40,6 +50,8 @@ export type ChatReply = (
 /** A chat completion request: a gateway request with the cache's verdict on it. */
 export class ChatRequest extends GatewayRequest {
   cacheStatus: CacheStatus = 'DISABLED';
+  /** A limit ran out while the answer streamed: it ended early and is not to be cached. */
+  exhausted = false;
 
   /**
    * The response headers with the cache's verdict last, as it stands once the answer (or
@@ -78,18 +90,33 @@ export class ChatCompletions {
     const resolved = await request.config();
     const directives = cacheDirectives(cacheHeaders, this.options.headerPrefix, resolved?.config.cache);
     const cache = directives.enabled ? this.options.cache : undefined;
-    return request.dispatch(parsed.model, parsed, async (routed, attempt): Promise<ChatReply> => {
-      let body = attempt.overrideParams
+    const defaultCompletion = this.options.defaultCompletionTokens;
+    const bodyOf = (routed: Routed, attempt: AttemptContext): ChatBody => {
+      const body = attempt.overrideParams
         ? this.withOverrides(parsed, attempt.overrideParams, attempt.path)
         : parsed;
-      if (routed.modelRewritten) body = { ...body, model: routed.model! };
+      return routed.modelRewritten ? { ...body, model: routed.model! } : body;
+    };
+    let estimated: { attempt: AttemptContext; body: ChatBody; promptTokens: number } | undefined;
+    const estimate = (routed: Routed, attempt: AttemptContext) => {
+      const body = bodyOf(routed, attempt);
+      const tokens = estimateChat(body, defaultCompletion);
+      estimated = { attempt, body, promptTokens: tokens.promptTokens };
+      return tokens;
+    };
+    const answer = async (routed: Routed, attempt: AttemptContext, hold: PolicyHold): Promise<ChatReply> => {
+      const known = estimated?.attempt === attempt ? estimated : undefined;
+      const body = known?.body ?? bodyOf(routed, attempt);
       const cacheKey = cache
         ? responseCacheKey(request.principal.workspaceId, directives, routed.target, body)
         : undefined;
       if (cache && cacheKey) {
         const hit = directives.forceRefresh ? undefined : await cache.get(cacheKey);
         request.cacheStatus = directives.forceRefresh ? 'REFRESH' : hit ? 'HIT' : 'MISS';
-        if (hit) return replay(hit, directives.maxAgeSeconds);
+        if (hit) {
+          hold.settle(NOTHING_USED);
+          return replay(hit, directives.maxAgeSeconds);
+        }
       }
       const response = await routed.provider.chatCompletions({
         body,
@@ -105,16 +132,27 @@ export class ChatCompletions {
         cacheKey,
         maxAgeSeconds: directives.maxAgeSeconds,
       };
-      return response.kind === 'json'
-        ? { ...reply, stream: false, body: response.body }
-        : { ...reply, stream: true, body: response.body };
-    });
+      if (response.kind === 'json') return { ...reply, stream: false, body: response.body };
+      if (!hold.metered) return { ...reply, stream: true, body: response.body };
+      const { provider, pricing } = routed.target;
+      const model = routed.model ?? '';
+      const metered = meterStream(response.body, {
+        hold,
+        promptTokens: known?.promptTokens ?? estimateChat(body, defaultCompletion).promptTokens,
+        price: (tokens) => costOf(provider, model, tokens, pricing),
+        onExhausted: () => {
+          request.exhausted = true;
+        },
+      });
+      return { ...reply, stream: true, body: metered };
+    };
+    return request.dispatch(parsed.model, parsed, answer, estimate);
   }
 
   /** The reply was written with `status`: a complete answer from the provider is cached, and the request's events go out. */
   complete(request: ChatRequest, reply: ChatReply, status: number, sent: Relayed, requestBody: string): void {
     const cache = this.options.cache;
-    if (!reply.fromCache && cache && reply.cacheKey && sent.complete) {
+    if (!reply.fromCache && cache && reply.cacheKey && sent.complete && !request.exhausted) {
       const stored: CachedResponse = {
         status,
         contentType: reply.contentType,

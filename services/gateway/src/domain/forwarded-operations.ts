@@ -4,6 +4,7 @@ import { integrationSlugs, providerKinds } from '@switchyard/rules';
 import type { ForwardCall, ForwardResponse } from '../providers/types.ts';
 import { GatewayRequest, type GatewayContext, type IncomingCall } from './gateway-request.ts';
 import type { ModelCatalog } from './model-catalog.ts';
+import { estimateOperation } from './policy.ts';
 import { refuseBlockedInlineChoices } from './provider-routing.ts';
 
 /** A forwarded operation as the HTTP layer read and checked it. */
@@ -116,7 +117,13 @@ export class ForwardedOperations {
         timeoutMs: attempt.timeoutMs,
       });
       return { ...answer, discard: () => drain(answer.body) };
-    });
+    }, (_routed, attempt) =>
+      estimateOperation(
+        pathname,
+        attempt.overrideParams ? { ...parsed, ...attempt.overrideParams } : parsed,
+        this.context.defaultCompletionTokens,
+      ),
+    );
   }
 
   /** The answer was relayed with `status`: the request's events go out, with a textual body as sent. */

@@ -2,7 +2,8 @@ import { NotImplemented, toAppError } from '@switchyard/core';
 import { customHostRefused } from '@switchyard/rules';
 import type { Principal } from '@switchyard/access';
 import type { EventBus } from '@switchyard/adapters';
-import { publishRequestEvents } from '../events/request-events.ts';
+import { measureRequest, publishRequestEvents, type CompletedRequest } from '../events/request-events.ts';
+import { costOf } from '../pricing/cost.ts';
 import type { ChatProvider } from '../providers/types.ts';
 import { NonPublicAddress } from '../upstream/public-address-lookup.ts';
 import { resolveConfig, type ResolvedConfig, type SavedConfigs } from '../routing/config-source.ts';
@@ -10,6 +11,14 @@ import { Cancellation } from '../routing/cancellation.ts';
 import { runRoutePlan, type AttemptContext, type AttemptResult } from '../routing/route-plan.ts';
 import { headerNames, type GatewayHeaders, type HeaderNames } from './gateway-headers.ts';
 import type { IntegrationSource, PolicyCheck } from './ports.ts';
+import {
+  NOTHING_USED,
+  PolicyRefusal,
+  type PolicyHold,
+  type PolicyOutcomeFields,
+  type TokenEstimate,
+  type UsageAmount,
+} from './policy.ts';
 import type { ResponseStore } from './response-cache.ts';
 import {
   refuseBlockedInlineChoices,
@@ -27,6 +36,8 @@ export interface GatewayContext {
   /** Saved configs; absent where control-plane is not reachable (a saved config is then not found). */
   configs?: SavedConfigs | undefined;
   policy: PolicyCheck;
+  /** The completion tokens a request that names no output limit is expected to use. */
+  defaultCompletionTokens: number;
   bus: EventBus;
   headerPrefix: string;
   requestTimeoutMs: number;
@@ -82,6 +93,10 @@ export class GatewayRequest {
   private configSlug: string | undefined;
   private routePath: string | undefined;
   private retries = 0;
+  /** What each checked attempt held, in order; the last one's is the answer's. */
+  private readonly holds: PolicyHold[] = [];
+  /** The policy refusal of the last attempt, when it was refused. */
+  private refusal: PolicyRefusal | undefined;
   protected readonly names: HeaderNames;
 
   constructor(
@@ -111,16 +126,23 @@ export class GatewayRequest {
     return this.resolvedConfig;
   }
 
+  /** What the request's answer holds under rate and usage limits (after `dispatch`). */
+  get policyHold(): PolicyHold | undefined {
+    return this.refusal ? undefined : this.holds.at(-1);
+  }
+
   /**
    * Routes the request: refuses inline choices an organisation has blocked, then runs the
    * config's route plan (or one attempt without a config). Each attempt is given its
-   * provider and credentials, checked with policy, and handed to `call`. Response headers
-   * name the target that answered and the retries it took.
+   * provider and credentials, checked with policy (with what `estimate` expects it to use),
+   * and handed to `call` with what it holds. An attempt that fails gives back what it held.
+   * Response headers name the target that answered and the retries it took.
    */
   async dispatch<T extends AttemptResult>(
     model: string | undefined,
     params: Record<string, unknown> | undefined,
-    call: (routed: Routed, attempt: AttemptContext) => Promise<T>,
+    call: (routed: Routed, attempt: AttemptContext, hold: PolicyHold) => Promise<T>,
+    estimate: (routed: Routed, attempt: AttemptContext) => TokenEstimate,
   ): Promise<T> {
     const prefix = this.context.headerPrefix;
     await refuseBlockedInlineChoices(this.principal, this.headers, this.context.inline, prefix);
@@ -166,20 +188,74 @@ export class GatewayRequest {
           );
         }
         this.routed = { ...routed, provider };
-        await this.context.policy.check(
-          this.principal,
-          routed.target.provider,
-          routed.model ?? '',
-          this.headers.metadata,
-        );
+        const hold = await this.checkPolicy(this.routed, estimate(this.routed, attempt));
         this.responseHeaders[this.names.provider] = routed.target.provider;
-        if (hostParam === undefined) return call(this.routed, attempt);
-        return call(this.routed, attempt).catch((err: unknown) => {
-          throw err instanceof NonPublicAddress ? customHostRefused(err.message, hostParam) : err;
-        });
+        try {
+          const result = await call(this.routed, attempt, hold);
+          if (result.status >= 400) hold.settle(NOTHING_USED);
+          return result;
+        } catch (err) {
+          hold.settle(NOTHING_USED);
+          throw hostParam !== undefined && err instanceof NonPublicAddress
+            ? customHostRefused(err.message, hostParam)
+            : err;
+        }
       },
     );
     return outcome.value;
+  }
+
+  /** One attempt's policy check, with its estimate priced for the target; a refusal is recorded for the log. */
+  private async checkPolicy(routed: Routed, tokens: TokenEstimate): Promise<PolicyHold> {
+    const { target } = routed;
+    const model = routed.model ?? '';
+    const estimate: UsageAmount = {
+      tokens: tokens.promptTokens + tokens.completionTokens,
+      cost: costOf(
+        target.provider,
+        model,
+        { promptTokens: tokens.promptTokens, completionTokens: tokens.completionTokens, cachedTokens: 0, reasoningTokens: 0 },
+        target.pricing,
+      ),
+    };
+    let hold: PolicyHold;
+    try {
+      hold = await this.context.policy.check({
+        principal: this.principal,
+        provider: target.provider,
+        model,
+        metadata: this.headers.metadata,
+        requestId: this.call.requestId,
+        estimate,
+      });
+    } catch (err) {
+      if (err instanceof PolicyRefusal) this.refusal = err;
+      throw err;
+    }
+    this.refusal = undefined;
+    this.holds.push(hold);
+    const headers = hold.headers;
+    for (const name in headers) this.responseHeaders[name] = headers[name]!;
+    return hold;
+  }
+
+  /**
+   * Settles what the answer held to what it used (a stream's meter has done so already) and
+   * tells what policies did with the request, for its log. A failed or cached answer used nothing;
+   * a successful one without usage keeps what it held.
+   */
+  private settlePolicy(done: CompletedRequest, usage: UsageAmount | undefined): PolicyOutcomeFields | undefined {
+    const refusal = this.refusal;
+    const holds = this.holds;
+    const last = holds.at(-1);
+    if (!refusal && last) {
+      last.settle(done.status >= 400 || done.cacheStatus === 'HIT' ? NOTHING_USED : usage);
+    }
+    if (!refusal && !last) return undefined;
+    const adjustments = holds.length === 1 ? last!.adjustments() : holds.flatMap((h) => h.adjustments());
+    return refusal
+      ? { decision: refusal.decision, policyId: refusal.policyId, code: refusal.code ?? '', adjustments }
+      : { decision: last!.decision, policyId: last!.policyId, code: last!.code, adjustments };
   }
 
   /** Publishes the request's events once the response is on its way; the client never waits for them. */
@@ -194,8 +270,8 @@ export class GatewayRequest {
     const { requestId, method, path } = this.call;
     const routed = this.routed;
     const errorMessage = error === undefined ? undefined : toAppError(error).message;
-    setImmediate(() =>
-      publishRequestEvents(this.context.bus, {
+    setImmediate(() => {
+      const done: CompletedRequest = {
         requestId,
         principal: this.principal,
         headers: this.headers,
@@ -216,8 +292,12 @@ export class GatewayRequest {
         configSlug: this.configSlug,
         routePath: this.routePath,
         retries: this.retries,
-      }),
-    );
+      };
+      const measured = measureRequest(done);
+      const used = measured.usage ? { tokens: measured.tokens, cost: measured.cost } : undefined;
+      done.policy = this.settlePolicy(done, used);
+      publishRequestEvents(this.context.bus, done, measured);
+    });
   }
 
   /** Records a failure and throws it on, for the HTTP layer's error handling to answer. */

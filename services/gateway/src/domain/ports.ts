@@ -1,6 +1,7 @@
 import type { CustomHostInspection } from '@switchyard/rules';
 import type { Principal } from '@switchyard/access';
 import type { PricingMultiplier } from '../pricing/cost.ts';
+import type { PolicyHold, UsageAmount } from './policy.ts';
 
 /**
  * What the request path asks of other services. The gRPC clients and the caches they fill
@@ -36,12 +37,21 @@ export interface IntegrationDirectory {
   ): Promise<{ integrations: ReadonlyArray<{ slug: string; provider: string }> }>;
 }
 
-/** The hot path's policy check: resolves when the request may go on, throws the refusal otherwise. */
+/** What the policy check is asked about one routed attempt. */
+export interface PolicyCheckRequest {
+  principal: Principal;
+  provider: string;
+  model: string;
+  metadata: Record<string, string>;
+  requestId: string;
+  /** What the attempt is expected to use: the prompt estimate and its output limit, priced. */
+  estimate: UsageAmount;
+}
+
+/**
+ * The hot path's policy check: resolves with what the request holds when it may go on,
+ * throws the refusal (a PolicyRefusal) otherwise.
+ */
 export interface PolicyCheck {
-  check(
-    principal: Principal,
-    provider: string,
-    model: string,
-    metadata: Record<string, string>,
-  ): Promise<void>;
+  check(request: PolicyCheckRequest): Promise<PolicyHold>;
 }

@@ -13,8 +13,13 @@ import type { events } from '@switchyard/proto';
 
 type Plain<T> = Omit<T, '$typeName'>;
 export type TokenUsageFields = Plain<events.TokenUsage>;
-export type RequestLogFields = Omit<Plain<events.RequestLogEvent>, 'usage'> & {
+export type PolicyAdjustmentFields = Plain<events.PolicyAdjustment>;
+export type PolicyOutcomeFields = Omit<Plain<events.PolicyOutcome>, 'adjustments'> & {
+  adjustments: PolicyAdjustmentFields[];
+};
+export type RequestLogFields = Omit<Plain<events.RequestLogEvent>, 'usage' | 'policy'> & {
   usage?: TokenUsageFields | undefined;
+  policy?: PolicyOutcomeFields | undefined;
 };
 export type UsageFields = Omit<Plain<events.UsageEvent>, 'usage'> & { usage?: TokenUsageFields | undefined };
 
@@ -66,9 +71,28 @@ function usage(w: BinaryWriter, field: number, value: TokenUsageFields | undefin
   w.join();
 }
 
+function policyOutcome(w: BinaryWriter, field: number, value: PolicyOutcomeFields | undefined): void {
+  if (value === undefined) return;
+  w.tag(field, WireType.LengthDelimited).fork();
+  string(w, 1, value.decision);
+  string(w, 2, value.policyId);
+  string(w, 3, value.code);
+  for (const a of value.adjustments) {
+    w.tag(4, WireType.LengthDelimited).fork();
+    string(w, 1, a.policyId);
+    string(w, 2, a.type);
+    double(w, 3, a.held);
+    double(w, 4, a.used);
+    w.join();
+  }
+  w.join();
+}
+
 /** The fields each encoder writes, by their generated names (the tests compare them with the schemas). */
 export const WRITTEN_FIELDS = {
   TokenUsage: ['promptTokens', 'completionTokens', 'totalTokens', 'cachedTokens', 'reasoningTokens'],
+  PolicyOutcome: ['decision', 'policyId', 'code', 'adjustments'],
+  PolicyAdjustment: ['policyId', 'type', 'held', 'used'],
   RequestLogEvent: [
     'id',
     'organisationId',
@@ -100,6 +124,7 @@ export const WRITTEN_FIELDS = {
     'cacheNamespace',
     'cacheForceRefresh',
     'modelsEndpoint',
+    'policy',
   ],
   UsageEvent: [
     'id',
@@ -155,6 +180,7 @@ function writeRequestLogEvent(w: BinaryWriter, e: RequestLogFields): void {
   string(w, 28, e.cacheNamespace);
   bool(w, 29, e.cacheForceRefresh);
   bool(w, 30, e.modelsEndpoint);
+  policyOutcome(w, 31, e.policy);
 }
 
 /** switchyard.events.v1.UsageEvent */

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '@switchyard/access';
 import { Topics, type EventBus } from '@switchyard/adapters';
-import { encodeRequestLogEvent, encodeUsageEvent, type TokenUsageFields } from './encoding.ts';
+import {
+  encodeRequestLogEvent,
+  encodeUsageEvent,
+  type PolicyOutcomeFields,
+  type TokenUsageFields,
+} from './encoding.ts';
 import { costOf, type PricingMultiplier } from '../pricing/cost.ts';
 import type { GatewayHeaders } from '../domain/gateway-headers.ts';
 
@@ -46,6 +51,15 @@ export interface CompletedRequest {
   /** The config target that answered (or failed last), e.g. `config.targets[1]`. */
   routePath?: string | undefined;
   retries?: number | undefined;
+  /** What rate and usage limits did with the request. */
+  policy?: PolicyOutcomeFields | undefined;
+}
+
+/** What a request used, from its answer's usage: tokens in all, and USD. */
+export interface MeasuredUsage {
+  usage: TokenUsageFields | undefined;
+  tokens: number;
+  cost: number;
 }
 
 function usageOf(usage: unknown): TokenUsageFields | undefined {
@@ -84,14 +98,25 @@ export function extractUsage(responseBody: string, stream: boolean): TokenUsageF
   return found;
 }
 
-/** Publishes the request log and usage events; never blocks and never throws. */
-export function publishRequestEvents(bus: EventBus, done: CompletedRequest): void {
+/** The usage a request's answer reports, and its cost (none for a failure or a cached answer). */
+export function measureRequest(done: CompletedRequest): MeasuredUsage {
   const usage = extractUsage(done.responseBody, done.stream);
   // A cached answer cost nothing upstream.
   const cost =
     usage && done.status < 400 && done.cacheStatus !== 'HIT'
       ? costOf(done.provider, done.model, usage, done.pricing)
       : 0;
+  const tokens = usage ? usage.totalTokens || usage.promptTokens + usage.completionTokens : 0;
+  return { usage, tokens, cost };
+}
+
+/** Publishes the request log and usage events; never blocks and never throws. */
+export function publishRequestEvents(
+  bus: EventBus,
+  done: CompletedRequest,
+  measured: MeasuredUsage = measureRequest(done),
+): void {
+  const { usage, cost } = measured;
   const p = done.principal;
   bus.publish({
     topic: Topics.requestLogs,
@@ -127,6 +152,7 @@ export function publishRequestEvents(bus: EventBus, done: CompletedRequest): voi
       cacheNamespace: done.headers.cacheNamespace ?? '',
       cacheForceRefresh: done.headers.cacheForceRefresh === 'true',
       modelsEndpoint: done.headers.modelsEndpoint === 'true',
+      policy: done.policy,
     }),
   });
   if (done.status < 400) {

@@ -14,8 +14,23 @@ export const PRICES: Record<string, ModelPrices> = Object.fromEntries(
   ),
 );
 
+/** Prices found by provider and model: every request prices its estimate, and most name a few models. */
+const found = new Map<string, ModelPrice | null>();
+const MAX_FOUND = 10_000;
+
 /** The price of a model, by the longest listed prefix of its name. */
 export function priceOf(provider: string, model: string): ModelPrice | undefined {
+  const key = `${provider}\u0000${model}`;
+  let price = found.get(key);
+  if (price === undefined) {
+    price = lookUp(provider, model) ?? null;
+    if (found.size >= MAX_FOUND) found.clear();
+    found.set(key, price);
+  }
+  return price ?? undefined;
+}
+
+function lookUp(provider: string, model: string): ModelPrice | undefined {
   const models = PRICES[provider];
   if (!models) return undefined;
   const name = model.toLowerCase().replace(/^(us|eu|apac)\./, '');

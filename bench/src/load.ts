@@ -17,6 +17,8 @@ export interface LoadResult {
   /** Latency of 2xx responses in µs (exact percentiles over every response). */
   latencyUs: Summary;
   non2xx: number;
+  /** The non-2xx answers by HTTP status. */
+  non2xxByStatus?: Record<string, number> | undefined;
   errors: number;
   timeouts: number;
   droppedSamples: number;
@@ -71,6 +73,7 @@ export async function runLoad(
 ): Promise<LoadResult> {
   const samples = new Samples(4_000_000);
   let non2xx = 0;
+  const non2xxByStatus: Record<string, number> = {};
   const started = performance.now();
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
@@ -98,7 +101,10 @@ export async function runLoad(
       if (statusCode >= 200 && statusCode < 300) {
         samples.add(responseTimeMs * 1000);
         timeline?.add(Number(process.hrtime.bigint() / 1000n), responseTimeMs * 1000);
-      } else non2xx++;
+      } else {
+        non2xx++;
+        non2xxByStatus[statusCode] = (non2xxByStatus[statusCode] ?? 0) + 1;
+      }
     });
   });
   const elapsedS = (performance.now() - started) / 1000;
@@ -110,6 +116,7 @@ export async function runLoad(
     reqPerSec: round2((samples.count + samples.dropped) / durationSMeasured),
     latencyUs: samples.summary(),
     non2xx,
+    non2xxByStatus,
     errors: result.errors,
     timeouts: result.timeouts,
     droppedSamples: samples.dropped,

@@ -247,7 +247,9 @@ const unwiredUsageLedger: UsageLedger = {
 };
 
 function unwired(): never {
-  throw new ServiceUnavailable('The policy service is not reachable from control-plane: usage is not available.');
+  throw new ServiceUnavailable(
+    'The policy service is not reachable from control-plane: usage is not available.',
+  );
 }
 
 /** The `bootstrap` command: creates the first organisation on an already-migrated database. */

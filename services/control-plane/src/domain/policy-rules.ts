@@ -86,7 +86,10 @@ function calendarPeriod(reset: PeriodicReset, now: Date): { start: Date; end: Da
  * When usage was last reset: the start of the current period if the policy existed then, or
  * the last reset by hand if later; null if never.
  */
-export function lastResetAt(policy: Periods & Pick<UsageLimitPolicy, 'createdAt' | 'lastResetAt'>, now: Date) {
+export function lastResetAt(
+  policy: Periods & Pick<UsageLimitPolicy, 'createdAt' | 'lastResetAt'>,
+  now: Date,
+) {
   const period = currentPeriod(policy, now);
   const periodStart = period && period.start > policy.createdAt ? period.start : null;
   if (!periodStart) return policy.lastResetAt;

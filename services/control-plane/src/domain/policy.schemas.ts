@@ -38,7 +38,8 @@ const groupBy = z
   .superRefine((entries, ctx) => {
     const seen = new Set<string>();
     entries.forEach(({ key }, index) => {
-      if (seen.has(key)) ctx.addIssue({ code: 'custom', path: [index, 'key'], message: `'${key}' is given twice` });
+      if (seen.has(key))
+        ctx.addIssue({ code: 'custom', path: [index, 'key'], message: `'${key}' is given twice` });
       seen.add(key);
     });
   });
@@ -66,7 +67,11 @@ type Check = { type?: string | undefined; target?: string | undefined };
 /** MCP tool calls are only counted: their policies take type `requests`. */
 function requestsOnlyForTools(body: Check, ctx: z.RefinementCtx): void {
   if (body.target === 'mcp_tools' && body.type !== 'requests') {
-    ctx.addIssue({ code: 'custom', path: ['type'], message: "a policy of target 'mcp_tools' takes type 'requests'" });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['type'],
+      message: "a policy of target 'mcp_tools' takes type 'requests'",
+    });
   }
 }
 

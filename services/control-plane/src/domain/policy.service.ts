@@ -1,4 +1,12 @@
-import { BadRequest, Forbidden, NotFound, ServiceUnavailable, paramPath, type CamelKeys, type PageQuery } from '@switchyard/core';
+import {
+  BadRequest,
+  Forbidden,
+  NotFound,
+  ServiceUnavailable,
+  paramPath,
+  type CamelKeys,
+  type PageQuery,
+} from '@switchyard/core';
 import type { Principal } from '@switchyard/access';
 import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events, type policy } from '@switchyard/proto';
@@ -31,8 +39,7 @@ export type CreateUsageLimitInput = CamelKeys<z.output<typeof createUsageLimitBo
 export type UpdateUsageLimitInput = CamelKeys<z.output<typeof updateUsageLimitBody>>;
 /** Either kind's list filters: `unit` is a rate limit's alone. */
 export type ListPoliciesInput =
-  | CamelKeys<z.output<typeof listRateLimitsQuery>>
-  | CamelKeys<z.output<typeof listUsageLimitsQuery>>;
+  CamelKeys<z.output<typeof listRateLimitsQuery>> | CamelKeys<z.output<typeof listUsageLimitsQuery>>;
 export type ListEntitiesInput = CamelKeys<z.output<typeof listEntitiesQuery>>;
 
 /** The policy service's usage ledger, as control-plane asks it. */
@@ -68,9 +75,15 @@ export interface KeyLimit {
 }
 
 /** A policy's fields both kinds share, as a write resolves them. */
-type CommonInput = Pick<CreateRateLimitInput, 'name' | 'description' | 'conditions' | 'groupBy' | 'target' | 'workspaceId'>;
+type CommonInput = Pick<
+  CreateRateLimitInput,
+  'name' | 'description' | 'conditions' | 'groupBy' | 'target' | 'workspaceId'
+>;
 
-const NOUN: Record<PolicyKindName, string> = { rate_limit: 'Rate limit policy', usage_limit: 'Usage limit policy' };
+const NOUN: Record<PolicyKindName, string> = {
+  rate_limit: 'Rate limit policy',
+  usage_limit: 'Usage limit policy',
+};
 
 /**
  * Rate-limit and usage-limit policies: a workspace key works on its workspace's, an
@@ -147,9 +160,14 @@ export class PolicyService {
     return this.repo.list(kind, principal.organisationId, { ...query, workspaceId }, page);
   }
 
-  async updateRateLimit(principal: Principal, id: string, changes: UpdateRateLimitInput): Promise<RateLimitPolicy> {
+  async updateRateLimit(
+    principal: Principal,
+    id: string,
+    changes: UpdateRateLimitInput,
+  ): Promise<RateLimitPolicy> {
     const found = await this.get('rate_limit', principal, id);
-    const conditions = changes.conditions && (await this.resolveConditions(principal, found.target, changes.conditions));
+    const conditions =
+      changes.conditions && (await this.resolveConditions(principal, found.target, changes.conditions));
     const updated = await this.repo.update('rate_limit', found.id, () =>
       definedOnly({
         name: changes.name,
@@ -168,9 +186,14 @@ export class PolicyService {
    * whose usage is to be reset is reset first, so a refusal by the policy service changes
    * nothing.
    */
-  async updateUsageLimit(principal: Principal, id: string, changes: UpdateUsageLimitInput): Promise<UsageLimitPolicy> {
+  async updateUsageLimit(
+    principal: Principal,
+    id: string,
+    changes: UpdateUsageLimitInput,
+  ): Promise<UsageLimitPolicy> {
     const found = await this.get('usage_limit', principal, id);
-    const conditions = changes.conditions && (await this.resolveConditions(principal, found.target, changes.conditions));
+    const conditions =
+      changes.conditions && (await this.resolveConditions(principal, found.target, changes.conditions));
     let resetAt: Date | undefined;
     if (changes.resetUsageForValue !== undefined) {
       // A value without usage in this period has nothing to reset: already at 0.
@@ -184,7 +207,8 @@ export class PolicyService {
     }
     const updated = await this.repo.update('usage_limit', found.id, (current) => {
       const creditLimit = changes.creditLimit ?? current.creditLimit;
-      const alertThreshold = changes.alertThreshold === undefined ? current.alertThreshold : changes.alertThreshold;
+      const alertThreshold =
+        changes.alertThreshold === undefined ? current.alertThreshold : changes.alertThreshold;
       if (alertThreshold !== null && alertThreshold >= creditLimit) {
         const param = changes.alertThreshold === undefined ? 'credit_limit' : 'alert_threshold';
         throw new BadRequest(
@@ -293,7 +317,8 @@ export class PolicyService {
     );
     const names = new Map<string, string | null>();
     for (const kind of ['rate_limit', 'usage_limit'] as const) {
-      for (const found of await this.repo.listActive(kind, principal.organisationId)) names.set(found.id, found.name);
+      for (const found of await this.repo.listActive(kind, principal.organisationId))
+        names.set(found.id, found.name);
     }
     return limits.map((limit) => ({
       policyId: limit.policyId,
@@ -308,7 +333,9 @@ export class PolicyService {
   }
 
   /** What the policy service enforces: the organisation's active policies of both kinds. */
-  async activePolicies(organisationId: string): Promise<{ rateLimits: RateLimitPolicy[]; usageLimits: UsageLimitPolicy[] }> {
+  async activePolicies(
+    organisationId: string,
+  ): Promise<{ rateLimits: RateLimitPolicy[]; usageLimits: UsageLimitPolicy[] }> {
     const [rateLimits, usageLimits] = await Promise.all([
       this.repo.listActive('rate_limit', organisationId),
       this.repo.listActive('usage_limit', organisationId),
@@ -332,7 +359,10 @@ export class PolicyService {
   }
 
   /** Absent: a workspace key's own workspace, else organisation-wide; null: organisation-wide, an admin key's alone. */
-  private async workspaceFor(principal: Principal, requested: string | null | undefined): Promise<string | null> {
+  private async workspaceFor(
+    principal: Principal,
+    requested: string | null | undefined,
+  ): Promise<string | null> {
     if (requested) return (await this.workspaces.getWorkspace(principal, requested)).id;
     if (requested === undefined || principal.workspaceId === null) return principal.workspaceId;
     throw new Forbidden('Only an organisation admin key can create an organisation-wide policy.', {
@@ -355,7 +385,10 @@ export class PolicyService {
     for (const [index, condition] of conditions.entries()) {
       const invalid = (field: 'key' | 'value', why: string) => {
         const param = paramPath(['conditions', index, field]);
-        return new BadRequest(`Invalid body parameter '${param}': ${why}`, { param, code: 'invalid_parameter' });
+        return new BadRequest(`Invalid body parameter '${param}': ${why}`, {
+          param,
+          code: 'invalid_parameter',
+        });
       };
       if (!isConditionKey(target, condition.key)) {
         throw invalid('key', `a policy of target '${target}' takes the keys ${conditionKeysOf(target)}.`);

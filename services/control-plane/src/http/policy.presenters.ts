@@ -57,7 +57,10 @@ export function presentEntity(entity: EntityUsage) {
 /** `{value_key: {current_usage, status}}`, for `include_usage`. */
 export function presentUsageMap(entities: EntityUsage[]) {
   return Object.fromEntries(
-    entities.map((entity) => [entity.valueKey, { current_usage: entity.currentUsage, status: entity.status }]),
+    entities.map((entity) => [
+      entity.valueKey,
+      { current_usage: entity.currentUsage, status: entity.status },
+    ]),
   );
 }
 

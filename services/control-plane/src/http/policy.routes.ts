@@ -47,7 +47,8 @@ function rateLimitRouter(policies: PolicyService, bodyLimit: string): ScopedRout
     '/',
     {
       scope: 'rate_limits.create',
-      summary: 'Creates a rate limit policy: requests or tokens per minute, hour or day for each counted entity.',
+      summary:
+        'Creates a rate limit policy: requests or tokens per minute, hour or day for each counted entity.',
       query: 'none',
       body: createRateLimitBody,
     },
@@ -79,7 +80,9 @@ function rateLimitRouter(policies: PolicyService, bodyLimit: string): ScopedRout
     { scope: 'rate_limits.read', summary: 'One rate limit policy.', query: getRateLimitQuery },
     async (req, res, _next, input) => {
       const { status } = input.query(req);
-      res.json(presentRateLimit(await policies.get('rate_limit', requirePrincipal(req), req.params.id, status)));
+      res.json(
+        presentRateLimit(await policies.get('rate_limit', requirePrincipal(req), req.params.id, status)),
+      );
     },
   );
   router.put(
@@ -116,7 +119,8 @@ function usageLimitRouter(policies: PolicyService, bodyLimit: string): ScopedRou
     '/',
     {
       scope: 'usage_limits.create',
-      summary: 'Creates a usage limit policy: cost, tokens or requests per period (or ever) for each counted entity.',
+      summary:
+        'Creates a usage limit policy: cost, tokens or requests per period (or ever) for each counted entity.',
       query: 'none',
       body: createUsageLimitBody,
     },
@@ -141,7 +145,12 @@ function usageLimitRouter(policies: PolicyService, bodyLimit: string): ScopedRou
         input.page(req),
       );
       const now = new Date();
-      res.json(listBody(found.map((policy) => presentUsageLimit(policy, now)), total));
+      res.json(
+        listBody(
+          found.map((policy) => presentUsageLimit(policy, now)),
+          total,
+        ),
+      );
     },
   );
   router.get(

@@ -35,7 +35,8 @@ async function create(json: Record<string, unknown>, key = h.workspaceKey): Prom
   return res.body.id as string;
 }
 
-const get = (id: string, key = h.workspaceKey, query = '') => h.request('GET', `${PATH}/${id}${query}`, { key });
+const get = (id: string, key = h.workspaceKey, query = '') =>
+  h.request('GET', `${PATH}/${id}${query}`, { key });
 
 async function listed(key: string, query = ''): Promise<Array<{ id: string }>> {
   const res = await h.request('GET', `${PATH}?page_size=1000${query}`, { key });
@@ -61,7 +62,10 @@ async function workspaceWithKey(name: string, scopes?: string[]) {
 
 describe('creating and reading a rate limit policy', () => {
   test('a workspace key creates a policy in its workspace and reads it back whole', async () => {
-    const created = await h.request('POST', PATH, { key: h.workspaceKey, json: rpm({ description: 'per key' }) });
+    const created = await h.request('POST', PATH, {
+      key: h.workspaceKey,
+      json: rpm({ description: 'per key' }),
+    });
     assert.equal(created.status, 200, created.text);
     assert.deepEqual(Object.keys(created.body).sort(), ['id', 'object']);
     assert.match(created.body.id, UUID);
@@ -130,23 +134,55 @@ describe('creating and reading a rate limit policy', () => {
 describe('validation', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
     ['no conditions', rpm({ conditions: [] }), 'conditions'],
-    ['a condition key the target does not take', rpm({ conditions: [{ key: 'mcp_server', value: 'x' }] }), 'conditions[0].key'],
-    ['an mcp_tools policy with a model condition', rpm({ target: 'mcp_tools', conditions: [{ key: 'model', value: 'x' }] }), 'conditions[0].key'],
+    [
+      'a condition key the target does not take',
+      rpm({ conditions: [{ key: 'mcp_server', value: 'x' }] }),
+      'conditions[0].key',
+    ],
+    [
+      'an mcp_tools policy with a model condition',
+      rpm({ target: 'mcp_tools', conditions: [{ key: 'model', value: 'x' }] }),
+      'conditions[0].key',
+    ],
     ['an empty metadata name', rpm({ conditions: [{ key: 'metadata.', value: 'x' }] }), 'conditions[0].key'],
     ['an empty condition value', rpm({ conditions: [{ key: 'model', value: '' }] }), 'conditions[0].value'],
-    ['an unknown field in a condition', rpm({ conditions: [{ key: 'model', value: 'x', op: 'eq' }] }), 'conditions[0].op'],
-    ['a workspace that does not exist', rpm({ conditions: [{ key: 'workspace_id', value: 'nowhere' }] }), 'conditions[0].value'],
-    ['an api key that does not exist', rpm({ conditions: [{ key: 'api_key', value: '4e54a1a4-109c-43ee-b0f7-11e7d60b0066' }] }), 'conditions[0].value'],
-    ['another organisation', rpm({ conditions: [{ key: 'organisation_id', value: '4e54a1a4-109c-43ee-b0f7-11e7d60b0066' }] }), 'conditions[0].value'],
+    [
+      'an unknown field in a condition',
+      rpm({ conditions: [{ key: 'model', value: 'x', op: 'eq' }] }),
+      'conditions[0].op',
+    ],
+    [
+      'a workspace that does not exist',
+      rpm({ conditions: [{ key: 'workspace_id', value: 'nowhere' }] }),
+      'conditions[0].value',
+    ],
+    [
+      'an api key that does not exist',
+      rpm({ conditions: [{ key: 'api_key', value: '4e54a1a4-109c-43ee-b0f7-11e7d60b0066' }] }),
+      'conditions[0].value',
+    ],
+    [
+      'another organisation',
+      rpm({ conditions: [{ key: 'organisation_id', value: '4e54a1a4-109c-43ee-b0f7-11e7d60b0066' }] }),
+      'conditions[0].value',
+    ],
     ['no group_by', rpm({ group_by: [] }), 'group_by'],
     ['an unknown group_by key', rpm({ group_by: [{ key: 'model' }] }), 'group_by[0].key'],
-    ['a group_by key given twice', rpm({ group_by: [{ key: 'api_key' }, { key: 'api_key' }] }), 'group_by[1].key'],
+    [
+      'a group_by key given twice',
+      rpm({ group_by: [{ key: 'api_key' }, { key: 'api_key' }] }),
+      'group_by[1].key',
+    ],
     ['a value of 0', rpm({ value: 0 }), 'value'],
     ['a fractional value', rpm({ value: 1.5 }), 'value'],
     ['a value as text', rpm({ value: '100' }), 'value'],
     ['an unknown unit', rpm({ unit: 'rpw' }), 'unit'],
     ['an unknown type', rpm({ type: 'cost' }), 'type'],
-    ['tokens on an mcp_tools policy', rpm({ target: 'mcp_tools', type: 'tokens', conditions: [{ key: 'tool_name', value: 'x' }] }), 'type'],
+    [
+      'tokens on an mcp_tools policy',
+      rpm({ target: 'mcp_tools', type: 'tokens', conditions: [{ key: 'tool_name', value: 'x' }] }),
+      'type',
+    ],
     ['an unknown target', rpm({ target: 'agents' }), 'target'],
     ['a name over 255 characters', rpm({ name: 'n'.repeat(256) }), 'name'],
     ['a description over 500 characters', rpm({ description: 'd'.repeat(501) }), 'description'],
@@ -222,7 +258,10 @@ describe('updating and archiving', () => {
     });
     assert.ok(Date.parse(res.body.last_updated_at) >= Date.parse(before.last_updated_at));
     assert.deepEqual((await get(id)).body, res.body);
-    const cleared = await h.request('PUT', `${PATH}/${id}`, { key: h.workspaceKey, json: { description: null } });
+    const cleared = await h.request('PUT', `${PATH}/${id}`, {
+      key: h.workspaceKey,
+      json: { description: null },
+    });
     assert.equal(cleared.body.description, null);
     assert.equal(cleared.body.name, 'Renamed');
   });
@@ -240,7 +279,10 @@ describe('updating and archiving', () => {
     assert.equal(archived.status, 200);
     assert.equal(archived.body.status, 'archived');
     assert.ok((await listed(h.workspaceKey, '&status=archived')).some((p) => p.id === id));
-    assert.equal((await h.request('PUT', `${PATH}/${id}`, { key: h.workspaceKey, json: { value: 5 } })).status, 404);
+    assert.equal(
+      (await h.request('PUT', `${PATH}/${id}`, { key: h.workspaceKey, json: { value: 5 } })).status,
+      404,
+    );
     assert.equal((await h.request('DELETE', `${PATH}/${id}`, { key: h.workspaceKey })).status, 404);
   });
 
@@ -323,11 +365,17 @@ describe('tenancy and scopes', () => {
       { key: 'workspace_id', value: elsewhere.id },
       { key: 'api_key', value: elsewhere.keyId },
     ]) {
-      const res = await h.request('POST', PATH, { key: h.workspaceKey, json: rpm({ conditions: [condition] }) });
+      const res = await h.request('POST', PATH, {
+        key: h.workspaceKey,
+        json: rpm({ conditions: [condition] }),
+      });
       assert.equal(res.status, 400, res.text);
       assert.equal(res.body.error.param, 'conditions[0].value');
     }
-    assert.equal((await h.request('GET', `${PATH}?workspace_id=${elsewhere.id}`, { key: h.workspaceKey })).status, 404);
+    assert.equal(
+      (await h.request('GET', `${PATH}?workspace_id=${elsewhere.id}`, { key: h.workspaceKey })).status,
+      404,
+    );
   });
 
   test('a key without the rate_limits scopes is refused with 403', async () => {
@@ -374,7 +422,11 @@ describe('what other services see', () => {
     const audited = audits().slice(auditsBefore);
     assert.deepEqual(
       audited.map((entry) => `${entry.method} ${entry.route}`),
-      ['POST /v2/policies/rate-limits', 'PUT /v2/policies/rate-limits/:id', 'DELETE /v2/policies/rate-limits/:id'],
+      [
+        'POST /v2/policies/rate-limits',
+        'PUT /v2/policies/rate-limits/:id',
+        'DELETE /v2/policies/rate-limits/:id',
+      ],
     );
     assert.ok(audited.every((entry) => entry.organisationId === h.organisationId));
   });
@@ -403,6 +455,8 @@ describe('what other services see', () => {
       [{ key: 'metadata.team', value: 'ml', excludes: false }],
     );
     assert.deepEqual((await directory.listPolicies({ organisationId: 'not-a-uuid' })).policies, []);
-    await assert.rejects(h.client('policyDirectory', 'gateway').listPolicies({ organisationId: h.organisationId }));
+    await assert.rejects(
+      h.client('policyDirectory', 'gateway').listPolicies({ organisationId: h.organisationId }),
+    );
   });
 });

@@ -44,13 +44,18 @@ before(async () => {
       listUsage: async (request) => {
         await wait();
         ledger.listed.push(request);
-        const page = ledger.entities.slice(request.page * request.pageSize, (request.page + 1) * request.pageSize);
+        const page = ledger.entities.slice(
+          request.page * request.pageSize,
+          (request.page + 1) * request.pageSize,
+        );
         return { entities: page, total: ledger.entities.length };
       },
       resetUsage: async (request) => {
         await wait();
         ledger.resets.push(request);
-        return { found: ledger.entities.some((e) => e.id === request.entity || e.valueKey === request.entity) };
+        return {
+          found: ledger.entities.some((e) => e.id === request.entity || e.valueKey === request.entity),
+        };
       },
       keyUsage: async (request) => {
         await wait();
@@ -110,8 +115,10 @@ async function create(json: Record<string, unknown>, key = h.workspaceKey): Prom
   return res.body.id as string;
 }
 
-const get = (id: string, key = h.workspaceKey, query = '') => h.request('GET', `${PATH}/${id}${query}`, { key });
-const put = (id: string, json: unknown, key = h.workspaceKey) => h.request('PUT', `${PATH}/${id}`, { key, json });
+const get = (id: string, key = h.workspaceKey, query = '') =>
+  h.request('GET', `${PATH}/${id}${query}`, { key });
+const put = (id: string, json: unknown, key = h.workspaceKey) =>
+  h.request('PUT', `${PATH}/${id}`, { key, json });
 
 function nextMonthStart(now = new Date()): string {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
@@ -152,7 +159,11 @@ describe('creating and reading a usage limit policy', () => {
   test('a period of days counts from next_usage_reset_at, normalised to UTC midnight', async () => {
     const anchor = new Date(Date.now() - 10 * DAY_MS - 5 * 3_600_000);
     const id = await create(
-      monthly({ periodic_reset: undefined, periodic_reset_days: 7, next_usage_reset_at: anchor.toISOString() }),
+      monthly({
+        periodic_reset: undefined,
+        periodic_reset_days: 7,
+        next_usage_reset_at: anchor.toISOString(),
+      }),
     );
     const shown = (await get(id)).body;
     const midnight = Math.floor(anchor.getTime() / DAY_MS) * DAY_MS;
@@ -174,16 +185,36 @@ describe('creating and reading a usage limit policy', () => {
 
 describe('validation', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
-    ['both periodic_reset and periodic_reset_days', monthly({ periodic_reset_days: 30 }), 'periodic_reset_days'],
-    ['periodic_reset_days 0', monthly({ periodic_reset: null, periodic_reset_days: 0 }), 'periodic_reset_days'],
-    ['periodic_reset_days 366', monthly({ periodic_reset: null, periodic_reset_days: 366 }), 'periodic_reset_days'],
-    ['fractional periodic_reset_days', monthly({ periodic_reset: null, periodic_reset_days: 1.5 }), 'periodic_reset_days'],
+    [
+      'both periodic_reset and periodic_reset_days',
+      monthly({ periodic_reset_days: 30 }),
+      'periodic_reset_days',
+    ],
+    [
+      'periodic_reset_days 0',
+      monthly({ periodic_reset: null, periodic_reset_days: 0 }),
+      'periodic_reset_days',
+    ],
+    [
+      'periodic_reset_days 366',
+      monthly({ periodic_reset: null, periodic_reset_days: 366 }),
+      'periodic_reset_days',
+    ],
+    [
+      'fractional periodic_reset_days',
+      monthly({ periodic_reset: null, periodic_reset_days: 1.5 }),
+      'periodic_reset_days',
+    ],
     ['an unknown periodic_reset', monthly({ periodic_reset: 'daily' }), 'periodic_reset'],
     ['a negative credit_limit', monthly({ credit_limit: -1, alert_threshold: null }), 'credit_limit'],
     ['an alert_threshold at the credit limit', monthly({ alert_threshold: 1000 }), 'alert_threshold'],
     ['an unknown type', monthly({ type: 'seconds' }), 'type'],
     ['cost on an mcp_tools policy', monthly({ target: 'mcp_tools' }), 'type'],
-    ['a next_usage_reset_at that is no date', monthly({ next_usage_reset_at: 'tomorrow' }), 'next_usage_reset_at'],
+    [
+      'a next_usage_reset_at that is no date',
+      monthly({ next_usage_reset_at: 'tomorrow' }),
+      'next_usage_reset_at',
+    ],
     ['no conditions', monthly({ conditions: [] }), 'conditions'],
     ['an unknown condition key', monthly({ conditions: [{ key: 'team', value: 'x' }] }), 'conditions[0].key'],
     ['no group_by', monthly({ group_by: [] }), 'group_by'],
@@ -275,7 +306,9 @@ describe('updating', () => {
     assert.equal((await get(id, h.workspaceKey, '?status=archived')).body.status, 'archived');
     const listed = await h.request('GET', `${PATH}?page_size=1000`, { key: h.workspaceKey });
     assert.ok(!listed.body.data.some((p: { id: string }) => p.id === id));
-    const archived = await h.request('GET', `${PATH}?page_size=1000&status=archived`, { key: h.workspaceKey });
+    const archived = await h.request('GET', `${PATH}?page_size=1000&status=archived`, {
+      key: h.workspaceKey,
+    });
     assert.ok(archived.body.data.some((p: { id: string }) => p.id === id));
   });
 });
@@ -322,9 +355,13 @@ describe('usage from the policy service', () => {
 
   test('the entities route lists what the policy service counts, passing filters and page', async () => {
     const id = await create(monthly());
-    const res = await h.request('GET', `${PATH}/${id}/entities?status=exhausted&search=api&page_size=1&current_page=1`, {
-      key: h.workspaceKey,
-    });
+    const res = await h.request(
+      'GET',
+      `${PATH}/${id}/entities?status=exhausted&search=api&page_size=1&current_page=1`,
+      {
+        key: h.workspaceKey,
+      },
+    );
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, {
       object: 'list',
@@ -333,7 +370,14 @@ describe('usage from the policy service', () => {
     });
     const asked = ledger.listed.at(-1)!;
     assert.deepEqual(
-      { org: asked.organisationId, policy: asked.policyId, status: asked.status, search: asked.search, page: asked.page, size: asked.pageSize },
+      {
+        org: asked.organisationId,
+        policy: asked.policyId,
+        status: asked.status,
+        search: asked.search,
+        page: asked.page,
+        size: asked.pageSize,
+      },
       { org: h.organisationId, policy: id, status: 'exhausted', search: 'api', page: 1, size: 1 },
     );
     for (const [query, param] of [
@@ -350,7 +394,9 @@ describe('usage from the policy service', () => {
 
   test('resetting an entity answers {} and records the reset; an unknown entity is a 404', async () => {
     const id = await create(monthly());
-    const reset = await h.request('PUT', `${PATH}/${id}/entities/YXBpX2tleTpi/reset`, { key: h.workspaceKey });
+    const reset = await h.request('PUT', `${PATH}/${id}/entities/YXBpX2tleTpi/reset`, {
+      key: h.workspaceKey,
+    });
     assert.equal(reset.status, 200, reset.text);
     assert.deepEqual(reset.body, {});
     assert.equal(ledger.resets.at(-1)!.entity, 'YXBpX2tleTpi');
@@ -428,7 +474,10 @@ describe('usage from the policy service', () => {
 describe('tenancy and what other services see', () => {
   test("another workspace's and another organisation's keys find nothing, entities included", async () => {
     const id = await create(monthly());
-    const workspace = await h.request('POST', '/v2/workspaces', { key: h.adminKey, json: { name: 'Usage elsewhere' } });
+    const workspace = await h.request('POST', '/v2/workspaces', {
+      key: h.adminKey,
+      json: { name: 'Usage elsewhere' },
+    });
     const key = await h.request('POST', '/v2/api-keys/workspace/service', {
       key: h.adminKey,
       json: { name: 'elsewhere', workspace_id: workspace.body.id },
@@ -437,7 +486,10 @@ describe('tenancy and what other services see', () => {
       assert.equal((await get(id, foreign)).status, 404);
       assert.equal((await put(id, { credit_limit: 1 }, foreign)).status, 404);
       assert.equal((await h.request('GET', `${PATH}/${id}/entities`, { key: foreign })).status, 404);
-      assert.equal((await h.request('PUT', `${PATH}/${id}/entities/YXBpX2tleTph/reset`, { key: foreign })).status, 404);
+      assert.equal(
+        (await h.request('PUT', `${PATH}/${id}/entities/YXBpX2tleTph/reset`, { key: foreign })).status,
+        404,
+      );
       assert.equal((await h.request('DELETE', `${PATH}/${id}`, { key: foreign })).status, 404);
     }
   });
@@ -456,7 +508,10 @@ describe('tenancy and what other services see', () => {
       ['DELETE', `${PATH}/${id}`],
       ['PUT', `${PATH}/${id}/entities/YXBpX2tleTph/reset`],
     ]) {
-      const res = await h.request(method!, path!, { key: limited.body.key, json: method === 'GET' || method === 'DELETE' ? undefined : {} });
+      const res = await h.request(method!, path!, {
+        key: limited.body.key,
+        json: method === 'GET' || method === 'DELETE' ? undefined : {},
+      });
       assert.equal(res.status, 403, `${method} ${path}`);
     }
   });
@@ -469,7 +524,9 @@ describe('tenancy and what other services see', () => {
         .filter((change) => change.entity === 'policy');
     const before = changes().length;
     const anchor = '2026-03-10T08:00:00Z';
-    const id = await create(monthly({ periodic_reset: null, periodic_reset_days: 14, next_usage_reset_at: anchor }));
+    const id = await create(
+      monthly({ periodic_reset: null, periodic_reset_days: 14, next_usage_reset_at: anchor }),
+    );
     await put(id, { credit_limit: 1200 });
     await h.request('PUT', `${PATH}/${id}/entities/YXBpX2tleTph/reset`, { key: h.workspaceKey });
     const announced = changes().slice(before);
@@ -481,7 +538,9 @@ describe('tenancy and what other services see', () => {
         [events.ChangeAction.UPDATED, id, h.organisationId],
       ],
     );
-    const { policies } = await h.client('policyDirectory', 'policy').listPolicies({ organisationId: h.organisationId });
+    const { policies } = await h
+      .client('policyDirectory', 'policy')
+      .listPolicies({ organisationId: h.organisationId });
     const shown = policies.find((p) => p.id === id)!;
     assert.equal(shown.kind, policy.PolicyKind.USAGE_LIMIT);
     assert.equal(shown.type, 'cost');

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ILike, IsNull, type EntityManager, type FindOptionsWhere, type QueryDeepPartialEntity } from 'typeorm';
+import {
+  ILike,
+  IsNull,
+  type EntityManager,
+  type FindOptionsWhere,
+  type QueryDeepPartialEntity,
+} from 'typeorm';
 import {
   RateLimitPolicyEntity,
   UsageLimitPolicyEntity,
@@ -19,7 +25,10 @@ export type PolicyKindName = keyof PolicyKinds;
 
 const entityOf = { rate_limit: RateLimitPolicyEntity, usage_limit: UsageLimitPolicyEntity } as const;
 
-export type NewPolicy<K extends PolicyKindName> = Omit<PolicyKinds[K], 'id' | 'status' | 'createdAt' | 'updatedAt'>;
+export type NewPolicy<K extends PolicyKindName> = Omit<
+  PolicyKinds[K],
+  'id' | 'status' | 'createdAt' | 'updatedAt'
+>;
 
 export interface PolicyFilter {
   status: PolicyStatus;
@@ -48,13 +57,23 @@ export class PolicyRepository {
 
   async insert<K extends PolicyKindName>(kind: K, input: NewPolicy<K>): Promise<PolicyKinds[K]> {
     const now = new Date();
-    const policy = { ...input, id: randomUUID(), status: 'active', createdAt: now, updatedAt: now } as PolicyKinds[K];
+    const policy = {
+      ...input,
+      id: randomUUID(),
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+    } as PolicyKinds[K];
     await this.repo(kind).insert(row(policy));
     return policy;
   }
 
   /** By id within the organisation, archived ones included; ids that are not UUIDs match nothing. */
-  async find<K extends PolicyKindName>(kind: K, organisationId: string, id: string): Promise<PolicyKinds[K] | null> {
+  async find<K extends PolicyKindName>(
+    kind: K,
+    organisationId: string,
+    id: string,
+  ): Promise<PolicyKinds[K] | null> {
     if (!isUuid(id)) return null;
     return this.repo(kind).findOneBy({ organisationId, id } as FindOptionsWhere<PolicyKinds[K]>);
   }

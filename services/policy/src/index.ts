@@ -1,1 +1,1 @@
-export { policyService } from './service.ts';
+export { createPolicyService, policyService, type PolicyServiceOptions } from './service.ts';

@@ -1,8 +1,6 @@
 import type { CallerRules, ServiceHandlers } from '@switchyard/runtime';
-import { policy } from '@switchyard/proto';
-
-/** How long a gateway may go without asking again about a key no policy applies to. */
-export const SKIP_CHECKS_FOR_MS = 10_000;
+import type { policy } from '@switchyard/proto';
+import type { LimitEnforcer } from '../domain/limit-enforcer.ts';
 
 /** The policy check sits on the gateway's hot path and nowhere else. */
 export const policyCallers: CallerRules<typeof policy.PolicyService> = {
@@ -10,15 +8,9 @@ export const policyCallers: CallerRules<typeof policy.PolicyService> = {
   accrue: ['gateway'],
 };
 
-/**
- * The hot-path decision. Rate and usage limit policies are not defined in this release, so
- * no rule can deny: every request is allowed, and the gateway is told it may skip the check
- * for a while. The call, its deadline and the gateway's handling of a denial are in place.
- */
-export function policyHandlers(): ServiceHandlers<typeof policy.PolicyService> {
+export function policyHandlers(enforcer: LimitEnforcer): ServiceHandlers<typeof policy.PolicyService> {
   return {
-    check: async () => ({ decision: policy.Decision.ALLOW, skipChecksForMs: SKIP_CHECKS_FOR_MS }),
-    // Nothing is reserved while no policy can deny, so there is nothing to settle.
-    accrue: async (request) => ({ allowed: true, reservation: request.reservation }),
+    check: (request) => enforcer.check(request),
+    accrue: (request) => enforcer.accrue(request),
   };
 }

@@ -1,0 +1,112 @@
+/** Rate and usage limit policies as the policy service enforces them, and whom they apply to. */
+
+export type PolicyKind = 'rate_limit' | 'usage_limit';
+export type LimitType = 'requests' | 'tokens' | 'cost';
+export type RateUnit = 'rpm' | 'rph' | 'rpd';
+
+export interface PolicyCondition {
+  key: string;
+  value: string;
+  /** True: the condition holds for requests that do NOT match. */
+  excludes: boolean;
+}
+
+/** How a policy's counters run: fixed windows, calendar periods, N-day periods, or never reset. */
+export type Schedule =
+  | { kind: 'window'; unit: RateUnit }
+  | { kind: 'monthly' }
+  | { kind: 'weekly' }
+  | { kind: 'days'; days: number; anchorMs: number }
+  | { kind: 'cumulative' };
+
+export interface LimitPolicy {
+  id: string;
+  name: string;
+  kind: PolicyKind;
+  organisationId: string;
+  /** Empty for an organisation-wide policy. */
+  workspaceId: string;
+  conditions: readonly PolicyCondition[];
+  /** What each counter counts, in order: api_key, workspace_id, organisation_id, user_id, metadata.<name>. */
+  groupBy: readonly string[];
+  type: LimitType;
+  target: 'llm' | 'mcp_tools';
+  /** Per window (rate limits) or per period (usage limits: the credit limit). */
+  limit: number;
+  schedule: Schedule;
+}
+
+/** What a request (or, with fewer facts, an API key) tells about itself. */
+export interface RequestFacts {
+  organisationId: string;
+  workspaceId: string;
+  apiKeyId: string;
+  userId: string;
+  provider: string;
+  model: string;
+  metadata: { [name: string]: string };
+}
+
+const METADATA = 'metadata.';
+
+/** The request's value for a condition or group_by key; undefined when it has none. */
+export function factOf(facts: RequestFacts, key: string): string | undefined {
+  switch (key) {
+    case 'api_key':
+      return facts.apiKeyId || undefined;
+    case 'workspace_id':
+      return facts.workspaceId || undefined;
+    case 'organisation_id':
+      return facts.organisationId || undefined;
+    case 'user_id':
+      return facts.userId || undefined;
+    case 'model':
+      return facts.model || undefined;
+    case 'provider':
+      return facts.provider || undefined;
+    default:
+      return key.startsWith(METADATA) ? facts.metadata[key.slice(METADATA.length)] || undefined : undefined;
+  }
+}
+
+/** Conditions an API key alone decides: every request of the key has the same value. */
+const KEY_FACTS = new Set(['api_key', 'workspace_id', 'organisation_id', 'user_id']);
+
+function holds(condition: PolicyCondition, facts: RequestFacts): boolean {
+  const value = factOf(facts, condition.key);
+  const matches = condition.value === '*' ? value !== undefined : value === condition.value;
+  return matches !== condition.excludes;
+}
+
+/** Whether the policy counts this request: its workspace, and every condition (AND). */
+export function appliesTo(policy: LimitPolicy, facts: RequestFacts): boolean {
+  if (policy.workspaceId && policy.workspaceId !== facts.workspaceId) return false;
+  for (const condition of policy.conditions) if (!holds(condition, facts)) return false;
+  return true;
+}
+
+/**
+ * Whether the policy could count some request of this API key, whatever its model, provider
+ * or metadata: only the conditions the key decides are looked at.
+ */
+export function couldApplyToKey(policy: LimitPolicy, facts: RequestFacts): boolean {
+  if (policy.workspaceId && policy.workspaceId !== facts.workspaceId) return false;
+  for (const condition of policy.conditions) {
+    if (KEY_FACTS.has(condition.key) && !holds(condition, facts)) return false;
+  }
+  return true;
+}
+
+/**
+ * The counted entity: each group_by key with the request's value, in the order given, e.g.
+ * `api_key:3f…,metadata.team:ml`. A missing value counts under the empty one, so leaving out
+ * metadata does not escape a limit.
+ */
+export function valueKey(policy: LimitPolicy, facts: RequestFacts): string {
+  let key = '';
+  for (let i = 0; i < policy.groupBy.length; i++) {
+    const name = policy.groupBy[i]!;
+    key += `${i === 0 ? '' : ','}${name}:${factOf(facts, name) ?? ''}`;
+  }
+  return key;
+}

@@ -69,7 +69,8 @@ export class LocalRateLimiter {
         this.counters.set(key, counter);
       }
       current.push(counter);
-      const admitted = limit.type === 'requests' ? counter.used + 1 <= limit.limit : counter.used < limit.limit;
+      const admitted =
+        limit.type === 'requests' ? counter.used + 1 <= limit.limit : counter.used < limit.limit;
       if (!admitted) {
         const resetAtMs = windowStartMs + limit.windowMs;
         standings.push({ type: limit.type, limit: limit.limit, remaining: 0, resetAtMs });

@@ -142,12 +142,9 @@ describe('PolicyGate', () => {
   });
 
   test('a policy service that is down is a 503 when not failing open', async () => {
-    await assert.rejects(
-      gate(await unusedAddress(), { failOpen: false }).check(ask(principal, {})),
-      {
-        status: 503,
-      },
-    );
+    await assert.rejects(gate(await unusedAddress(), { failOpen: false }).check(ask(principal, {})), {
+      status: 503,
+    });
   });
 
   test('a policy service slower than the deadline counts as down', async () => {
@@ -162,6 +159,70 @@ describe('PolicyGate', () => {
       gate(standIn.address, { failOpen: false, timeoutMs: 100 }).check(ask(principal, {})),
       { status: 503 },
     );
+  });
+});
+
+describe('PolicyGate when the policy service cannot answer', () => {
+  test('decides from the limits last seen for the key, and counts each decision by kind and mode', async () => {
+    const standIn = await startPolicyStandIn();
+    const client = createGrpcClient(policy.PolicyService, {
+      address: standIn.address,
+      target: 'policy',
+      security: {},
+      caller: 'gateway',
+    });
+    const metrics = createMetrics();
+    const g = new PolicyGate(client, logger, { timeoutMs: 5_000, failOpen: true, metrics });
+    try {
+      const rateKey = { ...principal, apiKeyId: randomUUID() };
+      const closedKey = { ...principal, apiKeyId: randomUUID() };
+      const windowEnd = Math.ceil((Date.now() + 1) / 3_600_000) * 3_600_000;
+      standIn.state.decide = async (request) => ({
+        decision: policy.Decision.ALLOW,
+        limits: [
+          {
+            policyId: request.apiKeyId === rateKey.apiKeyId ? 'pol-rph' : 'pol-budget',
+            kind:
+              request.apiKeyId === rateKey.apiKeyId
+                ? policy.PolicyKind.RATE_LIMIT
+                : policy.PolicyKind.USAGE_LIMIT,
+            type: request.apiKeyId === rateKey.apiKeyId ? 'tokens' : 'cost',
+            limit: 250,
+            remaining: 250,
+            resetAtMs: String(request.apiKeyId === rateKey.apiKeyId ? windowEnd : 0),
+            failureMode:
+              request.apiKeyId === rateKey.apiKeyId ? policy.FailureMode.OPEN : policy.FailureMode.CLOSED,
+            valueKey: 'api_key:x',
+          },
+        ],
+      });
+      await g.check(ask(rateKey, {}));
+      await g.check(ask(closedKey, {}));
+      standIn.state.decide = async () => {
+        throw new ServiceUnavailable('down');
+      };
+      // Tokens: admitted while the window's tokens are under the limit, then the estimate is held.
+      for (let i = 0; i < 3; i++) assert.equal((await g.check(ask(rateKey, {}))).decision, 'failed_open');
+      await assert.rejects(g.check(ask(rateKey, {})), { status: 429, code: 'rate_limit_exceeded' });
+      await assert.rejects(g.check(ask(closedKey, {})), { status: 503, code: 'policy_unavailable' });
+      assert.equal(
+        (await g.check(ask({ ...principal, apiKeyId: randomUUID() }, {}))).decision,
+        'failed_open',
+      );
+      const text = await metrics.registry.metrics();
+      assert.match(
+        text,
+        /switchyard_gateway_policy_fallback_decisions_total\{kind="rate_limit",mode="open"\} 4/,
+      );
+      assert.match(
+        text,
+        /switchyard_gateway_policy_fallback_decisions_total\{kind="usage_limit",mode="closed"\} 1/,
+      );
+      assert.match(text, /switchyard_gateway_policy_fallback_decisions_total\{kind="unseen",mode="open"\} 1/);
+    } finally {
+      client.close();
+      await standIn.close();
+    }
   });
 });
 

@@ -39,7 +39,11 @@ const FAILED_OPEN_HOLD: PolicyHold = Object.freeze({ ...SKIPPED_HOLD, decision: 
 const ALLOWED: AccrueVerdict = Object.freeze({ allowed: true, policyId: '', code: '', message: '' });
 
 const kindName = (kind: policy.PolicyKind) =>
-  kind === policy.PolicyKind.RATE_LIMIT ? 'rate_limit' : kind === policy.PolicyKind.USAGE_LIMIT ? 'usage_limit' : 'unknown';
+  kind === policy.PolicyKind.RATE_LIMIT
+    ? 'rate_limit'
+    : kind === policy.PolicyKind.USAGE_LIMIT
+      ? 'usage_limit'
+      : 'unknown';
 
 /** The rate limits among limit states, as the header helper reads them. */
 function* rateStandings(limits: readonly policy.LimitState[]): Generator<RateLimitStanding> {
@@ -201,7 +205,8 @@ export class PolicyGate implements PolicyCheck {
       seen.seenAtMs = this.now();
       return;
     }
-    if (this.remembered.size >= MAX_REMEMBERED_KEYS) this.remembered.delete(this.remembered.keys().next().value!);
+    if (this.remembered.size >= MAX_REMEMBERED_KEYS)
+      this.remembered.delete(this.remembered.keys().next().value!);
     this.remembered.set(keyId, { states, seenAtMs: this.now() });
   }
 
@@ -220,7 +225,8 @@ export class PolicyGate implements PolicyCheck {
     const usageLimit =
       response.code === 'usage_limit_exceeded' || denying?.kind === policy.PolicyKind.USAGE_LIMIT;
     // A usage limit that never resets: there is no time to wait for.
-    const retryAfter = response.retryAfterSeconds === 0 && usageLimit ? undefined : response.retryAfterSeconds;
+    const retryAfter =
+      response.retryAfterSeconds === 0 && usageLimit ? undefined : response.retryAfterSeconds;
     return PolicyRefusal.denied(
       response.message || `Request denied by policy ${policyId || '(unnamed)'}.`,
       response.code || (usageLimit ? 'usage_limit_exceeded' : 'rate_limit_exceeded'),
@@ -238,7 +244,11 @@ export class PolicyGate implements PolicyCheck {
     if (seen === undefined) {
       const mode = this.options.failOpen ? 'open' : 'closed';
       this.fallbacks.inc('unseen', mode);
-      this.warn(`unseen/${mode}`, `policy service unavailable; ${mode === 'open' ? 'allowing' : 'refusing'} requests of keys not seen before (POLICY_FAIL_OPEN)`, fields);
+      this.warn(
+        `unseen/${mode}`,
+        `policy service unavailable; ${mode === 'open' ? 'allowing' : 'refusing'} requests of keys not seen before (POLICY_FAIL_OPEN)`,
+        fields,
+      );
       if (!this.options.failOpen) {
         throw PolicyRefusal.unavailable('The policy service is unavailable.', '', {});
       }
@@ -248,10 +258,14 @@ export class PolicyGate implements PolicyCheck {
     if (closed) {
       const kind = kindName(closed.kind);
       this.fallbacks.inc(kind, 'closed');
-      this.warn(`${kind}/closed`, 'policy service unavailable; refusing requests under limits that fail closed', {
-        ...fields,
-        policy_id: closed.policyId,
-      });
+      this.warn(
+        `${kind}/closed`,
+        'policy service unavailable; refusing requests under limits that fail closed',
+        {
+          ...fields,
+          policy_id: closed.policyId,
+        },
+      );
       throw PolicyRefusal.unavailable(
         `The policy service is unavailable and policy ${closed.policyId} fails closed.`,
         closed.policyId,
@@ -259,7 +273,9 @@ export class PolicyGate implements PolicyCheck {
       );
     }
     const rate = (seen.rate ??= seen.states
-      .filter((s) => s.kind === policy.PolicyKind.RATE_LIMIT && (s.type === 'requests' || s.type === 'tokens'))
+      .filter(
+        (s) => s.kind === policy.PolicyKind.RATE_LIMIT && (s.type === 'requests' || s.type === 'tokens'),
+      )
       .map((s) => ({
         policyId: s.policyId,
         type: s.type,
@@ -269,7 +285,11 @@ export class PolicyGate implements PolicyCheck {
       })));
     const kind = rate.length > 0 ? 'rate_limit' : seen.states.length > 0 ? 'usage_limit' : 'none';
     this.fallbacks.inc(kind, 'open');
-    this.warn(`${kind}/open`, 'policy service unavailable; deciding with the limits last seen (failure mode open)', fields);
+    this.warn(
+      `${kind}/open`,
+      'policy service unavailable; deciding with the limits last seen (failure mode open)',
+      fields,
+    );
     if (rate.length === 0) return FAILED_OPEN_HOLD;
     const now = this.now();
     const decision = this.local.take(rate, request.estimate.tokens, now);

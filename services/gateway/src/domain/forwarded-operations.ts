@@ -71,58 +71,62 @@ export class ForwardedOperations {
     const model = typeof parsed?.model === 'string' ? parsed.model : undefined;
     request.markStream(parsed?.stream === true);
     let uploadSent = false;
-    return request.dispatch(model, parsed, async (routed, attempt) => {
-      const forward = routed.provider.forward;
-      if (!forward) {
-        throw new NotImplemented(
-          `The '${routed.target.provider}' provider supports chat completions only; ${method} /v1${pathname} is not available for it.`,
-          { code: 'operation_not_supported' },
-        );
-      }
-      let body: ForwardCall['body'];
-      if (operation.noBody || (!json && (method === 'GET' || method === 'DELETE'))) {
-        body = undefined;
-      } else if (json) {
-        const changed = routed.modelRewritten || attempt.overrideParams !== undefined;
-        body = changed
-          ? Buffer.from(
-              JSON.stringify({
-                ...parsed,
-                ...attempt.overrideParams,
-                ...(routed.modelRewritten ? { model: routed.model } : {}),
-              }),
-            )
-          : json;
-      } else {
-        // An upload streams through once; it is not kept for a retry or a fallback target.
-        if (uploadSent) {
-          throw new UpstreamError(
-            502,
-            'A streamed upload is sent once; it cannot be retried on another target.',
-            {
-              code: 'upload_not_retryable',
-            },
+    return request.dispatch(
+      model,
+      parsed,
+      async (routed, attempt) => {
+        const forward = routed.provider.forward;
+        if (!forward) {
+          throw new NotImplemented(
+            `The '${routed.target.provider}' provider supports chat completions only; ${method} /v1${pathname} is not available for it.`,
+            { code: 'operation_not_supported' },
           );
         }
-        uploadSent = true;
-        body = operation.upload;
-      }
-      const answer = await forward({
-        method,
-        path: `${pathname}${operation.search}`,
-        headers: operation.headers,
-        body,
-        target: routed.target,
-        signal: attempt.signal,
-        timeoutMs: attempt.timeoutMs,
-      });
-      return { ...answer, discard: () => drain(answer.body) };
-    }, (_routed, attempt) =>
-      estimateOperation(
-        pathname,
-        attempt.overrideParams ? { ...parsed, ...attempt.overrideParams } : parsed,
-        this.context.defaultCompletionTokens,
-      ),
+        let body: ForwardCall['body'];
+        if (operation.noBody || (!json && (method === 'GET' || method === 'DELETE'))) {
+          body = undefined;
+        } else if (json) {
+          const changed = routed.modelRewritten || attempt.overrideParams !== undefined;
+          body = changed
+            ? Buffer.from(
+                JSON.stringify({
+                  ...parsed,
+                  ...attempt.overrideParams,
+                  ...(routed.modelRewritten ? { model: routed.model } : {}),
+                }),
+              )
+            : json;
+        } else {
+          // An upload streams through once; it is not kept for a retry or a fallback target.
+          if (uploadSent) {
+            throw new UpstreamError(
+              502,
+              'A streamed upload is sent once; it cannot be retried on another target.',
+              {
+                code: 'upload_not_retryable',
+              },
+            );
+          }
+          uploadSent = true;
+          body = operation.upload;
+        }
+        const answer = await forward({
+          method,
+          path: `${pathname}${operation.search}`,
+          headers: operation.headers,
+          body,
+          target: routed.target,
+          signal: attempt.signal,
+          timeoutMs: attempt.timeoutMs,
+        });
+        return { ...answer, discard: () => drain(answer.body) };
+      },
+      (_routed, attempt) =>
+        estimateOperation(
+          pathname,
+          attempt.overrideParams ? { ...parsed, ...attempt.overrideParams } : parsed,
+          this.context.defaultCompletionTokens,
+        ),
     );
   }
 

@@ -214,7 +214,12 @@ export class GatewayRequest {
       cost: costOf(
         target.provider,
         model,
-        { promptTokens: tokens.promptTokens, completionTokens: tokens.completionTokens, cachedTokens: 0, reasoningTokens: 0 },
+        {
+          promptTokens: tokens.promptTokens,
+          completionTokens: tokens.completionTokens,
+          cachedTokens: 0,
+          reasoningTokens: 0,
+        },
         target.pricing,
       ),
     };
@@ -244,7 +249,10 @@ export class GatewayRequest {
    * tells what policies did with the request, for its log. A failed or cached answer used nothing;
    * a successful one without usage keeps what it held.
    */
-  private settlePolicy(done: CompletedRequest, usage: UsageAmount | undefined): PolicyOutcomeFields | undefined {
+  private settlePolicy(
+    done: CompletedRequest,
+    usage: UsageAmount | undefined,
+  ): PolicyOutcomeFields | undefined {
     const refusal = this.refusal;
     const holds = this.holds;
     const last = holds.at(-1);

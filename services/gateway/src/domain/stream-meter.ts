@@ -145,8 +145,7 @@ class StreamCount {
 function errorEvent(verdict: AccrueVerdict): Buffer {
   const code = verdict.code || 'usage_limit_exceeded';
   const message =
-    verdict.message ||
-    `The request used up the limit of policy ${verdict.policyId}; the stream was ended.`;
+    verdict.message || `The request used up the limit of policy ${verdict.policyId}; the stream was ended.`;
   return Buffer.from(
     `data: ${JSON.stringify({ error: { message, type: 'rate_limit_error', param: null, code } })}\n\n`,
   );
@@ -192,9 +191,7 @@ export function meterStream(
             if (!verdict.allowed) {
               // An event begun in an earlier chunk is finished first, so the error event stands alone.
               if (wasMidEvent) {
-                yield firstEventEnd >= 0
-                  ? chunk.subarray(0, firstEventEnd)
-                  : Buffer.from('\n\n');
+                yield firstEventEnd >= 0 ? chunk.subarray(0, firstEventEnd) : Buffer.from('\n\n');
               }
               options.onExhausted?.(verdict);
               yield errorEvent(verdict);

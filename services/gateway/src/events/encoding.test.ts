@@ -26,6 +26,18 @@ const usage = fc.option(
   { nil: undefined },
 );
 
+const policyOutcome = fc.option(
+  fc.record({
+    decision: text,
+    policyId: text,
+    code: text,
+    adjustments: fc.array(fc.record({ policyId: text, type: text, held: double, used: double }), {
+      maxLength: 4,
+    }),
+  }),
+  { nil: undefined },
+);
+
 const requestLog: fc.Arbitrary<RequestLogFields> = fc.record({
   id: text,
   organisationId: text,
@@ -57,6 +69,7 @@ const requestLog: fc.Arbitrary<RequestLogFields> = fc.record({
   cacheNamespace: text,
   cacheForceRefresh: fc.boolean(),
   modelsEndpoint: fc.boolean(),
+  policy: policyOutcome,
 });
 
 const usageEvent: fc.Arbitrary<UsageFields> = fc.record({
@@ -99,6 +112,8 @@ describe('event encoders', () => {
       ['RequestLogEvent', events.RequestLogEventSchema],
       ['UsageEvent', events.UsageEventSchema],
       ['TokenUsage', events.TokenUsageSchema],
+      ['PolicyOutcome', events.PolicyOutcomeSchema],
+      ['PolicyAdjustment', events.PolicyAdjustmentSchema],
     ] as const) {
       assert.deepEqual(schema.fields.map((f) => f.localName).sort(), [...WRITTEN_FIELDS[name]].sort(), name);
     }

@@ -20,7 +20,9 @@ export async function startPolicyStandIn() {
   const checks: policy.CheckRequest[] = [];
   const accruals: policy.AccrueRequest[] = [];
   const state = {
-    decide: (async () => ({ decision: policy.Decision.ALLOW })) as (r: policy.CheckRequest) => Promise<CheckAnswer>,
+    decide: (async () => ({ decision: policy.Decision.ALLOW })) as (
+      r: policy.CheckRequest,
+    ) => Promise<CheckAnswer>,
     accrue: (async (r) => ({ allowed: true, reservation: r.reservation })) as (
       r: policy.AccrueRequest,
     ) => Promise<AccrueAnswer>,
@@ -45,15 +47,14 @@ export async function startPolicyStandIn() {
 }
 export type PolicyStandIn = Awaited<ReturnType<typeof startPolicyStandIn>>;
 
-/** Answers for the keys given, so that the gateway can run without control-plane. */
+/** Answers for the keys given (a test may add more), so that the gateway can run without control-plane. */
 export async function startIdentityStandIn(keys: Map<string, Principal>) {
   const server = new GrpcServer({ logger, security: {} });
-  const byHash = new Map([...keys].map(([key, principal]) => [sha256Hex(key), principal]));
   server.add(
     identity.IdentityService,
     {
       resolveApiKey: async ({ keyHash }) => {
-        const principal = byHash.get(keyHash);
+        const principal = [...keys].find(([key]) => sha256Hex(key) === keyHash)?.[1];
         return !principal
           ? {}
           : {
@@ -133,7 +134,11 @@ export async function startScriptedUpstream(
       if (model.startsWith('fail-once-') && !failed.has(model)) {
         failed.add(model);
         res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: { message: 'Simulated failure.', type: 'server_error', param: null, code: null } }));
+        res.end(
+          JSON.stringify({
+            error: { message: 'Simulated failure.', type: 'server_error', param: null, code: null },
+          }),
+        );
         return;
       }
       const base = { id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 1, model };
@@ -145,7 +150,14 @@ export async function startScriptedUpstream(
             object: 'chat.completion',
             created: 1,
             model,
-            choices: [{ index: 0, message: { role: 'assistant', content: 'Hello!' }, finish_reason: 'stop', logprobs: null }],
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: 'Hello!' },
+                finish_reason: 'stop',
+                logprobs: null,
+              },
+            ],
             usage,
           }),
         );
@@ -164,7 +176,8 @@ export async function startScriptedUpstream(
       );
       const send = (value: unknown) => res.write(`data: ${JSON.stringify(value)}\n\n`);
       const stream: PacedStream = {
-        content: (text) => send({ ...base, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }),
+        content: (text) =>
+          send({ ...base, choices: [{ index: 0, delta: { content: text }, finish_reason: null }] }),
         raw: (text) => res.write(text),
         usage: (u) => send({ ...base, choices: [], usage: u }),
         end: () => {

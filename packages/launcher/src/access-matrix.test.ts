@@ -173,6 +173,7 @@ describe('the route/permission matrix', () => {
         'GET /v1/auth/self',
         'GET /oauth/authorize',
         'POST /oauth/postAuthorizeConsent',
+        'GET /v2/policies/usage',
       ],
       'only these routes need no scope (each tested on its own)',
     );

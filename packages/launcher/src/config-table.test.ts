@@ -49,7 +49,7 @@ describe('the configuration table', () => {
     assert.deepEqual(row('OAUTH_REDIRECT_URI_ALLOWLIST')?.[1], 'empty');
     assert.deepEqual(row('OPENAI_API_KEY'), ['all-in-one', 'none']);
     // Every service that calls control-plane needs its address, whichever of its clients it uses.
-    assert.deepEqual(row('CONTROL_PLANE_GRPC_ADDRESS'), ['gateway, admin, log-export', 'required']);
+    assert.deepEqual(row('CONTROL_PLANE_GRPC_ADDRESS'), ['gateway, admin, policy, log-export', 'required']);
   });
 
   test('gives variables described alike, read alike and defaulted alike one row', () => {

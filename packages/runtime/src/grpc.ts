@@ -45,7 +45,7 @@ import { isServiceName, serviceNames, type ServiceName } from './routes.ts';
 export { status as GrpcStatus } from '@grpc/grpc-js';
 
 type UnaryMethod = { methodKind: 'unary'; input: DescMessage; output: DescMessage };
-type AnyService = DescService & { method: Record<string, unknown> };
+export type AnyService = DescService & { method: Record<string, unknown> };
 
 type MethodsOf<S extends AnyService> = S['method'];
 

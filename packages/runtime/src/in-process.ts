@@ -72,13 +72,9 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
   const auditSinks = new Map<ServiceName, AuditSink | undefined>();
   const readiness: Record<string, ReadinessCheck> = {};
   const deadlines = options.deadlines ?? callDeadlineDefaults;
-  const addressOf = (name: ClientName): string => {
-    const address = options.clientAddresses?.[name] ?? grpcAddresses.get(clientTargets[name].service);
-    if (!address) {
-      throw new Error(`no gRPC server for the ${name} client: assemble ${clientTargets[name].service} first`);
-    }
-    return address;
-  };
+  /** Undefined while the client's service is not assembled yet: its clients dial on first use. */
+  const addressOf = (name: ClientName): string | undefined =>
+    options.clientAddresses?.[name] ?? grpcAddresses.get(clientTargets[name].service);
 
   for (const definition of options.definitions) {
     const logger = options.loggerFor(definition.name);
@@ -108,6 +104,7 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
       options.security,
       definition.name,
       deadlines.GRPC_DEADLINE_MS,
+      definition.toleratesOutageOf,
     );
     options.onStop(`${definition.name} clients`, () => clientSet.close());
     const instance = await definition.create({
@@ -164,7 +161,14 @@ export async function assembleInProcess(options: InProcessOptions): Promise<InPr
     grpcMethods,
     readiness,
     router,
-    addressOf,
+    addressOf(name) {
+      const address = addressOf(name);
+      if (!address)
+        throw new Error(
+          `no gRPC server for the ${name} client: ${clientTargets[name].service} is not assembled`,
+        );
+      return address;
+    },
     async start() {
       for (const instance of instances.values()) await instance.start?.();
     },

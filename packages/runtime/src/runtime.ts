@@ -31,6 +31,8 @@ import {
   createGrpcClient,
   checkGrpcHealth,
   GrpcServer,
+  type AnyService,
+  type GrpcClientOptions,
   type GrpcSecurity,
   type ServiceClient,
 } from './grpc.ts';
@@ -130,9 +132,10 @@ export interface ServiceDefinition<I extends ServiceInstance = ServiceInstance> 
   bus?: boolean;
   /**
    * Dependencies the service serves on without (Kafka: events wait in the buffer; Redis: a
-   * best-effort cache): their outage neither blocks start-up nor makes the service unready.
+   * best-effort cache; a gRPC peer whose absence it has a failure mode for): their outage
+   * neither blocks start-up nor makes the service unready.
    */
-  toleratesOutageOf?: Array<'bus' | 'kv'>;
+  toleratesOutageOf?: Array<'bus' | 'kv' | ClientName>;
   kv?: boolean;
   clients?: ClientName[];
   /** False: log lines do not pick up the request they were written for on their own (see HttpAppOptions). */
@@ -200,24 +203,65 @@ export function grpcSecurityFrom(config: {
 }
 
 /**
+ * A client whose server's address is known only once something else has started (in one
+ * process, a service assembled after this one): it dials on its first call.
+ */
+function deferredClient<S extends AnyService>(
+  service: S,
+  options: () => GrpcClientOptions,
+): ServiceClient<S> {
+  let client: ServiceClient<S> | undefined;
+  const dial = () => (client ??= createGrpcClient(service, options()));
+  const deferred: Record<string, unknown> = {
+    close: () => client?.close(),
+    waitForReady: (timeoutMs: number) => dial().waitForReady(timeoutMs),
+  };
+  for (const method of service.methods) {
+    deferred[method.localName] = (...args: unknown[]) =>
+      (dial() as unknown as Record<string, (...a: unknown[]) => unknown>)[method.localName]!(...args);
+  }
+  return deferred as ServiceClient<S>;
+}
+
+/**
  * The clients `caller` uses, each call proving that it comes from `caller` and carrying a
- * deadline: `deadlineMs` unless the call names its own.
+ * deadline: `deadlineMs` unless the call names its own. A client whose address is not known
+ * yet (`addressOf` answers undefined) asks again on its first call. Readiness checks each
+ * peer's health, except peers named in `tolerated`.
  */
 export function createClients(
   names: ClientName[],
-  addressOf: (name: ClientName) => string,
+  addressOf: (name: ClientName) => string | undefined,
   security: GrpcSecurity,
   caller: ServiceName,
   deadlineMs: number = callDeadlineDefaults.GRPC_DEADLINE_MS,
+  tolerated: readonly string[] = [],
 ): { clients: Partial<Clients>; readiness: Record<string, ReadinessCheck>; close(): void } {
   if (names.length > 0) checkCallerIdentity(security, caller);
   const clients: Record<string, { close(): void }> = {};
   const readiness: Record<string, ReadinessCheck> = {};
   for (const name of names) {
     const target = clientTargets[name].service;
-    const options = { address: addressOf(name), target, security, caller, defaultDeadlineMs: deadlineMs };
-    clients[name] = createGrpcClient(clientServices[name] as never, options) as { close(): void };
-    readiness[target] = () => checkGrpcHealth(options);
+    const optionsAt = (address: string) => ({
+      address,
+      target,
+      security,
+      caller,
+      defaultDeadlineMs: deadlineMs,
+    });
+    const known = addressOf(name);
+    const service = clientServices[name] as AnyService;
+    const address = () => {
+      const found = known ?? addressOf(name);
+      if (!found) throw new Error(`no gRPC server for the ${name} client: ${target} is not running here`);
+      return found;
+    };
+    clients[name] = (
+      known === undefined
+        ? deferredClient(service, () => optionsAt(address()))
+        : createGrpcClient(service, optionsAt(known))
+    ) as { close(): void };
+    if (!tolerated.includes(name)) readiness[target] = () => checkGrpcHealth(optionsAt(address()));
   }
   return {
     clients: clients as Partial<Clients>,
@@ -407,6 +451,7 @@ export async function runStandalone(
     security,
     definition.name,
     config.GRPC_DEADLINE_MS,
+    definition.toleratesOutageOf,
   );
   lifecycle.onStop('grpc clients', () => clientSet.close());
   Object.assign(readiness, clientSet.readiness);

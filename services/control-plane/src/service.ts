@@ -5,7 +5,6 @@ import {
   bodyLimitsFrom,
   env,
   loadConfig,
-  ServiceUnavailable,
   sharedEnv,
   type Logger,
 } from '@switchyard/core';
@@ -22,7 +21,7 @@ import {
 } from '@switchyard/runtime';
 import { configs, identity, policy } from '@switchyard/proto';
 import { ConfigService } from './domain/config.service.ts';
-import { PolicyService, type UsageLedger } from './domain/policy.service.ts';
+import { PolicyService } from './domain/policy.service.ts';
 import { policyDirectoryCallers, policyDirectoryHandlers } from './grpc/policy-directory.handlers.ts';
 import { policyEntities } from './store/policy.entities.ts';
 import { PolicyRepository } from './store/policy.repository.ts';
@@ -117,6 +116,9 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     ],
   },
   bus: true,
+  // Usage figures come from the policy service; without it only the usage routes answer 503.
+  clients: ['usageLedger'],
+  toleratesOutageOf: ['usageLedger'],
   // The SCIM body limit is validated with the others, and used by admin only.
   settings: configSchema
     .omit({ MAX_SCIM_REQUEST_BODY: true })
@@ -181,7 +183,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       new PolicyRepository(manager),
       workspaces,
       apiKeys,
-      clients.usageLedger ?? unwiredUsageLedger,
+      need(clients.usageLedger, 'usage ledger client'),
       events,
     );
     const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
@@ -240,18 +242,6 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
  * Usage is the policy service's to tell: until this process is given a client of its usage
  * ledger, the routes that show or reset usage answer 503 and every other route serves on.
  */
-const unwiredUsageLedger: UsageLedger = {
-  listUsage: unwired,
-  resetUsage: unwired,
-  keyUsage: unwired,
-};
-
-function unwired(): never {
-  throw new ServiceUnavailable(
-    'The policy service is not reachable from control-plane: usage is not available.',
-  );
-}
-
 /** The `bootstrap` command: creates the first organisation on an already-migrated database. */
 export async function bootstrapDatabase(
   dataSource: DataSource,

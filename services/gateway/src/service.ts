@@ -60,7 +60,8 @@ const configSchema = z.object({
 export const gatewayService: ServiceDefinition = {
   name: 'gateway',
   bus: true,
-  toleratesOutageOf: ['bus', 'kv'],
+  // Without the policy service the failure policy decides (see PolicyGate).
+  toleratesOutageOf: ['bus', 'kv', 'policy'],
   kv: true,
   clients: ['identity', 'integrations', 'configs', 'organisationSettings', 'policy'],
   // The hot path makes many promises; its own request-scope log lines name the request.

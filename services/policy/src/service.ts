@@ -48,8 +48,9 @@ export function createPolicyService(options: PolicyServiceOptions = {}): Service
     name: 'policy',
     bus: true,
     kv: true,
-    // Without Redis the failure modes decide, and the service recovers when it is back.
-    toleratesOutageOf: ['kv'],
+    // Without Redis the failure modes decide, and the service recovers when it is back; without
+    // control-plane it serves the policies it last read.
+    toleratesOutageOf: ['kv', 'policyDirectory'],
     clients: ['policyDirectory'],
     settings: configSchema,
     async create({ bus, kv, clients, env: processEnv, logger, metrics }) {

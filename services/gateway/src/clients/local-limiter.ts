@@ -16,7 +16,8 @@ export interface RememberedRateLimit {
 const WINDOWS_MS = [60_000, 3_600_000, 86_400_000];
 
 /**
- * The window a rate limit counts in, from when its window ended as seen at `seenAtMs`:
+ * For a state that does not say its window length (a policy service older than window_ms):
+ * the window a rate limit counts in, from when its window ended as seen at `seenAtMs`:
  * windows are aligned to the Unix epoch, so the shortest window whose boundary that end is
  * and that was not yet over when seen. A state seen just before a longer window ends can
  * look like a shorter one; the limiter is then more lenient, never stricter.

@@ -281,7 +281,7 @@ export class PolicyGate implements PolicyCheck {
         type: s.type,
         limit: s.limit,
         valueKey: s.valueKey,
-        windowMs: windowOf(Number(s.resetAtMs), seen.seenAtMs),
+        windowMs: Number(s.windowMs) || windowOf(Number(s.resetAtMs), seen.seenAtMs),
       })));
     const kind = rate.length > 0 ? 'rate_limit' : seen.states.length > 0 ? 'usage_limit' : 'none';
     this.fallbacks.inc(kind, 'open');

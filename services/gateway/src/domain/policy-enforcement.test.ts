@@ -134,6 +134,7 @@ const rateState = (init: Partial<policy.LimitState>) => ({
   resetAtMs: future(30_000),
   failureMode: policy.FailureMode.OPEN,
   valueKey: 'api_key:test',
+  windowMs: '0',
   ...init,
 });
 
@@ -146,6 +147,7 @@ const usageState = (init: Partial<policy.LimitState>) => ({
   resetAtMs: '0',
   failureMode: policy.FailureMode.CLOSED,
   valueKey: 'api_key:test',
+  windowMs: '0',
   ...init,
 });
 

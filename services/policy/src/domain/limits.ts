@@ -85,6 +85,7 @@ export function limitState(counted: Counted, mode: FailureMode): LimitState {
     resetAtMs: String(resetAtMs(period)),
     failureMode: WIRE_MODE[mode],
     valueKey: field,
+    windowMs: String(policy.kind === 'rate_limit' ? period.endMs - period.startMs : 0),
   };
 }
 

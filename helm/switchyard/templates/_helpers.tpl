@@ -117,7 +117,7 @@ application, not a tunable, so it lives here rather than in values.
   kafka:          needs KAFKA_BROKERS / KAFKA_CLIENT_ID
   redis:          needs REDIS_URL
   controlPlaneClient: calls control-plane over gRPC
-(gateway additionally calls admin and policy.)
+(gateway additionally calls admin and policy; control-plane calls policy.)
 */}}
 {{- define "switchyard.componentSpecs" -}}
 gateway:
@@ -143,7 +143,7 @@ policy:
   database: false
   kafka: true
   redis: true
-  controlPlaneClient: false
+  controlPlaneClient: true
 log-export:
   grpcServer: false
   database: true
@@ -425,7 +425,13 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- $_ := set $env "TRUSTED_CUSTOM_HOSTS" (join "," $trusted) -}}
 {{- end -}}
 {{- end -}}
+{{- if eq .component "policy" -}}
+{{- $p := $c.policy | default dict -}}
+{{- $_ := set $env "RATE_LIMIT_FAILURE_MODE" (toString ($p.rateLimitFailureMode | default "open")) -}}
+{{- $_ := set $env "USAGE_LIMIT_FAILURE_MODE" (toString ($p.usageLimitFailureMode | default "closed")) -}}
+{{- end -}}
 {{- if eq .component "control-plane" -}}
+{{- $_ := set $env "POLICY_GRPC_ADDRESS" (include "switchyard.grpcAddress" (dict "root" $root "key" "policy" "component" "policy")) -}}
 {{- $_ := set $env "MAX_MANAGEMENT_REQUEST_BODY" (toString $c.maxRequestBody.management) -}}
 {{- $_ := set $env "MAX_OAUTH_REQUEST_BODY" (toString $c.maxRequestBody.oauth) -}}
 {{- if $c.controlPlane.apiKeyPrefix -}}

@@ -1,13 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { z } from 'zod';
-import {
-  bodyLimitEnv,
-  bodyLimitsFrom,
-  env,
-  loadConfig,
-  sharedEnv,
-  type Logger,
-} from '@switchyard/core';
+import { bodyLimitEnv, bodyLimitsFrom, env, loadConfig, sharedEnv, type Logger } from '@switchyard/core';
 import { ApiKeyCache, jwtEnvSchema } from '@switchyard/access';
 import {
   invalidateApiKeys,

@@ -1,5 +1,37 @@
 // `@switchyard/rules`: shared domain rules: routing configs, organisation settings, the unsafe-host
-// check and the provider descriptors and registry.
+// check, the provider descriptors and registry, and the keys and periods of limit policies.
+export {
+  CALLER_KEYS,
+  conditionKeysOf,
+  GROUP_BY_KEYS,
+  isConditionKey,
+  isGroupByKey,
+  isMetadataKey,
+  LIMIT_TARGETS,
+  type LimitTarget,
+  type LimitType,
+  MAX_PERIODIC_RESET_DAYS,
+  PERIODIC_RESETS,
+  type PeriodicReset,
+  RATE_LIMIT_TYPES,
+  RATE_UNITS,
+  type RateLimitType,
+  type RateUnit,
+  USAGE_LIMIT_TYPES,
+  type UsageLimitType,
+} from './limits/keys.ts';
+export {
+  DAY_MS,
+  HOUR_MS,
+  MINUTE_MS,
+  type Period,
+  periodAt,
+  type Schedule,
+  usageSchedule,
+  utcMidnight,
+  WEEK_MS,
+  WINDOW_MS,
+} from './limits/periods.ts';
 export { effectiveBlockInlineConfig } from './organisation-settings.ts';
 export { type AuthKind, type ModelPrice, type ModelPrices, NO_PRICES } from './providers/descriptor.ts';
 export {

@@ -1,8 +1,19 @@
 import type { Logger } from '@switchyard/core';
 import type { ServiceClient } from '@switchyard/runtime';
 import { policy as wire } from '@switchyard/proto';
+import {
+  LIMIT_TARGETS,
+  type LimitTarget,
+  type LimitType,
+  RATE_LIMIT_TYPES,
+  RATE_UNITS,
+  type RateUnit,
+  type Schedule,
+  USAGE_LIMIT_TYPES,
+  usageSchedule,
+} from '@switchyard/rules';
 import { PoliciesUnavailable, type PolicySource } from '../domain/limit-enforcer.ts';
-import type { LimitPolicy, LimitType, RateUnit, Schedule } from '../domain/limit-policy.ts';
+import type { LimitPolicy } from '../domain/limit-policy.ts';
 
 export interface PolicyDirectoryOptions {
   /** A backstop: policies are read again after this even without a change event. */
@@ -126,39 +137,32 @@ export class PolicyDirectory implements PolicySource {
 
 const LIMIT_TYPES: Record<wire.PolicyKind, readonly LimitType[]> = {
   [wire.PolicyKind.UNSPECIFIED]: [],
-  [wire.PolicyKind.RATE_LIMIT]: ['requests', 'tokens'],
-  [wire.PolicyKind.USAGE_LIMIT]: ['requests', 'tokens', 'cost'],
+  [wire.PolicyKind.RATE_LIMIT]: RATE_LIMIT_TYPES,
+  [wire.PolicyKind.USAGE_LIMIT]: USAGE_LIMIT_TYPES,
 };
-const RATE_UNITS: readonly string[] = ['rpm', 'rph', 'rpd'];
 
 /** A policy as control-plane stores it, in the terms it is enforced in; null when it cannot be. */
 export function limitPolicyFrom(definition: wire.PolicyDefinition): LimitPolicy | null {
   const type = definition.type as LimitType;
   if (!LIMIT_TYPES[definition.kind]?.includes(type)) return null;
-  const target = definition.target || 'llm';
-  if (target !== 'llm' && target !== 'mcp_tools') return null;
+  const target = (definition.target || 'llm') as LimitTarget;
+  if (!LIMIT_TARGETS.includes(target)) return null;
   if (definition.groupBy.length === 0) return null;
   const rate = definition.kind === wire.PolicyKind.RATE_LIMIT;
   const limit = rate ? definition.value : definition.creditLimit;
   if (!Number.isFinite(limit) || limit < 0) return null;
-  let schedule: Schedule;
+  let schedule: Schedule | null;
   if (rate) {
-    if (!RATE_UNITS.includes(definition.unit)) return null;
-    schedule = { kind: 'window', unit: definition.unit as RateUnit };
-  } else if (definition.periodicReset === 'monthly' || definition.periodicReset === 'weekly') {
-    schedule = { kind: definition.periodicReset };
-  } else if (definition.periodicReset) {
-    return null;
-  } else if (definition.periodicResetDays > 0) {
-    if (definition.periodicResetDays > 365) return null;
-    schedule = {
-      kind: 'days',
-      days: definition.periodicResetDays,
-      anchorMs: Number(definition.resetAnchorMs) || 0,
-    };
+    const unit = definition.unit as RateUnit;
+    schedule = RATE_UNITS.includes(unit) ? { kind: 'window', unit } : null;
   } else {
-    schedule = { kind: 'cumulative' };
+    schedule = usageSchedule(
+      definition.periodicReset,
+      definition.periodicResetDays,
+      Number(definition.resetAnchorMs) || 0,
+    );
   }
+  if (!schedule) return null;
   return {
     id: definition.id,
     name: definition.name,

@@ -2,6 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { CounterAdjustment, CounterTake, LimitCounterStore, TakeResult } from '@switchyard/adapters';
 import { BadRequest, type Logger } from '@switchyard/core';
 import { policy as wire } from '@switchyard/proto';
+import { periodAt } from '@switchyard/rules';
 import { appliesTo, couldApplyToKey, valueKey, type LimitPolicy, type PolicyKind } from './limit-policy.ts';
 import {
   counterExpiresAtMs,
@@ -18,7 +19,6 @@ import {
   type Counted,
   type FailureMode,
 } from './limits.ts';
-import { periodAt } from './periods.ts';
 
 /** How long a gateway may go without asking again about a key no policy can apply to. */
 export const SKIP_CHECKS_FOR_MS = 10_000;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { periodAt } from '@switchyard/rules';
 import { appliesTo, couldApplyToKey, valueKey, type LimitPolicy, type RequestFacts } from './limit-policy.ts';
 import { counterKey, denialMessage, tighterFirst, type Counted } from './limits.ts';
-import { periodAt } from './periods.ts';
 
 const facts: RequestFacts = {
   organisationId: 'org-1',

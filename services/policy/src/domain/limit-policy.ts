@@ -1,8 +1,8 @@
+import { CALLER_KEYS, type LimitTarget, type LimitType, type Schedule } from '@switchyard/rules';
+
 /** Rate and usage limit policies as the policy service enforces them, and whom they apply to. */
 
 export type PolicyKind = 'rate_limit' | 'usage_limit';
-export type LimitType = 'requests' | 'tokens' | 'cost';
-export type RateUnit = 'rpm' | 'rph' | 'rpd';
 
 export interface PolicyCondition {
   key: string;
@@ -10,14 +10,6 @@ export interface PolicyCondition {
   /** True: the condition holds for requests that do NOT match. */
   excludes: boolean;
 }
-
-/** How a policy's counters run: fixed windows, calendar periods, N-day periods, or never reset. */
-export type Schedule =
-  | { kind: 'window'; unit: RateUnit }
-  | { kind: 'monthly' }
-  | { kind: 'weekly' }
-  | { kind: 'days'; days: number; anchorMs: number }
-  | { kind: 'cumulative' };
 
 export interface LimitPolicy {
   id: string;
@@ -30,9 +22,10 @@ export interface LimitPolicy {
   /** What each counter counts, in order: api_key, workspace_id, organisation_id, user_id, metadata.<name>. */
   groupBy: readonly string[];
   type: LimitType;
-  target: 'llm' | 'mcp_tools';
+  target: LimitTarget;
   /** Per window (rate limits) or per period (usage limits: the credit limit). */
   limit: number;
+  /** How its counters run (see `periodAt` in @switchyard/rules). */
   schedule: Schedule;
 }
 
@@ -70,7 +63,7 @@ export function factOf(facts: RequestFacts, key: string): string | undefined {
 }
 
 /** Conditions an API key alone decides: every request of the key has the same value. */
-const KEY_FACTS = new Set(['api_key', 'workspace_id', 'organisation_id', 'user_id']);
+const KEY_FACTS: ReadonlySet<string> = new Set(CALLER_KEYS);
 
 function holds(condition: PolicyCondition, facts: RequestFacts): boolean {
   const value = factOf(facts, condition.key);

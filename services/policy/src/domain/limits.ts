@@ -1,7 +1,8 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { policy as wire } from '@switchyard/proto';
-import type { LimitPolicy, LimitType, PolicyKind } from './limit-policy.ts';
-import { resetAtMs, secondsUntil, type Period } from './periods.ts';
+import type { LimitPolicy, PolicyKind } from './limit-policy.ts';
+import type { LimitType, Period } from '@switchyard/rules';
+import { resetAtMs, secondsUntil } from './periods.ts';
 
 export type FailureMode = 'open' | 'closed';
 export type LimitState = MessageInitShape<typeof wire.LimitStateSchema>;

@@ -2,10 +2,11 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { LimitCounterStore } from '@switchyard/adapters';
 import { BadRequest, NotFound, ServiceUnavailable } from '@switchyard/core';
 import type { policy as wire } from '@switchyard/proto';
+import { periodAt } from '@switchyard/rules';
 import { PoliciesUnavailable, type FailureModes, type PolicySource } from './limit-enforcer.ts';
 import { couldApplyToKey, valueKey, type LimitPolicy } from './limit-policy.ts';
 import { counterKey, limitState, tighterFirst, type Counted } from './limits.ts';
-import { periodAt, resetAtMs } from './periods.ts';
+import { resetAtMs } from './periods.ts';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 1000;

@@ -373,7 +373,8 @@ class RemoteHold implements PolicyHold {
     const changes = this.reservation.holds.some(
       (h) =>
         (h.type === 'tokens' || h.type === 'cost') &&
-        Number(h.expiresAtMs) > now &&
+        // 0: the counter of a usage limit that never resets, which never expires.
+        (h.expiresAtMs === '0' || Number(h.expiresAtMs) > now) &&
         h.held !== (h.type === 'tokens' ? used.tokens : used.cost),
     );
     if (!changes) return;

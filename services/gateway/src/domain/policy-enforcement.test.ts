@@ -151,8 +151,11 @@ const usageState = (init: Partial<policy.LimitState>) => ({
   ...init,
 });
 
-/** An ALLOW holding the request's estimate under a requests, a tokens and a cost limit. */
-function holding(id: string) {
+/**
+ * An ALLOW holding the request's estimate under a requests, a tokens and a cost limit; their
+ * counters expire in a minute, or never (`expiresAtMs` '0', a usage limit that never resets).
+ */
+function holding(id: string, expiresAtMs = future(60_000)) {
   return async (request: policy.CheckRequest): Promise<CheckAnswer> => ({
     decision: policy.Decision.ALLOW,
     limits: [usageState({ failureMode: policy.FailureMode.OPEN })],
@@ -164,21 +167,21 @@ function holding(id: string) {
           kind: policy.PolicyKind.RATE_LIMIT,
           type: 'requests',
           held: 1,
-          expiresAtMs: future(60_000),
+          expiresAtMs,
         },
         {
           policyId: 'pol-tokens',
           kind: policy.PolicyKind.USAGE_LIMIT,
           type: 'tokens',
           held: request.estimate!.tokens,
-          expiresAtMs: future(60_000),
+          expiresAtMs,
         },
         {
           policyId: 'pol-usage',
           kind: policy.PolicyKind.USAGE_LIMIT,
           type: 'cost',
           held: request.estimate!.cost,
-          expiresAtMs: future(60_000),
+          expiresAtMs,
         },
       ],
     },
@@ -394,6 +397,16 @@ describe('an admitted request', () => {
     assert.equal(settled.used?.cost, price(9, 3));
     assert.equal(settled.organisationId, organisationId);
     assert.equal(settled.reservation?.holds.length, 3);
+  });
+
+  test('is settled also under a usage limit that never resets, whose counter never expires', async () => {
+    standIn.state.decide = holding('res-forever', '0');
+    const { key } = newKey();
+    const res = await chat(key, body({ max_tokens: 50 }));
+    assert.equal(res.status, 200, res.text);
+    const settled = await finalAccrual('res-forever');
+    assert.equal(settled.used?.tokens, 12);
+    assert.equal(settled.used?.cost, price(9, 3));
   });
 
   test('no policy applies: the check is skipped, and the log says so', async () => {

@@ -1,5 +1,13 @@
+import {
+  isGroupByKey,
+  LIMIT_TARGETS,
+  MAX_PERIODIC_RESET_DAYS,
+  PERIODIC_RESETS,
+  RATE_LIMIT_TYPES,
+  RATE_UNITS,
+  USAGE_LIMIT_TYPES,
+} from '@switchyard/rules';
 import { z } from 'zod';
-import { isGroupByKey } from './policy-rules.ts';
 
 /*
  * The wire form of rate-limit and usage-limit policy requests (snake_case, as the API spells
@@ -10,10 +18,10 @@ import { isGroupByKey } from './policy-rules.ts';
 
 const policyName = z.string().trim().min(1).max(255);
 const policyDescription = z.string().max(500).nullable();
-const target = z.enum(['llm', 'mcp_tools']);
-const rateLimitType = z.enum(['requests', 'tokens']);
-const rateLimitUnit = z.enum(['rpm', 'rph', 'rpd']);
-const usageLimitType = z.enum(['cost', 'tokens', 'requests']);
+const target = z.enum(LIMIT_TARGETS);
+const rateLimitType = z.enum(RATE_LIMIT_TYPES);
+const rateLimitUnit = z.enum(RATE_UNITS);
+const usageLimitType = z.enum(USAGE_LIMIT_TYPES);
 const status = z.enum(['active', 'archived']);
 
 const condition = z.strictObject({
@@ -48,8 +56,8 @@ const groupBy = z
 const rateValue = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
 const creditLimit = z.number().min(0).max(1e15);
 const alertThreshold = z.number().min(0).max(1e15).nullable();
-const periodicReset = z.enum(['monthly', 'weekly']).nullable();
-const periodicResetDays = z.int().min(1).max(365).nullable();
+const periodicReset = z.enum(PERIODIC_RESETS).nullable();
+const periodicResetDays = z.int().min(1).max(MAX_PERIODIC_RESET_DAYS).nullable();
 const instant = z.iso.datetime({ offset: true }).transform((v) => new Date(v));
 
 /**

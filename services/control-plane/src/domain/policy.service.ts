@@ -10,6 +10,7 @@ import {
 import type { Principal } from '@switchyard/access';
 import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events, type policy } from '@switchyard/proto';
+import { conditionKeysOf, isConditionKey } from '@switchyard/rules';
 import type { ServiceClient } from '@switchyard/runtime';
 import type { z } from 'zod';
 import type {
@@ -31,7 +32,7 @@ import type {
   updateRateLimitBody,
   updateUsageLimitBody,
 } from './policy.schemas.ts';
-import { conditionKeysOf, isConditionKey, utcMidnight } from './policy-rules.ts';
+import { utcMidnight } from './policy-rules.ts';
 
 export type CreateRateLimitInput = CamelKeys<z.output<typeof createRateLimitBody>>;
 export type UpdateRateLimitInput = CamelKeys<z.output<typeof updateRateLimitBody>>;

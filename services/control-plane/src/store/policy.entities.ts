@@ -1,12 +1,11 @@
+import type { LimitTarget, PeriodicReset, RateLimitType, RateUnit, UsageLimitType } from '@switchyard/rules';
 import { EntitySchema } from 'typeorm';
 
+export type { PeriodicReset, RateLimitType, UsageLimitType };
 export type PolicyStatus = 'active' | 'archived';
 /** What a policy counts on: model calls, or MCP tool calls (stored and returned, not enforced on model calls). */
-export type PolicyTarget = 'llm' | 'mcp_tools';
-export type RateLimitType = 'requests' | 'tokens';
-export type RateLimitUnit = 'rpm' | 'rph' | 'rpd';
-export type UsageLimitType = 'cost' | 'tokens' | 'requests';
-export type PeriodicReset = 'monthly' | 'weekly';
+export type PolicyTarget = LimitTarget;
+export type RateLimitUnit = RateUnit;
 
 /** All must hold for a policy to apply; `excludes` inverts one. */
 export interface PolicyCondition {

@@ -1,4 +1,4 @@
-import type { Logger, Metrics } from '@switchyard/core';
+import { ServiceUnavailable, type Logger, type Metrics } from '@switchyard/core';
 import type { ServiceClient } from '@switchyard/runtime';
 import { policy } from '@switchyard/proto';
 import type { PolicyCheck, PolicyCheckRequest } from '../domain/ports.ts';
@@ -141,25 +141,33 @@ export class PolicyGate implements PolicyCheck {
       if (skipUntil > this.now()) return SKIPPED_HOLD;
       this.unrestricted.delete(keyId);
     }
+    const asked = {
+      organisationId: principal.organisationId,
+      workspaceId: principal.workspaceId ?? '',
+      apiKeyId: keyId,
+      provider: request.provider,
+      model: request.model,
+      metadata: request.metadata,
+      userId: principal.userId ?? '',
+      estimate: request.estimate,
+      requestId: request.requestId,
+      target: 'llm',
+    };
+    const started = performance.now();
     let response: policy.CheckResponse;
     try {
-      response = await this.client.check(
-        {
-          organisationId: principal.organisationId,
-          workspaceId: principal.workspaceId ?? '',
-          apiKeyId: keyId,
-          provider: request.provider,
-          model: request.model,
-          metadata: request.metadata,
-          userId: principal.userId ?? '',
-          estimate: request.estimate,
-          requestId: request.requestId,
-          target: 'llm',
-        },
-        { deadlineMs: this.options.timeoutMs },
-      );
+      response = await this.client.check(asked, { deadlineMs: this.options.timeoutMs });
     } catch (err) {
-      return this.unanswered(request, err);
+      // A check cut off by a policy process that went away (its connection dropped) is asked
+      // once more, of another replica, within what is left of the deadline. Had the first
+      // counted it, it counts twice: limits err on the strict side, never the lenient one.
+      const left = this.options.timeoutMs - (performance.now() - started);
+      if (!connectionLost(err) || left < MIN_RETRY_MS) return this.unanswered(request, err);
+      try {
+        response = await this.client.check(asked, { deadlineMs: left });
+      } catch (again) {
+        return this.unanswered(request, again);
+      }
     }
     const { limits } = response;
     if (response.decision === policy.Decision.DENY) {
@@ -306,6 +314,18 @@ export class PolicyGate implements PolicyCheck {
     }
     return new LocalHold(this.local, decision.taken, headers);
   }
+}
+
+/** Less time than this left of the deadline: a lost check is not asked again. */
+const MIN_RETRY_MS = 20;
+/** gRPC's UNAVAILABLE: the connection to the server failed or dropped (not a deadline). */
+const GRPC_UNAVAILABLE = 14;
+
+function connectionLost(err: unknown): boolean {
+  return (
+    err instanceof ServiceUnavailable &&
+    (err.cause as { code?: unknown } | undefined)?.code === GRPC_UNAVAILABLE
+  );
 }
 
 /** What the policy service reserved for an admitted request, settled with Accrue. */

@@ -1,42 +1,30 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import {
+  Counter,
+  type CounterConfiguration,
+  Histogram,
+  type HistogramConfiguration,
+  type Registry,
+} from 'prom-client';
 import type { LimitObserver } from './domain/limit-enforcer.ts';
 
 /** The policy service's series on the process's registry (one registry in all-in-one mode). */
 export function limitMetrics(registry: Registry): LimitObserver {
-  const decisions = metric(
-    registry,
-    'switchyard_policy_decisions_total',
-    () =>
-      new Counter({
-        name: 'switchyard_policy_decisions_total',
-        help: 'Limit checks and stream extensions decided, by decision (allow, deny, skip: no policy can apply to the key) and code.',
-        labelNames: ['decision', 'code'],
-        registers: [registry],
-      }),
-  );
-  const failureModes = metric(
-    registry,
-    'switchyard_policy_failure_mode_decisions_total',
-    () =>
-      new Counter({
-        name: 'switchyard_policy_failure_mode_decisions_total',
-        help: 'Decisions a failure mode made because the limit counters (Redis) or the policy directory were unreachable, by policy kind and mode.',
-        labelNames: ['kind', 'mode'],
-        registers: [registry],
-      }),
-  );
-  const storeDuration = metric(
-    registry,
-    'switchyard_policy_store_duration_seconds',
-    () =>
-      new Histogram({
-        name: 'switchyard_policy_store_duration_seconds',
-        help: 'Round trips to the limit counters, by operation (take, settle), failures included.',
-        labelNames: ['operation'],
-        buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-        registers: [registry],
-      }),
-  );
+  const decisions = counter(registry, {
+    name: 'switchyard_policy_decisions_total',
+    help: 'Limit checks and stream extensions decided, by decision (allow, deny, skip: no policy can apply to the key) and code.',
+    labelNames: ['decision', 'code'],
+  });
+  const failureModes = counter(registry, {
+    name: 'switchyard_policy_failure_mode_decisions_total',
+    help: 'Decisions a failure mode made because the limit counters (Redis) or the policy directory were unreachable, by policy kind and mode.',
+    labelNames: ['kind', 'mode'],
+  });
+  const storeDuration = histogram(registry, {
+    name: 'switchyard_policy_store_duration_seconds',
+    help: 'Round trips to the limit counters, by operation (take, settle), failures included.',
+    labelNames: ['operation'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  });
   return {
     decision: (decision, code) => decisions.inc({ decision, code }),
     failureMode: (kind, mode) => failureModes.inc({ kind, mode }),
@@ -44,7 +32,17 @@ export function limitMetrics(registry: Registry): LimitObserver {
   };
 }
 
-/** A series registered once per registry, however often the service is created on it. */
-function metric<M>(registry: Registry, name: string, create: () => M): M {
-  return (registry.getSingleMetric(name) as M | undefined) ?? create();
+// Each series is registered once per registry, however often the service is created on it.
+
+function counter<T extends string>(registry: Registry, configuration: CounterConfiguration<T>): Counter<T> {
+  const existing = registry.getSingleMetric(configuration.name) as Counter<T> | undefined;
+  return existing ?? new Counter({ ...configuration, registers: [registry] });
+}
+
+function histogram<T extends string>(
+  registry: Registry,
+  configuration: HistogramConfiguration<T>,
+): Histogram<T> {
+  const existing = registry.getSingleMetric(configuration.name) as Histogram<T> | undefined;
+  return existing ?? new Histogram({ ...configuration, registers: [registry] });
 }

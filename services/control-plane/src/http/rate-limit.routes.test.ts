@@ -6,6 +6,8 @@ import { events, policy } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '../service.ts';
 import { seedOrganisation, type SeededOrganisation } from '../testing/organisations.ts';
+import { policyRequests } from '../testing/policies.ts';
+import { createWorkspace } from '../testing/workspaces.ts';
 
 let h: ServiceHarness;
 let other: SeededOrganisation;
@@ -29,32 +31,18 @@ const rpm = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-async function create(json: Record<string, unknown>, key = h.workspaceKey): Promise<string> {
-  const res = await h.request('POST', PATH, { key, json });
-  assert.equal(res.status, 200, res.text);
-  return res.body.id as string;
-}
-
-const get = (id: string, key = h.workspaceKey, query = '') =>
-  h.request('GET', `${PATH}/${id}${query}`, { key });
-
-async function listed(key: string, query = ''): Promise<Array<{ id: string }>> {
-  const res = await h.request('GET', `${PATH}?page_size=1000${query}`, { key });
-  assert.equal(res.status, 200, res.text);
-  return res.body.data;
-}
+const { create, get, listed } = policyRequests(() => h, PATH);
 
 async function workspaceWithKey(name: string, scopes?: string[]) {
-  const workspace = await h.request('POST', '/v2/workspaces', { key: h.adminKey, json: { name } });
-  assert.equal(workspace.status, 200, workspace.text);
+  const workspace = await createWorkspace(h, name);
   const key = await h.request('POST', '/v2/api-keys/workspace/service', {
     key: h.adminKey,
-    json: { name: `${name} key`, workspace_id: workspace.body.id, ...(scopes ? { scopes } : {}) },
+    json: { name: `${name} key`, workspace_id: workspace.id, ...(scopes ? { scopes } : {}) },
   });
   assert.equal(key.status, 200, key.text);
   return {
-    id: workspace.body.id as string,
-    slug: workspace.body.slug as string,
+    id: workspace.id,
+    slug: workspace.slug,
     key: key.body.key as string,
     keyId: key.body.id as string,
   };

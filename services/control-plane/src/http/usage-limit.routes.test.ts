@@ -8,6 +8,7 @@ import { GrpcServer, type ServiceDefinition } from '@switchyard/runtime';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '../service.ts';
 import { seedOrganisation, type SeededOrganisation } from '../testing/organisations.ts';
+import { policyRequests } from '../testing/policies.ts';
 
 const PATH = '/v2/policies/usage-limits';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -109,16 +110,7 @@ const monthly = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-async function create(json: Record<string, unknown>, key = h.workspaceKey): Promise<string> {
-  const res = await h.request('POST', PATH, { key, json });
-  assert.equal(res.status, 200, res.text);
-  return res.body.id as string;
-}
-
-const get = (id: string, key = h.workspaceKey, query = '') =>
-  h.request('GET', `${PATH}/${id}${query}`, { key });
-const put = (id: string, json: unknown, key = h.workspaceKey) =>
-  h.request('PUT', `${PATH}/${id}`, { key, json });
+const { create, get, put } = policyRequests(() => h, PATH);
 
 function nextMonthStart(now = new Date()): string {
   return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();

@@ -10,6 +10,7 @@ import { deferred } from '@switchyard/core/testing';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { gatewayService } from '../service.ts';
 import {
+  startGatewayWithStandIns,
   startIdentityStandIn,
   startPolicyStandIn,
   unusedAddress,
@@ -273,27 +274,12 @@ const mockChat = {
 describe('the gateway with its default policy settings', () => {
   let h: ServiceHarness;
   let standIn: PolicyStandIn;
-  let identityStandIn: Awaited<ReturnType<typeof startIdentityStandIn>>;
+  let close: () => Promise<void>;
 
   before(async () => {
-    standIn = await startPolicyStandIn();
-    identityStandIn = await startIdentityStandIn(new Map([[workspaceKey, principal]]));
-    h = await startServiceHarness({
-      services: [gatewayService],
-      clientAddresses: {
-        identity: identityStandIn.address,
-        policy: standIn.address,
-        integrations: await unusedAddress(),
-        configs: await unusedAddress(),
-        organisationSettings: await unusedAddress(),
-      },
-    });
+    ({ h, standIn, close } = await startGatewayWithStandIns(new Map([[workspaceKey, principal]])));
   });
-  after(async () => {
-    await h.close();
-    await standIn.close();
-    await identityStandIn.close();
-  });
+  after(() => close());
 
   const send = () => h.request(mockChat.method, '/v1/chat/completions', { ...mockChat, key: workspaceKey });
 

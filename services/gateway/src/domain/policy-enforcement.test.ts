@@ -7,14 +7,11 @@ import { ServiceUnavailable } from '@switchyard/core';
 import { scopesForKind, type Principal } from '@switchyard/access';
 import { Topics } from '@switchyard/adapters';
 import { events, policy } from '@switchyard/proto';
-import { eventually, startServiceHarness, type ServiceHarness } from '@switchyard/testing';
+import { eventually, type ServiceHarness } from '@switchyard/testing';
 import { costOf } from '../pricing/cost.ts';
-import { gatewayService } from '../service.ts';
 import {
-  startIdentityStandIn,
-  startPolicyStandIn,
+  startGatewayWithStandIns,
   startScriptedUpstream,
-  unusedAddress,
   type CheckAnswer,
   type PolicyStandIn,
   type ScriptedUpstream,
@@ -50,29 +47,19 @@ function newKey(): { key: string; principal: Principal } {
 
 let h: ServiceHarness;
 let standIn: PolicyStandIn;
-let identityStandIn: Awaited<ReturnType<typeof startIdentityStandIn>>;
+let gateway: Awaited<ReturnType<typeof startGatewayWithStandIns>> | undefined;
 let upstream: ScriptedUpstream;
 
 before(async () => {
-  standIn = await startPolicyStandIn();
-  identityStandIn = await startIdentityStandIn(keys);
   upstream = await startScriptedUpstream();
-  h = await startServiceHarness({
-    services: [gatewayService],
-    env: { POLICY_DEFAULT_COMPLETION_TOKENS: String(DEFAULT_COMPLETION), POLICY_TIMEOUT_MS: '5000' },
-    clientAddresses: {
-      identity: identityStandIn.address,
-      policy: standIn.address,
-      integrations: await unusedAddress(),
-      configs: await unusedAddress(),
-      organisationSettings: await unusedAddress(),
-    },
+  gateway = await startGatewayWithStandIns(keys, {
+    POLICY_DEFAULT_COMPLETION_TOKENS: String(DEFAULT_COMPLETION),
+    POLICY_TIMEOUT_MS: '5000',
   });
+  ({ h, standIn } = gateway);
 });
 after(async () => {
-  await h?.close();
-  await standIn?.close();
-  await identityStandIn?.close();
+  await gateway?.close();
   await upstream?.close();
 });
 

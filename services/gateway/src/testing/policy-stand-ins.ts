@@ -5,6 +5,8 @@ import { createLogger, sha256Hex } from '@switchyard/core';
 import type { Principal } from '@switchyard/access';
 import { GrpcServer } from '@switchyard/runtime';
 import { identity, policy } from '@switchyard/proto';
+import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
+import { gatewayService } from '../service.ts';
 
 // Stand-ins for the gateway's policy tests: a policy service and an identity service whose
 // answers each test chooses, and an OpenAI-format upstream whose streams a test paces.
@@ -88,6 +90,43 @@ export async function startIdentityStandIn(keys: Map<string, Principal>) {
   );
   const port = await server.listen('127.0.0.1', 0);
   return { address: `127.0.0.1:${port}`, close: () => server.close() };
+}
+
+/**
+ * The gateway with a policy stand-in and an identity stand-in that knows `keys`; the other
+ * services it calls are nowhere (requests name their provider inline). `close` stops all three.
+ */
+export async function startGatewayWithStandIns(
+  keys: Map<string, Principal>,
+  env?: Record<string, string>,
+): Promise<{ h: ServiceHarness; standIn: PolicyStandIn; close: () => Promise<void> }> {
+  const standIn = await startPolicyStandIn();
+  const identityStandIn = await startIdentityStandIn(keys);
+  const stopStandIns = async () => {
+    await standIn.close();
+    await identityStandIn.close();
+  };
+  try {
+    const h = await startServiceHarness({
+      services: [gatewayService],
+      env,
+      clientAddresses: {
+        identity: identityStandIn.address,
+        policy: standIn.address,
+        integrations: await unusedAddress(),
+        configs: await unusedAddress(),
+        organisationSettings: await unusedAddress(),
+      },
+    });
+    const close = async () => {
+      await h.close();
+      await stopStandIns();
+    };
+    return { h, standIn, close };
+  } catch (err) {
+    await stopStandIns();
+    throw err;
+  }
 }
 
 export async function unusedAddress(): Promise<string> {

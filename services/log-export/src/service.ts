@@ -23,6 +23,7 @@ import { Init1763700000002 } from './store/migrations/1763700000002-init.ts';
 import { Route1763700000006 } from './store/migrations/1763700000006-route.ts';
 import { RequestOptions1763700000007 } from './store/migrations/1763700000007-request-options.ts';
 import { AuditLogs1763700000013 } from './store/migrations/1763700000013-audit-logs.ts';
+import { PolicyOutcome1763700000024 } from './store/migrations/1763700000024-policy-outcome.ts';
 import { AuditLogRepository } from './store/audit-log.repository.ts';
 import { RequestLogRepository } from './store/request-log.repository.ts';
 
@@ -34,7 +35,13 @@ export const logExportService: ServiceDefinition = {
   database: {
     schema: SCHEMA,
     entities,
-    migrations: [Init1763700000002, Route1763700000006, RequestOptions1763700000007, AuditLogs1763700000013],
+    migrations: [
+      Init1763700000002,
+      Route1763700000006,
+      RequestOptions1763700000007,
+      AuditLogs1763700000013,
+      PolicyOutcome1763700000024,
+    ],
   },
   bus: true,
   clients: ['identity'],

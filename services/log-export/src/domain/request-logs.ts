@@ -50,6 +50,19 @@ export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
     cacheNamespace: storable(event.cacheNamespace) || null,
     cacheForceRefresh: event.cacheForceRefresh,
     modelsEndpoint: event.modelsEndpoint,
+    policy: event.policy
+      ? {
+          decision: storable(event.policy.decision),
+          policy_id: storable(event.policy.policyId) || null,
+          code: storable(event.policy.code) || null,
+          adjustments: event.policy.adjustments.map((a) => ({
+            policy_id: storable(a.policyId),
+            type: storable(a.type),
+            held: a.held,
+            used: a.used,
+          })),
+        }
+      : null,
   };
 }
 

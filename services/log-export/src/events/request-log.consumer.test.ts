@@ -119,6 +119,7 @@ describe('storing request logs', () => {
         reasoning_tokens: 0,
       },
       cost: 0,
+      policy: null,
       error_message: null,
       request: {
         method: 'POST',
@@ -126,6 +127,40 @@ describe('storing request logs', () => {
         body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
       },
       response: { status: 200, body: { id: 'chatcmpl-1', choices: [] } },
+    });
+  });
+
+  test('what rate and usage limits did with a request is shown: the decision, a denying policy, every hold', async () => {
+    const allowed = requestLog({
+      policy: {
+        decision: 'allowed',
+        adjustments: [
+          { policyId: 'rate-1', type: 'requests', held: 1, used: 1 },
+          { policyId: 'usage-1', type: 'cost', held: 0.002, used: 0.0005 },
+        ],
+      },
+    });
+    const denied = requestLog({
+      status: 429,
+      policy: { decision: 'denied', policyId: 'rate-1', code: 'rate_limit_exceeded' },
+    });
+    publish(allowed);
+    publish(denied);
+    await h.bus.flush();
+    assert.deepEqual((await stored(allowed.id)).body.policy, {
+      decision: 'allowed',
+      policy_id: null,
+      code: null,
+      adjustments: [
+        { policy_id: 'rate-1', type: 'requests', held: 1, used: 1 },
+        { policy_id: 'usage-1', type: 'cost', held: 0.002, used: 0.0005 },
+      ],
+    });
+    assert.deepEqual((await stored(denied.id)).body.policy, {
+      decision: 'denied',
+      policy_id: 'rate-1',
+      code: 'rate_limit_exceeded',
+      adjustments: [],
     });
   });
 

@@ -35,6 +35,7 @@ export function presentRequestLog(log: RequestLog) {
     route: log.routePath === null ? null : { target: log.routePath, retry_count: log.retryCount },
     usage: log.usage,
     cost: log.cost,
+    policy: log.policy,
     error_message: log.errorMessage,
     request: { method: log.method, path: log.path, body: parsedOrText(log.requestBody) },
     response: { status: log.status, body: parsedOrText(log.responseBody) },

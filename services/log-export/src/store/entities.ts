@@ -41,6 +41,15 @@ export interface RequestLog {
   cacheNamespace: string | null;
   cacheForceRefresh: boolean;
   modelsEndpoint: boolean;
+  /** What rate and usage limits did with the request; null when the log predates them. */
+  policy: RequestLogPolicy | null;
+}
+
+export interface RequestLogPolicy {
+  decision: string;
+  policy_id: string | null;
+  code: string | null;
+  adjustments: Array<{ policy_id: string; type: string; held: number; used: number }>;
 }
 
 export const RequestLogEntity = new EntitySchema<RequestLog>({
@@ -77,6 +86,7 @@ export const RequestLogEntity = new EntitySchema<RequestLog>({
     cacheNamespace: { name: 'cache_namespace', type: 'text', nullable: true },
     cacheForceRefresh: { name: 'cache_force_refresh', type: 'boolean', default: false },
     modelsEndpoint: { name: 'models_endpoint', type: 'boolean', default: false },
+    policy: { type: 'jsonb', nullable: true },
   },
 });
 

@@ -3,6 +3,7 @@ import { jsonBody } from '@switchyard/http';
 import { requirePrincipal } from '@switchyard/access';
 import { ScopedRouter } from '@switchyard/runtime';
 import type { PolicyService } from '../domain/policy.service.ts';
+import type { PolicyKindName, PolicyKinds } from '../store/policy.repository.ts';
 import {
   createRateLimitBody,
   createUsageLimitBody,
@@ -57,24 +58,7 @@ function rateLimitRouter(policies: PolicyService, bodyLimit: string): ScopedRout
       res.json({ id: created.id, object: 'policy_rate_limits' });
     },
   );
-  router.get(
-    '/',
-    {
-      scope: 'rate_limits.list',
-      summary: 'Lists the rate limit policies the key can see.',
-      query: listRateLimitsQuery,
-      page: true,
-    },
-    async (req, res, _next, input) => {
-      const [found, total] = await policies.list(
-        'rate_limit',
-        requirePrincipal(req),
-        camelKeys(input.query(req)),
-        input.page(req),
-      );
-      res.json(listBody(found.map(presentRateLimit), total));
-    },
-  );
+  listRoute(router, policies, 'rate_limit', listRateLimitsQuery, presentRateLimit);
   router.get(
     '/:id',
     { scope: 'rate_limits.read', summary: 'One rate limit policy.', query: getRateLimitQuery },
@@ -102,14 +86,7 @@ function rateLimitRouter(policies: PolicyService, bodyLimit: string): ScopedRout
       res.json(presentRateLimit(updated));
     },
   );
-  router.delete(
-    '/:id',
-    { scope: 'rate_limits.delete', summary: 'Archives a rate limit policy.', query: 'none', body: 'none' },
-    async (req, res) => {
-      await policies.archive('rate_limit', requirePrincipal(req), req.params.id);
-      res.json({});
-    },
-  );
+  archiveRoute(router, policies, 'rate_limit');
   return router;
 }
 
@@ -129,30 +106,7 @@ function usageLimitRouter(policies: PolicyService, bodyLimit: string): ScopedRou
       res.json({ id: created.id, object: 'policy_usage_limits' });
     },
   );
-  router.get(
-    '/',
-    {
-      scope: 'usage_limits.list',
-      summary: 'Lists the usage limit policies the key can see.',
-      query: listUsageLimitsQuery,
-      page: true,
-    },
-    async (req, res, _next, input) => {
-      const [found, total] = await policies.list(
-        'usage_limit',
-        requirePrincipal(req),
-        camelKeys(input.query(req)),
-        input.page(req),
-      );
-      const now = new Date();
-      res.json(
-        listBody(
-          found.map((policy) => presentUsageLimit(policy, now)),
-          total,
-        ),
-      );
-    },
-  );
+  listRoute(router, policies, 'usage_limit', listUsageLimitsQuery, presentUsageLimit);
   router.get(
     '/:id',
     {
@@ -185,14 +139,7 @@ function usageLimitRouter(policies: PolicyService, bodyLimit: string): ScopedRou
       res.json(presentUsageLimit(updated));
     },
   );
-  router.delete(
-    '/:id',
-    { scope: 'usage_limits.delete', summary: 'Archives a usage limit policy.', query: 'none', body: 'none' },
-    async (req, res) => {
-      await policies.archive('usage_limit', requirePrincipal(req), req.params.id);
-      res.json({});
-    },
-  );
+  archiveRoute(router, policies, 'usage_limit');
   router.get(
     '/:id/entities',
     {
@@ -223,4 +170,53 @@ function usageLimitRouter(policies: PolicyService, bodyLimit: string): ScopedRou
     },
   );
   return router;
+}
+
+/** How each kind is named in its scopes and summaries. */
+const KINDS = {
+  rate_limit: { scopes: 'rate_limits', noun: 'rate limit' },
+  usage_limit: { scopes: 'usage_limits', noun: 'usage limit' },
+} as const;
+
+/** `GET /`: the policies of one kind the key can see, each presented as of one instant. */
+function listRoute<K extends PolicyKindName>(
+  router: ScopedRouter,
+  policies: PolicyService,
+  kind: K,
+  query: typeof listRateLimitsQuery | typeof listUsageLimitsQuery,
+  present: (policy: PolicyKinds[K], now: Date) => object,
+): void {
+  const { scopes, noun } = KINDS[kind];
+  router.get(
+    '/',
+    { scope: `${scopes}.list`, summary: `Lists the ${noun} policies the key can see.`, query, page: true },
+    async (req, res, _next, input) => {
+      const [found, total] = await policies.list(
+        kind,
+        requirePrincipal(req),
+        camelKeys(input.query(req)),
+        input.page(req),
+      );
+      const now = new Date();
+      res.json(
+        listBody(
+          found.map((policy) => present(policy, now)),
+          total,
+        ),
+      );
+    },
+  );
+}
+
+/** `DELETE /:id`: archives one policy of the kind. */
+function archiveRoute(router: ScopedRouter, policies: PolicyService, kind: PolicyKindName): void {
+  const { scopes, noun } = KINDS[kind];
+  router.delete(
+    '/:id',
+    { scope: `${scopes}.delete`, summary: `Archives a ${noun} policy.`, query: 'none', body: 'none' },
+    async (req, res) => {
+      await policies.archive(kind, requirePrincipal(req), req.params.id);
+      res.json({});
+    },
+  );
 }

@@ -37,7 +37,12 @@ before(async () => {
   stack = await startStack({
     upstreamKey: UPSTREAM_KEY,
     replicas: { gateway: GATEWAYS, policy: POLICY_PROCESSES },
-    env: { REDIS_URL: redis.url },
+    env: {
+      REDIS_URL: redis.url,
+      // Nine processes share two cores here: a check slower than production's 250 ms deadline
+      // would be decided by the failure mode, which is tested on its own below.
+      POLICY_TIMEOUT_MS: '2000',
+    },
   });
   const workspace = await stack.request('POST', '/v2/workspaces', {
     key: stack.adminKey,
@@ -346,7 +351,13 @@ test('a limit of N requests admits exactly N under parallel load through three g
   const policyId = await rateLimit(key, limit);
   await policyInForce(key.key, policyId);
 
+  const fallbacksBefore = await gatewayFallbacks();
   const responses = await load(limit * 2, 24, () => chat(key.key));
+  assert.equal(
+    (await gatewayFallbacks()) - fallbacksBefore,
+    0,
+    'every check was answered by a policy process',
+  );
   const counts = countBy(responses);
   assert.deepEqual(Object.keys(counts).sort(), ['200', '429 rate_limit_exceeded'], JSON.stringify(counts));
   assert.ok(Math.abs(counts['200']! - limit) <= limit * 0.01, `admitted ${counts['200']} of limit ${limit}`);
@@ -358,6 +369,28 @@ test('a limit of N requests admits exactly N under parallel load through three g
   assert.ok(denied.headers.get('x-ratelimit-reset-requests'));
   assert.equal(denied.headers.get('x-vendor-policy-id'), policyId);
   assert.match(denied.body.error.message, new RegExp(policyId));
+
+  // The request log says which policy denied it; an admitted request's log shows its hold.
+  const logged = async (response: ApiResponse) => {
+    const id = response.headers.get('x-request-id')!;
+    return eventually(
+      `the request log of ${id}`,
+      async () => {
+        const log = await stack.request('GET', `/v1/logs/${id}`, { key: key.key });
+        return log.status === 200 ? log.body : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 250 },
+    );
+  };
+  const deniedLog = await logged(denied);
+  assert.equal(deniedLog.policy.decision, 'denied');
+  assert.equal(deniedLog.policy.policy_id, policyId);
+  assert.equal(deniedLog.policy.code, 'rate_limit_exceeded');
+  const admittedLog = await logged(responses.find((r) => r.status === 200)!);
+  assert.equal(admittedLog.policy.decision, 'allowed');
+  assert.deepEqual(admittedLog.policy.adjustments, [
+    { policy_id: policyId, type: 'requests', held: 1, used: 1 },
+  ]);
 
   // The official SDK raises its RateLimitError for the denial.
   const client = new OpenAI({

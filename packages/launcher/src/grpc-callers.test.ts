@@ -34,6 +34,7 @@ const expected: Record<string, readonly ServiceName[]> = {
   'switchyard.admin.v1.OrganisationSettingsService.GetOrganisationSettings': ['gateway'],
   'switchyard.policy.v1.PolicyService.Check': ['gateway'],
   'switchyard.policy.v1.PolicyService.Accrue': ['gateway'],
+  'switchyard.policy.v1.PolicyService.Settle': ['gateway'],
   'switchyard.policy.v1.UsageLedgerService.ListUsage': ['control-plane'],
   'switchyard.policy.v1.UsageLedgerService.ResetUsage': ['control-plane'],
   'switchyard.policy.v1.UsageLedgerService.KeyUsage': ['control-plane'],

@@ -156,6 +156,8 @@ export const gatewayService: ServiceDefinition = {
       },
       async stop() {
         await subscription?.stop();
+        // Settlements still waiting go out before the policy client closes.
+        await policyGate.flushSettlements();
         await Promise.all([dispatcher.close(), customHostDispatcher.close()]);
       },
     };

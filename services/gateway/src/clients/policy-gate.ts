@@ -1,3 +1,4 @@
+import type { MessageInitShape } from '@bufbuild/protobuf';
 import { ServiceUnavailable, type Logger, type Metrics } from '@switchyard/core';
 import type { ServiceClient } from '@switchyard/runtime';
 import { policy } from '@switchyard/proto';
@@ -27,8 +28,15 @@ export interface PolicyGateOptions {
   now?: () => number;
 }
 
-/** How long a settlement, sent after the answer, may take. */
+/** How long a batch of settlements, sent after the answers, may take. */
 const SETTLE_DEADLINE_MS = 5_000;
+/**
+ * Settlements of finished requests wait this long to go out together in one Settle call, or
+ * until this many wait: the requests never wait for them, and the gateway makes one call for
+ * many instead of one each.
+ */
+const SETTLE_BATCH_MS = 5;
+const SETTLE_BATCH_MAX = 500;
 /** At most one log line per kind of trouble in this time. */
 const WARNING_INTERVAL_MS = 10_000;
 /** Keys whose limits are remembered for when the policy service is away; the oldest go first. */
@@ -114,6 +122,8 @@ export class PolicyGate implements PolicyCheck {
   private readonly unrestricted = new Map<string, number>();
   /** API key id → the limits last seen to apply to it. */
   private readonly remembered = new Map<string, Remembered>();
+  private readonly settlements: Array<MessageInitShape<typeof policy.AccrueRequestSchema>> = [];
+  private settleTimer: NodeJS.Timeout | undefined;
   private readonly local = new LocalRateLimiter();
   private readonly warnedAt = new Map<string, number>();
   readonly fallbacks = new FallbackDecisions();
@@ -194,6 +204,32 @@ export class PolicyGate implements PolicyCheck {
   /** A policy changed: ask again for every key. */
   forgetSkips(): void {
     this.unrestricted.clear();
+  }
+
+  /** Queues a finished request's settlement; it goes out with the others within SETTLE_BATCH_MS. */
+  settleLater(settlement: MessageInitShape<typeof policy.AccrueRequestSchema>): void {
+    this.settlements.push(settlement);
+    if (this.settlements.length >= SETTLE_BATCH_MAX) void this.flushSettlements();
+    else this.settleTimer ??= setTimeout(() => void this.flushSettlements(), SETTLE_BATCH_MS);
+  }
+
+  /** Sends the settlements waiting now; resolves once the policy service took them or failed to. */
+  async flushSettlements(): Promise<void> {
+    clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
+    const settlements = this.settlements.splice(0);
+    if (settlements.length === 0) return;
+    try {
+      await this.client.settle(
+        { settlements },
+        { deadlineMs: Math.max(this.options.timeoutMs, SETTLE_DEADLINE_MS) },
+      );
+    } catch (err) {
+      this.warn('settle', 'could not settle reservations with the policy service', {
+        settlements: settlements.length,
+        error: String(err),
+      });
+    }
   }
 
   /** Logs a kind of trouble at most once per interval. */
@@ -398,17 +434,12 @@ class RemoteHold implements PolicyHold {
         h.held !== (h.type === 'tokens' ? used.tokens : used.cost),
     );
     if (!changes) return;
-    this.gate.client
-      .accrue(
-        { reservation: this.reservation, used, final: true, organisationId: this.organisationId },
-        { deadlineMs: Math.max(this.gate.options.timeoutMs, SETTLE_DEADLINE_MS) },
-      )
-      .catch((err: unknown) =>
-        this.gate.warn('settle', 'could not settle a reservation with the policy service', {
-          reservation_id: this.reservation.id,
-          error: String(err),
-        }),
-      );
+    this.gate.settleLater({
+      reservation: this.reservation,
+      used,
+      final: true,
+      organisationId: this.organisationId,
+    });
   }
 
   adjustments(): PolicyAdjustmentFields[] {

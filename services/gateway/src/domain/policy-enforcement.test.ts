@@ -386,6 +386,22 @@ describe('an admitted request', () => {
     assert.equal(settled.reservation?.holds.length, 3);
   });
 
+  test('settlements of requests that finish together go to the policy service together, in one call', async () => {
+    let n = 0;
+    standIn.state.decide = async (request) => holding(`res-batch-${++n}`)(request);
+    const { key } = newKey();
+    const before = standIn.settleBatches.length;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => chat(key, body({ max_tokens: 50 }))));
+    assert.ok(answers.every((res) => res.status === 200));
+    for (let i = 1; i <= 8; i++) assert.equal((await finalAccrual(`res-batch-${i}`)).used?.tokens, 12);
+    const batches = standIn.settleBatches.slice(before);
+    assert.equal(
+      batches.reduce((a, b) => a + b, 0),
+      8,
+    );
+    assert.ok(batches.length < 8, `8 settlements took ${batches.length} calls`);
+  });
+
   test('is settled also under a usage limit that never resets, whose counter never expires', async () => {
     standIn.state.decide = holding('res-forever', '0');
     const { key } = newKey();

@@ -21,6 +21,8 @@ export type AccrueAnswer = MessageInitShape<typeof policy.AccrueResponseSchema>;
 export async function startPolicyStandIn() {
   const checks: policy.CheckRequest[] = [];
   const accruals: policy.AccrueRequest[] = [];
+  /** How many settlements each Settle call carried. */
+  const settleBatches: number[] = [];
   const state = {
     decide: (async () => ({ decision: policy.Decision.ALLOW })) as (
       r: policy.CheckRequest,
@@ -41,11 +43,24 @@ export async function startPolicyStandIn() {
         accruals.push(request);
         return state.accrue(request);
       },
+      // Settlements arrive in batches; each is recorded as the final accrual it stands for.
+      settle: async (request) => {
+        accruals.push(...request.settlements);
+        settleBatches.push(request.settlements.length);
+        return {};
+      },
     },
-    { check: ['gateway'], accrue: ['gateway'] },
+    { check: ['gateway'], accrue: ['gateway'], settle: ['gateway'] },
   );
   const port = await server.listen('127.0.0.1', 0);
-  return { address: `127.0.0.1:${port}`, checks, accruals, state, close: () => server.close() };
+  return {
+    address: `127.0.0.1:${port}`,
+    checks,
+    accruals,
+    settleBatches,
+    state,
+    close: () => server.close(),
+  };
 }
 export type PolicyStandIn = Awaited<ReturnType<typeof startPolicyStandIn>>;
 

@@ -20,6 +20,9 @@ import {
   type FailureMode,
 } from './limits.ts';
 
+/** The most settlements one Settle call may carry. */
+const MAX_SETTLEMENTS = 10_000;
+
 /** How long a gateway may go without asking again about a key no policy can apply to. */
 export const SKIP_CHECKS_FOR_MS = 10_000;
 /** Marks a reservation taken by the local limiter while Redis was away: it is settled there too. */
@@ -290,6 +293,21 @@ export class LimitEnforcer {
         }),
       },
     };
+  }
+
+  /**
+   * Settles finished requests, as Accrue with `final` would each. One that cannot be settled
+   * (a hold of another organisation, say) is left out, not the others.
+   */
+  async settle(settlements: readonly wire.AccrueRequest[]): Promise<void> {
+    if (settlements.length > MAX_SETTLEMENTS) {
+      throw new BadRequest(`At most ${MAX_SETTLEMENTS} settlements a call.`, { param: 'settlements' });
+    }
+    const results = await Promise.allSettled(
+      settlements.map((settlement) => this.accrue({ ...settlement, final: true })),
+    );
+    const refused = results.find((result) => result.status === 'rejected');
+    if (refused) this.warn('a settlement was refused', refused.reason);
   }
 
   private modeOf(kind: PolicyKind): FailureMode {

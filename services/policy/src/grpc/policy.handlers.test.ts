@@ -93,6 +93,24 @@ describe('tokens: holds and reconciliation', () => {
     assert.equal(third.code, 'rate_limit_exceeded');
   });
 
+  test('Settle settles many finished requests at once; one it must refuse leaves the others settled', async () => {
+    const org = p.organisation((id) => ratePolicy(id, { type: 'tokens', value: 1000 }));
+    const other = p.organisation((id) => ratePolicy(id, { type: 'tokens', value: 1000 }));
+    const first = await org.check({}, { tokens: 300 });
+    const second = await org.check({}, { tokens: 300 });
+    const foreign = await other.check({}, { tokens: 300 });
+    await p.gateway.settle({
+      settlements: [
+        { organisationId: org.organisationId, reservation: first.reservation, used: { tokens: 50 } },
+        // A hold of another organisation named as this one's: refused, nothing changes.
+        { organisationId: org.organisationId, reservation: foreign.reservation, used: { tokens: 0 } },
+        { organisationId: org.organisationId, reservation: second.reservation, used: { tokens: 20 } },
+      ],
+    });
+    assert.equal((await org.check({}, { tokens: 0 })).limits[0]!.remaining, 1000 - 50 - 20);
+    assert.equal((await other.check({}, { tokens: 0 })).limits[0]!.remaining, 700);
+  });
+
   test('a request is admitted while tokens used are under the limit, and its whole estimate is held', async () => {
     const org = p.organisation((id) => ratePolicy(id, { type: 'tokens', value: 1000 }));
     assert.equal((await org.check({}, { tokens: 900 })).decision, ALLOW);

@@ -6,11 +6,16 @@ import type { LimitEnforcer } from '../domain/limit-enforcer.ts';
 export const policyCallers: CallerRules<typeof policy.PolicyService> = {
   check: ['gateway'],
   accrue: ['gateway'],
+  settle: ['gateway'],
 };
 
 export function policyHandlers(enforcer: LimitEnforcer): ServiceHandlers<typeof policy.PolicyService> {
   return {
     check: (request) => enforcer.check(request),
     accrue: (request) => enforcer.accrue(request),
+    settle: async (request) => {
+      await enforcer.settle(request.settlements);
+      return {};
+    },
   };
 }

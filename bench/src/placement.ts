@@ -17,6 +17,11 @@
  *   finish its time slice, around a millisecond, before the load generator gets the CPU back,
  *   and only the gateway runs keep the platform busy, consuming their events.)
  *
+ * The policy service and Redis are the exception: a request with policies waits for them (one
+ * check before the upstream call), so as background work they would make it wait for the load
+ * generator. They run on the platform's CPUs at normal priority: sharing CPU 0 with the load
+ * generator on a 2-core machine, as they would share a node's CPU with its other pods.
+ *
  * Kafka, PostgreSQL and Redis are shared with other runs on this machine: their CPUs and
  * priorities are put back when the run ends.
  */
@@ -39,6 +44,11 @@ export interface PlacedProcesses {
   platform: number[];
   /** Shared with other runs (Kafka, PostgreSQL, Redis); put back at the end, children included. */
   shared: number[];
+  /**
+   * Of the platform and shared processes, those a request waits for (the policy service,
+   * Redis): on the platform's CPUs at normal priority, never as background work.
+   */
+  hotPath?: number[];
 }
 
 /** The plan for this machine, or undefined when it has a single CPU (nothing to separate). */
@@ -57,7 +67,8 @@ export function describePlacement(plan: PlacementPlan | undefined): string {
   const idle = plan.platformIdle ? ' as idle-priority background work' : '';
   return (
     `load generator on CPU ${plan.loadGenerator}; fake upstream and gateway on CPU ${plan.systemUnderTest}; ` +
-    `other services, Kafka, PostgreSQL and Redis on CPU ${plan.platform}${idle}`
+    `other services, Kafka, PostgreSQL and Redis on CPU ${plan.platform}${idle}` +
+    (plan.platformIdle ? `, except the policy service and Redis at normal priority` : '')
   );
 }
 
@@ -138,10 +149,12 @@ export function applyPlacement(
     execFileSync('chrt', ['--version'], { stdio: 'ignore' });
     for (const pid of processes.shared) saved.push({ pid, affinity: affinityOf(pid), ...schedulingOf(pid) });
     const background = plan.platformIdle ? { policy: 'idle', priority: '0' } : undefined;
+    const hotPath = new Set(processes.hotPath ?? []);
+    const scheduling = (pid: number) => (hotPath.has(pid) ? { policy: 'other', priority: '0' } : background);
     for (const pid of processes.loadGenerator) setProcess(pid, plan.loadGenerator, undefined);
     for (const pid of processes.systemUnderTest) setProcess(pid, plan.systemUnderTest, undefined);
-    for (const pid of processes.platform) setProcess(pid, plan.platform, background);
-    for (const pid of processes.shared) setProcess(pid, plan.platform, background, true);
+    for (const pid of processes.platform) setProcess(pid, plan.platform, scheduling(pid));
+    for (const pid of processes.shared) setProcess(pid, plan.platform, scheduling(pid), true);
   } catch (err) {
     log(`could not place processes on CPUs (${err instanceof Error ? err.message : String(err)})`);
   }

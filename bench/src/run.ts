@@ -261,12 +261,17 @@ interface Gateway {
   platformPids: number[];
   /** Kafka, PostgreSQL (its backends are found at each use) and Redis, when they run here. */
   sharedPids: number[];
+  /** The policy service and Redis: a request with policies waits for them (see placement.ts). */
+  hotPathPids: number[];
   stop(timeoutMs: number): Promise<void>;
 }
 
 /** Kafka, PostgreSQL and Redis started by deploy/local/deps.sh, from their pid files. */
-function localDependencyPids(): number[] {
-  const files = ['.data/kafka/kafka.pid', '.data/postgres/postmaster.pid', '.data/redis/redis.pid'];
+const REDIS_PID_FILE = '.data/redis/redis.pid';
+
+function localDependencyPids(
+  files = ['.data/kafka/kafka.pid', '.data/postgres/postmaster.pid', REDIS_PID_FILE],
+): number[] {
   const pids: number[] = [];
   for (const file of files) {
     try {
@@ -369,6 +374,9 @@ async function startDistributed(): Promise<Gateway> {
       .map((service) => stack!.process(service).pid ?? 0)
       .filter((pid) => pid > 0),
     sharedPids: localDependencyPids(),
+    hotPathPids: [stack.process('policy').pid ?? 0, ...localDependencyPids([REDIS_PID_FILE])].filter(
+      (pid) => pid > 0,
+    ),
     stop: () => stack!.stopService('gateway'),
   };
 }
@@ -417,6 +425,7 @@ async function startGateway(): Promise<Gateway> {
     managementUrl: found.url,
     platformPids: [],
     sharedPids: [],
+    hotPathPids: [],
     stop: (ms) => child.stop(ms),
     ...found,
   };
@@ -556,6 +565,7 @@ async function main(): Promise<void> {
         systemUnderTest: [upstream.child.pid, reference.child.pid, gateway.pid],
         platform: gateway.platformPids,
         shared: gateway.sharedPids,
+        hotPath: gateway.hotPathPids,
       },
       log,
     );

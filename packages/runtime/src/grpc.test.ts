@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { identity } from '@switchyard/proto';
@@ -636,6 +637,52 @@ describe('gRPC replicas', () => {
     // A call on its way to the stopped replica when it stopped may fail; the rest go to the other.
     assert.ok(failed <= 1, `${failed} calls failed`);
     assert.deepEqual(new Set(served), new Set(['second']));
+  });
+});
+
+describe('gRPC connection age', () => {
+  test('a client is asked to connect again once its connection is old, and its calls go on', async (t) => {
+    const log = captureLogger('grpc-test');
+    const server = new GrpcServer({ logger: log.logger, security: {}, maxConnectionAgeMs: 300 });
+    server.add(
+      identity.IdentityService,
+      {
+        resolveApiKey: async () => ({ principal: { apiKeyId: 'aged' } }),
+        resolveWorkspace: async () => ({}),
+        getKeySettings: async () => ({}),
+        updateKeySettings: async () => ({}),
+        provisionOrganisationUser: async () => ({}),
+        removeOrganisationUser: async () => ({}),
+        setWorkspaceMember: async () => ({}),
+      },
+      callers,
+    );
+    const port = await server.listen('127.0.0.1', 0);
+    // Connections are counted where they arrive: through a relay in front of the server.
+    let connections = 0;
+    const sockets = new Set<Socket>();
+    const relay = createServer((socket) => {
+      connections++;
+      const upstream = connect(port, '127.0.0.1');
+      for (const end of [socket, upstream]) {
+        sockets.add(end);
+        end.on('error', () => undefined);
+      }
+      socket.pipe(upstream).pipe(socket);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const c = client(`127.0.0.1:${(relay.address() as AddressInfo).port}`);
+    t.after(async () => {
+      c.close();
+      relay.close();
+      for (const socket of sockets) socket.destroy();
+      await server.close();
+    });
+    for (let i = 0; i < 12; i++) {
+      assert.equal((await c.resolveApiKey({ keyHash: 'x' })).principal?.apiKeyId, 'aged');
+      await sleep(100);
+    }
+    assert.ok(connections >= 2, `${connections} connection(s) in 1.2 s with connections aged 300 ms`);
   });
 });
 

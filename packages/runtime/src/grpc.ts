@@ -269,9 +269,16 @@ function channelCredentials(security: GrpcSecurity): grpc.ChannelCredentials {
   );
 }
 
+/** How long a client's connection lives before the server asks it to connect again. */
+const MAX_CONNECTION_AGE_MS = 5 * 60_000;
+/** How long calls under way on such a connection may take to finish. */
+const MAX_CONNECTION_AGE_GRACE_MS = 60_000;
+
 export interface GrpcServerOptions {
   logger: Logger;
   security: GrpcSecurity;
+  /** How long a client's connection lives before it is asked to connect again (5 minutes). */
+  maxConnectionAgeMs?: number;
 }
 
 type HealthStatus = health.HealthCheckResponse_ServingStatus;
@@ -308,12 +315,7 @@ function checkCallerRules(service: DescService, callers: Record<string, unknown>
  * other method: the caller proves which service it is, and the method's rules must name it.
  */
 export class GrpcServer {
-  private readonly server = new grpc.Server({
-    'grpc.keepalive_time_ms': 60_000,
-    'grpc.keepalive_timeout_ms': 10_000,
-    'grpc.keepalive_permit_without_calls': 1,
-    'grpc.max_receive_message_length': 16 * 1024 * 1024,
-  });
+  private readonly server: grpc.Server;
   private readonly statuses = new Map<string, HealthStatus>([
     ['', health.HealthCheckResponse_ServingStatus.SERVING],
   ]);
@@ -326,6 +328,16 @@ export class GrpcServer {
   private readonly tokens: ReadonlyMap<ServiceName, string>;
 
   constructor(private readonly options: GrpcServerOptions) {
+    this.server = new grpc.Server({
+      'grpc.keepalive_time_ms': 60_000,
+      'grpc.keepalive_timeout_ms': 10_000,
+      'grpc.keepalive_permit_without_calls': 1,
+      'grpc.max_receive_message_length': 16 * 1024 * 1024,
+      // Clients connect again every few minutes (calls under way finish first), so that behind
+      // a Kubernetes Service their calls spread over replicas added since they first connected.
+      'grpc.max_connection_age_ms': options.maxConnectionAgeMs ?? MAX_CONNECTION_AGE_MS,
+      'grpc.max_connection_age_grace_ms': MAX_CONNECTION_AGE_GRACE_MS,
+    });
     const secret = options.security.authToken;
     this.tokens = new Map(
       secret ? serviceNames.map((name) => [name, `Bearer ${callerToken(secret, name)}`] as const) : [],

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { identity } from '@switchyard/proto';
@@ -42,6 +41,7 @@ import {
   type CapturedLogger,
   captureLogger,
   deferred,
+  TcpRelay,
   settleLogs,
   sleep,
   timed,
@@ -75,9 +75,12 @@ interface Running {
   handler: Handler;
 }
 
-async function startServer(security: GrpcSecurity = {}): Promise<Running> {
+async function startServer(
+  security: GrpcSecurity = {},
+  options: { maxConnectionAgeMs?: number } = {},
+): Promise<Running> {
   const log = captureLogger('grpc-test');
-  const server = new GrpcServer({ logger: log.logger, security });
+  const server = new GrpcServer({ logger: log.logger, security, ...options });
   const running = {
     server,
     port: 0,
@@ -642,47 +645,24 @@ describe('gRPC replicas', () => {
 
 describe('gRPC connection age', () => {
   test('a client is asked to connect again once its connection is old, and its calls go on', async (t) => {
-    const log = captureLogger('grpc-test');
-    const server = new GrpcServer({ logger: log.logger, security: {}, maxConnectionAgeMs: 300 });
-    server.add(
-      identity.IdentityService,
-      {
-        resolveApiKey: async () => ({ principal: { apiKeyId: 'aged' } }),
-        resolveWorkspace: async () => ({}),
-        getKeySettings: async () => ({}),
-        updateKeySettings: async () => ({}),
-        provisionOrganisationUser: async () => ({}),
-        removeOrganisationUser: async () => ({}),
-        setWorkspaceMember: async () => ({}),
-      },
-      callers,
-    );
-    const port = await server.listen('127.0.0.1', 0);
+    const running = await startServer({}, { maxConnectionAgeMs: 300 });
     // Connections are counted where they arrive: through a relay in front of the server.
-    let connections = 0;
-    const sockets = new Set<Socket>();
-    const relay = createServer((socket) => {
-      connections++;
-      const upstream = connect(port, '127.0.0.1');
-      for (const end of [socket, upstream]) {
-        sockets.add(end);
-        end.on('error', () => undefined);
-      }
-      socket.pipe(upstream).pipe(socket);
-    });
-    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-    const c = client(`127.0.0.1:${(relay.address() as AddressInfo).port}`);
+    const relay = new TcpRelay({ host: '127.0.0.1', port: running.port });
+    await relay.start();
+    const c = client(`127.0.0.1:${relay.port}`);
     t.after(async () => {
       c.close();
-      relay.close();
-      for (const socket of sockets) socket.destroy();
-      await server.close();
+      await relay.stop();
+      await running.server.close();
     });
     for (let i = 0; i < 12; i++) {
-      assert.equal((await c.resolveApiKey({ keyHash: 'x' })).principal?.apiKeyId, 'aged');
+      assert.equal((await c.resolveApiKey({ keyHash: 'x' })).principal?.apiKeyId, 'key-for-x');
       await sleep(100);
     }
-    assert.ok(connections >= 2, `${connections} connection(s) in 1.2 s with connections aged 300 ms`);
+    assert.ok(
+      relay.connections >= 2,
+      `${relay.connections} connection(s) in 1.2 s with connections aged 300 ms`,
+    );
   });
 });
 

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { connect, createServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { ServiceUnavailable, createLogger, createMetrics } from '@switchyard/core';
 import { scopesForKind, type Principal } from '@switchyard/access';
 import { createGrpcClient } from '@switchyard/runtime';
 import { policy } from '@switchyard/proto';
-import { deferred } from '@switchyard/core/testing';
+import { TcpRelay, deferred } from '@switchyard/core/testing';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { gatewayService } from '../service.ts';
 import {
@@ -158,28 +157,16 @@ describe('PolicyGate', () => {
       await dying.close();
     });
     // The dying replica is reached through a relay, so that its connections can be cut mid-call.
-    const sockets = new Set<Socket>();
-    const relay = createServer((client) => {
-      const upstream = connect(Number(dying.address.split(':')[1]), '127.0.0.1');
-      for (const socket of [client, upstream]) {
-        sockets.add(socket);
-        socket.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-    const relayPort = (relay.address() as { port: number }).port;
+    const relay = new TcpRelay({ host: '127.0.0.1', port: Number(dying.address.split(':')[1]) });
+    await relay.start();
     dying.state.decide = async () => {
-      setImmediate(() => {
-        relay.close();
-        for (const socket of sockets) socket.destroy();
-      });
+      setImmediate(() => void relay.stop());
       await released.promise;
       return { decision: policy.Decision.DENY };
     };
     standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW });
     const before = standIn.checks.length;
-    const gated = gate(`127.0.0.1:${relayPort},${standIn.address}`, { failOpen: false });
+    const gated = gate(`127.0.0.1:${relay.port},${standIn.address}`, { failOpen: false });
     // Round-robin: within a few checks one lands on the dying replica; none may fail.
     for (let i = 0; i < 4; i++) await gated.check(ask(principal, {}));
     assert.equal(dying.checks.length, 1, 'the dying replica was asked once, and cut off');

@@ -1,53 +1,25 @@
 // The policy service on real Redis (REDIS_URL): counts shared through Lua scripts, and the
 // failure modes while Redis is away, with recovery when it is back.
 import assert from 'node:assert/strict';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { RedisKeyValueStore } from '@switchyard/adapters';
 import { createLogger } from '@switchyard/core';
-import { requireServiceEnv, sleep, uniqueSuffix } from '@switchyard/core/testing';
+import { TcpRelay, requireServiceEnv, sleep, uniqueSuffix } from '@switchyard/core/testing';
 import { policy } from '@switchyard/proto';
 import { ratePolicy, usagePolicy } from '../testing/policy-directory-stand-in.ts';
 import { startPolicyHarness, type PolicyHarness } from '../testing/policy-harness.ts';
 
 const { ALLOW, DENY } = policy.Decision;
 
-/** A loopback TCP relay to Redis that the test can cut and restore, on the same port. */
-class RedisRelay {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async start(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => socket.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  async stop(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-}
-
 const prefix = `test:${uniqueSuffix()}:`;
-let relay: RedisRelay;
+/** Redis is reached through a relay the test can cut and restore, on the same port. */
+let relay: TcpRelay;
 let kv: RedisKeyValueStore;
 let p: PolicyHarness;
 
 before(async () => {
   const { hostname, port } = new URL(requireServiceEnv('REDIS_URL'));
-  relay = new RedisRelay({ host: hostname, port: Number(port || 6379) });
+  relay = new TcpRelay({ host: hostname, port: Number(port || 6379) });
   await relay.start();
   const logger = createLogger('test');
   logger.silent = true;

@@ -24,7 +24,14 @@ type Decide = PolicyStandIn['state']['decide'];
 
 /** What the gate is asked about a request of `who` to the openai gpt-4o model. */
 function ask(who: Principal, metadata: Record<string, string>, estimate = { tokens: 100, cost: 0.001 }) {
-  return { principal: who, provider: 'openai', model: 'gpt-4o', metadata, requestId: 'req-1', estimate };
+  return {
+    principal: who,
+    provider: 'openai',
+    model: 'gpt-4o',
+    metadata,
+    requestId: 'req-1',
+    estimate: () => estimate,
+  };
 }
 
 const principal: Principal = {

@@ -151,6 +151,7 @@ export class PolicyGate implements PolicyCheck {
       if (skipUntil > this.now()) return SKIPPED_HOLD;
       this.unrestricted.delete(keyId);
     }
+    const estimate = request.estimate();
     const asked = {
       organisationId: principal.organisationId,
       workspaceId: principal.workspaceId ?? '',
@@ -159,7 +160,7 @@ export class PolicyGate implements PolicyCheck {
       model: request.model,
       metadata: request.metadata,
       userId: principal.userId ?? '',
-      estimate: request.estimate,
+      estimate,
       requestId: request.requestId,
       target: 'llm',
     };
@@ -172,11 +173,11 @@ export class PolicyGate implements PolicyCheck {
       // once more, of another replica, within what is left of the deadline. Had the first
       // counted it, it counts twice: limits err on the strict side, never the lenient one.
       const left = this.options.timeoutMs - (performance.now() - started);
-      if (!connectionLost(err) || left < MIN_RETRY_MS) return this.unanswered(request, err);
+      if (!connectionLost(err) || left < MIN_RETRY_MS) return this.unanswered(request, estimate, err);
       try {
         response = await this.client.check(asked, { deadlineMs: left });
       } catch (again) {
-        return this.unanswered(request, again);
+        return this.unanswered(request, estimate, again);
       }
     }
     const { limits } = response;
@@ -281,7 +282,7 @@ export class PolicyGate implements PolicyCheck {
   }
 
   /** The policy service did not answer: the failure policy decides from the limits last seen for the key. */
-  private unanswered(request: PolicyCheckRequest, err: unknown): PolicyHold {
+  private unanswered(request: PolicyCheckRequest, estimate: UsageAmount, err: unknown): PolicyHold {
     const keyId = request.principal.apiKeyId;
     const seen = this.remembered.get(keyId);
     const fields = { api_key_id: keyId, error: String(err) };
@@ -336,7 +337,7 @@ export class PolicyGate implements PolicyCheck {
     );
     if (rate.length === 0) return FAILED_OPEN_HOLD;
     const now = this.now();
-    const decision = this.local.take(rate, request.estimate.tokens, now);
+    const decision = this.local.take(rate, estimate.tokens, now);
     const headers = addRateLimitHeaders({}, decision.standings, now);
     if (!decision.admitted) {
       headers[this.policyIdHeader] = decision.limit.policyId;

@@ -188,7 +188,8 @@ export class GatewayRequest {
           );
         }
         this.routed = { ...routed, provider };
-        const hold = await this.checkPolicy(this.routed, estimate(this.routed, attempt));
+        const routedNow = this.routed;
+        const hold = await this.checkPolicy(routedNow, () => estimate(routedNow, attempt));
         this.responseHeaders[this.names.provider] = routed.target.provider;
         try {
           const result = await call(this.routed, attempt, hold);
@@ -206,22 +207,25 @@ export class GatewayRequest {
   }
 
   /** One attempt's policy check, with its estimate priced for the target; a refusal is recorded for the log. */
-  private async checkPolicy(routed: Routed, tokens: TokenEstimate): Promise<PolicyHold> {
+  private async checkPolicy(routed: Routed, estimateTokens: () => TokenEstimate): Promise<PolicyHold> {
     const { target } = routed;
     const model = routed.model ?? '';
-    const estimate: UsageAmount = {
-      tokens: tokens.promptTokens + tokens.completionTokens,
-      cost: costOf(
-        target.provider,
-        model,
-        {
-          promptTokens: tokens.promptTokens,
-          completionTokens: tokens.completionTokens,
-          cachedTokens: 0,
-          reasoningTokens: 0,
-        },
-        target.pricing,
-      ),
+    const estimate = (): UsageAmount => {
+      const tokens = estimateTokens();
+      return {
+        tokens: tokens.promptTokens + tokens.completionTokens,
+        cost: costOf(
+          target.provider,
+          model,
+          {
+            promptTokens: tokens.promptTokens,
+            completionTokens: tokens.completionTokens,
+            cachedTokens: 0,
+            reasoningTokens: 0,
+          },
+          target.pricing,
+        ),
+      };
     };
     let hold: PolicyHold;
     try {

@@ -44,8 +44,11 @@ export interface PolicyCheckRequest {
   model: string;
   metadata: Record<string, string>;
   requestId: string;
-  /** What the attempt is expected to use: the prompt estimate and its output limit, priced. */
-  estimate: UsageAmount;
+  /**
+   * What the attempt is expected to use: the prompt estimate and its output limit, priced.
+   * Asked for only when the policy service is (a key nothing applies to skips the work).
+   */
+  estimate(): UsageAmount;
 }
 
 /**

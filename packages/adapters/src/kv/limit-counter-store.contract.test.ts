@@ -54,12 +54,14 @@ function limitCounterContract(name: string, open: () => Promise<LimitCounterStor
         admitted: true,
         outcomes: ['taken'],
         used: [60],
+        granted: [0],
       });
       assert.deepEqual((await store.take([tokens(key, 'e', 60, 100)])).used, [120], 'passes the limit');
       assert.deepEqual(await store.take([tokens(key, 'e', 1, 100)]), {
         admitted: false,
         outcomes: ['refused'],
         used: [120],
+        granted: [0],
       });
     });
 
@@ -74,7 +76,12 @@ function limitCounterContract(name: string, open: () => Promise<LimitCounterStor
       const [open, full] = [counter('open'), counter('full')];
       await store.take([requests(full, 'e', 1)]);
       const result = await store.take([tokens(open, 'e', 50, 1000), requests(full, 'e', 1)]);
-      assert.deepEqual(result, { admitted: false, outcomes: ['unchecked', 'refused'], used: [0, 1] });
+      assert.deepEqual(result, {
+        admitted: false,
+        outcomes: ['unchecked', 'refused'],
+        used: [0, 1],
+        granted: [0, 0],
+      });
       assert.deepEqual(
         await store.read([
           { key: open, field: 'e' },
@@ -91,6 +98,43 @@ function limitCounterContract(name: string, open: () => Promise<LimitCounterStor
       );
       assert.equal(results.filter((r) => r.admitted).length, 15);
       assert.deepEqual(await store.read([{ key, field: 'e' }]), [15]);
+    });
+
+    test('a lease takes more than the request, at most a share of what is left, in whole requests for a count', async () => {
+      const key = counter('lease');
+      const lease = (extra: number): CounterTake => ({ ...requests(key, 'e', 100), extra, share: 0.25 });
+      // 100 − 1 = 99 left after the request; a quarter of it is 24.75, so 24 requests.
+      assert.deepEqual(await store.take([lease(50)]), {
+        admitted: true,
+        outcomes: ['taken'],
+        used: [25],
+        granted: [24],
+      });
+      assert.deepEqual((await store.take([lease(5)])).granted, [5], 'less than the share: all of it');
+      // Near the limit the share shrinks to nothing: one request, no lease.
+      await store.settle([{ key, field: 'e', delta: 97 - 31 }]);
+      assert.deepEqual(await store.take([lease(50)]), {
+        admitted: true,
+        outcomes: ['taken'],
+        used: [98],
+        granted: [0],
+      });
+    });
+
+    test('a lease of tokens is fractional, never past the limit, and nothing is leased on a refusal', async () => {
+      const key = counter('lease-tokens');
+      const full = counter('lease-full');
+      await store.take([requests(full, 'e', 1)]);
+      const refused = await store.take([
+        { ...tokens(key, 'e', 10, 100), extra: 50, share: 0.5 },
+        requests(full, 'e', 1),
+      ]);
+      assert.deepEqual(refused.granted, [0, 0]);
+      const taken = await store.take([{ ...tokens(key, 'e', 10, 100), extra: 50, share: 0.5 }]);
+      assert.deepEqual([taken.used, taken.granted], [[55], [45]]);
+      // A `below` take past the limit is admitted while usage is under it, but leases nothing.
+      const over = await store.take([{ ...tokens(key, 'e', 60, 100), extra: 10, share: 1 }]);
+      assert.deepEqual([over.admitted, over.used, over.granted], [true, [115], [0]]);
     });
 
     test('fractional amounts add up (cost in USD)', async () => {
@@ -121,11 +165,11 @@ function limitCounterContract(name: string, open: () => Promise<LimitCounterStor
     test('an existing-only take skips a missing counter and takes from one that exists', async () => {
       const key = counter('extend');
       const skipped = await store.take([{ ...tokens(key, 'e', 10, 100), existingOnly: true }]);
-      assert.deepEqual(skipped, { admitted: true, outcomes: ['skipped'], used: [0] });
+      assert.deepEqual(skipped, { admitted: true, outcomes: ['skipped'], used: [0], granted: [0] });
       assert.deepEqual(await store.read([{ key, field: 'e' }]), [0]);
       await store.take([tokens(key, 'e', 10, 100)]);
       const taken = await store.take([{ ...tokens(key, 'e', 10, 100), existingOnly: true }]);
-      assert.deepEqual(taken, { admitted: true, outcomes: ['taken'], used: [20] });
+      assert.deepEqual(taken, { admitted: true, outcomes: ['taken'], used: [20], granted: [0] });
     });
 
     test('a counter expires after the TTL it got when made; later takes do not extend it', async () => {

@@ -40,6 +40,12 @@ export interface CounterTake extends CounterField {
   ttlMs: number;
   /** Only take from a counter that exists (one that expired is skipped, not made again). */
   existingOnly?: boolean;
+  /**
+   * A lease: once the take is admitted, take up to this much more, but no more than `share`
+   * (0–1) of what the limit then has left (whole units for `count`). 0 or absent: none.
+   */
+  extra?: number;
+  share?: number;
 }
 
 export interface CounterAdjustment extends CounterField {
@@ -58,6 +64,8 @@ export interface TakeResult {
   outcomes: TakeOutcome[];
   /** Per take: the usage after the take when admitted, else the usage as it stands. */
   used: number[];
+  /** Per take: how much of its `extra` was taken (0 unless admitted). */
+  granted: number[];
 }
 
 export interface UsageQuery {
@@ -80,6 +88,15 @@ export interface UsagePage {
   entities: EntityUsage[];
   /** How many entities match the query, over all pages. */
   total: number;
+}
+
+/** How much of a take's `extra` a counter grants when, after the take, `used` of `limit` is used. */
+export function leaseGrant(take: CounterTake, used: number): number {
+  const extra = take.extra ?? 0;
+  if (!(extra > 0) || !Number.isFinite(take.limit)) return extra > 0 ? extra : 0;
+  const share = Math.max(0, (take.limit - used) * Math.min(1, Math.max(0, take.share ?? 1)));
+  const granted = Math.min(extra, share);
+  return take.rule === 'count' ? Math.floor(granted) : granted;
 }
 
 /** Filters, orders and pages one counter's entities: the same for every implementation. */

@@ -1,4 +1,5 @@
 import {
+  leaseGrant,
   pageUsage,
   type CounterAdjustment,
   type CounterField,
@@ -31,6 +32,7 @@ export class MemoryLimitCounterStore implements LimitCounterStore {
   async take(takes: readonly CounterTake[]): Promise<TakeResult> {
     const outcomes: TakeOutcome[] = [];
     const used: number[] = [];
+    const granted = takes.map(() => 0);
     let admitted = true;
     for (const take of takes) {
       const counter = this.live(take.key);
@@ -47,7 +49,7 @@ export class MemoryLimitCounterStore implements LimitCounterStore {
     }
     if (!admitted) {
       for (let i = 0; i < outcomes.length; i++) if (outcomes[i] === 'taken') outcomes[i] = 'unchecked';
-      return { admitted, outcomes, used };
+      return { admitted, outcomes, used, granted };
     }
     const now = this.now();
     takes.forEach((take, i) => {
@@ -59,10 +61,11 @@ export class MemoryLimitCounterStore implements LimitCounterStore {
       }
       if (counter.expiresAt === Infinity && take.ttlMs > 0) counter.expiresAt = now + take.ttlMs;
       const next = (counter.fields.get(take.field) ?? 0) + take.amount;
-      counter.fields.set(take.field, next);
-      used[i] = next;
+      granted[i] = leaseGrant(take, next);
+      counter.fields.set(take.field, next + granted[i]);
+      used[i] = next + granted[i];
     });
-    return { admitted, outcomes, used };
+    return { admitted, outcomes, used, granted };
   }
 
   async settle(adjustments: readonly CounterAdjustment[]): Promise<void> {

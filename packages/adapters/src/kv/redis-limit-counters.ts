@@ -20,16 +20,18 @@ class LuaScript {
   }
 }
 
-// ARGV holds six values per key: field, amount, limit, rule (c: count, b: below), ttl ms,
-// existing-only (1/0). Every take is checked before any is written: all or nothing. Replies
-// with strings only (a Lua number would be cut to an integer): "1"/"0", then per take its
-// outcome (t taken, r refused, u unchecked, s skipped) and its usage.
+// ARGV holds eight values per key: field, amount, limit, rule (c: count, b: below), ttl ms,
+// existing-only (1/0), extra (a lease: how much more to take once admitted) and share (of
+// what is then left, at most). Every take is checked before any is written: all or nothing.
+// Replies with strings only (a Lua number would be cut to an integer): "1"/"0", then per take
+// its outcome (t taken, r refused, u unchecked, s skipped), its usage and the extra granted.
 const TAKE = new LuaScript(`
 local n = #KEYS
-local outcome, used = {}, {}
+local outcome, used, granted = {}, {}, {}
 local admitted = true
 for i = 1, n do
-  local a = (i - 1) * 6
+  local a = (i - 1) * 8
+  granted[i] = '0'
   if ARGV[a + 6] == '1' and redis.call('EXISTS', KEYS[i]) == 0 then
     outcome[i] = 's'
     used[i] = '0'
@@ -49,8 +51,22 @@ end
 for i = 1, n do
   if outcome[i] == 't' then
     if admitted then
-      local a = (i - 1) * 6
-      used[i] = redis.call('HINCRBYFLOAT', KEYS[i], ARGV[a + 1], ARGV[a + 2])
+      local a = (i - 1) * 8
+      local limit = tonumber(ARGV[a + 3])
+      local after = tonumber(ARGV[a + 2]) + tonumber(used[i])
+      local extra = tonumber(ARGV[a + 7])
+      local amount = ARGV[a + 2]
+      if extra > 0 then
+        local room = (limit - after) * tonumber(ARGV[a + 8])
+        if room < 0 then room = 0 end
+        if extra > room then extra = room end
+        if ARGV[a + 4] == 'c' then extra = math.floor(extra) end
+        if extra > 0 then
+          granted[i] = tostring(extra)
+          amount = tostring(tonumber(amount) + extra)
+        end
+      end
+      used[i] = redis.call('HINCRBYFLOAT', KEYS[i], ARGV[a + 1], amount)
       local ttl = tonumber(ARGV[a + 5])
       if ttl > 0 and redis.call('PTTL', KEYS[i]) == -1 then redis.call('PEXPIRE', KEYS[i], ttl) end
     else
@@ -60,8 +76,9 @@ for i = 1, n do
 end
 local reply = { admitted and '1' or '0' }
 for i = 1, n do
-  reply[2 * i] = outcome[i]
-  reply[2 * i + 1] = used[i]
+  reply[3 * i - 1] = outcome[i]
+  reply[3 * i] = used[i]
+  reply[3 * i + 1] = granted[i]
 end
 return reply`);
 
@@ -104,7 +121,7 @@ export class RedisLimitCounterStore implements LimitCounterStore {
   }
 
   async take(takes: readonly CounterTake[]): Promise<TakeResult> {
-    if (takes.length === 0) return { admitted: true, outcomes: [], used: [] };
+    if (takes.length === 0) return { admitted: true, outcomes: [], used: [], granted: [] };
     const keys: string[] = [];
     const args: string[] = [];
     for (const take of takes) {
@@ -117,13 +134,16 @@ export class RedisLimitCounterStore implements LimitCounterStore {
         take.rule === 'count' ? 'c' : 'b',
         String(Math.max(0, Math.ceil(take.ttlMs))),
         take.existingOnly ? '1' : '0',
+        String(take.extra ?? 0),
+        String(Math.min(1, Math.max(0, take.share ?? 1))),
       );
     }
     const reply = (await this.run(TAKE, keys, args)) as string[];
-    const result: TakeResult = { admitted: reply[0] === '1', outcomes: [], used: [] };
+    const result: TakeResult = { admitted: reply[0] === '1', outcomes: [], used: [], granted: [] };
     for (let i = 0; i < takes.length; i++) {
-      result.outcomes.push(outcomes[reply[2 * i + 1]!]!);
-      result.used.push(Number(reply[2 * i + 2]));
+      result.outcomes.push(outcomes[reply[3 * i + 1]!]!);
+      result.used.push(Number(reply[3 * i + 2]));
+      result.granted.push(Number(reply[3 * i + 3]));
     }
     return result;
   }

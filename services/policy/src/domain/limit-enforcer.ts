@@ -25,6 +25,10 @@ const MAX_SETTLEMENTS = 10_000;
 
 /** How long a gateway may go without asking again about a key no policy can apply to. */
 export const SKIP_CHECKS_FOR_MS = 10_000;
+/** The most requests one lease may be asked for. */
+export const MAX_LEASE = 1_000;
+/** A lease takes at most this share of what a limit has left, so that replicas share the rest. */
+export const LEASE_SHARE = 1 / 16;
 /** Marks a reservation taken by the local limiter while Redis was away: it is settled there too. */
 const LOCAL_RESERVATION = 'local:';
 
@@ -62,6 +66,8 @@ export interface LimitEnforcerOptions {
   logger: Logger;
   now?: () => number;
   newId: () => string;
+  /** The share of what a limit has left that one lease may take (default LEASE_SHARE). */
+  leaseShare?: number;
 }
 
 /**
@@ -111,14 +117,21 @@ export class LimitEnforcer {
       return { decision: wire.Decision.ALLOW, skipChecksForMs: couldApply ? 0 : SKIP_CHECKS_FOR_MS };
     }
 
-    const takes: CounterTake[] = applying.map(({ policy, period, key, field }) => ({
-      key,
-      field,
-      amount: policy.type === 'requests' ? 1 : policy.type === 'tokens' ? tokens : cost,
-      limit: policy.limit,
-      rule: policy.type === 'requests' ? 'count' : 'below',
-      ttlMs: counterTtlMs(period, nowMs),
-    }));
+    const lease = Math.min(request.lease, MAX_LEASE);
+    const share = this.options.leaseShare ?? LEASE_SHARE;
+    const takes: CounterTake[] = applying.map(({ policy, period, key, field }) => {
+      const amount = policy.type === 'requests' ? 1 : policy.type === 'tokens' ? tokens : cost;
+      return {
+        key,
+        field,
+        amount,
+        limit: policy.limit,
+        rule: policy.type === 'requests' ? 'count' : 'below',
+        ttlMs: counterTtlMs(period, nowMs),
+        extra: lease * amount,
+        share,
+      };
+    });
     let result: TakeResult;
     let degraded = false;
     try {
@@ -138,7 +151,8 @@ export class LimitEnforcer {
           degraded,
         };
       }
-      result = await this.options.local.take(takes);
+      // The local limiter leases nothing: what it admits is this process's alone.
+      result = await this.options.local.take(takes.map((take) => ({ ...take, extra: 0 })));
     }
 
     for (let i = 0; i < applying.length; i++) applying[i]!.used = result.used[i]!;
@@ -170,6 +184,7 @@ export class LimitEnforcer {
       field,
       held: takes[i]!.amount,
       expiresAtMs: String(counterExpiresAtMs(period)),
+      leased: result.granted[i] ?? 0,
     }));
     applying.sort(tighterFirst);
     this.options.observer.decision('allow', '');
@@ -178,6 +193,7 @@ export class LimitEnforcer {
       limits: applying.map((counted) => limitState(counted, this.modeOf(counted.policy.kind))),
       reservation: { id: (degraded ? LOCAL_RESERVATION : '') + this.options.newId(), holds },
       degraded,
+      metadataKeys: metadataKeysOf(policies),
     };
   }
 
@@ -204,6 +220,22 @@ export class LimitEnforcer {
     const live = (hold: wire.Hold) =>
       hold.type !== 'requests' && (hold.expiresAtMs === '0' || Number(hold.expiresAtMs) > nowMs);
     const usedBy = (hold: wire.Hold) => (hold.type === 'tokens' ? used.tokens : used.cost);
+
+    if (request.unused) {
+      // Lease balances nobody used: every live hold goes back whole, requests included.
+      const adjustments: CounterAdjustment[] = [];
+      for (const hold of reservation.holds) {
+        const expired = hold.expiresAtMs !== '0' && Number(hold.expiresAtMs) <= nowMs;
+        if (!expired && amountOf(hold.held, 'reservation.holds.held') > 0)
+          adjustments.push({ key: hold.counter, field: hold.field, delta: -hold.held });
+      }
+      try {
+        await this.timed('settle', counters.settle(adjustments));
+      } catch (err) {
+        this.warn('could not give back a lease', err);
+      }
+      return { allowed: true, reservation: { id: reservation.id, holds: [] } };
+    }
 
     if (request.final) {
       const adjustments: CounterAdjustment[] = [];
@@ -365,6 +397,25 @@ export class LimitEnforcer {
     this.options.logger.warn(message, { error: String(err) });
   }
 }
+
+const metadataKeysCache = new WeakMap<readonly LimitPolicy[], string[]>();
+
+/** The metadata keys an organisation's policies read, in conditions or group_by (without `metadata.`). */
+function metadataKeysOf(policies: readonly LimitPolicy[]): string[] {
+  let keys = metadataKeysCache.get(policies);
+  if (keys) return keys;
+  const names = new Set<string>();
+  for (const policy of policies) {
+    for (const { key } of policy.conditions)
+      if (key.startsWith(METADATA)) names.add(key.slice(METADATA.length));
+    for (const key of policy.groupBy) if (key.startsWith(METADATA)) names.add(key.slice(METADATA.length));
+  }
+  keys = [...names].sort();
+  metadataKeysCache.set(policies, keys);
+  return keys;
+}
+
+const METADATA = 'metadata.';
 
 function kindOf(hold: wire.Hold): PolicyKind {
   return hold.kind === wire.PolicyKind.RATE_LIMIT ? 'rate_limit' : 'usage_limit';

@@ -76,6 +76,72 @@ describe('Check', () => {
   });
 });
 
+describe('leases', () => {
+  test('a check asking for a lease takes that many more requests, at most a share of what is left; Settle with unused gives them back', async () => {
+    const org = p.organisation((id) => ratePolicy(id, { value: 1000 }));
+    const leased = await org.check({ lease: 30 });
+    assert.equal(leased.decision, ALLOW);
+    assert.equal(leased.reservation!.holds[0]!.held, 1);
+    assert.equal(leased.reservation!.holds[0]!.leased, 30);
+    assert.equal(leased.limits[0]!.remaining, 1000 - 31, 'the lease is counted at once');
+    // 1000 − 31 − 1 = 968 left; a sixteenth of it is 60.5: 60 requests, not 500.
+    const capped = await org.check({ lease: 500 });
+    assert.equal(capped.reservation!.holds[0]!.leased, 60);
+
+    const hold = leased.reservation!.holds[0]!;
+    await p.gateway.settle({
+      settlements: [
+        {
+          organisationId: org.organisationId,
+          reservation: { id: 'lease', holds: [{ ...hold, held: 25 }] },
+          unused: true,
+        },
+      ],
+    });
+    assert.equal((await org.check()).limits[0]!.remaining, 1000 - 31 - 61 + 25 - 1);
+  });
+
+  test('a lease of tokens is the estimate times the requests asked for, and the response names the metadata keys policies read', async () => {
+    const org = p.organisation(
+      (id) => ratePolicy(id, { type: 'tokens', value: 100_000, groupBy: ['metadata.team'] }),
+      (id) =>
+        usagePolicy(id, {
+          type: 'tokens',
+          creditLimit: 1_000_000,
+          conditions: [{ key: 'metadata.env', value: 'prod', excludes: false }],
+        }),
+    );
+    const response = await org.check({ lease: 4, metadata: { env: 'prod', team: 'a' } }, { tokens: 100 });
+    assert.deepEqual(
+      response.reservation!.holds.map((h) => [h.type, h.held, h.leased]),
+      [
+        ['tokens', 100, 400],
+        ['tokens', 100, 400],
+      ],
+    );
+    assert.deepEqual(response.metadataKeys, ['env', 'team']);
+  });
+
+  test('an unused lease naming another organisation’s counter is refused, and a negative one too', async () => {
+    const org = p.organisation((id) => ratePolicy(id, { value: 1000 }));
+    const other = p.organisation((id) => ratePolicy(id, { value: 1000 }));
+    const foreign = (await other.check({ lease: 5 })).reservation!;
+    await assert.rejects(
+      p.gateway.accrue({ organisationId: org.organisationId, reservation: foreign, unused: true }),
+      { status: 400 },
+    );
+    const own = (await org.check({ lease: 5 })).reservation!;
+    await assert.rejects(
+      p.gateway.accrue({
+        organisationId: org.organisationId,
+        reservation: { id: 'x', holds: [{ ...own.holds[0]!, held: -5 }] },
+        unused: true,
+      }),
+      { status: 400, param: 'reservation.holds.held' },
+    );
+  });
+});
+
 describe('tokens: holds and reconciliation', () => {
   test('the final accrue gives back what a request did not use and charges what it used beyond its hold', async () => {
     const org = p.organisation((id) => ratePolicy(id, { type: 'tokens', value: 1000 }));
@@ -477,6 +543,14 @@ describe('Redis unreachable', () => {
   after(async () => {
     await down.close();
     await kv.close();
+  });
+
+  test('nothing is leased while the in-process limiter decides', async () => {
+    const org = down.organisation((id) => ratePolicy(id, { value: 1000 }));
+    const response = await org.check({ lease: 10 });
+    assert.equal(response.decision, ALLOW);
+    assert.equal(response.degraded, true);
+    assert.equal(response.reservation!.holds[0]!.leased, 0);
   });
 
   test('rate limits fail open: an in-process limiter holds the same limits, and says degraded', async () => {

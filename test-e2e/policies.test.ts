@@ -352,6 +352,7 @@ test('a limit of N requests admits exactly N under parallel load through three g
   await policyInForce(key.key, policyId);
 
   const fallbacksBefore = await gatewayFallbacks();
+  const leasedBefore = await gatewayMetric('switchyard_gateway_policy_lease_admissions_total');
   const responses = await load(limit * 2, 24, () => chat(key.key));
   assert.equal(
     (await gatewayFallbacks()) - fallbacksBefore,
@@ -361,6 +362,9 @@ test('a limit of N requests admits exactly N under parallel load through three g
   const counts = countBy(responses);
   assert.deepEqual(Object.keys(counts).sort(), ['200', '429 rate_limit_exceeded'], JSON.stringify(counts));
   assert.ok(Math.abs(counts['200']! - limit) <= limit * 0.01, `admitted ${counts['200']} of limit ${limit}`);
+  // Exact although the gateways admitted part of the load on leases, without a check each.
+  const leased = (await gatewayMetric('switchyard_gateway_policy_lease_admissions_total')) - leasedBefore;
+  assert.ok(leased > 0 && leased < counts['200']!, `${leased} admitted on leases`);
 
   const denied = responses.find((r) => r.status === 429)!;
   assert.ok(Number(denied.headers.get('retry-after')) > 0, 'retry-after names the wait');
@@ -490,17 +494,18 @@ test('a stream is charged while it runs: when its usage limit runs out it ends w
 });
 
 /** The gateways' failure-mode decisions so far (policy service unreachable), summed over replicas. */
-async function gatewayFallbacks(): Promise<number> {
+/** A metric summed over its series and over every gateway process. */
+async function gatewayMetric(name: string): Promise<number> {
   let total = 0;
+  const series = new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+)`, 'gm');
   for (const base of stack.urls('gateway')) {
     const metrics = await httpRequest(base, 'GET', '/metrics');
-    for (const [, value] of metrics.text.matchAll(
-      /^switchyard_gateway_policy_fallback_decisions_total\{[^}]*\} (\d+)/gm,
-    ))
-      total += Number(value);
+    for (const [, value] of metrics.text.matchAll(series)) total += Number(value);
   }
   return total;
 }
+
+const gatewayFallbacks = () => gatewayMetric('switchyard_gateway_policy_fallback_decisions_total');
 
 test('killing one policy process mid-run leaves enforcement running through the other', async () => {
   await notNearTheHour();

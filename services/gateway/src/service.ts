@@ -48,6 +48,10 @@ const configSchema = z.object({
     description:
       'completion tokens a request that sets neither `max_completion_tokens` nor `max_tokens` is expected to use, for the estimate checked against token and cost limits before the call (a stream is charged as it runs)',
   }),
+  POLICY_LEASE_REQUESTS: env.int(256, 0, 1_000).meta({
+    description:
+      'the most requests a gateway may admit on a lease: a block of a limit taken from the shared counter in the same atomic step as a check, at most a sixteenth of what the limit has left (so near the limit every request is checked), given back after a second unused; `0`: every request is checked',
+  }),
   MAX_REQUEST_BODY: env.size('25mb').meta({ description: 'largest accepted request body (larger: 413)' }),
   BLOCK_INLINE_CONFIG: env.bool(false).meta({
     description:
@@ -101,6 +105,7 @@ export const gatewayService: ServiceDefinition = {
     const policyGate = new PolicyGate(need(clients.policy, 'policy client'), logger, {
       timeoutMs: config.POLICY_TIMEOUT_MS,
       failOpen: config.POLICY_FAIL_OPEN,
+      leaseRequests: config.POLICY_LEASE_REQUESTS,
       headerPrefix,
       metrics,
     });
@@ -150,14 +155,14 @@ export const gatewayService: ServiceDefinition = {
           dropApiKey(change);
           dropOrganisationSettings(change);
           if (change.entity === 'integration' && change.cacheKey) integrations.invalidate(change.cacheKey);
-          if (change.entity === 'policy') policyGate.forgetSkips();
+          if (change.entity === 'policy') policyGate.policiesChanged();
           if (change.entity === 'config') configs.invalidateOrganisation(change.organisationId);
         });
       },
       async stop() {
         await subscription?.stop();
         // Settlements still waiting go out before the policy client closes.
-        await policyGate.flushSettlements();
+        await policyGate.close();
         await Promise.all([dispatcher.close(), customHostDispatcher.close()]);
       },
     };

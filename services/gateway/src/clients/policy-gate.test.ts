@@ -114,7 +114,7 @@ describe('PolicyGate', () => {
     const g = gate(standIn.address, { failOpen: false });
     await g.check(ask(principal, {}));
     standIn.state.decide = deny(3);
-    g.forgetSkips();
+    g.policiesChanged();
     await assert.rejects(g.check(ask(principal, {})), { status: 429 });
   });
 

@@ -1,4 +1,5 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
+import { Counter } from 'prom-client';
 import { ServiceUnavailable, type Logger, type Metrics } from '@switchyard/core';
 import type { ServiceClient } from '@switchyard/runtime';
 import { policy } from '@switchyard/proto';
@@ -15,6 +16,7 @@ import {
   type UsageAmount,
 } from '../domain/policy.ts';
 import { LocalRateLimiter, windowOf, type LocalTaking, type RememberedRateLimit } from './local-limiter.ts';
+import { PolicyLeases } from './policy-leases.ts';
 
 export interface PolicyGateOptions {
   /** The deadline of a check, and of a stream's question for more. */
@@ -25,8 +27,16 @@ export interface PolicyGateOptions {
   headerPrefix?: string;
   /** Where the failure policy's decisions are counted. */
   metrics?: Metrics | undefined;
+  /** The most requests one lease may be asked for (default 256); 0: every request is checked. */
+  leaseRequests?: number;
+  /** A lease not drawn on for this long is given back (default 1 s). */
+  leaseIdleMs?: number;
   now?: () => number;
 }
+
+const LEASE_ADMISSIONS = 'switchyard_gateway_policy_lease_admissions_total';
+/** How often idle leases are given back. */
+const LEASE_SWEEP_MS = 250;
 
 /** How long a batch of settlements, sent after the answers, may take. */
 const SETTLE_DEADLINE_MS = 5_000;
@@ -129,6 +139,10 @@ export class PolicyGate implements PolicyCheck {
   readonly fallbacks = new FallbackDecisions();
   private readonly policyIdHeader: string;
   private readonly now: () => number;
+  readonly leases: PolicyLeases;
+  private readonly sweeper: NodeJS.Timeout;
+  /** Requests admitted on a lease, without a call. */
+  readonly leaseAdmissions: Counter;
 
   constructor(
     readonly client: ServiceClient<typeof policy.PolicyService>,
@@ -137,10 +151,24 @@ export class PolicyGate implements PolicyCheck {
   ) {
     this.policyIdHeader = `${options.headerPrefix ?? 'x-vendor-'}policy-id`;
     this.now = options.now ?? Date.now;
+    this.leases = new PolicyLeases(
+      { maxRequests: options.leaseRequests ?? 256, idleMs: options.leaseIdleMs },
+      (unused) => this.settleLater(unused),
+      this.now,
+    );
+    this.sweeper = setInterval(() => this.leases.sweep(), LEASE_SWEEP_MS);
+    this.sweeper.unref();
     const registry = options.metrics?.registry;
     if (registry && !registry.getSingleMetric(this.fallbacks.name)) {
       registry.registerMetric(this.fallbacks as unknown as Parameters<typeof registry.registerMetric>[0]);
     }
+    this.leaseAdmissions =
+      (registry?.getSingleMetric(LEASE_ADMISSIONS) as Counter | undefined) ??
+      new Counter({
+        name: LEASE_ADMISSIONS,
+        help: 'Requests the gateway admitted on a lease of their limits (taken ahead from the shared counters), without asking the policy service.',
+        registers: registry ? [registry] : [],
+      });
   }
 
   async check(request: PolicyCheckRequest): Promise<PolicyHold> {
@@ -163,22 +191,37 @@ export class PolicyGate implements PolicyCheck {
       estimate,
       requestId: request.requestId,
       target: 'llm',
+      lease: 0,
     };
-    const started = performance.now();
+    // A request like others checked just now is admitted from what they leased, without a
+    // call; one that finds the lease empty while another is being taken waits for that one.
+    const fp = this.leases.enabled ? this.leases.fingerprint(asked) : undefined;
+    let leased = this.leases.admit(fp, estimate);
+    if (leased === undefined) {
+      const refill = this.leases.refilling(fp);
+      if (refill !== undefined) {
+        await refill.catch(() => undefined);
+        leased = this.leases.admit(fp, estimate);
+      }
+    }
+    if (leased !== undefined) {
+      this.leaseAdmissions.inc();
+      return new RemoteHold(
+        this,
+        principal.organisationId,
+        { $typeName: 'switchyard.policy.v1.Reservation', id: '', holds: leased.holds },
+        'allowed',
+        addRateLimitHeaders({}, leased.standings, this.now()),
+      );
+    }
+    asked.lease = this.leases.want(fp);
     let response: policy.CheckResponse;
     try {
-      response = await this.client.check(asked, { deadlineMs: this.options.timeoutMs });
+      const call = this.ask(asked);
+      if (asked.lease > 0) this.leases.taking(fp, call);
+      response = await call;
     } catch (err) {
-      // A check cut off by a policy process that went away (its connection dropped) is asked
-      // once more, of another replica, within what is left of the deadline. Had the first
-      // counted it, it counts twice: limits err on the strict side, never the lenient one.
-      const left = this.options.timeoutMs - (performance.now() - started);
-      if (!connectionLost(err) || left < MIN_RETRY_MS) return this.unanswered(request, estimate, err);
-      try {
-        response = await this.client.check(asked, { deadlineMs: left });
-      } catch (again) {
-        return this.unanswered(request, estimate, again);
-      }
+      return this.unanswered(request, estimate, err);
     }
     const { limits } = response;
     if (response.decision === policy.Decision.DENY) {
@@ -192,7 +235,9 @@ export class PolicyGate implements PolicyCheck {
     this.remember(keyId, limits);
     const holds = response.reservation?.holds ?? [];
     if (holds.length === 0 && limits.length === 0) return response.degraded ? FAILED_OPEN_HOLD : SKIPPED_HOLD;
-    const headers = limits.length > 0 ? addRateLimitHeaders({}, rateStandings(limits), this.now()) : {};
+    const standings = this.leases.record(asked, response, asked.lease);
+    const headers =
+      limits.length > 0 ? addRateLimitHeaders({}, standings ?? rateStandings(limits), this.now()) : {};
     return new RemoteHold(
       this,
       principal.organisationId,
@@ -202,9 +247,36 @@ export class PolicyGate implements PolicyCheck {
     );
   }
 
-  /** A policy changed: ask again for every key. */
-  forgetSkips(): void {
+  /**
+   * Asks the policy service. A check cut off by a policy process that went away (its
+   * connection dropped) is asked once more, of another replica, within what is left of the
+   * deadline. Had the first counted it, it counts twice: limits err on the strict side, never
+   * the lenient one.
+   */
+  private async ask(
+    asked: MessageInitShape<typeof policy.CheckRequestSchema>,
+  ): Promise<policy.CheckResponse> {
+    const started = performance.now();
+    try {
+      return await this.client.check(asked, { deadlineMs: this.options.timeoutMs });
+    } catch (err) {
+      const left = this.options.timeoutMs - (performance.now() - started);
+      if (!connectionLost(err) || left < MIN_RETRY_MS) throw err;
+      return await this.client.check(asked, { deadlineMs: left });
+    }
+  }
+
+  /** A policy changed: ask again for every key, and give back every lease. */
+  policiesChanged(): void {
     this.unrestricted.clear();
+    this.leases.releaseAll();
+  }
+
+  /** Gives back every lease and sends the settlements waiting: before the policy client closes. */
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.leases.releaseAll();
+    await this.flushSettlements();
   }
 
   /** Queues a finished request's settlement; it goes out with the others within SETTLE_BATCH_MS. */
@@ -427,16 +499,15 @@ class RemoteHold implements PolicyHold {
     this.settledWith = used;
     if (used === undefined || !this.metered) return;
     const now = Date.now();
-    const changes = this.reservation.holds.some(
-      (h) =>
-        (h.type === 'tokens' || h.type === 'cost') &&
-        // 0: the counter of a usage limit that never resets, which never expires.
-        (h.expiresAtMs === '0' || Number(h.expiresAtMs) > now) &&
-        h.held !== (h.type === 'tokens' ? used.tokens : used.cost),
+    const live = this.reservation.holds.filter(
+      // 0: the counter of a usage limit that never resets, which never expires.
+      (h) => h.expiresAtMs === '0' || Number(h.expiresAtMs) > now,
     );
-    if (!changes) return;
+    // What the gateway's leases can take up or take back is settled here; the rest goes out.
+    const rest = this.gate.leases.settle(live, used);
+    if (rest.length === 0) return;
     this.gate.settleLater({
-      reservation: this.reservation,
+      reservation: { id: this.reservation.id, holds: rest },
       used,
       final: true,
       organisationId: this.organisationId,

@@ -9,7 +9,15 @@ import { startPolicyDirectoryStandIn, testClock, type PolicyInit } from './polic
 type RequestOverrides = Partial<
   Pick<
     policy.CheckRequest,
-    'organisationId' | 'workspaceId' | 'apiKeyId' | 'userId' | 'provider' | 'model' | 'metadata' | 'target'
+    | 'organisationId'
+    | 'workspaceId'
+    | 'apiKeyId'
+    | 'userId'
+    | 'provider'
+    | 'model'
+    | 'metadata'
+    | 'target'
+    | 'lease'
   >
 >;
 

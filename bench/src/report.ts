@@ -337,7 +337,10 @@ export function toMarkdown(r: BenchResults): string {
       'Gateway with policies: the same requests through the gateway with a second workspace key, on which one ' +
         `rate-limit policy (requests${limits ? `, ${int(limits.rateLimitPerHour)} per hour` : ''}) and one ` +
         `usage-limit policy (tokens${limits ? `, ${int(limits.usageLimitTokens)}` : ''}) apply, conditioned on ` +
-        'and grouped by that key, both far above what the run uses so that they never deny. It runs right after ' +
+        'and grouped by that key, both far above what the run uses so that they never deny. The gateway admits ' +
+        'most of these requests on leases of the two limits, taken ahead from the shared counters and counted ' +
+        'there (POLICY_LEASE_REQUESTS, default 256); the rest, and the first of each lease, are checked by the ' +
+        'policy service against Redis. It runs right after ' +
         'the gateway without policies, with the same warm-up and settling; "from policies" is that path minus ' +
         'the gateway without policies.',
       '',

@@ -200,7 +200,12 @@ export class PolicyGate implements PolicyCheck {
     if (leased === undefined) {
       const refill = this.leases.refilling(fp);
       if (refill !== undefined) {
-        await refill.catch(() => undefined);
+        // The policy service did not answer that check: this one is decided as it would be.
+        const failed = await refill.then(
+          () => undefined,
+          (err: unknown) => err ?? new Error('policy check failed'),
+        );
+        if (failed !== undefined) return this.unanswered(request, estimate, failed);
         leased = this.leases.admit(fp, estimate);
       }
     }

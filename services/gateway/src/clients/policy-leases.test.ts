@@ -92,7 +92,7 @@ describe('PolicyGate leases', () => {
     await standIn.close();
   });
 
-  function gate(leaseRequests?: number) {
+  function gate(leaseRequests?: number, timeoutMs = 5_000) {
     const client = createGrpcClient(policy.PolicyService, {
       address: standIn.address,
       target: 'policy',
@@ -101,7 +101,7 @@ describe('PolicyGate leases', () => {
     });
     clients.push(client);
     const g = new PolicyGate(client, logger, {
-      timeoutMs: 5_000,
+      timeoutMs,
       failOpen: false,
       leaseRequests,
       now: () => clock,
@@ -187,6 +187,46 @@ describe('PolicyGate leases', () => {
     assert.ok(holds.every((h) => h.decision === 'allowed'));
     assert.equal(calls - before, 2, 'two of the three waiters came out of the lease of 2, the third asked');
     assert.ok(checksOf(who).at(-1)!.lease >= 1);
+  });
+
+  test('when the check they wait for goes unanswered, the waiters are decided by the failure mode at once, not asked again', async () => {
+    const release = deferred<void>();
+    const decide = leasing();
+    let calls = 0;
+    standIn.state.decide = async (request) => {
+      calls += 1;
+      if (request.lease >= 2) await release.promise;
+      return decide(request);
+    };
+    const g = gate(undefined, 300);
+    const who = newPrincipal();
+    try {
+      for (let i = 0; i < 3; i++) await g.check(ask(who)); // the lease of 1 is used up
+      const before = calls;
+      const holds = await Promise.all(Array.from({ length: 3 }, () => g.check(ask(who))));
+      // The limits last seen fail open: the gateway's own limiter admits them.
+      assert.deepEqual(
+        holds.map((h) => h.decision),
+        ['failed_open', 'failed_open', 'failed_open'],
+      );
+      assert.equal(calls - before, 1, 'one check for the three');
+    } finally {
+      release.resolve();
+    }
+  });
+
+  test('a kind of request seen less often than once a second never asks for a lease', async () => {
+    standIn.state.decide = leasing();
+    const g = gate();
+    const who = newPrincipal();
+    for (let i = 0; i < 4; i++) {
+      await g.check(ask(who));
+      clock += 1_500;
+    }
+    assert.deepEqual(
+      checksOf(who).map((c) => c.lease),
+      [0, 0, 0, 0],
+    );
   });
 
   test('a finished request settles into the lease when it can, and the rest goes to the policy service', async () => {

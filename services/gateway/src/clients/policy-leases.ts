@@ -119,7 +119,6 @@ export class PolicyLeases {
       this.matches.delete(fp);
       return undefined;
     }
-    match.lastSeenMs = now;
     const { holds, leaseKeys } = match;
     for (let i = 0; i < holds.length; i++) {
       const lease = this.leases.get(leaseKeys[i]!);
@@ -135,6 +134,7 @@ export class PolicyLeases {
       lease.lastUsedMs = now;
       taken.push({ ...hold, held: amount, leased: 0 });
     }
+    match.lastSeenMs = now;
     return { holds: taken, standings: this.standings(match) };
   }
 
@@ -173,7 +173,11 @@ export class PolicyLeases {
   want(fp: string | undefined): number {
     if (!this.enabled || fp === undefined) return 0;
     const match = this.matches.get(fp);
-    if (match === undefined || this.now() - match.lastSeenMs > this.idleMs) return 0;
+    if (match === undefined) return 0;
+    if (this.now() - match.lastSeenMs > this.idleMs) {
+      match.want = 1;
+      return 0;
+    }
     return Math.min(this.options.maxRequests, Math.max(match.want, match.waiting));
   }
 

@@ -142,6 +142,13 @@ expect "passes the server limits, deadlines and body limits to the services that
     && grep -q "DB_QUERY_TIMEOUT_MS: \"2000\"" "$2/admin-limits.yaml" \
     && grep -q "MAX_SCIM_REQUEST_BODY: \"2mb\"" "$2/admin-limits.yaml" \
     && ! grep -q "DB_QUERY_TIMEOUT_MS" "$2/gateway-limits.yaml"' "$HELM" "$CHART" "$OUT"
+expect "passes the gateway its lease size, 0 included, and leaves it to the service default when empty" \
+  bash -c '"$0" template x "$1" --set config.gateway.policyLeaseRequests=0 \
+    --show-only templates/configmap.yaml > "$2/lease.yaml" \
+    && awk "BEGIN { RS = \"---\" } /component: gateway/" "$2/lease.yaml" | grep -q "POLICY_LEASE_REQUESTS: \"0\"" \
+    && "$0" template x "$1" --show-only templates/configmap.yaml | { ! grep -q POLICY_LEASE_REQUESTS; }' "$HELM" "$CHART" "$OUT"
+refuse "refuses a lease size the gateway cannot take (values.schema.json)" \
+  "$HELM" template x "$CHART" --set config.gateway.policyLeaseRequests=5000
 refuse "refuses a body size the services cannot read (values.schema.json)" \
   "$HELM" template x "$CHART" --set config.maxRequestBody.management=lots
 refuse "refuses an SSO callback URL that is not http(s) (values.schema.json)" \

@@ -408,6 +408,10 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- if $g.trustedCustomHosts -}}
 {{- $_ := set $env "TRUSTED_CUSTOM_HOSTS" (toString $g.trustedCustomHosts) -}}
 {{- end -}}
+{{- /* 0 is a value here (no leases): only an empty value is left to the service default. */ -}}
+{{- if and (hasKey $g "policyLeaseRequests") (ne (toString $g.policyLeaseRequests) "") -}}
+{{- $_ := set $env "POLICY_LEASE_REQUESTS" (toString $g.policyLeaseRequests) -}}
+{{- end -}}
 {{- end -}}
 {{- if eq .component "admin" -}}
 {{- $a := $c.admin | default dict -}}

@@ -16,6 +16,7 @@ export {
   RATE_LIMIT_TYPES,
   RATE_UNITS,
   type RateLimitType,
+  type RequestFacts,
   type RateUnit,
   USAGE_LIMIT_TYPES,
   type UsageLimitType,

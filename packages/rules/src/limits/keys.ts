@@ -15,6 +15,20 @@ export type UsageLimitType = (typeof USAGE_LIMIT_TYPES)[number];
 
 export type LimitType = RateLimitType | UsageLimitType;
 
+/**
+ * What a request (or, with fewer facts, an API key) tells about itself: all that conditions
+ * and group_by can read.
+ */
+export interface RequestFacts {
+  organisationId: string;
+  workspaceId: string;
+  apiKeyId: string;
+  userId: string;
+  provider: string;
+  model: string;
+  metadata: Readonly<Record<string, string>>;
+}
+
 /** Fixed windows aligned to the Unix epoch: a minute, an hour, a day. */
 export const RATE_UNITS = ['rpm', 'rph', 'rpd'] as const;
 export type RateUnit = (typeof RATE_UNITS)[number];

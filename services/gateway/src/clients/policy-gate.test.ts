@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { ServiceUnavailable, createLogger, createMetrics } from '@switchyard/core';
-import { scopesForKind, type Principal } from '@switchyard/access';
+import type { Principal } from '@switchyard/access';
 import { createGrpcClient } from '@switchyard/runtime';
 import { policy } from '@switchyard/proto';
 import { TcpRelay, deferred } from '@switchyard/core/testing';
@@ -11,6 +11,7 @@ import { gatewayService } from '../service.ts';
 import {
   startGatewayWithStandIns,
   startIdentityStandIn,
+  newPrincipal,
   startPolicyStandIn,
   unusedAddress,
   type PolicyStandIn,
@@ -34,18 +35,7 @@ function ask(who: Principal, metadata: Record<string, string>, estimate = { toke
   };
 }
 
-const principal: Principal = {
-  apiKeyId: randomUUID(),
-  organisationId: randomUUID(),
-  workspaceId: randomUUID(),
-  workspaceSlug: 'default',
-  kind: 'workspace_service',
-  scopes: [...scopesForKind('workspace_service')],
-  expiresAt: null,
-  userId: null,
-  name: 'Test key',
-  organisationCreatedAt: null,
-};
+const principal = newPrincipal();
 const workspaceKey = 'sy-workspace-key-for-policy-tests-0000';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const deny =

@@ -2,32 +2,17 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '@switchyard/core';
-import { scopesForKind, type Principal } from '@switchyard/access';
+import type { Principal } from '@switchyard/access';
 import { createGrpcClient } from '@switchyard/runtime';
 import { policy } from '@switchyard/proto';
 import { deferred } from '@switchyard/core/testing';
-import { startPolicyStandIn, type PolicyStandIn } from '../testing/policy-stand-ins.ts';
+import { newPrincipal, startPolicyStandIn, type PolicyStandIn } from '../testing/policy-stand-ins.ts';
 import { PolicyGate } from './policy-gate.ts';
 
 const logger = createLogger('test');
 logger.silent = true;
 
 const RESET_AT = Date.UTC(2026, 10, 26, 12, 1);
-
-function newPrincipal(): Principal {
-  return {
-    apiKeyId: randomUUID(),
-    organisationId: randomUUID(),
-    workspaceId: randomUUID(),
-    workspaceSlug: 'default',
-    kind: 'workspace_service',
-    scopes: [...scopesForKind('workspace_service')],
-    expiresAt: null,
-    userId: null,
-    name: 'Test key',
-    organisationCreatedAt: null,
-  };
-}
 
 function ask(who: Principal, metadata: Record<string, string> = {}, tokens = 100) {
   return {

@@ -1,5 +1,6 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { policy } from '@switchyard/proto';
+import type { RequestFacts } from '@switchyard/rules';
 import type { RateLimitStanding, UsageAmount } from '../domain/policy.ts';
 
 /**
@@ -24,17 +25,6 @@ export interface PolicyLeaseOptions {
 const DEFAULT_IDLE_MS = 1_000;
 const DEFAULT_MATCH_TTL_MS = 10_000;
 const MAX_MATCHES = 50_000;
-
-/** The request's facts a check sends, as the fingerprint reads them. */
-export interface CheckFacts {
-  organisationId: string;
-  workspaceId: string;
-  apiKeyId: string;
-  userId: string;
-  provider: string;
-  model: string;
-  metadata: Readonly<Record<string, string>>;
-}
 
 /** The balance of one leased counter entity. */
 interface Lease {
@@ -101,7 +91,7 @@ export class PolicyLeases {
   }
 
   /** What decides alike: the facts conditions and group_by can read, metadata limited to the keys policies read. */
-  fingerprint(facts: CheckFacts): string | undefined {
+  fingerprint(facts: RequestFacts): string | undefined {
     const keys = this.metadataKeys.get(facts.organisationId);
     if (keys === undefined) return undefined;
     let fp = `${facts.organisationId}\n${facts.workspaceId}\n${facts.apiKeyId}\n${facts.userId}\n${facts.provider}\n${facts.model}`;
@@ -201,7 +191,11 @@ export class PolicyLeases {
    * it got. Answers the rate limits the request stands under, leases counted as left; undefined
    * when it learnt nothing (the response's limits stand as they are).
    */
-  record(facts: CheckFacts, response: policy.CheckResponse, asked: number): RateLimitStanding[] | undefined {
+  record(
+    facts: RequestFacts,
+    response: policy.CheckResponse,
+    asked: number,
+  ): RateLimitStanding[] | undefined {
     if (!this.enabled) return undefined;
     this.metadataKeys.set(facts.organisationId, response.metadataKeys);
     const holds = response.reservation?.holds ?? [];

@@ -2,7 +2,8 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer } from 'node:net';
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { createLogger, sha256Hex } from '@switchyard/core';
-import type { Principal } from '@switchyard/access';
+import { randomUUID } from 'node:crypto';
+import { scopesForKind, type Principal } from '@switchyard/access';
 import { GrpcServer } from '@switchyard/runtime';
 import { identity, policy } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
@@ -13,6 +14,22 @@ import { gatewayService } from '../service.ts';
 
 const logger = createLogger('test');
 logger.silent = true;
+
+/** A workspace service key of a new organisation, as the gateway sees its caller. */
+export function newPrincipal(): Principal {
+  return {
+    apiKeyId: randomUUID(),
+    organisationId: randomUUID(),
+    workspaceId: randomUUID(),
+    workspaceSlug: 'default',
+    kind: 'workspace_service',
+    scopes: [...scopesForKind('workspace_service')],
+    expiresAt: null,
+    userId: null,
+    name: 'Test key',
+    organisationCreatedAt: null,
+  };
+}
 
 export type CheckAnswer = MessageInitShape<typeof policy.CheckResponseSchema>;
 export type AccrueAnswer = MessageInitShape<typeof policy.AccrueResponseSchema>;

@@ -1,4 +1,12 @@
-import { CALLER_KEYS, type LimitTarget, type LimitType, type Schedule } from '@switchyard/rules';
+import {
+  CALLER_KEYS,
+  type LimitTarget,
+  type LimitType,
+  type RequestFacts,
+  type Schedule,
+} from '@switchyard/rules';
+
+export type { RequestFacts };
 
 /** Rate and usage limit policies as the policy service enforces them, and whom they apply to. */
 
@@ -27,17 +35,6 @@ export interface LimitPolicy {
   limit: number;
   /** How its counters run (see `periodAt` in @switchyard/rules). */
   schedule: Schedule;
-}
-
-/** What a request (or, with fewer facts, an API key) tells about itself. */
-export interface RequestFacts {
-  organisationId: string;
-  workspaceId: string;
-  apiKeyId: string;
-  userId: string;
-  provider: string;
-  model: string;
-  metadata: { [name: string]: string };
 }
 
 const METADATA = 'metadata.';

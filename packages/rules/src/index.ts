@@ -48,6 +48,7 @@ export {
   type ConditionQuery,
   DEFAULT_RETRY_STATUS_CODES,
   integrationSlugs,
+  namedGuardrails,
   nodePath,
   parseRoutingConfig,
   providerKinds,

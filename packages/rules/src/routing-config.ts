@@ -174,6 +174,15 @@ export const routingConfigSchema = z.strictObject({
 });
 export type RoutingConfig = z.output<typeof routingConfigSchema>;
 
+/** The guardrails a config names, each with where it names it (`input_guardrails[0]`). */
+export function namedGuardrails(config: RoutingConfig): Array<{ slug: string; field: string }> {
+  const named: Array<{ slug: string; field: string }> = [];
+  for (const list of ['input_guardrails', 'output_guardrails'] as const) {
+    config[list]?.forEach((slug, i) => named.push({ slug, field: `${list}[${i}]` }));
+  }
+  return named;
+}
+
 /** Where a node sits in the tree, as response headers and errors name it: `config.targets[1]`. */
 export function nodePath(parent: string, index: number): string {
   return `${parent}.targets[${index}]`;

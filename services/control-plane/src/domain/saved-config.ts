@@ -5,7 +5,7 @@ import {
   assertStorableInput,
   paramPath,
 } from '@switchyard/core';
-import { ROUTING_LIMITS, parseRoutingConfig, type RoutingConfig } from '@switchyard/rules';
+import { ROUTING_LIMITS, namedGuardrails, parseRoutingConfig, type RoutingConfig } from '@switchyard/rules';
 
 /** Where a saved config sits in a request body: its problems are named under it. */
 const ROOT = 'config';
@@ -39,14 +39,12 @@ export function parseSavedConfig(document: string | Record<string, unknown>): Ro
  * refused; the check becomes a lookup once guardrail definitions are stored.
  */
 export function assertGuardrailsExist(config: RoutingConfig): void {
-  for (const field of ['input_guardrails', 'output_guardrails'] as const) {
-    const slug = config[field]?.[0];
-    if (slug !== undefined) {
-      throw new UnprocessableEntity(`Guardrail '${slug}' does not exist.`, {
-        param: `${ROOT}.${field}[0]`,
-        code: 'guardrail_not_found',
-      });
-    }
+  const [first] = namedGuardrails(config);
+  if (first !== undefined) {
+    throw new UnprocessableEntity(`Guardrail '${first.slug}' does not exist.`, {
+      param: `${ROOT}.${first.field}`,
+      code: 'guardrail_not_found',
+    });
   }
 }
 

@@ -97,6 +97,38 @@ describe('inline provider selection (BLOCK_INLINE_CONFIG off)', () => {
     assert.equal(fake.requests.at(-1)!.headers.authorization, `Bearer ${upstreamKey}`);
   });
 
+  for (const field of ['input_guardrails', 'output_guardrails']) {
+    test(`an inline config naming guardrails in ${field} is refused, not served unchecked`, async () => {
+      const before = fake.requests.length;
+      const res = await chat(h, {
+        'x-vendor-config': JSON.stringify({
+          provider: 'openai',
+          custom_host: fake.baseUrl,
+          api_key: upstreamKey,
+          [field]: ['pii-check'],
+        }),
+      });
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.body.error.code, 'guardrail_not_found');
+      assert.equal(res.body.error.param, `config.${field}[0]`);
+      assert.match(res.body.error.message, /pii-check/);
+      assert.equal(fake.requests.length, before, 'the provider never saw the request');
+    });
+  }
+
+  test('an inline config with empty guardrail lists is served', async () => {
+    const res = await chat(h, {
+      'x-vendor-config': JSON.stringify({
+        provider: 'openai',
+        custom_host: fake.baseUrl,
+        api_key: upstreamKey,
+        input_guardrails: [],
+        output_guardrails: [],
+      }),
+    });
+    assert.equal(res.status, 200, res.text);
+  });
+
   test('an inline config with a private custom host is refused by the unsafe-host check', async () => {
     const res = await chat(h, {
       'x-vendor-config': JSON.stringify({

@@ -1,5 +1,6 @@
 import { parseInput } from '@switchyard/core';
 import { z } from 'zod';
+import { PARAMETER_SCHEMAS, webhookParameters } from './parameters.ts';
 
 /**
  * What a guardrail is made of, as the management API takes it and the gateway runs it: a
@@ -83,14 +84,37 @@ const actionsSchema = z.strictObject({
 /** The most checks one guardrail holds. */
 export const MAX_CHECKS = 50;
 
+export interface ParseChecksOptions {
+  /** The gateway's header prefix (HEADER_PREFIX), refused in webhook headers as `x-vendor-` is. */
+  headerPrefix?: string;
+}
+
+/** The parameter schema of a check id (the webhook's refuses the gateway's header prefix). */
+export function parameterSchema(id: GuardrailCheckId, options: ParseChecksOptions = {}) {
+  if (id === 'default.webhook' && options.headerPrefix !== undefined)
+    return webhookParameters(options.headerPrefix);
+  return PARAMETER_SCHEMAS[id];
+}
+
 /**
- * Validates a guardrail's `checks`: every check known, its parameters valid for its kind.
- * Throws a 400 naming the offending parameter (e.g. `checks[1].parameters.rule`).
+ * Validates a guardrail's `checks`: every check known, its parameters valid for its kind
+ * (strict: an unknown parameter is refused; defaults filled in; regexes and JSON schemas must
+ * compile). Throws a 400 naming the offending parameter (e.g. `checks[1].parameters.rule`).
  */
-export function parseGuardrailChecks(value: unknown, param = 'checks'): GuardrailCheck[] {
+export function parseGuardrailChecks(
+  value: unknown,
+  param = 'checks',
+  options: ParseChecksOptions = {},
+): GuardrailCheck[] {
   const checks = parseInput(z.array(checkSchema).min(1).max(MAX_CHECKS), value, 'body', param);
-  return checks.map((check) => ({
+  return checks.map((check, i) => ({
     ...check,
+    parameters: parseInput(
+      parameterSchema(check.id, options),
+      check.parameters,
+      'body',
+      `${param}[${i}].parameters`,
+    ) as Record<string, unknown>,
     timeout_ms:
       check.timeout_ms ??
       (check.id === 'default.webhook' ? DEFAULT_WEBHOOK_TIMEOUT_MS : DEFAULT_CHECK_TIMEOUT_MS),

@@ -1,4 +1,17 @@
 export {
+  characterCounter,
+  type CheckOutcome,
+  checkLabel,
+  type Counter,
+  extractJson,
+  type GuardrailInput,
+  prepareCheck,
+  type PreparedCheck,
+  sentenceCounter,
+  type StreamPlan,
+  wordCounter,
+} from './checks.ts';
+export {
   DEFAULT_CHECK_TIMEOUT_MS,
   DEFAULT_WEBHOOK_TIMEOUT_MS,
   GUARDRAIL_CHECK_IDS,
@@ -13,6 +26,20 @@ export {
   type GuardrailCheck,
   type GuardrailCheckId,
 } from './definitions.ts';
+export {
+  type CheckVerdict,
+  checkVerdict,
+  decideGuardrail,
+  evaluateCheck,
+  type Guardrail,
+  type GuardrailAction,
+  type GuardrailVerdict,
+  preparedCheck,
+  redactable,
+  type RunOptions,
+  runGuardrail,
+} from './evaluate.ts';
+export { type InjectionScore, scorePromptInjection } from './injection.ts';
 export {
   type CharacterCountParameters,
   compileJsonSchema,
@@ -46,3 +73,11 @@ export {
   sortSpans,
   type Span,
 } from './scan.ts';
+export {
+  type StreamEnd,
+  StreamGuard,
+  type StreamMode,
+  streamMode,
+  type StreamRequest,
+  type StreamStep,
+} from './stream.ts';

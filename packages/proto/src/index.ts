@@ -4,3 +4,4 @@ export * as admin from './admin.ts';
 export * as configs from './gen/switchyard/configs/v1/configs_pb.ts';
 export * as policy from './gen/switchyard/policy/v1/policy_pb.ts';
 export * as events from './gen/switchyard/events/v1/events_pb.ts';
+export * as guardrails from './gen/switchyard/guardrails/v1/guardrails_pb.ts';

@@ -16,6 +16,8 @@ describe('the routing table (files/routes.json)', () => {
     assert.equal(serviceForPath('/v1/logsx'), 'gateway');
     assert.equal(serviceForPath('/v1/admin/users/u1'), 'control-plane');
     assert.equal(serviceForPath('/v1/chat/completions'), 'gateway');
+    assert.equal(serviceForPath('/v1/guardrails'), 'control-plane');
+    assert.equal(serviceForPath('/v1/guardrails/guard_pii-re-7f1051ab/versions'), 'control-plane');
     assert.equal(serviceForPath('/nowhere'), undefined);
   });
 

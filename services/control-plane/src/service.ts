@@ -15,6 +15,10 @@ import {
 import { configs, identity, policy } from '@switchyard/proto';
 import { ConfigService } from './domain/config.service.ts';
 import { PolicyService } from './domain/policy.service.ts';
+import { GuardrailService } from './domain/guardrail.service.ts';
+import { guardrailEntities } from './store/guardrail.entities.ts';
+import { GuardrailRepository } from './store/guardrail.repository.ts';
+import { Guardrails1763700000024 } from './store/migrations/1763700000024-guardrails.ts';
 import { policyDirectoryCallers, policyDirectoryHandlers } from './grpc/policy-directory.handlers.ts';
 import { policyEntities } from './store/policy.entities.ts';
 import { PolicyRepository } from './store/policy.repository.ts';
@@ -89,7 +93,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
   name: 'control-plane',
   database: {
     schema: SCHEMA,
-    entities: [...entities, ...configEntities, ...memberEntities, ...policyEntities],
+    entities: [...entities, ...configEntities, ...memberEntities, ...policyEntities, ...guardrailEntities],
     migrations: [
       Init1763700000000,
       Configs1763700000004,
@@ -106,6 +110,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       ScimScopes1763700000021,
       Policies1763700000022,
       PolicyScopes1763700000023,
+      Guardrails1763700000024,
     ],
   },
   bus: true,
@@ -131,6 +136,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       },
       describedOnly('sessions'),
       describedOnly('rate and usage limit policies'),
+      describedOnly('guardrails'),
       bodyLimitsFrom(loadConfig(z.object(bodyLimitEnv), {})),
     ).routes(),
   async create({ db, bus, clients, env: processEnv, logger }) {
@@ -179,6 +185,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       need(clients.usageLedger, 'usage ledger client'),
       events,
     );
+    const guardrails = new GuardrailService(new GuardrailRepository(manager), workspaces, events);
     const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => apiKeys.resolveApiKey(hash), { ttlMs: 5_000 });
@@ -207,6 +214,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
           { ...oauth, resolveKey: (token) => keys.resolve(token) },
           sessions,
           policies,
+          guardrails,
           bodyLimitsFrom(config),
         ),
       ),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { configSlugFrom, slugFrom } from './slugs.ts';
+import { configSlugFrom, guardrailSlugFrom, slugFrom } from './slugs.ts';
 
 test('a config slug is pc-, the first letters of the name, and the suffix', () => {
   assert.equal(configSlugFrom('Pplx Cache Test', 'ca7a87'), 'pc-pplx-c-ca7a87');
@@ -19,4 +19,10 @@ test('a workspace slug keeps up to 40 characters of the name', () => {
   assert.equal(slugFrom('Data Platform!', 'abc123'), 'data-platform-abc123');
   assert.equal(slugFrom('???', 'abc123'), 'workspace-abc123');
   assert.equal(slugFrom('x'.repeat(50), 'abc123'), `${'x'.repeat(40)}-abc123`);
+});
+
+test('a guardrail slug is guard_, the first letters of the name, and the suffix', () => {
+  assert.equal(guardrailSlugFrom('PII Redaction', '7f1051ab'), 'guard_pii-re-7f1051ab');
+  assert.equal(guardrailSlugFrom('Ab cd ef', '00000000'), 'guard_ab-cd-00000000');
+  assert.equal(guardrailSlugFrom('!!!', '00000000'), 'guard_00000000');
 });

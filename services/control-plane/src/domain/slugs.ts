@@ -17,3 +17,9 @@ export function configSlugFrom(name: string, suffix: string): string {
   const part = namePart(name).slice(0, 6).replace(/-+$/, '');
   return part ? `pc-${part}-${suffix}` : `pc-${suffix}`;
 }
+
+/** A guardrail's slug, with the reference's `guard_` prefix: `guard_<first letters of the name>-<suffix>`. */
+export function guardrailSlugFrom(name: string, suffix: string): string {
+  const part = namePart(name).slice(0, 6).replace(/-+$/, '');
+  return part ? `guard_${part}-${suffix}` : `guard_${suffix}`;
+}

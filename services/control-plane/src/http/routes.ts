@@ -9,6 +9,8 @@ import { apiKeyRouter } from './api-key.routes.ts';
 import { authRouter } from './auth.routes.ts';
 import type { SessionService } from '../domain/session.service.ts';
 import { configRouter } from './config.routes.ts';
+import type { GuardrailService } from '../domain/guardrail.service.ts';
+import { guardrailRouter } from './guardrail.routes.ts';
 import type { PolicyService } from '../domain/policy.service.ts';
 import { policyRouter } from './policy.routes.ts';
 import { mountOAuth, type OAuthRouteOptions } from './oauth.routes.ts';
@@ -23,6 +25,7 @@ export function controlPlaneRouter(
   oauth: Omit<OAuthRouteOptions, 'authenticated' | 'bodyLimit'>,
   sessions: SessionService,
   policies: PolicyService,
+  guardrails: GuardrailService,
   bodyLimits: BodyLimits,
 ): ScopedRouter {
   const router = new ScopedRouter();
@@ -36,6 +39,8 @@ export function controlPlaneRouter(
   const configRoutes = configRouter(configs, bodyLimits.management);
   v2.mount('/configs', configRoutes);
   router.mount('/v1/configs', configRoutes, authenticated);
+  // The routing table sends /v1/guardrails here, ahead of the gateway's /v1.
+  router.mount('/v1/guardrails', guardrailRouter(guardrails, bodyLimits.management), authenticated);
 
   // The reference serves users under /v1/admin; the routing table sends these two prefixes here, not to admin.
   const admin = new ScopedRouter()

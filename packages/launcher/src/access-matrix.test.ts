@@ -344,6 +344,17 @@ describe('tenancy: keys of another organisation or workspace', () => {
     });
     assert.equal(config.status, 200, config.text);
     owned.config = config.body.data.slug;
+    const guardrail = await h.request('POST', '/v1/guardrails', {
+      key: h.adminKey,
+      json: {
+        name: 'matrix guardrail',
+        workspace_id: h.workspaceId,
+        checks: [{ id: 'default.regexMatch', parameters: { rule: 'matrix' } }],
+        actions: { deny: true },
+      },
+    });
+    assert.equal(guardrail.status, 200, guardrail.text);
+    owned.guardrail = guardrail.body.slug;
     const user = await h.request('POST', '/v1/admin/users', {
       key: h.adminKey,
       json: { email: 'matrix.owned@example.com', role: 'member' },
@@ -398,6 +409,7 @@ describe('tenancy: keys of another organisation or workspace', () => {
       .replace(/\/workspaces\/:workspaceId\b/, `/workspaces/${h.workspaceId}`)
       .replace(/\/api-keys\/:id\b/, `/api-keys/${owned.apiKey}`)
       .replace(/\/configs\/:slug\b/, `/configs/${owned.config}`)
+      .replace(/\/guardrails\/:id\b/, `/guardrails/${owned.guardrail}`)
       .replace(/\/users\/:(id|userId)\b/, `/users/${owned.user}`)
       .replace(/\/integrations\/:slug\b/, `/integrations/${owned.integration}`)
       .replace(/\/logs\/:id\b/, `/logs/${owned.log}`)
@@ -411,6 +423,7 @@ describe('tenancy: keys of another organisation or workspace', () => {
       `/v2/workspaces/${h.workspaceId}`,
       `/v2/api-keys/${owned.apiKey}`,
       `/v2/configs/${owned.config}`,
+      `/v1/guardrails/${owned.guardrail}`,
       `/v1/admin/users/${owned.user}`,
       `/v1/admin/workspaces/${h.workspaceId}/users`,
       `/admin/v2/integrations/${owned.integration}`,

@@ -3,6 +3,8 @@
 
 export interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
+  /** What some errors add beside `error`, e.g. a guardrail denial's `hook_results`. */
+  [detail: string]: unknown;
 }
 
 export interface AppErrorOptions {
@@ -10,12 +12,15 @@ export interface AppErrorOptions {
   code?: string | null;
   cause?: unknown;
   headers?: Record<string, string>;
+  /** Fields of the body beside `error` (never `error` itself). */
+  details?: Record<string, unknown>;
 }
 
 export class AppError extends Error {
   readonly param: string | null;
   readonly code: string | null;
   readonly headers: Record<string, string>;
+  readonly details: Record<string, unknown> | undefined;
 
   constructor(
     readonly status: number,
@@ -28,10 +33,14 @@ export class AppError extends Error {
     this.param = options.param ?? null;
     this.code = options.code ?? null;
     this.headers = options.headers ?? {};
+    this.details = options.details;
   }
 
   toBody(): ErrorBody {
-    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+    return {
+      ...this.details,
+      error: { message: this.message, type: this.type, param: this.param, code: this.code },
+    };
   }
 }
 

@@ -39,6 +39,7 @@ const expected: Record<string, readonly ServiceName[]> = {
   'switchyard.policy.v1.UsageLedgerService.ResetUsage': ['control-plane'],
   'switchyard.policy.v1.UsageLedgerService.KeyUsage': ['control-plane'],
   'switchyard.policy.v1.PolicyDirectoryService.ListPolicies': ['policy'],
+  'switchyard.guardrails.v1.GuardrailDirectoryService.ListGuardrails': ['gateway'],
 };
 
 let h: ServiceHarness;

@@ -4,7 +4,7 @@ import { auditTrail } from '@switchyard/access';
 import { serviceAuditSink } from './audit.ts';
 import type { DataSource, EntitySchema, MigrationInterface } from 'typeorm';
 import { z } from 'zod';
-import { admin, configs, identity, policy } from '@switchyard/proto';
+import { admin, configs, guardrails, identity, policy } from '@switchyard/proto';
 import {
   checkDataSource,
   createDataSource,
@@ -51,6 +51,7 @@ export interface Clients {
   policy: ServiceClient<typeof policy.PolicyService>;
   usageLedger: ServiceClient<typeof policy.UsageLedgerService>;
   policyDirectory: ServiceClient<typeof policy.PolicyDirectoryService>;
+  guardrailDirectory: ServiceClient<typeof guardrails.GuardrailDirectoryService>;
 }
 export type ClientName = keyof Clients;
 
@@ -64,6 +65,7 @@ export const clientTargets: Record<ClientName, { service: ServiceName; addressVa
   policy: { service: 'policy', addressVariable: 'POLICY_GRPC_ADDRESS' },
   usageLedger: { service: 'policy', addressVariable: 'POLICY_GRPC_ADDRESS' },
   policyDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
+  guardrailDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
 };
 
 const clientServices = {
@@ -75,6 +77,7 @@ const clientServices = {
   policy: policy.PolicyService,
   usageLedger: policy.UsageLedgerService,
   policyDirectory: policy.PolicyDirectoryService,
+  guardrailDirectory: guardrails.GuardrailDirectoryService,
 } as const;
 
 export interface ServiceDeps {

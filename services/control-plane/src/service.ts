@@ -12,7 +12,7 @@ import {
   type ServiceDefinition,
   type ServiceInstance,
 } from '@switchyard/runtime';
-import { configs, identity, policy } from '@switchyard/proto';
+import { configs, guardrails as guardrailProto, identity, policy } from '@switchyard/proto';
 import { ConfigService } from './domain/config.service.ts';
 import { PolicyService } from './domain/policy.service.ts';
 import { GuardrailService } from './domain/guardrail.service.ts';
@@ -20,6 +20,10 @@ import { guardrailEntities } from './store/guardrail.entities.ts';
 import { GuardrailRepository } from './store/guardrail.repository.ts';
 import { Guardrails1763700000024 } from './store/migrations/1763700000024-guardrails.ts';
 import { policyDirectoryCallers, policyDirectoryHandlers } from './grpc/policy-directory.handlers.ts';
+import {
+  guardrailDirectoryCallers,
+  guardrailDirectoryHandlers,
+} from './grpc/guardrail-directory.handlers.ts';
 import { policyEntities } from './store/policy.entities.ts';
 import { PolicyRepository } from './store/policy.repository.ts';
 import { Policies1763700000022 } from './store/migrations/1763700000022-policies.ts';
@@ -227,7 +231,12 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
           )
           .add(configs.ConfigService, configHandlers(savedConfigs), configCallers)
           .add(identity.SsoSessionService, ssoSessionHandlers(ssoSessions), ssoSessionCallers)
-          .add(policy.PolicyDirectoryService, policyDirectoryHandlers(policies), policyDirectoryCallers),
+          .add(policy.PolicyDirectoryService, policyDirectoryHandlers(policies), policyDirectoryCallers)
+          .add(
+            guardrailProto.GuardrailDirectoryService,
+            guardrailDirectoryHandlers(guardrails),
+            guardrailDirectoryCallers,
+          ),
       bootstrap: (options) => bootstrap.bootstrap(options),
       async start() {
         await onChanges(events, logger, 'control-plane', invalidateApiKeys(keys));

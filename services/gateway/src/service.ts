@@ -21,6 +21,7 @@ import {
   invalidateOrganisationSettings,
 } from './clients/organisation-settings.ts';
 import { PolicyGate } from './clients/policy-gate.ts';
+import { GuardrailDirectory } from './clients/guardrail-directory.ts';
 import { ChatCompletions } from './domain/chat-completions.ts';
 import { ForwardedOperations } from './domain/forwarded-operations.ts';
 import { ModelCatalog } from './domain/model-catalog.ts';
@@ -67,7 +68,7 @@ export const gatewayService: ServiceDefinition = {
   // Without the policy service the failure policy decides (see PolicyGate).
   toleratesOutageOf: ['bus', 'kv', 'policy'],
   kv: true,
-  clients: ['identity', 'integrations', 'configs', 'organisationSettings', 'policy'],
+  clients: ['identity', 'integrations', 'configs', 'organisationSettings', 'policy', 'guardrailDirectory'],
   // The hot path makes many promises; its own request-scope log lines name the request.
   requestLogContext: false,
   // undici parses upstream answers with llhttp compiled to WebAssembly. With V8's default tiered
@@ -96,6 +97,10 @@ export const gatewayService: ServiceDefinition = {
       trustedCustomHosts: config.TRUSTED_CUSTOM_HOSTS,
     });
     const configs = new ConfigCache(need(clients.configs, 'configs client'));
+    const guardrails = new GuardrailDirectory(
+      need(clients.guardrailDirectory, 'guardrail directory client'),
+      logger,
+    );
     const organisationSettings = new OrganisationSettingsCache(
       need(clients.organisationSettings, 'organisation settings client'),
       { forced: config.BLOCK_INLINE_CONFIG, logger },
@@ -118,6 +123,7 @@ export const gatewayService: ServiceDefinition = {
       },
       integrations,
       configs,
+      guardrails,
       policy: policyGate,
       defaultCompletionTokens: config.POLICY_DEFAULT_COMPLETION_TOKENS,
       bus: events,
@@ -157,6 +163,7 @@ export const gatewayService: ServiceDefinition = {
           if (change.entity === 'integration' && change.cacheKey) integrations.invalidate(change.cacheKey);
           if (change.entity === 'policy') policyGate.policiesChanged();
           if (change.entity === 'config') configs.invalidateOrganisation(change.organisationId);
+          if (change.entity === 'guardrail') guardrails.invalidateOrganisation(change.organisationId);
         });
       },
       async stop() {

@@ -8,18 +8,14 @@ import { z } from 'zod';
 
 const guardrailName = z.string().trim().min(1).max(255);
 
-const checks = z
-  .array(z.unknown())
-  .meta({
-    description:
-      'The checks to run: each an `id`, its `parameters`, and optionally a name, time budget and failure mode.',
-  });
+const checks = z.array(z.unknown()).meta({
+  description:
+    'The checks to run: each an `id`, its `parameters`, and optionally a name, time budget and failure mode.',
+});
 
-const actions = z
-  .record(z.string(), z.unknown())
-  .meta({
-    description: 'What a failed check does: `deny`, `async`, `redact`, and feedback on success or failure.',
-  });
+const actions = z.record(z.string(), z.unknown()).meta({
+  description: 'What a failed check does: `deny`, `async`, `redact`, and feedback on success or failure.',
+});
 
 /** A workspace id or slug; null or '' asks for an organisation-level guardrail (an organisation admin key's alone). */
 const workspaceReference = z

@@ -34,6 +34,9 @@ export type ListGuardrailsInput = CamelKeys<z.output<typeof listGuardrailsQuery>
 /** How many generated slugs a create tries before giving up: a clash of random suffixes is rare already. */
 const SLUG_ATTEMPTS = 5;
 
+/** The most active guardrails gateways read of one organisation. */
+const MAX_ACTIVE_GUARDRAILS = 10_000;
+
 /**
  * Guardrail definitions. An organisation admin key works on any workspace's and on the
  * organisation-level ones; a workspace key on its workspace's, and it reads the
@@ -136,6 +139,11 @@ export class GuardrailService {
   }
 
   /** One the caller may change: a workspace key reads the organisation-level ones but cannot change them. */
+  /** Every active guardrail of an organisation, as gateways run them. */
+  async activeGuardrails(organisationId: string): Promise<Guardrail[]> {
+    return this.repo.allActive(organisationId, MAX_ACTIVE_GUARDRAILS);
+  }
+
   private async writable(principal: Principal, idOrSlug: string): Promise<Guardrail> {
     const found = await this.get(principal, idOrSlug);
     if (principal.workspaceId !== null && found.workspaceId === null) {

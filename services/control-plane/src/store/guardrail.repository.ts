@@ -116,6 +116,15 @@ export class GuardrailRepository {
     });
   }
 
+  /** Every active guardrail of the organisation, for the gateways that run them (at most `limit`). */
+  async allActive(organisationId: string, limit: number): Promise<Guardrail[]> {
+    return this.manager.getRepository(GuardrailEntity).find({
+      where: { organisationId, status: 'active' },
+      order: { createdAt: 'ASC', id: 'ASC' },
+      take: limit,
+    });
+  }
+
   /**
    * Applies the changes to the active guardrail in one transaction, its row locked until the
    * commit, so concurrent updates apply one after the other and number their versions in

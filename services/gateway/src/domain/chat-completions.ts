@@ -1,4 +1,4 @@
-import { AppError, BadRequest } from '@switchyard/core';
+import { AppError, BadRequest, NotImplemented } from '@switchyard/core';
 import { costOf } from '../pricing/cost.ts';
 import type { ChatBody } from '../providers/types.ts';
 import type { CacheHeaders } from './gateway-headers.ts';
@@ -19,6 +19,7 @@ import {
 } from './response-cache.ts';
 import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
 import { meterStream } from './stream-meter.ts';
+import { checkInput, checkOutput, guardrailsOf, type GuardrailRun } from './guardrails.ts';
 
 export interface ChatCompletionsOptions extends GatewayContext {
   /**
@@ -52,6 +53,8 @@ export class ChatRequest extends GatewayRequest {
   cacheStatus: CacheStatus = 'DISABLED';
   /** A limit ran out while the answer streamed: it ended early and is not to be cached. */
   exhausted = false;
+  /** What the request's guardrails did with it. */
+  readonly guardrailRuns: GuardrailRun[] = [];
 
   /**
    * The response headers with the cache's verdict last, as it stands once the answer (or
@@ -88,6 +91,37 @@ export class ChatCompletions {
   ): Promise<ChatReply> {
     request.markStream(parsed.stream === true);
     const resolved = await request.config();
+    const { principal } = request;
+    const guardrails = await guardrailsOf(
+      resolved?.config,
+      principal.organisationId,
+      principal.workspaceId,
+      this.options.guardrails,
+    );
+    if (guardrails && guardrails.output.length > 0 && parsed.stream === true) {
+      throw new NotImplemented(
+        'Output guardrails on streamed answers are not built yet: ask without `stream`, or name only input guardrails.',
+        { param: 'config.output_guardrails' },
+      );
+    }
+    const facts = { model: parsed.model, metadata: request.headers.metadata };
+    let forwardRaw: Buffer | undefined = raw;
+    if (guardrails && guardrails.input.length > 0) {
+      const checked = checkInput(guardrails.input, parsed, facts);
+      request.guardrailRuns.push(...checked.runs);
+      if (checked.redacted) {
+        // The provider gets the redacted messages, never the client's bytes.
+        parsed = checked.body;
+        forwardRaw = undefined;
+      }
+    }
+    const outputGuardrails = guardrails?.output ?? [];
+    const checkAnswer = (answer: Buffer): Buffer => {
+      if (outputGuardrails.length === 0) return answer;
+      const checked = checkOutput(outputGuardrails, answer, facts);
+      request.guardrailRuns.push(...checked.runs);
+      return checked.body;
+    };
     const directives = cacheDirectives(cacheHeaders, this.options.headerPrefix, resolved?.config.cache);
     const cache = directives.enabled ? this.options.cache : undefined;
     const defaultCompletion = this.options.defaultCompletionTokens;
@@ -115,12 +149,13 @@ export class ChatCompletions {
         request.cacheStatus = directives.forceRefresh ? 'REFRESH' : hit ? 'HIT' : 'MISS';
         if (hit) {
           hold.settle(NOTHING_USED);
-          return replay(hit, directives.maxAgeSeconds);
+          // A stored answer is checked like a fresh one: the guardrails may differ from those it was stored under.
+          return replay(hit.stream ? hit : { ...hit, body: checkAnswer(hit.body) }, directives.maxAgeSeconds);
         }
       }
       const response = await routed.provider.chatCompletions({
         body,
-        rawBody: body === parsed ? raw : undefined,
+        rawBody: body === parsed ? forwardRaw : undefined,
         target: routed.target,
         signal: attempt.signal,
         timeoutMs: attempt.timeoutMs,
@@ -132,7 +167,10 @@ export class ChatCompletions {
         cacheKey,
         maxAgeSeconds: directives.maxAgeSeconds,
       };
-      if (response.kind === 'json') return { ...reply, stream: false, body: response.body };
+      if (response.kind === 'json') {
+        const answered = response.status < 300 ? checkAnswer(response.body) : response.body;
+        return { ...reply, stream: false, body: answered };
+      }
       if (!hold.metered) return { ...reply, stream: true, body: response.body };
       const { provider, pricing } = routed.target;
       const model = routed.model ?? '';

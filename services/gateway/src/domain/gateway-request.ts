@@ -4,6 +4,7 @@ import type { Principal } from '@switchyard/access';
 import type { EventBus } from '@switchyard/adapters';
 import { measureRequest, publishRequestEvents, type CompletedRequest } from '../events/request-events.ts';
 import { costOf } from '../pricing/cost.ts';
+import type { GuardrailSource } from './guardrails.ts';
 import type { ChatProvider } from '../providers/types.ts';
 import { NonPublicAddress } from '../upstream/public-address-lookup.ts';
 import { resolveConfig, type ResolvedConfig, type SavedConfigs } from '../routing/config-source.ts';
@@ -36,6 +37,8 @@ export interface GatewayContext {
   /** Saved configs; absent where control-plane is not reachable (a saved config is then not found). */
   configs?: SavedConfigs | undefined;
   policy: PolicyCheck;
+  /** Guardrail definitions; absent where control-plane is not reachable (a named guardrail is then refused). */
+  guardrails?: GuardrailSource | undefined;
   /** The completion tokens a request that names no output limit is expected to use. */
   defaultCompletionTokens: number;
   bus: EventBus;

@@ -1,0 +1,79 @@
+import { RemoteCache, type Logger } from '@switchyard/core';
+import { parseGuardrailActions, parseGuardrailChecks } from '@switchyard/guardrails';
+import type { ServiceClient } from '@switchyard/runtime';
+import type { guardrails } from '@switchyard/proto';
+import type { GuardrailSource, LoadedGuardrail } from '../domain/guardrails.ts';
+
+/** An organisation's guardrails by id and by slug. */
+interface Directory {
+  byReference: Map<string, LoadedGuardrail>;
+}
+
+/**
+ * Guardrail definitions, read from control-plane once per organisation and then served from
+ * memory; dropped when a "guardrail" change event names the organisation (and after the
+ * TTL, should an event be missed).
+ */
+export class GuardrailDirectory implements GuardrailSource {
+  private readonly cache: RemoteCache<Directory>;
+
+  constructor(
+    private readonly client: ServiceClient<typeof guardrails.GuardrailDirectoryService>,
+    private readonly logger: Logger,
+    ttlMs = 60_000,
+  ) {
+    this.cache = new RemoteCache({ ttlMs });
+  }
+
+  /**
+   * The guardrail a request of this workspace may name by id or slug: the organisation's own
+   * or the workspace's; another workspace's is not found (undefined).
+   */
+  async find(
+    organisationId: string,
+    workspaceId: string,
+    reference: string,
+  ): Promise<LoadedGuardrail | undefined> {
+    const directory = await this.cache.get(organisationId, () => this.load(organisationId));
+    const found = directory?.byReference.get(reference);
+    if (!found || (found.workspaceId !== '' && found.workspaceId !== workspaceId)) return undefined;
+    return found;
+  }
+
+  invalidateOrganisation(organisationId: string): void {
+    this.cache.invalidate(organisationId);
+  }
+
+  private async load(organisationId: string): Promise<Directory> {
+    const { guardrails: listed } = await this.client.listGuardrails(
+      { organisationId },
+      { deadlineMs: 2_000 },
+    );
+    const byReference = new Map<string, LoadedGuardrail>();
+    for (const g of listed) {
+      let loaded: LoadedGuardrail;
+      try {
+        // Validated when saved; read again so that a definition from an older release cannot run half-understood.
+        loaded = {
+          id: g.id,
+          slug: g.slug,
+          workspaceId: g.workspaceId,
+          versionId: g.versionId,
+          name: g.name,
+          checks: parseGuardrailChecks(JSON.parse(g.checksJson) as unknown, 'checks'),
+          actions: parseGuardrailActions(JSON.parse(g.actionsJson) as unknown, 'actions'),
+        };
+      } catch (err) {
+        // Left out, so a request naming it is refused as naming an unknown guardrail, never served unchecked.
+        this.logger.warn('a guardrail definition cannot be read; requests naming it are refused', {
+          guardrail_id: g.id,
+          error: String(err),
+        });
+        continue;
+      }
+      byReference.set(g.id, loaded);
+      byReference.set(g.slug, loaded);
+    }
+    return { byReference };
+  }
+}

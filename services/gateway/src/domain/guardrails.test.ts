@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
+import { adminService } from '@switchyard/admin';
+import { controlPlane } from '@switchyard/control-plane';
+import { policyService } from '@switchyard/policy';
+import type { ServiceDefinition } from '@switchyard/runtime';
+import {
+  startFakeOpenAi,
+  startServiceHarness,
+  type FakeOpenAi,
+  type ServiceHarness,
+} from '@switchyard/testing';
+import { gatewayService } from '../service.ts';
+
+const upstreamKey = 'sk-guardrail-upstream-0123456789';
+const services = [controlPlane, policyService, adminService, gatewayService] as ServiceDefinition[];
+let fake: FakeOpenAi;
+let h: ServiceHarness;
+
+before(async () => {
+  fake = await startFakeOpenAi({ apiKey: upstreamKey });
+  h = await startServiceHarness({ services, env: { TRUSTED_CUSTOM_HOSTS: '127.0.0.1' } });
+});
+after(async () => {
+  await h?.close();
+  await fake?.close();
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies, read field by field
+type Json = Record<string, any>;
+
+async function guardrail(checks: Json[], actions: Json, extra: Json = {}): Promise<string> {
+  const created = await h.request('POST', '/v1/guardrails', {
+    key: h.adminKey,
+    json: { name: `g ${Math.random().toString(16).slice(2, 8)}`, checks, actions, ...extra },
+  });
+  assert.equal(created.status, 200, created.text);
+  return created.body.slug as string;
+}
+
+const config = (guardrails: { input?: string[]; output?: string[] }) =>
+  JSON.stringify({
+    provider: 'openai',
+    custom_host: fake.baseUrl,
+    api_key: upstreamKey,
+    input_guardrails: guardrails.input ?? [],
+    output_guardrails: guardrails.output ?? [],
+  });
+
+function chat(content: string, headers: Record<string, string>, extra: Json = {}) {
+  return h.request('POST', '/v1/chat/completions', {
+    key: h.workspaceKey,
+    json: { model: 'gpt-x', messages: [{ role: 'user', content }], ...extra },
+    headers,
+  });
+}
+
+const forbiddenWords = [{ id: 'default.contains', parameters: { operator: 'none', words: ['classified'] } }];
+const pii = [{ id: 'default.pii', parameters: { categories: ['email'] } }];
+const lastUpstreamContent = () =>
+  (JSON.parse(fake.requests.at(-1)!.body) as { messages: Array<{ content: string }> }).messages[0]!.content;
+
+describe('input guardrails', () => {
+  test('deny: the request is refused with 446 naming the guardrail, the check and why, and the provider never sees it', async () => {
+    const slug = await guardrail(forbiddenWords, { deny: true });
+    const before = fake.requests.length;
+    const res = await chat('this is classified', { 'x-vendor-config': config({ input: [slug] }) });
+    assert.equal(res.status, 446, res.text);
+    assert.equal(res.body.error.type, 'guardrail_error');
+    assert.equal(res.body.error.code, 'guardrail_denied');
+    assert.match(res.body.error.message, new RegExp(slug));
+    assert.match(res.body.error.message, /default\.contains: the text holds forbidden words/);
+    const hook = (res.body.hook_results.before_request_hooks as Json[])[0]!;
+    assert.equal(hook.slug, slug);
+    assert.equal(hook.verdict, false);
+    assert.equal(hook.checks[0].id, 'default.contains');
+    assert.equal(hook.checks[0].verdict, false);
+    assert.equal(fake.requests.length, before, 'the provider never saw the request');
+
+    const clean = await chat('nothing to see', { 'x-vendor-config': config({ input: [slug] }) });
+    assert.equal(clean.status, 200, clean.text);
+  });
+
+  test('redact: the provider sees the message with what matched replaced', async () => {
+    const slug = await guardrail(pii, { deny: false, redact: true });
+    const res = await chat('write to jane.doe@example.com today', {
+      'x-vendor-config': config({ input: [slug] }),
+    });
+    assert.equal(res.status, 200, res.text);
+    const sent = lastUpstreamContent();
+    assert.ok(!sent.includes('jane.doe@example.com'), sent);
+    assert.match(sent, /^write to \[[A-Z_]+\] today$/);
+  });
+
+  test('warn: a failed check lets the request through unchanged', async () => {
+    const slug = await guardrail(pii, { deny: false });
+    const res = await chat('write to jane.doe@example.com', { 'x-vendor-config': config({ input: [slug] }) });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(lastUpstreamContent(), 'write to jane.doe@example.com');
+  });
+
+  test('a guardrail that does not exist is a 400 naming where the config names it', async () => {
+    const res = await chat('hi', { 'x-vendor-config': config({ input: ['guard_nothing-00000000'] }) });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.error.code, 'guardrail_not_found');
+    assert.equal(res.body.error.param, 'config.input_guardrails[0]');
+  });
+
+  test('a guardrail changed through the API applies to the next requests', async () => {
+    const slug = await guardrail(forbiddenWords, { deny: true });
+    const headers = { 'x-vendor-config': config({ input: [slug] }) };
+    assert.equal((await chat('classified', headers)).status, 446);
+    const updated = await h.request('PUT', `/v1/guardrails/${slug}`, {
+      key: h.adminKey,
+      json: { checks: [{ id: 'default.contains', parameters: { operator: 'none', words: ['secret'] } }] },
+    });
+    assert.equal(updated.status, 200, updated.text);
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      status = (await chat('classified', headers)).status;
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(status, 200, 'the new version lets the word through');
+    assert.equal((await chat('a secret', headers)).status, 446);
+  });
+
+  test('the openai SDK raises an error whose message names the check', async () => {
+    const slug = await guardrail(forbiddenWords, { deny: true });
+    const client = new OpenAI({
+      apiKey: h.workspaceKey,
+      baseURL: `${h.url}/v1`,
+      maxRetries: 0,
+      defaultHeaders: { 'x-vendor-config': config({ input: [slug] }) },
+    });
+    const err = await client.chat.completions
+      .create({ model: 'gpt-x', messages: [{ role: 'user', content: 'classified' }] })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    assert.ok(err instanceof OpenAI.APIError, String(err));
+    assert.equal(err.status, 446);
+    assert.match(err.message, new RegExp(`${slug}.*default\\.contains`));
+  });
+});
+
+describe('output guardrails on answers that are not streamed', () => {
+  test('deny: the choice is withheld with finish_reason content_filter', async () => {
+    const slug = await guardrail(pii, { deny: true });
+    const res = await chat('jane.doe@example.com', { 'x-vendor-config': config({ output: [slug] }) });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.choices[0].finish_reason, 'content_filter');
+    assert.ok(!res.text.includes('jane.doe@example.com'), res.text);
+  });
+
+  test('redact: the client gets the answer with what matched replaced', async () => {
+    const slug = await guardrail(pii, { deny: false, redact: true });
+    const res = await chat('mail jane.doe@example.com', { 'x-vendor-config': config({ output: [slug] }) });
+    assert.equal(res.status, 200, res.text);
+    assert.match(res.body.choices[0].message.content, /^Echo: mail \[[A-Z_]+\]$/);
+    assert.equal(res.body.choices[0].finish_reason, 'stop');
+  });
+
+  test('a clean answer passes unchanged', async () => {
+    const slug = await guardrail(pii, { deny: true });
+    const res = await chat('hello', { 'x-vendor-config': config({ output: [slug] }) });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.choices[0].message.content, 'Echo: hello');
+  });
+
+  test('on a streamed answer they are refused with 501 before the provider is asked', async () => {
+    const slug = await guardrail(pii, { deny: true });
+    const before = fake.requests.length;
+    const res = await chat('hi', { 'x-vendor-config': config({ output: [slug] }) }, { stream: true });
+    assert.equal(res.status, 501, res.text);
+    assert.equal(res.body.error.param, 'config.output_guardrails');
+    assert.equal(fake.requests.length, before);
+  });
+
+  test('input guardrails apply to a streamed request', async () => {
+    const slug = await guardrail(forbiddenWords, { deny: true });
+    const res = await chat('classified', { 'x-vendor-config': config({ input: [slug] }) }, { stream: true });
+    assert.equal(res.status, 446, res.text);
+  });
+});

@@ -1,0 +1,304 @@
+import { BadRequest, GuardrailDenied, ServiceUnavailable } from '@switchyard/core';
+import {
+  redact,
+  runGuardrail,
+  type GuardrailAction,
+  type GuardrailActions,
+  type GuardrailCheck,
+  type GuardrailVerdict,
+  type Span,
+} from '@switchyard/guardrails';
+import { namedGuardrails, type RoutingConfig } from '@switchyard/rules';
+import type { ChatBody } from '../providers/types.ts';
+
+/**
+ * Guardrails on a chat completion: the input guardrails a config names run on the request's
+ * messages before the provider sees them, the output guardrails on the answer before the
+ * client sees it. A failed guardrail denies (446 on input; on output the choice is withheld
+ * with `finish_reason: content_filter`), warns (the request proceeds, the verdicts are
+ * recorded) or redacts (what its checks matched is replaced).
+ */
+
+/** A guardrail as the gateway runs it. */
+export interface LoadedGuardrail {
+  id: string;
+  slug: string;
+  /** Empty for an organisation-level guardrail. */
+  workspaceId: string;
+  versionId: string;
+  name: string;
+  checks: GuardrailCheck[];
+  actions: GuardrailActions;
+}
+
+export interface GuardrailSource {
+  find(organisationId: string, workspaceId: string, reference: string): Promise<LoadedGuardrail | undefined>;
+}
+
+export interface RequestGuardrails {
+  input: LoadedGuardrail[];
+  output: LoadedGuardrail[];
+}
+
+/** What one guardrail did with a request, for its log and the 446 error. */
+export interface GuardrailRun {
+  phase: 'input' | 'output';
+  guardrailId: string;
+  slug: string;
+  versionId: string;
+  action: GuardrailAction;
+  explanation: string;
+  /** How many spans were replaced. */
+  redactions: number;
+  durationMs: number;
+  checks: Array<{ id: string; name: string; passed: boolean; explanation: string; error?: string }>;
+}
+
+/**
+ * The guardrails a config names, looked up for the caller's workspace. One that does not
+ * exist (or belongs to another workspace) is a 400 naming where the config names it: a
+ * caller who asked to be checked is never served unchecked.
+ */
+export async function guardrailsOf(
+  config: RoutingConfig | undefined,
+  organisationId: string,
+  workspaceId: string,
+  source: GuardrailSource | undefined,
+): Promise<RequestGuardrails | undefined> {
+  if (!config) return undefined;
+  const named = namedGuardrails(config);
+  if (named.length === 0) return undefined;
+  const found: RequestGuardrails = { input: [], output: [] };
+  for (const { slug, field } of named) {
+    let guardrail: LoadedGuardrail | undefined;
+    try {
+      guardrail = source ? await source.find(organisationId, workspaceId, slug) : undefined;
+    } catch (err) {
+      throw new ServiceUnavailable('Guardrails cannot be read right now; the request was not sent.', {
+        cause: err,
+        code: 'guardrails_unavailable',
+      });
+    }
+    if (!guardrail) {
+      throw new BadRequest(`Guardrail '${slug}' does not exist.`, {
+        param: `config.${field}`,
+        code: 'guardrail_not_found',
+      });
+    }
+    (field.startsWith('input') ? found.input : found.output).push(guardrail);
+  }
+  return found;
+}
+
+interface TextPart {
+  text: string;
+  /** Puts the (redacted) text back where it was read. */
+  put(text: string): void;
+}
+
+/** The texts of a request the input checks read: every message's content, text parts included. */
+function requestTexts(body: ChatBody): TextPart[] {
+  const parts: TextPart[] = [];
+  body.messages.forEach((message, m) => {
+    const content = (message as { content?: unknown }).content;
+    if (typeof content === 'string') {
+      parts.push({
+        text: content,
+        put: (text) => {
+          (body.messages[m] as { content: string }).content = text;
+        },
+      });
+    } else if (Array.isArray(content)) {
+      content.forEach((part: { type?: unknown; text?: unknown }, p) => {
+        if (part.type !== 'text' || typeof part.text !== 'string') return;
+        parts.push({
+          text: part.text,
+          put: (text) => {
+            ((body.messages[m] as { content: Array<{ text: string }> }).content[p] as { text: string }).text =
+              text;
+          },
+        });
+      });
+    }
+  });
+  return parts;
+}
+
+/** Parts are joined with this between them, so that no match spans two messages. */
+const SEPARATOR = '\n\n';
+
+/** Replaces spans of the joined text in the parts they fall in. */
+function redactParts(parts: TextPart[], spans: readonly Span[]): void {
+  let offset = 0;
+  for (const part of parts) {
+    const end = offset + part.text.length;
+    const local = spans
+      .filter((span) => span.start < end && span.end > offset)
+      .map((span) => ({
+        ...span,
+        start: Math.max(0, span.start - offset),
+        end: Math.min(part.text.length, span.end - offset),
+      }));
+    if (local.length > 0) part.put(redact(part.text, local));
+    offset = end + SEPARATOR.length;
+  }
+}
+
+function runOf(
+  phase: 'input' | 'output',
+  guardrail: LoadedGuardrail,
+  verdict: GuardrailVerdict,
+): GuardrailRun {
+  return {
+    phase,
+    guardrailId: guardrail.id,
+    slug: guardrail.slug,
+    versionId: guardrail.versionId,
+    action: verdict.action,
+    explanation: verdict.explanation,
+    redactions: verdict.redactions.length,
+    durationMs: verdict.durationMs,
+    checks: verdict.verdicts.map((v) => ({
+      id: v.id,
+      name: v.name,
+      passed: v.passed,
+      explanation: v.explanation,
+      ...(v.error === undefined ? {} : { error: v.error }),
+    })),
+  };
+}
+
+/** The verdicts as the 446 error carries them (`hook_results`). */
+export function hookResults(runs: readonly GuardrailRun[]) {
+  const shown = (phase: 'input' | 'output') =>
+    runs
+      .filter((run) => run.phase === phase)
+      .map((run) => ({
+        id: run.guardrailId,
+        slug: run.slug,
+        verdict: run.action === 'allow',
+        action: run.action,
+        explanation: run.explanation,
+        checks: run.checks.map((check) => ({
+          id: check.id,
+          name: check.name,
+          verdict: check.passed,
+          explanation: check.explanation,
+          ...(check.error === undefined ? {} : { error: check.error }),
+        })),
+        execution_time_ms: Math.round(run.durationMs * 1000) / 1000,
+      }));
+  return { before_request_hooks: shown('input'), after_request_hooks: shown('output') };
+}
+
+export interface InputChecked {
+  /** The body to send: the same object when nothing was redacted, else a redacted copy. */
+  body: ChatBody;
+  redacted: boolean;
+  runs: GuardrailRun[];
+}
+
+/**
+ * Runs the input guardrails on a request's messages. A guardrail that denies refuses the
+ * request (446, naming each failed check and why); one that redacts replaces what its checks
+ * matched before the provider sees it; one that warns lets it through.
+ */
+export function checkInput(
+  guardrails: readonly LoadedGuardrail[],
+  body: ChatBody,
+  facts: { model: string; metadata: Readonly<Record<string, string>> },
+): InputChecked {
+  if (guardrails.length === 0) return { body, redacted: false, runs: [] };
+  const copy = structuredClone(body);
+  const parts = requestTexts(copy);
+  const text = parts.map((part) => part.text).join(SEPARATOR);
+  const runs: GuardrailRun[] = [];
+  const spans: Span[] = [];
+  for (const guardrail of guardrails) {
+    const verdict = runGuardrail(guardrail, {
+      text,
+      model: facts.model,
+      metadata: facts.metadata,
+      phase: 'input',
+    });
+    runs.push(runOf('input', guardrail, verdict));
+    if (verdict.action === 'redact') spans.push(...verdict.redactions);
+  }
+  const denied = runs.filter((run) => run.action === 'deny');
+  if (denied.length > 0) throw guardrailDenial(denied, runs);
+  if (spans.length === 0) return { body, redacted: false, runs };
+  redactParts(parts, spans);
+  return { body: copy, redacted: true, runs };
+}
+
+/** The 446 for guardrails that denied a request, with every run's verdicts. */
+export function guardrailDenial(
+  denied: readonly GuardrailRun[],
+  runs: readonly GuardrailRun[],
+): GuardrailDenied {
+  const why = denied.map((run) => `guardrail '${run.slug}' denied it: ${run.explanation}`).join('; ');
+  return new GuardrailDenied(`The request was denied by its guardrails: ${why}.`, {
+    details: { hook_results: hookResults(runs) },
+  });
+}
+
+export interface OutputChecked {
+  body: Buffer;
+  changed: boolean;
+  runs: GuardrailRun[];
+}
+
+interface AnswerChoice {
+  message?: { content?: unknown };
+  finish_reason?: unknown;
+}
+
+/**
+ * Runs the output guardrails on a non-streamed chat completion, choice by choice. A choice a
+ * guardrail denies is withheld (`content` empty, `finish_reason: content_filter`); redaction
+ * replaces what the checks matched; a warning changes nothing. An answer that is not a chat
+ * completion with choices is passed as it is.
+ */
+export function checkOutput(
+  guardrails: readonly LoadedGuardrail[],
+  answer: Buffer,
+  facts: { model: string; metadata: Readonly<Record<string, string>> },
+): OutputChecked {
+  if (guardrails.length === 0) return { body: answer, changed: false, runs: [] };
+  let parsed: { choices?: AnswerChoice[] };
+  try {
+    parsed = JSON.parse(answer.toString('utf8')) as { choices?: AnswerChoice[] };
+  } catch {
+    return { body: answer, changed: false, runs: [] };
+  }
+  if (!Array.isArray(parsed.choices)) return { body: answer, changed: false, runs: [] };
+  const runs: GuardrailRun[] = [];
+  let changed = false;
+  for (const choice of parsed.choices) {
+    const message = choice.message;
+    if (!message || typeof message.content !== 'string') continue;
+    const text = message.content;
+    const spans: Span[] = [];
+    let denied = false;
+    for (const guardrail of guardrails) {
+      const verdict = runGuardrail(guardrail, {
+        text,
+        model: facts.model,
+        metadata: facts.metadata,
+        phase: 'output',
+      });
+      runs.push(runOf('output', guardrail, verdict));
+      if (verdict.action === 'deny') denied = true;
+      else if (verdict.action === 'redact') spans.push(...verdict.redactions);
+    }
+    if (denied) {
+      message.content = '';
+      choice.finish_reason = 'content_filter';
+      changed = true;
+    } else if (spans.length > 0) {
+      message.content = redact(text, spans);
+      changed = true;
+    }
+  }
+  return { body: changed ? Buffer.from(JSON.stringify(parsed)) : answer, changed, runs };
+}

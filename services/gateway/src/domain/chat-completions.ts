@@ -19,7 +19,7 @@ import {
 } from './response-cache.ts';
 import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
 import { meterStream } from './stream-meter.ts';
-import { checkInput, checkOutput, guardrailsOf, type GuardrailRun } from './guardrails.ts';
+import { checkInput, checkOutput, guardrailsOf } from './guardrails.ts';
 
 export interface ChatCompletionsOptions extends GatewayContext {
   /**
@@ -53,8 +53,6 @@ export class ChatRequest extends GatewayRequest {
   cacheStatus: CacheStatus = 'DISABLED';
   /** A limit ran out while the answer streamed: it ended early and is not to be cached. */
   exhausted = false;
-  /** What the request's guardrails did with it. */
-  readonly guardrailRuns: GuardrailRun[] = [];
 
   /**
    * The response headers with the cache's verdict last, as it stands once the answer (or
@@ -107,8 +105,7 @@ export class ChatCompletions {
     const facts = { model: parsed.model, metadata: request.headers.metadata };
     let forwardRaw: Buffer | undefined = raw;
     if (guardrails && guardrails.input.length > 0) {
-      const checked = checkInput(guardrails.input, parsed, facts);
-      request.guardrailRuns.push(...checked.runs);
+      const checked = checkInput(guardrails.input, parsed, facts, request.guardrailRuns);
       if (checked.redacted) {
         // The provider gets the redacted messages, never the client's bytes.
         parsed = checked.body;

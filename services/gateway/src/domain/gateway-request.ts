@@ -4,7 +4,7 @@ import type { Principal } from '@switchyard/access';
 import type { EventBus } from '@switchyard/adapters';
 import { measureRequest, publishRequestEvents, type CompletedRequest } from '../events/request-events.ts';
 import { costOf } from '../pricing/cost.ts';
-import type { GuardrailSource } from './guardrails.ts';
+import type { GuardrailRun, GuardrailSource } from './guardrails.ts';
 import type { ChatProvider } from '../providers/types.ts';
 import { NonPublicAddress } from '../upstream/public-address-lookup.ts';
 import { resolveConfig, type ResolvedConfig, type SavedConfigs } from '../routing/config-source.ts';
@@ -98,6 +98,8 @@ export class GatewayRequest {
   private retries = 0;
   /** What each checked attempt held, in order; the last one's is the answer's. */
   private readonly holds: PolicyHold[] = [];
+  /** What the request's guardrails did with it, for its log. */
+  readonly guardrailRuns: GuardrailRun[] = [];
   /** The policy refusal of the last attempt, when it was refused. */
   private refusal: PolicyRefusal | undefined;
   protected readonly names: HeaderNames;

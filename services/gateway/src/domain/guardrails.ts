@@ -195,7 +195,6 @@ export interface InputChecked {
   /** The body to send: the same object when nothing was redacted, else a redacted copy. */
   body: ChatBody;
   redacted: boolean;
-  runs: GuardrailRun[];
 }
 
 /**
@@ -207,12 +206,14 @@ export function checkInput(
   guardrails: readonly LoadedGuardrail[],
   body: ChatBody,
   facts: { model: string; metadata: Readonly<Record<string, string>> },
+  /** Where each guardrail's run is recorded as it is decided, a denied request's too. */
+  runs: GuardrailRun[],
 ): InputChecked {
-  if (guardrails.length === 0) return { body, redacted: false, runs: [] };
+  if (guardrails.length === 0) return { body, redacted: false };
   const copy = structuredClone(body);
   const parts = requestTexts(copy);
   const text = parts.map((part) => part.text).join(SEPARATOR);
-  const runs: GuardrailRun[] = [];
+  const own: GuardrailRun[] = [];
   const spans: Span[] = [];
   for (const guardrail of guardrails) {
     const verdict = runGuardrail(guardrail, {
@@ -221,14 +222,16 @@ export function checkInput(
       metadata: facts.metadata,
       phase: 'input',
     });
-    runs.push(runOf('input', guardrail, verdict));
+    const run = runOf('input', guardrail, verdict);
+    own.push(run);
+    runs.push(run);
     if (verdict.action === 'redact') spans.push(...verdict.redactions);
   }
-  const denied = runs.filter((run) => run.action === 'deny');
-  if (denied.length > 0) throw guardrailDenial(denied, runs);
-  if (spans.length === 0) return { body, redacted: false, runs };
+  const denied = own.filter((run) => run.action === 'deny');
+  if (denied.length > 0) throw guardrailDenial(denied, own);
+  if (spans.length === 0) return { body, redacted: false };
   redactParts(parts, spans);
-  return { body: copy, redacted: true, runs };
+  return { body: copy, redacted: true };
 }
 
 /** The 446 for guardrails that denied a request, with every run's verdicts. */

@@ -173,7 +173,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       otherSecrets,
     );
     const bootstrap = new BootstrapService(repo, logger, config.API_KEY_PREFIX);
-    const savedConfigs = new ConfigService(configRepo, workspaces, events);
+
     const members = new MemberService(
       new MemberRepository(manager),
       workspaces,
@@ -190,6 +190,12 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       events,
     );
     const guardrails = new GuardrailService(new GuardrailRepository(manager), workspaces, events);
+    const savedConfigs = new ConfigService(
+      configRepo,
+      workspaces,
+      events,
+      (organisationId, workspaceId, slug) => guardrails.usableIn(organisationId, workspaceId, slug),
+    );
     const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => apiKeys.resolveApiKey(hash), { ttlMs: 5_000 });

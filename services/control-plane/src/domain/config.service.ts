@@ -9,7 +9,7 @@ import type { ConfigVersion, SavedConfig } from '../store/config.entities.ts';
 import type { ConfigRepository } from '../store/config.repository.ts';
 import type { WorkspaceService } from './workspace.service.ts';
 import type { createConfigBody, updateConfigBody } from './config.schemas.ts';
-import { assertGuardrailsExist } from './saved-config.ts';
+import { assertGuardrailsExist, type GuardrailLookup } from './saved-config.ts';
 import { configSlugFrom } from './slugs.ts';
 
 /**
@@ -39,11 +39,13 @@ export class ConfigService {
     private readonly repo: ConfigRepository,
     private readonly workspaces: Pick<WorkspaceService, 'getWorkspace'>,
     private readonly bus: EventBus,
+    /** Whether a config may name a guardrail. */
+    private readonly guardrailUsable: GuardrailLookup,
   ) {}
 
   async create(principal: Principal, input: CreateConfigInput): Promise<ConfigWrite> {
     const workspaceId = await this.workspaceFor(principal, input.workspaceId);
-    assertGuardrailsExist(input.config);
+    await assertGuardrailsExist(input.config, principal.organisationId, workspaceId, this.guardrailUsable);
     const written = await this.repo.insert({
       organisationId: principal.organisationId,
       workspaceId,
@@ -81,7 +83,14 @@ export class ConfigService {
   /** Every update writes a version, also one that changes only the name or status. */
   async update(principal: Principal, idOrSlug: string, changes: UpdateConfigInput): Promise<ConfigWrite> {
     const found = await this.get(principal, idOrSlug);
-    if (changes.config) assertGuardrailsExist(changes.config);
+    if (changes.config) {
+      await assertGuardrailsExist(
+        changes.config,
+        principal.organisationId,
+        found.workspaceId,
+        this.guardrailUsable,
+      );
+    }
     // Archiving (by DELETE, or by PUT with status archived: both come here) is refused while a
     // workspace's defaults.user_api_key_config names this config, until that default is cleared.
     const written = await this.repo.update(found.id, changes, actorOf(principal));

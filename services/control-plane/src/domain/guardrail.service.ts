@@ -139,6 +139,16 @@ export class GuardrailService {
   }
 
   /** One the caller may change: a workspace key reads the organisation-level ones but cannot change them. */
+  /** Whether a config of this workspace may name the guardrail: an active one of the workspace or the organisation. */
+  async usableIn(organisationId: string, workspaceId: string, idOrSlug: string): Promise<boolean> {
+    const found = await this.repo.find(organisationId, idOrSlug);
+    return (
+      found !== null &&
+      found.status === 'active' &&
+      (found.workspaceId === null || found.workspaceId === workspaceId)
+    );
+  }
+
   /** Every active guardrail of an organisation, as gateways run them. */
   async activeGuardrails(organisationId: string): Promise<Guardrail[]> {
     return this.repo.allActive(organisationId, MAX_ACTIVE_GUARDRAILS);

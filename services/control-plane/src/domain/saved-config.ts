@@ -34,15 +34,27 @@ export function parseSavedConfig(document: string | Record<string, unknown>): Ro
   return config;
 }
 
+/** Looks up whether a config of a workspace may name a guardrail (by id or slug). */
+export type GuardrailLookup = (
+  organisationId: string,
+  workspaceId: string,
+  idOrSlug: string,
+) => Promise<boolean>;
+
 /**
- * Guardrails a config names must exist. None exist in this release, so any named one is
- * refused; the check becomes a lookup once guardrail definitions are stored.
+ * Guardrails a config names must exist, active, in the config's workspace or at the
+ * organisation's level; the first that does not is a 422 naming where the config names it.
  */
-export function assertGuardrailsExist(config: RoutingConfig): void {
-  const [first] = namedGuardrails(config);
-  if (first !== undefined) {
-    throw new UnprocessableEntity(`Guardrail '${first.slug}' does not exist.`, {
-      param: `${ROOT}.${first.field}`,
+export async function assertGuardrailsExist(
+  config: RoutingConfig,
+  organisationId: string,
+  workspaceId: string,
+  usable: GuardrailLookup,
+): Promise<void> {
+  for (const { slug, field } of namedGuardrails(config)) {
+    if (await usable(organisationId, workspaceId, slug)) continue;
+    throw new UnprocessableEntity(`Guardrail '${slug}' does not exist.`, {
+      param: `${ROOT}.${field}`,
       code: 'guardrail_not_found',
     });
   }

@@ -376,6 +376,47 @@ describe('what a saved config may hold', () => {
     });
   }
 
+  test('a config may name an active guardrail of its workspace or the organisation, not another workspace’s or an archived one', async () => {
+    const guardrail = async (json: Record<string, unknown>) => {
+      const res = await h.request('POST', '/v1/guardrails', {
+        key: h.adminKey,
+        json: {
+          name: 'No emails',
+          checks: [{ id: 'default.pii', parameters: { categories: ['email'] } }],
+          actions: { deny: true },
+          ...json,
+        },
+      });
+      assert.equal(res.status, 200, res.text);
+      return res.body.slug as string;
+    };
+    const organisationLevel = await guardrail({});
+    const own = await guardrail({ workspace_id: h.workspaceId });
+    const other = await workspaceWithKey('Guardrails elsewhere');
+    const elsewhere = await guardrail({ workspace_id: other.id });
+
+    const saved = await create({
+      name: 'Guarded',
+      config: { ...fallback, input_guardrails: [organisationLevel], output_guardrails: [own] },
+    });
+    assert.deepEqual((await get(saved.slug)).body.data.config.input_guardrails, [organisationLevel]);
+
+    const refused = await h.request('POST', '/v2/configs', {
+      key: h.workspaceKey,
+      json: { name: 'Guarded elsewhere', config: { ...fallback, output_guardrails: [own, elsewhere] } },
+    });
+    assert.equal(refused.status, 422, refused.text);
+    assert.equal(refused.body.error.param, 'config.output_guardrails[1]');
+
+    assert.equal((await h.request('DELETE', `/v1/guardrails/${own}`, { key: h.adminKey })).status, 200);
+    const archived = await h.request('PUT', `/v2/configs/${saved.slug}`, {
+      key: h.workspaceKey,
+      json: { config: { ...fallback, output_guardrails: [own] } },
+    });
+    assert.equal(archived.status, 422, archived.text);
+    assert.equal(archived.body.error.code, 'guardrail_not_found');
+  });
+
   test('empty guardrail lists are fine', async () => {
     const created = await create({
       name: 'No guardrails',

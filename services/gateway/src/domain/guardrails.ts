@@ -1,4 +1,4 @@
-import { BadRequest, GuardrailDenied, ServiceUnavailable } from '@switchyard/core';
+import { BadRequest, GuardrailDenied, NotImplemented, ServiceUnavailable } from '@switchyard/core';
 import {
   redact,
   runGuardrail,
@@ -85,6 +85,12 @@ export async function guardrailsOf(
         code: 'guardrail_not_found',
       });
     }
+    if (guardrail.checks.some((check) => check.is_enabled && check.id === 'default.webhook')) {
+      throw new NotImplemented(
+        `Guardrail '${slug}' holds a webhook check, and webhook checks are not run yet; the request was not sent.`,
+        { param: `config.${field}`, code: 'guardrail_not_supported' },
+      );
+    }
     (field.startsWith('input') ? found.input : found.output).push(guardrail);
   }
   return found;
@@ -166,6 +172,11 @@ function runOf(
       ...(v.error === undefined ? {} : { error: v.error }),
     })),
   };
+}
+
+/** What an output guardrail did with one choice of a streamed answer, from the verdict its stream ended with. */
+export function streamedRun(guardrail: LoadedGuardrail, verdict: GuardrailVerdict): GuardrailRun {
+  return runOf('output', guardrail, verdict);
 }
 
 /** The verdicts as the 446 error carries them (`hook_results`). */

@@ -3,67 +3,25 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { DataSource } from 'typeorm';
-import { createLogger } from '@switchyard/core';
-import { createDataSource, migrate } from '@switchyard/adapters';
-import { requireServiceEnv, uniqueSuffix } from '@switchyard/core/testing';
+import { uniqueSuffix } from '@switchyard/core/testing';
 import { parseGuardrailActions, parseGuardrailChecks } from '@switchyard/guardrails';
-import { controlPlane } from '../service.ts';
+import { startContractDatabase, type ContractDatabase } from '../testing/contract-database.ts';
 import { seedOrganisation, type SeededOrganisation } from '../testing/organisations.ts';
 import { GuardrailRepository } from './guardrail.repository.ts';
 
 const CONCURRENCY = 16;
 
-let maintenanceUrl: string;
-let databaseName: string;
+let db: ContractDatabase | undefined;
 let ds: DataSource;
 let seeded: SeededOrganisation;
 
-const quiet = () => {
-  const logger = createLogger('guardrail-contract', 'error');
-  logger.silent = true;
-  return logger;
-};
-
-async function asOwner(sql: string): Promise<void> {
-  const owner = createDataSource({
-    url: maintenanceUrl,
-    schema: 'public',
-    entities: [],
-    migrations: [],
-    poolSize: 1,
-    logger: quiet(),
-  });
-  await owner.initialize();
-  try {
-    await owner.query(sql);
-  } finally {
-    await owner.destroy();
-  }
-}
-
 before(async () => {
-  maintenanceUrl = requireServiceEnv('DATABASE_URL');
-  databaseName = `guardrail_contract_${uniqueSuffix()}`;
-  await asOwner(`CREATE DATABASE "${databaseName}"`);
-  const url = new URL(maintenanceUrl);
-  url.pathname = `/${databaseName}`;
-  const database = controlPlane.database!;
-  ds = createDataSource({
-    url: url.toString(),
-    schema: database.schema,
-    entities: database.entities,
-    migrations: database.migrations,
-    poolSize: CONCURRENCY + 2,
-    logger: quiet(),
-  });
-  await migrate(ds, database.schema, quiet());
+  db = await startContractDatabase('guardrail-contract', CONCURRENCY + 2);
+  ds = db.ds;
   seeded = await seedOrganisation(ds.manager, 'guardrail-contract');
 });
 
-after(async () => {
-  if (ds?.isInitialized) await ds.destroy();
-  if (databaseName) await asOwner(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
-});
+after(() => db?.close());
 
 const wordCount = (maxWords: number) =>
   parseGuardrailChecks([{ id: 'default.wordCount', parameters: { minWords: 1, maxWords } }]);

@@ -4,23 +4,20 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { DataSource } from 'typeorm';
-import { createLogger } from '@switchyard/core';
 import type { Principal } from '@switchyard/access';
-import { MemoryEventBus, createDataSource, migrate } from '@switchyard/adapters';
-import { requireServiceEnv, uniqueSuffix } from '@switchyard/core/testing';
+import { MemoryEventBus } from '@switchyard/adapters';
 import { OAuthError } from '../domain/oauth.ts';
 import { OAuthAuthorizationService } from '../domain/oauth-authorization.service.ts';
 import { OAuthClientService } from '../domain/oauth-client.service.ts';
 import { OAuthTokenService } from '../domain/oauth-token.service.ts';
-import { controlPlane } from '../service.ts';
+import { startContractDatabase, type ContractDatabase } from '../testing/contract-database.ts';
 import { seedOrganisation, type SeededOrganisation } from '../testing/organisations.ts';
 import { OAuthRepository } from './oauth.repository.ts';
 
 const CONCURRENCY = 16;
 const REDIRECT = 'https://agent.example.com/callback';
 
-let maintenanceUrl: string;
-let databaseName: string;
+let db: ContractDatabase | undefined;
 let ds: DataSource;
 let oauth: {
   clients: OAuthClientService;
@@ -30,25 +27,6 @@ let oauth: {
 let seeded: SeededOrganisation;
 
 /** Runs `sql` on the maintenance database (creating and dropping this run's database). */
-async function asOwner(sql: string): Promise<void> {
-  const logger = createLogger('oauth-contract', 'error');
-  logger.silent = true;
-  const owner = createDataSource({
-    url: maintenanceUrl,
-    schema: 'public',
-    entities: [],
-    migrations: [],
-    poolSize: 1,
-    logger,
-  });
-  await owner.initialize();
-  try {
-    await owner.query(sql);
-  } finally {
-    await owner.destroy();
-  }
-}
-
 function consenting(): Principal {
   return {
     apiKeyId: 'contract-subject',
@@ -91,24 +69,8 @@ function assertOneWinner(results: PromiseSettledResult<unknown>[]): void {
 }
 
 before(async () => {
-  maintenanceUrl = requireServiceEnv('DATABASE_URL');
-  // Control-plane's migrations name their schema: a database of their own for this run.
-  databaseName = `oauth_contract_${uniqueSuffix()}`;
-  await asOwner(`CREATE DATABASE "${databaseName}"`);
-  const url = new URL(maintenanceUrl);
-  url.pathname = `/${databaseName}`;
-  const logger = createLogger('oauth-contract', 'error');
-  logger.silent = true;
-  const database = controlPlane.database!;
-  ds = createDataSource({
-    url: url.toString(),
-    schema: database.schema,
-    entities: database.entities,
-    migrations: database.migrations,
-    poolSize: CONCURRENCY + 2,
-    logger,
-  });
-  await migrate(ds, database.schema, logger);
+  db = await startContractDatabase('oauth-contract', CONCURRENCY + 2);
+  ds = db.ds;
   seeded = await seedOrganisation(ds.manager, 'oauth-contract');
   const repo = new OAuthRepository(ds.manager);
   const options = { prefix: 'sy-', settings: { OAUTH_ISSUER: undefined, OAUTH_REDIRECT_URI_ALLOWLIST: [] } };
@@ -119,10 +81,7 @@ before(async () => {
   };
 });
 
-after(async () => {
-  if (ds?.isInitialized) await ds.destroy();
-  if (databaseName) await asOwner(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
-});
+after(() => db?.close());
 
 describe('OAuth exchanges on PostgreSQL', () => {
   test(`of ${CONCURRENCY} concurrent exchanges of one authorization code exactly one gets tokens`, async () => {

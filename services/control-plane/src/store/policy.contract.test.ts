@@ -3,11 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { DataSource } from 'typeorm';
-import { createLogger } from '@switchyard/core';
-import { createDataSource, migrate } from '@switchyard/adapters';
-import { requireServiceEnv, uniqueSuffix } from '@switchyard/core/testing';
+import { uniqueSuffix } from '@switchyard/core/testing';
 import { keyMaterialOf } from '../domain/api-keys.ts';
-import { controlPlane } from '../service.ts';
+import { startContractDatabase, type ContractDatabase } from '../testing/contract-database.ts';
 import { seedOrganisation, type SeededOrganisation } from '../testing/organisations.ts';
 import { IdentityRepository } from './identity.repository.ts';
 import { PolicyScopes1763700000023 } from './migrations/1763700000023-policy-scopes.ts';
@@ -15,57 +13,17 @@ import { PolicyRepository } from './policy.repository.ts';
 
 const CONCURRENCY = 16;
 
-let maintenanceUrl: string;
-let databaseName: string;
+let db: ContractDatabase | undefined;
 let ds: DataSource;
 let seeded: SeededOrganisation;
 
-const quiet = () => {
-  const logger = createLogger('policy-contract', 'error');
-  logger.silent = true;
-  return logger;
-};
-
-async function asOwner(sql: string): Promise<void> {
-  const owner = createDataSource({
-    url: maintenanceUrl,
-    schema: 'public',
-    entities: [],
-    migrations: [],
-    poolSize: 1,
-    logger: quiet(),
-  });
-  await owner.initialize();
-  try {
-    await owner.query(sql);
-  } finally {
-    await owner.destroy();
-  }
-}
-
 before(async () => {
-  maintenanceUrl = requireServiceEnv('DATABASE_URL');
-  databaseName = `policy_contract_${uniqueSuffix()}`;
-  await asOwner(`CREATE DATABASE "${databaseName}"`);
-  const url = new URL(maintenanceUrl);
-  url.pathname = `/${databaseName}`;
-  const database = controlPlane.database!;
-  ds = createDataSource({
-    url: url.toString(),
-    schema: database.schema,
-    entities: database.entities,
-    migrations: database.migrations,
-    poolSize: CONCURRENCY + 2,
-    logger: quiet(),
-  });
-  await migrate(ds, database.schema, quiet());
+  db = await startContractDatabase('policy-contract', CONCURRENCY + 2);
+  ds = db.ds;
   seeded = await seedOrganisation(ds.manager, 'policy-contract');
 });
 
-after(async () => {
-  if (ds?.isInitialized) await ds.destroy();
-  if (databaseName) await asOwner(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
-});
+after(() => db?.close());
 
 const newRateLimit = () => ({
   organisationId: seeded.organisationId,

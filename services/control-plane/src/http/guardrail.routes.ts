@@ -16,8 +16,8 @@ import {
 } from './guardrail.presenters.ts';
 
 /**
- * `/guardrails`, mounted under `/v1` behind API-key authentication. Guardrails are defined
- * here only: the gateway does not run them yet, and configs cannot name them yet.
+ * `/guardrails`, mounted under `/v1` behind API-key authentication: the definitions configs
+ * name in `input_guardrails` and `output_guardrails`, which the gateways run.
  */
 export function guardrailRouter(guardrails: GuardrailService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });

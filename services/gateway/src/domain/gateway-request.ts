@@ -309,6 +309,7 @@ export class GatewayRequest {
         configSlug: this.configSlug,
         routePath: this.routePath,
         retries: this.retries,
+        guardrails: this.guardrailRuns,
       };
       const measured = measureRequest(done);
       const used = measured.usage ? { tokens: measured.tokens, cost: measured.cost } : undefined;

@@ -38,6 +38,24 @@ const policyOutcome = fc.option(
   { nil: undefined },
 );
 
+const guardrailOutcomes = fc.array(
+  fc.record({
+    phase: text,
+    guardrailId: text,
+    slug: text,
+    versionId: text,
+    action: text,
+    explanation: text,
+    redactions: uint32,
+    durationMs: double,
+    checks: fc.array(
+      fc.record({ id: text, name: text, passed: fc.boolean(), explanation: text, error: text }),
+      { maxLength: 4 },
+    ),
+  }),
+  { maxLength: 3 },
+);
+
 const requestLog: fc.Arbitrary<RequestLogFields> = fc.record({
   id: text,
   organisationId: text,
@@ -70,6 +88,7 @@ const requestLog: fc.Arbitrary<RequestLogFields> = fc.record({
   cacheForceRefresh: fc.boolean(),
   modelsEndpoint: fc.boolean(),
   policy: policyOutcome,
+  guardrails: guardrailOutcomes,
 });
 
 const usageEvent: fc.Arbitrary<UsageFields> = fc.record({
@@ -114,6 +133,8 @@ describe('event encoders', () => {
       ['TokenUsage', events.TokenUsageSchema],
       ['PolicyOutcome', events.PolicyOutcomeSchema],
       ['PolicyAdjustment', events.PolicyAdjustmentSchema],
+      ['GuardrailOutcome', events.GuardrailOutcomeSchema],
+      ['GuardrailCheckOutcome', events.GuardrailCheckOutcomeSchema],
     ] as const) {
       assert.deepEqual(schema.fields.map((f) => f.localName).sort(), [...WRITTEN_FIELDS[name]].sort(), name);
     }

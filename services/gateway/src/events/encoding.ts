@@ -17,9 +17,14 @@ export type PolicyAdjustmentFields = Plain<events.PolicyAdjustment>;
 export type PolicyOutcomeFields = Omit<Plain<events.PolicyOutcome>, 'adjustments'> & {
   adjustments: PolicyAdjustmentFields[];
 };
-export type RequestLogFields = Omit<Plain<events.RequestLogEvent>, 'usage' | 'policy'> & {
+export type GuardrailCheckOutcomeFields = Plain<events.GuardrailCheckOutcome>;
+export type GuardrailOutcomeFields = Omit<Plain<events.GuardrailOutcome>, 'checks'> & {
+  checks: GuardrailCheckOutcomeFields[];
+};
+export type RequestLogFields = Omit<Plain<events.RequestLogEvent>, 'usage' | 'policy' | 'guardrails'> & {
   usage?: TokenUsageFields | undefined;
   policy?: PolicyOutcomeFields | undefined;
+  guardrails: GuardrailOutcomeFields[];
 };
 export type UsageFields = Omit<Plain<events.UsageEvent>, 'usage'> & { usage?: TokenUsageFields | undefined };
 
@@ -88,11 +93,45 @@ function policyOutcome(w: BinaryWriter, field: number, value: PolicyOutcomeField
   w.join();
 }
 
+function guardrailOutcome(w: BinaryWriter, field: number, value: GuardrailOutcomeFields): void {
+  w.tag(field, WireType.LengthDelimited).fork();
+  string(w, 1, value.phase);
+  string(w, 2, value.guardrailId);
+  string(w, 3, value.slug);
+  string(w, 4, value.versionId);
+  string(w, 5, value.action);
+  string(w, 6, value.explanation);
+  uint32(w, 7, value.redactions);
+  double(w, 8, value.durationMs);
+  for (const c of value.checks) {
+    w.tag(9, WireType.LengthDelimited).fork();
+    string(w, 1, c.id);
+    string(w, 2, c.name);
+    bool(w, 3, c.passed);
+    string(w, 4, c.explanation);
+    string(w, 5, c.error);
+    w.join();
+  }
+  w.join();
+}
+
 /** The fields each encoder writes, by their generated names (the tests compare them with the schemas). */
 export const WRITTEN_FIELDS = {
   TokenUsage: ['promptTokens', 'completionTokens', 'totalTokens', 'cachedTokens', 'reasoningTokens'],
   PolicyOutcome: ['decision', 'policyId', 'code', 'adjustments'],
   PolicyAdjustment: ['policyId', 'type', 'held', 'used'],
+  GuardrailOutcome: [
+    'phase',
+    'guardrailId',
+    'slug',
+    'versionId',
+    'action',
+    'explanation',
+    'redactions',
+    'durationMs',
+    'checks',
+  ],
+  GuardrailCheckOutcome: ['id', 'name', 'passed', 'explanation', 'error'],
   RequestLogEvent: [
     'id',
     'organisationId',
@@ -125,6 +164,7 @@ export const WRITTEN_FIELDS = {
     'cacheForceRefresh',
     'modelsEndpoint',
     'policy',
+    'guardrails',
   ],
   UsageEvent: [
     'id',
@@ -181,6 +221,7 @@ function writeRequestLogEvent(w: BinaryWriter, e: RequestLogFields): void {
   bool(w, 29, e.cacheForceRefresh);
   bool(w, 30, e.modelsEndpoint);
   policyOutcome(w, 31, e.policy);
+  for (const g of e.guardrails) guardrailOutcome(w, 32, g);
 }
 
 /** switchyard.events.v1.UsageEvent */

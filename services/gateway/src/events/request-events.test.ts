@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import assert from 'node:assert/strict';
-import { fromBinary } from '@bufbuild/protobuf';
+import { create, fromBinary } from '@bufbuild/protobuf';
 import { DEFAULT_MAX_MESSAGE_BYTES, Topics, type EventBus, type OutgoingMessage } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import { MAX_LOGGED_BODY_BYTES, extractUsage, publishRequestEvents, truncateUtf8 } from './request-events.ts';
@@ -63,6 +63,101 @@ describe('publishRequestEvents', () => {
       assert.ok(Buffer.byteLength(body) > MAX_LOGGED_BODY_BYTES - 4, 'cut at the limit, not before');
       assert.ok(original.startsWith(body));
     }
+  });
+
+  test("the request log carries what each guardrail did, in the order they ran, with every check's verdict", () => {
+    const sent: OutgoingMessage[] = [];
+    const bus = { publish: (m: OutgoingMessage) => sent.push(m) } as unknown as EventBus;
+    const request = {
+      requestId: 'req-2',
+      principal: { organisationId: 'org', workspaceId: 'ws', apiKeyId: 'key' } as never,
+      headers: { traceId: 't', metadata: {} } as never,
+      method: 'POST',
+      path: '/v1/chat/completions',
+      provider: 'openai',
+      model: 'gpt-4o',
+      integrationSlug: undefined,
+      status: 200,
+      stream: false,
+      createdAtMs: Date.now(),
+      latencyMs: 12,
+      requestBody: '{}',
+      responseBody: '{}',
+      errorMessage: undefined,
+    };
+    publishRequestEvents(bus, {
+      ...request,
+      guardrails: [
+        {
+          phase: 'input',
+          guardrailId: 'g-1',
+          slug: 'guard_pii-1a2b3c4d',
+          versionId: 'v-1',
+          action: 'warn',
+          explanation: 'default.pii: the text holds an email address',
+          redactions: 0,
+          durationMs: 0.25,
+          checks: [
+            { id: 'default.pii', name: 'No emails', passed: false, explanation: 'an email address' },
+            { id: 'webhook', name: 'webhook', passed: true, explanation: 'unreachable', error: 'timed out' },
+          ],
+        },
+        {
+          phase: 'output',
+          guardrailId: 'g-2',
+          slug: 'guard_words-1a2b3c4d',
+          versionId: 'v-7',
+          action: 'redact',
+          explanation: 'default.regex: matched',
+          redactions: 2,
+          durationMs: 1,
+          checks: [{ id: 'default.regex', name: 'default.regex', passed: false, explanation: 'matched' }],
+        },
+      ],
+    });
+    publishRequestEvents(bus, request);
+    const [withRuns, without] = sent
+      .filter((m) => m.topic === Topics.requestLogs)
+      .map((m) => fromBinary(events.RequestLogEventSchema, m.value));
+    assert.deepEqual(
+      withRuns!.guardrails,
+      [
+        {
+          phase: 'input',
+          guardrailId: 'g-1',
+          slug: 'guard_pii-1a2b3c4d',
+          versionId: 'v-1',
+          action: 'warn',
+          explanation: 'default.pii: the text holds an email address',
+          redactions: 0,
+          durationMs: 0.25,
+          checks: [
+            {
+              id: 'default.pii',
+              name: 'No emails',
+              passed: false,
+              explanation: 'an email address',
+              error: '',
+            },
+            { id: 'webhook', name: 'webhook', passed: true, explanation: 'unreachable', error: 'timed out' },
+          ],
+        },
+        {
+          phase: 'output',
+          guardrailId: 'g-2',
+          slug: 'guard_words-1a2b3c4d',
+          versionId: 'v-7',
+          action: 'redact',
+          explanation: 'default.regex: matched',
+          redactions: 2,
+          durationMs: 1,
+          checks: [
+            { id: 'default.regex', name: 'default.regex', passed: false, explanation: 'matched', error: '' },
+          ],
+        },
+      ].map((outcome) => create(events.GuardrailOutcomeSchema, outcome)),
+    );
+    assert.deepEqual(without!.guardrails, []);
   });
 });
 

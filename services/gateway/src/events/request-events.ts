@@ -4,11 +4,13 @@ import { Topics, type EventBus } from '@switchyard/adapters';
 import {
   encodeRequestLogEvent,
   encodeUsageEvent,
+  type GuardrailOutcomeFields,
   type PolicyOutcomeFields,
   type TokenUsageFields,
 } from './encoding.ts';
 import { costOf, type PricingMultiplier } from '../pricing/cost.ts';
 import type { GatewayHeaders } from '../domain/gateway-headers.ts';
+import type { GuardrailRun } from '../domain/guardrails.ts';
 
 /**
  * Each logged body is cut to this many bytes of UTF-8, so that a request log event (both
@@ -53,6 +55,8 @@ export interface CompletedRequest {
   retries?: number | undefined;
   /** What rate and usage limits did with the request. */
   policy?: PolicyOutcomeFields | undefined;
+  /** What each guardrail did with the request, in the order they ran. */
+  guardrails?: readonly GuardrailRun[] | undefined;
 }
 
 /** What a request used, from its answer's usage: tokens in all, and USD. */
@@ -110,6 +114,26 @@ export function measureRequest(done: CompletedRequest): MeasuredUsage {
   return { usage, tokens, cost };
 }
 
+function guardrailOutcomeOf(run: GuardrailRun): GuardrailOutcomeFields {
+  return {
+    phase: run.phase,
+    guardrailId: run.guardrailId,
+    slug: run.slug,
+    versionId: run.versionId,
+    action: run.action,
+    explanation: run.explanation,
+    redactions: run.redactions,
+    durationMs: run.durationMs,
+    checks: run.checks.map((c) => ({
+      id: c.id,
+      name: c.name,
+      passed: c.passed,
+      explanation: c.explanation,
+      error: c.error ?? '',
+    })),
+  };
+}
+
 /** Publishes the request log and usage events; never blocks and never throws. */
 export function publishRequestEvents(
   bus: EventBus,
@@ -153,6 +177,7 @@ export function publishRequestEvents(
       cacheForceRefresh: done.headers.cacheForceRefresh === 'true',
       modelsEndpoint: done.headers.modelsEndpoint === 'true',
       policy: done.policy,
+      guardrails: done.guardrails?.map(guardrailOutcomeOf) ?? [],
     }),
   });
   if (done.status < 400) {

@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_events_v1_events: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIoUBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDSKpBgoPUmVxdWVzdExvZ0V2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCgh0cmFjZV9pZBgFIAEoCRIPCgdzcGFuX2lkGAYgASgJEhYKDnBhcmVudF9zcGFuX2lkGAcgASgJEhEKCXNwYW5fbmFtZRgIIAEoCRJFCghtZXRhZGF0YRgJIAMoCzIzLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlJlcXVlc3RMb2dFdmVudC5NZXRhZGF0YUVudHJ5Eg4KBm1ldGhvZBgKIAEoCRIMCgRwYXRoGAsgASgJEhAKCHByb3ZpZGVyGAwgASgJEg0KBW1vZGVsGA0gASgJEhgKEGludGVncmF0aW9uX3NsdWcYDiABKAkSDgoGc3RhdHVzGA8gASgNEg4KBnN0cmVhbRgQIAEoCBIZCg1jcmVhdGVkX2F0X21zGBEgASgDQgIwARISCgpsYXRlbmN5X21zGBIgASgNEhQKDHJlcXVlc3RfYm9keRgTIAEoCRIVCg1yZXNwb25zZV9ib2R5GBQgASgJEi8KBXVzYWdlGBUgASgLMiAuc3dpdGNoeWFyZC5ldmVudHMudjEuVG9rZW5Vc2FnZRIMCgRjb3N0GBYgASgBEhUKDWVycm9yX21lc3NhZ2UYFyABKAkSFAoMY2FjaGVfc3RhdHVzGBggASgJEhMKC2NvbmZpZ19zbHVnGBkgASgJEhIKCnJvdXRlX3BhdGgYGiABKAkSEwoLcmV0cnlfY291bnQYGyABKA0SFwoPY2FjaGVfbmFtZXNwYWNlGBwgASgJEhsKE2NhY2hlX2ZvcmNlX3JlZnJlc2gYHSABKAgSFwoPbW9kZWxzX2VuZHBvaW50GB4gASgIEjMKBnBvbGljeRgfIAEoCzIjLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlBvbGljeU91dGNvbWUaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIn8KDVBvbGljeU91dGNvbWUSEAoIZGVjaXNpb24YASABKAkSEQoJcG9saWN5X2lkGAIgASgJEgwKBGNvZGUYAyABKAkSOwoLYWRqdXN0bWVudHMYBCADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lBZGp1c3RtZW50Ik8KEFBvbGljeUFkanVzdG1lbnQSEQoJcG9saWN5X2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEaGVsZBgDIAEoARIMCgR1c2VkGAQgASgBItcBCgpVc2FnZUV2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCghwcm92aWRlchgFIAEoCRINCgVtb2RlbBgGIAEoCRIvCgV1c2FnZRgHIAEoCzIgLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlRva2VuVXNhZ2USDAoEY29zdBgIIAEoARIaCg5vY2N1cnJlZF9hdF9tcxgJIAEoA0ICMAEizgEKC0NoYW5nZUV2ZW50EgoKAmlkGAEgASgJEg4KBmVudGl0eRgCIAEoCRIRCgllbnRpdHlfaWQYAyABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAQgASgJEhQKDHdvcmtzcGFjZV9pZBgFIAEoCRIyCgZhY3Rpb24YBiABKA4yIi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5DaGFuZ2VBY3Rpb24SGgoOb2NjdXJyZWRfYXRfbXMYByABKANCAjABEhEKCWNhY2hlX2tleRgIIAEoCSLcAgoKQXVkaXRFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSDwoHdXNlcl9pZBgFIAEoCRITCgthdXRoX21ldGhvZBgGIAEoCRIQCghrZXlfbmFtZRgHIAEoCRIOCgZtZXRob2QYCCABKAkSDQoFcm91dGUYCSABKAkSDAoEcGF0aBgKIAEoCRINCgVzY29wZRgLIAEoCRIOCgZzdGF0dXMYDCABKA0SEwoLcmVzb3VyY2VfaWQYDSABKAkSGgoOb2NjdXJyZWRfYXRfbXMYDiABKANCAjABEhEKCWNsaWVudF9pcBgPIAEoCRISCgp1c2VyX2FnZW50GBAgASgJEhIKCnJlcXVlc3RfaWQYESABKAkSDwoHc2VydmljZRgSIAEoCSp+CgxDaGFuZ2VBY3Rpb24SHQoZQ0hBTkdFX0FDVElPTl9VTlNQRUNJRklFRBAAEhkKFUNIQU5HRV9BQ1RJT05fQ1JFQVRFRBABEhkKFUNIQU5HRV9BQ1RJT05fVVBEQVRFRBACEhkKFUNIQU5HRV9BQ1RJT05fREVMRVRFRBADYgZwcm90bzM',
+    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIoUBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDSLlBgoPUmVxdWVzdExvZ0V2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCgh0cmFjZV9pZBgFIAEoCRIPCgdzcGFuX2lkGAYgASgJEhYKDnBhcmVudF9zcGFuX2lkGAcgASgJEhEKCXNwYW5fbmFtZRgIIAEoCRJFCghtZXRhZGF0YRgJIAMoCzIzLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlJlcXVlc3RMb2dFdmVudC5NZXRhZGF0YUVudHJ5Eg4KBm1ldGhvZBgKIAEoCRIMCgRwYXRoGAsgASgJEhAKCHByb3ZpZGVyGAwgASgJEg0KBW1vZGVsGA0gASgJEhgKEGludGVncmF0aW9uX3NsdWcYDiABKAkSDgoGc3RhdHVzGA8gASgNEg4KBnN0cmVhbRgQIAEoCBIZCg1jcmVhdGVkX2F0X21zGBEgASgDQgIwARISCgpsYXRlbmN5X21zGBIgASgNEhQKDHJlcXVlc3RfYm9keRgTIAEoCRIVCg1yZXNwb25zZV9ib2R5GBQgASgJEi8KBXVzYWdlGBUgASgLMiAuc3dpdGNoeWFyZC5ldmVudHMudjEuVG9rZW5Vc2FnZRIMCgRjb3N0GBYgASgBEhUKDWVycm9yX21lc3NhZ2UYFyABKAkSFAoMY2FjaGVfc3RhdHVzGBggASgJEhMKC2NvbmZpZ19zbHVnGBkgASgJEhIKCnJvdXRlX3BhdGgYGiABKAkSEwoLcmV0cnlfY291bnQYGyABKA0SFwoPY2FjaGVfbmFtZXNwYWNlGBwgASgJEhsKE2NhY2hlX2ZvcmNlX3JlZnJlc2gYHSABKAgSFwoPbW9kZWxzX2VuZHBvaW50GB4gASgIEjMKBnBvbGljeRgfIAEoCzIjLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlBvbGljeU91dGNvbWUSOgoKZ3VhcmRyYWlscxggIAMoCzImLnN3aXRjaHlhcmQuZXZlbnRzLnYxLkd1YXJkcmFpbE91dGNvbWUaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIn8KDVBvbGljeU91dGNvbWUSEAoIZGVjaXNpb24YASABKAkSEQoJcG9saWN5X2lkGAIgASgJEgwKBGNvZGUYAyABKAkSOwoLYWRqdXN0bWVudHMYBCADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lBZGp1c3RtZW50Ik8KEFBvbGljeUFkanVzdG1lbnQSEQoJcG9saWN5X2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEaGVsZBgDIAEoARIMCgR1c2VkGAQgASgBIuQBChBHdWFyZHJhaWxPdXRjb21lEg0KBXBoYXNlGAEgASgJEhQKDGd1YXJkcmFpbF9pZBgCIAEoCRIMCgRzbHVnGAMgASgJEhIKCnZlcnNpb25faWQYBCABKAkSDgoGYWN0aW9uGAUgASgJEhMKC2V4cGxhbmF0aW9uGAYgASgJEhIKCnJlZGFjdGlvbnMYByABKA0SEwoLZHVyYXRpb25fbXMYCCABKAESOwoGY2hlY2tzGAkgAygLMisuc3dpdGNoeWFyZC5ldmVudHMudjEuR3VhcmRyYWlsQ2hlY2tPdXRjb21lImUKFUd1YXJkcmFpbENoZWNrT3V0Y29tZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnBhc3NlZBgDIAEoCBITCgtleHBsYW5hdGlvbhgEIAEoCRINCgVlcnJvchgFIAEoCSLXAQoKVXNhZ2VFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIcHJvdmlkZXIYBSABKAkSDQoFbW9kZWwYBiABKAkSLwoFdXNhZ2UYByABKAsyIC5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Ub2tlblVzYWdlEgwKBGNvc3QYCCABKAESGgoOb2NjdXJyZWRfYXRfbXMYCSABKANCAjABIs4BCgtDaGFuZ2VFdmVudBIKCgJpZBgBIAEoCRIOCgZlbnRpdHkYAiABKAkSEQoJZW50aXR5X2lkGAMgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSMgoGYWN0aW9uGAYgASgOMiIuc3dpdGNoeWFyZC5ldmVudHMudjEuQ2hhbmdlQWN0aW9uEhoKDm9jY3VycmVkX2F0X21zGAcgASgDQgIwARIRCgljYWNoZV9rZXkYCCABKAki3AIKCkF1ZGl0RXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRISCgphcGlfa2V5X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSEwoLYXV0aF9tZXRob2QYBiABKAkSEAoIa2V5X25hbWUYByABKAkSDgoGbWV0aG9kGAggASgJEg0KBXJvdXRlGAkgASgJEgwKBHBhdGgYCiABKAkSDQoFc2NvcGUYCyABKAkSDgoGc3RhdHVzGAwgASgNEhMKC3Jlc291cmNlX2lkGA0gASgJEhoKDm9jY3VycmVkX2F0X21zGA4gASgDQgIwARIRCgljbGllbnRfaXAYDyABKAkSEgoKdXNlcl9hZ2VudBgQIAEoCRISCgpyZXF1ZXN0X2lkGBEgASgJEg8KB3NlcnZpY2UYEiABKAkqfgoMQ2hhbmdlQWN0aW9uEh0KGUNIQU5HRV9BQ1RJT05fVU5TUEVDSUZJRUQQABIZChVDSEFOR0VfQUNUSU9OX0NSRUFURUQQARIZChVDSEFOR0VfQUNUSU9OX1VQREFURUQQAhIZChVDSEFOR0VfQUNUSU9OX0RFTEVURUQQA2IGcHJvdG8z',
   );
 
 /**
@@ -227,6 +227,14 @@ export type RequestLogEvent = Message<'switchyard.events.v1.RequestLogEvent'> & 
    * @generated from field: switchyard.events.v1.PolicyOutcome policy = 31;
    */
   policy?: PolicyOutcome | undefined;
+
+  /**
+   * What each guardrail the request's config named did with it, in the order they ran
+   * (input guardrails first); a denied request's too. Empty when none ran.
+   *
+   * @generated from field: repeated switchyard.events.v1.GuardrailOutcome guardrails = 32;
+   */
+  guardrails: GuardrailOutcome[];
 };
 
 /**
@@ -316,6 +324,125 @@ export const PolicyAdjustmentSchema: GenMessage<PolicyAdjustment> =
   messageDesc(file_switchyard_events_v1_events, 3);
 
 /**
+ * What one guardrail did with one request.
+ *
+ * @generated from message switchyard.events.v1.GuardrailOutcome
+ */
+export type GuardrailOutcome = Message<'switchyard.events.v1.GuardrailOutcome'> & {
+  /**
+   * "input" (the request's messages, before the provider saw them) or "output" (the answer).
+   *
+   * @generated from field: string phase = 1;
+   */
+  phase: string;
+
+  /**
+   * @generated from field: string guardrail_id = 2;
+   */
+  guardrailId: string;
+
+  /**
+   * @generated from field: string slug = 3;
+   */
+  slug: string;
+
+  /**
+   * The version of the guardrail's checks and actions that ran.
+   *
+   * @generated from field: string version_id = 4;
+   */
+  versionId: string;
+
+  /**
+   * "allow" (every check passed), or what its failed checks led to: "warn" (the request went
+   * on, the verdict recorded), "redact" (what they matched was replaced) or "deny".
+   *
+   * @generated from field: string action = 5;
+   */
+  action: string;
+
+  /**
+   * Why, in a sentence: the failed checks and what they found.
+   *
+   * @generated from field: string explanation = 6;
+   */
+  explanation: string;
+
+  /**
+   * How many matched spans were replaced (with action "redact").
+   *
+   * @generated from field: uint32 redactions = 7;
+   */
+  redactions: number;
+
+  /**
+   * How long its checks took, in milliseconds.
+   *
+   * @generated from field: double duration_ms = 8;
+   */
+  durationMs: number;
+
+  /**
+   * Every check it ran, in order.
+   *
+   * @generated from field: repeated switchyard.events.v1.GuardrailCheckOutcome checks = 9;
+   */
+  checks: GuardrailCheckOutcome[];
+};
+
+/**
+ * Describes the message switchyard.events.v1.GuardrailOutcome.
+ * Use `create(GuardrailOutcomeSchema)` to create a new message.
+ */
+export const GuardrailOutcomeSchema: GenMessage<GuardrailOutcome> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_events_v1_events, 4);
+
+/**
+ * One check of a guardrail.
+ *
+ * @generated from message switchyard.events.v1.GuardrailCheckOutcome
+ */
+export type GuardrailCheckOutcome = Message<'switchyard.events.v1.GuardrailCheckOutcome'> & {
+  /**
+   * The check, e.g. "default.pii", and the name the guardrail gives it.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: bool passed = 3;
+   */
+  passed: boolean;
+
+  /**
+   * @generated from field: string explanation = 4;
+   */
+  explanation: string;
+
+  /**
+   * Why the check could not run (its failure mode then decided "passed"); empty when it ran.
+   *
+   * @generated from field: string error = 5;
+   */
+  error: string;
+};
+
+/**
+ * Describes the message switchyard.events.v1.GuardrailCheckOutcome.
+ * Use `create(GuardrailCheckOutcomeSchema)` to create a new message.
+ */
+export const GuardrailCheckOutcomeSchema: GenMessage<GuardrailCheckOutcome> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_events_v1_events, 5);
+
+/**
  * Topic "switchyard.usage.v1", keyed by the limited entity (the API key).
  *
  * @generated from message switchyard.events.v1.UsageEvent
@@ -373,7 +500,7 @@ export type UsageEvent = Message<'switchyard.events.v1.UsageEvent'> & {
  */
 export const UsageEventSchema: GenMessage<UsageEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 4);
+  messageDesc(file_switchyard_events_v1_events, 6);
 
 /**
  * Topic "switchyard.changes.v1", keyed by entity id: lets caches drop stale entries.
@@ -432,7 +559,7 @@ export type ChangeEvent = Message<'switchyard.events.v1.ChangeEvent'> & {
  */
 export const ChangeEventSchema: GenMessage<ChangeEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 5);
+  messageDesc(file_switchyard_events_v1_events, 7);
 
 /**
  * Topic "switchyard.audit.v1", keyed by organisation id: one successful management write
@@ -557,7 +684,7 @@ export type AuditEvent = Message<'switchyard.events.v1.AuditEvent'> & {
  */
 export const AuditEventSchema: GenMessage<AuditEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 6);
+  messageDesc(file_switchyard_events_v1_events, 8);
 
 /**
  * @generated from enum switchyard.events.v1.ChangeAction

@@ -24,6 +24,7 @@ import { Route1763700000006 } from './store/migrations/1763700000006-route.ts';
 import { RequestOptions1763700000007 } from './store/migrations/1763700000007-request-options.ts';
 import { AuditLogs1763700000013 } from './store/migrations/1763700000013-audit-logs.ts';
 import { PolicyOutcome1763700000024 } from './store/migrations/1763700000024-policy-outcome.ts';
+import { GuardrailOutcome1763700000025 } from './store/migrations/1763700000025-guardrail-outcome.ts';
 import { AuditLogRepository } from './store/audit-log.repository.ts';
 import { RequestLogRepository } from './store/request-log.repository.ts';
 
@@ -41,6 +42,7 @@ export const logExportService: ServiceDefinition = {
       RequestOptions1763700000007,
       AuditLogs1763700000013,
       PolicyOutcome1763700000024,
+      GuardrailOutcome1763700000025,
     ],
   },
   bus: true,

@@ -63,6 +63,23 @@ export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
           })),
         }
       : null,
+    guardrails: event.guardrails.map((g) => ({
+      phase: storable(g.phase),
+      guardrail_id: storable(g.guardrailId),
+      slug: storable(g.slug),
+      version_id: storable(g.versionId),
+      action: storable(g.action),
+      explanation: storable(g.explanation),
+      redactions: g.redactions,
+      duration_ms: g.durationMs,
+      checks: g.checks.map((c) => ({
+        id: storable(c.id),
+        name: storable(c.name),
+        passed: c.passed,
+        explanation: storable(c.explanation),
+        error: storable(c.error) || null,
+      })),
+    })),
   };
 }
 

@@ -120,6 +120,7 @@ describe('storing request logs', () => {
       },
       cost: 0,
       policy: null,
+      guardrails: [],
       error_message: null,
       request: {
         method: 'POST',
@@ -162,6 +163,125 @@ describe('storing request logs', () => {
       code: 'rate_limit_exceeded',
       adjustments: [],
     });
+  });
+
+  test('what each guardrail did with a request is shown in the order they ran, with every check', async () => {
+    const warned = requestLog({
+      guardrails: [
+        {
+          phase: 'input',
+          guardrailId: 'g-1',
+          slug: 'guard_pii-1a2b3c4d',
+          versionId: 'v-1',
+          action: 'warn',
+          explanation: 'default.pii: the text holds an email address',
+          durationMs: 0.125,
+          checks: [
+            { id: 'default.pii', name: 'No emails', passed: false, explanation: 'an email address' },
+            { id: 'webhook', name: 'webhook', passed: true, explanation: 'unreachable', error: 'timed out' },
+          ],
+        },
+        {
+          phase: 'output',
+          guardrailId: 'g-2',
+          slug: 'guard_words-1a2b3c4d',
+          versionId: 'v-3',
+          action: 'redact',
+          explanation: 'default.regex: matched',
+          redactions: 2,
+          durationMs: 1.5,
+          checks: [{ id: 'default.regex', name: 'default.regex', passed: false, explanation: 'matched' }],
+        },
+      ],
+    });
+    const denied = requestLog({
+      status: 446,
+      guardrails: [
+        {
+          phase: 'input',
+          guardrailId: 'g-3',
+          slug: 'guard_words-5e6f7a8b',
+          versionId: 'v-1',
+          action: 'deny',
+          explanation: 'default.contains: the text holds forbidden words',
+          checks: [
+            { id: 'default.contains', name: 'default.contains', passed: false, explanation: 'classified' },
+          ],
+        },
+      ],
+    });
+    publish(warned);
+    publish(denied);
+    await h.bus.flush();
+    assert.deepEqual((await stored(warned.id)).body.guardrails, [
+      {
+        phase: 'input',
+        guardrail_id: 'g-1',
+        slug: 'guard_pii-1a2b3c4d',
+        version_id: 'v-1',
+        action: 'warn',
+        explanation: 'default.pii: the text holds an email address',
+        redactions: 0,
+        duration_ms: 0.125,
+        checks: [
+          {
+            id: 'default.pii',
+            name: 'No emails',
+            passed: false,
+            explanation: 'an email address',
+            error: null,
+          },
+          { id: 'webhook', name: 'webhook', passed: true, explanation: 'unreachable', error: 'timed out' },
+        ],
+      },
+      {
+        phase: 'output',
+        guardrail_id: 'g-2',
+        slug: 'guard_words-1a2b3c4d',
+        version_id: 'v-3',
+        action: 'redact',
+        explanation: 'default.regex: matched',
+        redactions: 2,
+        duration_ms: 1.5,
+        checks: [
+          { id: 'default.regex', name: 'default.regex', passed: false, explanation: 'matched', error: null },
+        ],
+      },
+    ]);
+    const deniedLog = (await stored(denied.id)).body;
+    assert.equal(deniedLog.status, 446);
+    assert.deepEqual(deniedLog.guardrails, [
+      {
+        phase: 'input',
+        guardrail_id: 'g-3',
+        slug: 'guard_words-5e6f7a8b',
+        version_id: 'v-1',
+        action: 'deny',
+        explanation: 'default.contains: the text holds forbidden words',
+        redactions: 0,
+        duration_ms: 0,
+        checks: [
+          {
+            id: 'default.contains',
+            name: 'default.contains',
+            passed: false,
+            explanation: 'classified',
+            error: null,
+          },
+        ],
+      },
+    ]);
+  });
+
+  test('a log stored before guardrail verdicts were kept shows an empty list', async () => {
+    const event = requestLog();
+    publish(event);
+    await h.bus.flush();
+    await stored(event.id);
+    await h
+      .db('log-export')
+      .query(`UPDATE log_export.request_logs SET guardrails = NULL WHERE id = $1`, [event.id]);
+    assert.deepEqual((await readLog(event.id, h.workspaceKey)).body.guardrails, []);
   });
 
   test('a request routed by a saved config shows the config, the target that answered and its retries', async () => {

@@ -36,6 +36,8 @@ export function presentRequestLog(log: RequestLog) {
     usage: log.usage,
     cost: log.cost,
     policy: log.policy,
+    // A log from before guardrail verdicts were kept shows none.
+    guardrails: log.guardrails ?? [],
     error_message: log.errorMessage,
     request: { method: log.method, path: log.path, body: parsedOrText(log.requestBody) },
     response: { status: log.status, body: parsedOrText(log.responseBody) },

@@ -43,6 +43,8 @@ export interface RequestLog {
   modelsEndpoint: boolean;
   /** What rate and usage limits did with the request; null when the log predates them. */
   policy: RequestLogPolicy | null;
+  /** What each guardrail did with the request, in the order they ran; null when the log predates them. */
+  guardrails: RequestLogGuardrail[] | null;
 }
 
 export interface RequestLogPolicy {
@@ -50,6 +52,18 @@ export interface RequestLogPolicy {
   policy_id: string | null;
   code: string | null;
   adjustments: Array<{ policy_id: string; type: string; held: number; used: number }>;
+}
+
+export interface RequestLogGuardrail {
+  phase: string;
+  guardrail_id: string;
+  slug: string;
+  version_id: string;
+  action: string;
+  explanation: string;
+  redactions: number;
+  duration_ms: number;
+  checks: Array<{ id: string; name: string; passed: boolean; explanation: string; error: string | null }>;
 }
 
 export const RequestLogEntity = new EntitySchema<RequestLog>({
@@ -87,6 +101,7 @@ export const RequestLogEntity = new EntitySchema<RequestLog>({
     cacheForceRefresh: { name: 'cache_force_refresh', type: 'boolean', default: false },
     modelsEndpoint: { name: 'models_endpoint', type: 'boolean', default: false },
     policy: { type: 'jsonb', nullable: true },
+    guardrails: { type: 'jsonb', nullable: true },
   },
 });
 

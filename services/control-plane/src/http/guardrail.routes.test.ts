@@ -518,17 +518,6 @@ describe('what other services see', () => {
     );
     assert.ok(audited.every((entry) => entry.organisationId === h.organisationId));
   });
-
-  test('a saved config naming a defined guardrail is still refused: the gateway does not run guardrails yet', async () => {
-    const created = await create(guardrail({ workspace_id: h.workspaceId }));
-    const res = await h.request('POST', '/v2/configs', {
-      key: h.workspaceKey,
-      json: { name: 'Guarded config', config: { provider: '@mock', input_guardrails: [created.slug] } },
-    });
-    assert.equal(res.status, 422, res.text);
-    assert.equal(res.body.error.code, 'guardrail_not_found');
-    assert.equal(res.body.error.param, 'config.input_guardrails[0]');
-  });
 });
 
 /**

@@ -1,4 +1,4 @@
-import { AppError, BadRequest, NotImplemented } from '@switchyard/core';
+import { AppError, BadRequest } from '@switchyard/core';
 import { costOf } from '../pricing/cost.ts';
 import type { ChatBody } from '../providers/types.ts';
 import type { CacheHeaders } from './gateway-headers.ts';
@@ -20,6 +20,7 @@ import {
 import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
 import { meterStream } from './stream-meter.ts';
 import { checkInput, checkOutput, guardrailsOf } from './guardrails.ts';
+import { guardStream } from './guardrail-stream.ts';
 
 export interface ChatCompletionsOptions extends GatewayContext {
   /**
@@ -96,12 +97,6 @@ export class ChatCompletions {
       principal.workspaceId,
       this.options.guardrails,
     );
-    if (guardrails && guardrails.output.length > 0 && parsed.stream === true) {
-      throw new NotImplemented(
-        'Output guardrails on streamed answers are not built yet: ask without `stream`, or name only input guardrails.',
-        { param: 'config.output_guardrails' },
-      );
-    }
     const facts = { model: parsed.model, metadata: request.headers.metadata };
     let forwardRaw: Buffer | undefined = raw;
     if (guardrails && guardrails.input.length > 0) {
@@ -119,6 +114,11 @@ export class ChatCompletions {
       request.guardrailRuns.push(...checked.runs);
       return checked.body;
     };
+    // A streamed answer is checked as it flows; the runs are recorded when it ends.
+    const checkStream = (body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> =>
+      outputGuardrails.length === 0
+        ? body
+        : guardStream(body, { guardrails: outputGuardrails, request: facts, runs: request.guardrailRuns });
     const directives = cacheDirectives(cacheHeaders, this.options.headerPrefix, resolved?.config.cache);
     const cache = directives.enabled ? this.options.cache : undefined;
     const defaultCompletion = this.options.defaultCompletionTokens;
@@ -147,7 +147,11 @@ export class ChatCompletions {
         if (hit) {
           hold.settle(NOTHING_USED);
           // A stored answer is checked like a fresh one: the guardrails may differ from those it was stored under.
-          return replay(hit.stream ? hit : { ...hit, body: checkAnswer(hit.body) }, directives.maxAgeSeconds);
+          const replayed = replay(
+            hit.stream ? hit : { ...hit, body: checkAnswer(hit.body) },
+            directives.maxAgeSeconds,
+          );
+          return replayed.stream ? { ...replayed, body: checkStream(replayed.body) } : replayed;
         }
       }
       const response = await routed.provider.chatCompletions({
@@ -168,7 +172,8 @@ export class ChatCompletions {
         const answered = response.status < 300 ? checkAnswer(response.body) : response.body;
         return { ...reply, stream: false, body: answered };
       }
-      if (!hold.metered) return { ...reply, stream: true, body: response.body };
+      const checked = (body: AsyncIterable<Uint8Array>) => (response.status < 300 ? checkStream(body) : body);
+      if (!hold.metered) return { ...reply, stream: true, body: checked(response.body) };
       const { provider, pricing } = routed.target;
       const model = routed.model ?? '';
       const metered = meterStream(response.body, {
@@ -179,7 +184,8 @@ export class ChatCompletions {
           request.exhausted = true;
         },
       });
-      return { ...reply, stream: true, body: metered };
+      // The meter counts what the provider sent; the guardrails check what goes on to the client.
+      return { ...reply, stream: true, body: checked(metered) };
     };
     return request.dispatch(parsed.model, parsed, answer, estimate);
   }

@@ -61,6 +61,22 @@ const pii = [{ id: 'default.pii', parameters: { categories: ['email'] } }];
 const lastUpstreamContent = () =>
   (JSON.parse(fake.requests.at(-1)!.body) as { messages: Array<{ content: string }> }).messages[0]!.content;
 
+/** A streamed answer as a client reads it: the text of its deltas, its finish reason, whether it ended with [DONE]. */
+function readStream(text: string) {
+  const events = text
+    .split('\n\n')
+    .filter((event) => event.startsWith('data: '))
+    .map((event) => event.slice('data: '.length));
+  const chunks = events.filter((data) => data !== '[DONE]').map((data) => JSON.parse(data) as Json);
+  const choices = chunks.flatMap((chunk) => (chunk.choices ?? []) as Json[]);
+  return {
+    content: choices.map((choice) => choice.delta?.content ?? '').join(''),
+    contentChunks: choices.filter((choice) => choice.delta?.content).length,
+    finishReason: choices.find((choice) => choice.finish_reason)?.finish_reason as string | undefined,
+    done: events.at(-1) === '[DONE]',
+  };
+}
+
 describe('input guardrails', () => {
   test('deny: the request is refused with 446 naming the guardrail, the check and why, and the provider never sees it', async () => {
     const slug = await guardrail(forbiddenWords, { deny: true });
@@ -169,18 +185,102 @@ describe('output guardrails on answers that are not streamed', () => {
     assert.equal(res.body.choices[0].message.content, 'Echo: hello');
   });
 
-  test('on a streamed answer they are refused with 501 before the provider is asked', async () => {
-    const slug = await guardrail(pii, { deny: true });
-    const before = fake.requests.length;
-    const res = await chat('hi', { 'x-vendor-config': config({ output: [slug] }) }, { stream: true });
-    assert.equal(res.status, 501, res.text);
-    assert.equal(res.body.error.param, 'config.output_guardrails');
-    assert.equal(fake.requests.length, before);
-  });
-
   test('input guardrails apply to a streamed request', async () => {
     const slug = await guardrail(forbiddenWords, { deny: true });
     const res = await chat('classified', { 'x-vendor-config': config({ input: [slug] }) }, { stream: true });
     assert.equal(res.status, 446, res.text);
+  });
+});
+
+describe('output guardrails on streamed answers', () => {
+  test('deny on a streamed answer: it ends with finish_reason content_filter and the match never reaches the client', async () => {
+    const slug = await guardrail(pii, { deny: true });
+    const res = await chat(
+      'please mail jane.doe@example.com today',
+      { 'x-vendor-config': config({ output: [slug] }) },
+      { stream: true },
+    );
+    assert.equal(res.status, 200, res.text);
+    const streamed = readStream(res.text);
+    assert.equal(streamed.finishReason, 'content_filter');
+    assert.equal(streamed.done, true);
+    assert.ok(!res.text.includes('jane'), res.text);
+    assert.ok(!res.text.includes('example.com'), res.text);
+    assert.ok('Echo: please mail '.startsWith(streamed.content), streamed.content);
+  });
+
+  test('redact on a streamed answer: the client gets the text with what matched replaced', async () => {
+    const slug = await guardrail(pii, { deny: false, redact: true });
+    const res = await chat(
+      'mail jane.doe@example.com today',
+      { 'x-vendor-config': config({ output: [slug] }) },
+      { stream: true },
+    );
+    assert.equal(res.status, 200, res.text);
+    const streamed = readStream(res.text);
+    assert.match(streamed.content, /^Echo: mail \[[A-Z_]+\] today$/);
+    assert.equal(streamed.finishReason, 'stop');
+    assert.ok(!res.text.includes('jane.doe'), res.text);
+  });
+
+  test('a clean streamed answer passes unchanged, in as many chunks as the provider sent', async () => {
+    const slug = await guardrail(pii, { deny: true });
+    const res = await chat(
+      'hello there friend',
+      { 'x-vendor-config': config({ output: [slug] }) },
+      { stream: true },
+    );
+    assert.equal(res.status, 200, res.text);
+    const streamed = readStream(res.text);
+    assert.equal(streamed.content, 'Echo: hello there friend');
+    assert.equal(streamed.finishReason, 'stop');
+    assert.ok(streamed.contentChunks > 1, 'the answer was not gathered into one chunk');
+  });
+
+  test('a streamed answer replayed from the cache is checked like a fresh one', async () => {
+    const slug = await guardrail(pii, { deny: true });
+    const question = `mail ${Date.now()}@example.com`;
+    const stored = await chat(
+      question,
+      { 'x-vendor-config': config({}), 'x-vendor-cache': 'simple' },
+      { stream: true },
+    );
+    assert.equal(stored.headers.get('x-vendor-cache-status'), 'MISS');
+    assert.equal(readStream(stored.text).finishReason, 'stop');
+    const before = fake.requests.length;
+    const replayed = await chat(
+      question,
+      { 'x-vendor-config': config({ output: [slug] }), 'x-vendor-cache': 'simple' },
+      { stream: true },
+    );
+    assert.equal(replayed.headers.get('x-vendor-cache-status'), 'HIT');
+    assert.equal(fake.requests.length, before, 'the answer came from the cache');
+    assert.equal(readStream(replayed.text).finishReason, 'content_filter');
+    assert.ok(!replayed.text.includes('@example.com'), replayed.text);
+  });
+
+  test('the openai SDK reading a denied stream sees finish_reason content_filter', async () => {
+    const slug = await guardrail(forbiddenWords, { deny: true });
+    const client = new OpenAI({
+      apiKey: h.workspaceKey,
+      baseURL: `${h.url}/v1`,
+      maxRetries: 0,
+      defaultHeaders: { 'x-vendor-config': config({ output: [slug] }) },
+    });
+    const stream = await client.chat.completions.create({
+      model: 'gpt-x',
+      messages: [{ role: 'user', content: 'the plan is classified for now' }],
+      stream: true,
+    });
+    let content = '';
+    const reasons: string[] = [];
+    for await (const chunk of stream) {
+      for (const choice of chunk.choices) {
+        content += choice.delta.content ?? '';
+        if (choice.finish_reason) reasons.push(choice.finish_reason);
+      }
+    }
+    assert.deepEqual(reasons, ['content_filter']);
+    assert.ok(!content.includes('classified'), content);
   });
 });

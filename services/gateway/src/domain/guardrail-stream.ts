@@ -1,0 +1,309 @@
+import { StreamGuard, streamMode, type StreamRequest } from '@switchyard/guardrails';
+import { streamedRun, type GuardrailRun, type LoadedGuardrail } from './guardrails.ts';
+
+/**
+ * Output guardrails on a streamed chat completion, checked as the answer flows. Each choice's
+ * `delta.content` goes through one StreamGuard per guardrail, chained in the config's order:
+ * each guardrail reads what the ones before it release, so the client gets only text every
+ * guardrail has passed (a guardrail after one that redacts reads the placeholders, not what
+ * they replace). Text is held back only as long as a match could still be forming, and
+ * nothing of a match leaves before it is found.
+ *
+ * - deny: the stream ends at once with one chunk for the choice, an empty delta and
+ *   `finish_reason: content_filter`, then `data: [DONE]`; the upstream read is stopped, which
+ *   releases the provider's connection. Other choices end where they are.
+ * - redact: the text goes on with what matched replaced by placeholders.
+ * - warn: the text goes on as it comes; the verdicts are recorded.
+ *
+ * A guardrail that denies on a check decided only by the whole text (a minimum count, valid
+ * JSON, prompt injection, a regex without `maxMatchLength`, the webhook) holds its choice's
+ * text until the choice finishes, since nothing sent can be recalled. When a choice finishes,
+ * the text still held is checked and sent in a chunk of its own before the finishing one.
+ * Text still held when the stream ends without the choice finishing (an upstream failure, a
+ * spent limit) was never checked as a whole answer and is not sent.
+ *
+ * Every other field (role, tool_calls, usage, ids) passes as it is; a chunk left with nothing
+ * to say is dropped, unless it carries a finish_reason or usage. Where a guardrail holds text
+ * back (deny or redact), `logprobs` are dropped: they spell out the text token by token. An
+ * event that cannot be read as a chunk is dropped (its text could not be checked), but for
+ * events that carry no text to check (errors, comments) and `data: [DONE]`.
+ *
+ * When the stream ends, however it ends, each guardrail's run on each choice is recorded.
+ */
+
+export interface GuardStreamOptions {
+  /** The output guardrails, in the config's order. */
+  guardrails: readonly LoadedGuardrail[];
+  /** The request the answer belongs to, as checks read it. */
+  request: StreamRequest;
+  /** Where each guardrail's run on each choice is recorded when the stream ends. */
+  runs: GuardrailRun[];
+}
+
+const encoder = new TextEncoder();
+const DONE = 'data: [DONE]\n\n';
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const event = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
+
+/** One guardrail in a choice's chain. */
+interface Stage {
+  guardrail: LoadedGuardrail;
+  guard: StreamGuard;
+  /** Denies on a check decided by the whole text: what it releases is held until the end. */
+  holdsToEnd: boolean;
+  held: string;
+}
+
+/** Whether a guardrail must hold its text to the end: it denies on a whole-text check. */
+function holdsToEnd(guardrail: LoadedGuardrail): boolean {
+  if (!guardrail.actions.deny) return false;
+  return guardrail.checks.some((check) => {
+    if (!check.is_enabled) return false;
+    const mode = streamMode(check);
+    return mode.mode === 'end' && mode.failsEarly !== true;
+  });
+}
+
+/** The guardrails' chain on one choice. `feed` and `finish` answer the text to send, or `undefined` once denied. */
+class ChoiceGuard {
+  readonly #stages: Stage[];
+  #finished = false;
+
+  constructor(guardrails: readonly LoadedGuardrail[], request: StreamRequest) {
+    this.#stages = guardrails.map((guardrail) => ({
+      guardrail,
+      guard: new StreamGuard(guardrail, request),
+      holdsToEnd: holdsToEnd(guardrail),
+      held: '',
+    }));
+  }
+
+  feed(chunk: string): string | undefined {
+    // Text after the choice finished cannot be checked with it: it is not sent.
+    if (this.#finished) return '';
+    let text = chunk;
+    for (const stage of this.#stages) {
+      if (text === '') break;
+      const step = stage.guard.feed(text);
+      if (step.denied) return undefined;
+      text = step.text;
+      if (stage.holdsToEnd) {
+        stage.held += text;
+        text = '';
+      }
+    }
+    return text;
+  }
+
+  /** The choice finished: each guardrail decides on the whole text and releases the rest. */
+  finish(): string | undefined {
+    if (this.#finished) return '';
+    this.#finished = true;
+    let text = '';
+    for (const stage of this.#stages) {
+      let released = '';
+      if (text !== '') {
+        const step = stage.guard.feed(text);
+        if (step.denied) return undefined;
+        released = step.text;
+      }
+      const end = stage.guard.finish();
+      if (end.denied) return undefined;
+      text = stage.held + released + end.text;
+      stage.held = '';
+    }
+    return text;
+  }
+
+  /** Each guardrail's run: its verdict on the text it read (a denial's, where one denied). */
+  runs(): GuardrailRun[] {
+    return this.#stages.map((stage) => streamedRun(stage.guardrail, stage.guard.finish().verdict));
+  }
+}
+
+/** Splits server-sent events out of a byte stream: an event may come in pieces, a piece may hold several. */
+class EventReader {
+  readonly #decoder = new TextDecoder();
+  #buffer = '';
+
+  /** The events `bytes` completes, each with the blank line that ends it. */
+  push(bytes: Uint8Array): string[] {
+    this.#buffer += this.#decoder.decode(bytes, { stream: true });
+    return this.#take(false);
+  }
+
+  /** The stream ended: the events left, the last one even without its blank line. */
+  end(): string[] {
+    this.#buffer += this.#decoder.decode();
+    const events = this.#take(true);
+    if (this.#buffer.trim() !== '') events.push(this.#buffer);
+    this.#buffer = '';
+    return events;
+  }
+
+  #take(final: boolean): string[] {
+    const buffer = this.#buffer;
+    const events: string[] = [];
+    const lineEnd = /\r\n|\n|\r/g;
+    let eventStart = 0;
+    let lineStart = 0;
+    for (let match = lineEnd.exec(buffer); match; match = lineEnd.exec(buffer)) {
+      // A CR last may be the first half of a CRLF still to come.
+      if (match[0] === '\r' && match.index === buffer.length - 1 && !final) break;
+      const end = match.index + match[0].length;
+      // A blank line ends the event.
+      if (match.index === lineStart) {
+        events.push(buffer.slice(eventStart, end));
+        eventStart = end;
+      }
+      lineStart = end;
+    }
+    this.#buffer = buffer.slice(eventStart);
+    return events;
+  }
+}
+
+/** An event's data (its `data:` lines joined), or undefined when it has none. */
+function dataOf(raw: string): string | undefined {
+  const lines = raw.split(/\r\n|\n|\r/).filter((line) => line.startsWith('data:'));
+  if (lines.length === 0) return undefined;
+  return lines.map((line) => line.slice(line.startsWith('data: ') ? 6 : 5)).join('\n');
+}
+
+/**
+ * The provider's event stream with the output guardrails applied to each choice's text (see
+ * above). The bytes each upstream read completes are passed on as soon as they are checked.
+ */
+export function guardStream(
+  body: AsyncIterable<Uint8Array>,
+  options: GuardStreamOptions,
+): AsyncIterable<Uint8Array> {
+  const holds = options.guardrails.some((guardrail) => guardrail.actions.deny || guardrail.actions.redact);
+  const choices = new Map<number, ChoiceGuard>();
+  const choiceGuard = (index: number): ChoiceGuard => {
+    let guard = choices.get(index);
+    if (guard === undefined) {
+      guard = new ChoiceGuard(options.guardrails, options.request);
+      choices.set(index, guard);
+    }
+    return guard;
+  };
+
+  /** The chunk's choices checked, as the events to send; a number: the choice index denied. */
+  function checkChunk(chunk: Json & { choices: unknown[] }): string[] | number {
+    const { choices: given, usage, ...envelope } = chunk;
+    const before: Json[] = [];
+    const kept: unknown[] = [];
+    for (const [position, raw] of given.entries()) {
+      if (!isObject(raw)) {
+        kept.push(raw);
+        continue;
+      }
+      const choice: Json = { ...raw };
+      const index = typeof choice.index === 'number' ? choice.index : position;
+      const guard = choiceGuard(index);
+      const delta: Json | undefined = isObject(choice.delta) ? { ...choice.delta } : undefined;
+      const content = delta?.content;
+      let text = '';
+      if (typeof content === 'string' && content !== '') {
+        const released = guard.feed(content);
+        if (released === undefined) return index;
+        text = released;
+      } else if (delta && content !== undefined && content !== null && typeof content !== 'string') {
+        // Content in a shape the checks cannot read is not sent.
+        delete delta.content;
+      }
+      const finishing = choice.finish_reason !== undefined && choice.finish_reason !== null;
+      if (finishing) {
+        const rest = guard.finish();
+        if (rest === undefined) return index;
+        text += rest;
+      }
+      if (holds && choice.logprobs !== undefined) choice.logprobs = null;
+      if (delta) choice.delta = delta;
+      if (finishing) {
+        // What was held is sent before the choice finishes, in a chunk of its own.
+        if (text !== '') before.push({ index, delta: { content: text }, finish_reason: null });
+        if (delta && typeof content === 'string' && content !== '') delete delta.content;
+      } else if (delta && typeof content === 'string') {
+        delta.content = text;
+        const nothingToSay = content !== '' && text === '' && Object.keys(delta).length === 1;
+        if (nothingToSay) continue;
+      }
+      kept.push(choice);
+    }
+    const events: string[] = [];
+    if (before.length > 0) events.push(event({ ...envelope, choices: before }));
+    const carriesUsage = usage !== undefined && usage !== null;
+    if (kept.length > 0 || given.length === 0 || carriesUsage) {
+      events.push(event({ ...envelope, choices: kept, ...(usage === undefined ? {} : { usage }) }));
+    }
+    return events;
+  }
+
+  async function* guarded(): AsyncGenerator<Uint8Array> {
+    const upstream = body[Symbol.asyncIterator]();
+    const reader = new EventReader();
+    let finished = false;
+    /** The events to send for one read from upstream; `denied`: the stream ends with them. */
+    const check = (raws: string[]): { out: string; denied: boolean } => {
+      let out = '';
+      for (const raw of raws) {
+        const data = dataOf(raw);
+        if (data === undefined || data === '[DONE]') {
+          out += raw;
+          continue;
+        }
+        let chunk: unknown;
+        try {
+          chunk = JSON.parse(data);
+        } catch {
+          continue;
+        }
+        if (!isObject(chunk)) continue;
+        if (!Array.isArray(chunk.choices)) {
+          // An error or some other event without choices: no text of an answer to check.
+          out += raw;
+          continue;
+        }
+        const checked = checkChunk(chunk as Json & { choices: unknown[] });
+        if (typeof checked === 'number') {
+          const { choices: _choices, usage: _usage, ...envelope } = chunk;
+          out += event({
+            ...envelope,
+            choices: [{ index: checked, delta: {}, finish_reason: 'content_filter' }],
+          });
+          return { out: out + DONE, denied: true };
+        }
+        out += checked.join('');
+      }
+      return { out, denied: false };
+    };
+    try {
+      for (;;) {
+        const next = await upstream.next();
+        if (next.done) {
+          finished = true;
+          break;
+        }
+        const { out, denied } = check(reader.push(next.value));
+        if (out !== '') yield encoder.encode(out);
+        if (denied) return;
+      }
+      const { out } = check(reader.end());
+      if (out !== '') yield encoder.encode(out);
+    } finally {
+      if (!finished) {
+        // Stops the upstream read: the provider's connection is closed, not left to run on.
+        void Promise.resolve(upstream.return?.()).catch(() => undefined);
+      }
+      for (const guard of choices.values()) options.runs.push(...guard.runs());
+    }
+  }
+  return guarded();
+}

@@ -139,7 +139,13 @@ export class ChatCompletions {
       const known = estimated?.attempt === attempt ? estimated : undefined;
       const body = known?.body ?? bodyOf(routed, attempt);
       const cacheKey = cache
-        ? responseCacheKey(request.principal.workspaceId, directives, routed.target, body)
+        ? responseCacheKey(
+            request.principal.workspaceId,
+            directives,
+            routed.target,
+            body,
+            outputGuardrails.map((g) => `${g.id}@${g.versionId}`),
+          )
         : undefined;
       if (cache && cacheKey) {
         const hit = directives.forceRefresh ? undefined : await cache.get(cacheKey);

@@ -76,11 +76,22 @@ export function responseCacheKey(
   directives: CacheDirectives,
   target: ProviderTarget,
   body: ChatBody,
+  /**
+   * The output guardrails (id and version) the answer passes through: an answer they withheld
+   * or redacted is stored as sent, so it is replayed only to requests checked the same way.
+   */
+  outputGuardrails: readonly string[] = [],
 ): string {
   const destination = target.integrationSlug
     ? { integration: target.integrationSlug }
     : { provider: target.provider, host: target.baseUrl ?? null };
-  const normalised = stringify({ workspaceId, namespace: directives.namespace ?? null, destination, body });
+  const normalised = stringify({
+    workspaceId,
+    namespace: directives.namespace ?? null,
+    destination,
+    body,
+    ...(outputGuardrails.length > 0 ? { outputGuardrails } : {}),
+  });
   return `cache:chat:${createHash('sha256')
     .update(normalised ?? '')
     .digest('hex')}`;

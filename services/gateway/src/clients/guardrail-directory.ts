@@ -7,7 +7,15 @@ import type { GuardrailSource, LoadedGuardrail } from '../domain/guardrails.ts';
 /** An organisation's guardrails by id and by slug. */
 interface Directory {
   byReference: Map<string, LoadedGuardrail>;
+  loadedAtMs: number;
 }
+
+/**
+ * A guardrail not in what was read is looked for again (it may have been created since,
+ * its change event still on its way), but not more often than this per organisation, so
+ * that requests naming guardrails that do not exist cannot make every request a call.
+ */
+const MISS_RELOAD_MS = 100;
 
 /**
  * Guardrail definitions, read from control-plane once per organisation and then served from
@@ -34,7 +42,15 @@ export class GuardrailDirectory implements GuardrailSource {
     workspaceId: string,
     reference: string,
   ): Promise<LoadedGuardrail | undefined> {
-    const directory = await this.cache.get(organisationId, () => this.load(organisationId));
+    let directory = await this.cache.get(organisationId, () => this.load(organisationId));
+    if (
+      directory &&
+      !directory.byReference.has(reference) &&
+      Date.now() - directory.loadedAtMs >= MISS_RELOAD_MS
+    ) {
+      this.cache.invalidate(organisationId);
+      directory = await this.cache.get(organisationId, () => this.load(organisationId));
+    }
     const found = directory?.byReference.get(reference);
     if (!found || (found.workspaceId !== '' && found.workspaceId !== workspaceId)) return undefined;
     return found;
@@ -74,6 +90,6 @@ export class GuardrailDirectory implements GuardrailSource {
       byReference.set(g.id, loaded);
       byReference.set(g.slug, loaded);
     }
-    return { byReference };
+    return { byReference, loadedAtMs: Date.now() };
   }
 }

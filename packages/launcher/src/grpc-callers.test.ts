@@ -39,7 +39,8 @@ const expected: Record<string, readonly ServiceName[]> = {
   'switchyard.policy.v1.UsageLedgerService.ResetUsage': ['control-plane'],
   'switchyard.policy.v1.UsageLedgerService.KeyUsage': ['control-plane'],
   'switchyard.policy.v1.PolicyDirectoryService.ListPolicies': ['policy'],
-  'switchyard.guardrails.v1.GuardrailDirectoryService.ListGuardrails': ['gateway'],
+  // Admin checks that an organisation's default guardrails exist.
+  'switchyard.guardrails.v1.GuardrailDirectoryService.ListGuardrails': ['gateway', 'admin'],
 };
 
 let h: ServiceHarness;

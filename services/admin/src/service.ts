@@ -17,6 +17,7 @@ import {
 import { admin } from '@switchyard/proto';
 import { IntegrationService } from './domain/integration.service.ts';
 import { OrganisationSettingsService } from './domain/organisation-settings.service.ts';
+import { GuardrailDefaultsService } from './domain/guardrail-defaults.service.ts';
 import { SsoService } from './domain/sso.service.ts';
 import { ScimGroupService } from './domain/scim-groups.service.ts';
 import { ScimMappingService } from './domain/scim-mappings.service.ts';
@@ -26,6 +27,7 @@ import { ScimWorkspaceSync } from './domain/scim-workspace-sync.ts';
 import { remoteOrganisationDirectory } from './grpc/organisation-directory.client.ts';
 import { remoteKeySettings } from './grpc/key-settings.client.ts';
 import { remoteSsoSessions } from './grpc/sso-sessions.client.ts';
+import { remoteGuardrailCatalogue } from './grpc/guardrail-directory.client.ts';
 import { integrationCallers, integrationHandlers } from './grpc/integration.handlers.ts';
 import {
   organisationSettingsCallers,
@@ -36,6 +38,8 @@ import { SsoLoginService } from './domain/sso-login.service.ts';
 import { OidcClient } from './clients/oidc-client.ts';
 import { SsoLoginRepository } from './store/sso-login.repository.ts';
 import { SsoLogin1763700000008 } from './store/migrations/1763700000008-sso-login.ts';
+import { GuardrailDefaults1763700000009 } from './store/migrations/1763700000009-guardrail-defaults.ts';
+import { GuardrailDefaultsRepository } from './store/guardrail-defaults.repository.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { IntegrationRepository } from './store/integration.repository.ts';
 import { Init1763700000001 } from './store/migrations/1763700000001-init.ts';
@@ -101,10 +105,11 @@ export const adminService: ServiceDefinition<Admin> = {
       Scim1763700000006,
       PluginCredentials1763700000007,
       SsoLogin1763700000008,
+      GuardrailDefaults1763700000009,
     ],
   },
   bus: true,
-  clients: ['identity', 'ssoSessions'],
+  clients: ['identity', 'ssoSessions', 'guardrailDirectory'],
   // The OAuth body limit is validated with the others, and used by control-plane only.
   settings: configSchema.omit({ MAX_OAUTH_REQUEST_BODY: true }).extend(jwtEnvSchema.shape),
   describeRoutes: () =>
@@ -112,6 +117,7 @@ export const adminService: ServiceDefinition<Admin> = {
       {
         integrations: describedOnly('integrations'),
         organisationSettings: describedOnly('organisation settings'),
+        guardrailDefaults: describedOnly('default guardrails'),
         sso: describedOnly('SSO'),
         scim: {
           tokens: describedOnly('SCIM tokens'),
@@ -144,6 +150,12 @@ export const adminService: ServiceDefinition<Admin> = {
       events,
       remoteKeySettings(identityClient),
     );
+    const guardrailDefaults = new GuardrailDefaultsService(
+      new GuardrailDefaultsRepository(manager),
+      events,
+      remoteGuardrailCatalogue(need(clients.guardrailDirectory, 'guardrail directory client')),
+      directory,
+    );
     const scimRepository = new ScimRepository(manager);
     const scimWorkspaces = new ScimWorkspaceSync(scimRepository, directory, logger);
     const scim = {
@@ -159,6 +171,7 @@ export const adminService: ServiceDefinition<Admin> = {
           {
             integrations,
             organisationSettings,
+            guardrailDefaults,
             sso: new SsoService(new SsoRepository(manager), secrets),
             ssoLogin: {
               logins: new SsoLoginService(
@@ -188,7 +201,7 @@ export const adminService: ServiceDefinition<Admin> = {
         server.add(admin.IntegrationService, integrationHandlers(integrations), integrationCallers);
         server.add(
           admin.OrganisationSettingsService,
-          organisationSettingsHandlers(organisationSettings),
+          organisationSettingsHandlers(organisationSettings, guardrailDefaults),
           organisationSettingsCallers,
         );
       },

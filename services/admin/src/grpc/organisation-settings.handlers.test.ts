@@ -40,3 +40,48 @@ test('GetOrganisationSettings answers with the explicit choice, whatever the def
 test('GetOrganisationSettings refuses an organisation id that is not a UUID', async () => {
   await assert.rejects(settingsOf('not-a-uuid'), { status: 400, param: 'organisation_id' });
 });
+
+test('GetOrganisationSettings carries the default guardrail ids and the excluded workspaces of each phase', async () => {
+  const empty = await settingsOf(h.organisationId);
+  assert.deepEqual(
+    [
+      empty.inputGuardrailIds,
+      empty.outputGuardrailIds,
+      empty.inputGuardrailExcludedWorkspaceIds,
+      empty.outputGuardrailExcludedWorkspaceIds,
+    ],
+    [[], [], [], []],
+  );
+  const created: string[] = [];
+  for (const name of ['first default', 'second default']) {
+    const res = await h.request('POST', '/v1/guardrails', {
+      key: h.adminKey,
+      json: {
+        name,
+        checks: [{ id: 'default.contains', parameters: { operator: 'none', words: ['classified'] } }],
+        actions: { deny: true },
+      },
+    });
+    assert.equal(res.status, 200, res.text);
+    created.push(res.body.id as string);
+  }
+  const [first, second] = created as [string, string];
+  const defaults = await h.request('PUT', '/v1/admin/organisation/defaults', {
+    key: h.adminKey,
+    json: { input_guardrails: [second, first], output_guardrails: [first] },
+  });
+  assert.equal(defaults.status, 200, defaults.text);
+  const exclusion = await h.request('PUT', '/v1/workspace-exclusions/output-guardrails', {
+    key: h.adminKey,
+    json: { workspace_ids: [h.workspaceId] },
+  });
+  assert.equal(exclusion.status, 200, exclusion.text);
+
+  const delivered = await settingsOf(h.organisationId);
+  assert.deepEqual(delivered.inputGuardrailIds, [second, first]);
+  assert.deepEqual(delivered.outputGuardrailIds, [first]);
+  assert.deepEqual(delivered.inputGuardrailExcludedWorkspaceIds, []);
+  assert.deepEqual(delivered.outputGuardrailExcludedWorkspaceIds, [h.workspaceId]);
+  // Another organisation's answer carries none of them.
+  assert.deepEqual((await settingsOf(randomUUID())).inputGuardrailIds, []);
+});

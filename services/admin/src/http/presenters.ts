@@ -1,4 +1,5 @@
 import type { EffectiveOrganisationSettings } from '../domain/organisation-settings.service.ts';
+import type { ShownGuardrailDefaults } from '../domain/guardrail-defaults.service.ts';
 import { SECRET_SETTINGS } from '../domain/integration.schemas.ts';
 import type { Integration, OrganisationEmailDomain, SsoConnection } from '../store/entities.ts';
 
@@ -55,6 +56,10 @@ export function presentOrganisationSettings(settings: EffectiveOrganisationSetti
     user_api_key_rotation_period: settings.keys.userApiKeyRotationPeriod ?? null,
     workspace_security_settings_override: settings.keys.workspaceSecuritySettingsOverride ?? [],
   };
+}
+
+export function presentGuardrailDefaults(defaults: ShownGuardrailDefaults) {
+  return { input_guardrails: defaults.input, output_guardrails: defaults.output };
 }
 
 /** The client secret only ever appears masked (null when the method takes none). */

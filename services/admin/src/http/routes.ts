@@ -6,11 +6,14 @@ import { requirePrincipal } from '@switchyard/access';
 import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
+import type { GuardrailDefaultsService } from '../domain/guardrail-defaults.service.ts';
+import type { GuardrailPhase } from '../store/guardrail-defaults.repository.ts';
 import type { SsoService } from '../domain/sso.service.ts';
 import type { SsoLoginService } from '../domain/sso-login.service.ts';
 import { ssoLoginRouter } from './sso-login.routes.ts';
 import {
   presentEmailDomain,
+  presentGuardrailDefaults,
   presentIntegration,
   presentIntegrationDetail,
   presentOrganisationSettings,
@@ -22,6 +25,10 @@ import {
   updateIntegrationBody,
 } from '../domain/integration.schemas.ts';
 import { updateOrganisationSettingsBody } from '../domain/organisation-settings.schemas.ts';
+import {
+  updateGuardrailDefaultsBody,
+  updateWorkspaceExclusionsBody,
+} from '../domain/guardrail-defaults.schemas.ts';
 import { createEmailDomainBody, ssoClientId, upsertSsoConnectionBody } from '../domain/sso.schemas.ts';
 import { scimAdminRouter, scimProtocolRouter, scimTokenRouter, type ScimDomain } from './scim.routes.ts';
 
@@ -134,6 +141,71 @@ function organisationSettingsRouter(settings: OrganisationSettingsService, bodyL
     async (req, res, _next, input) => {
       const updated = await settings.update(requirePrincipal(req), camelKeys(input.body(req)));
       res.json(presentOrganisationSettings(updated));
+    },
+  );
+  return router;
+}
+
+/** The organisation's default guardrails, run on its requests before a config's. */
+function guardrailDefaultsRouter(defaults: GuardrailDefaultsService, bodyLimit: string): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
+  router.get(
+    '/',
+    {
+      scope: 'organisation_settings.read',
+      summary: "The organisation's default input and output guardrails, each by id and slug.",
+      query: 'none',
+    },
+    async (req, res) => {
+      res.json(presentGuardrailDefaults(await defaults.show(requirePrincipal(req))));
+    },
+  );
+  router.put(
+    '/',
+    {
+      scope: 'organisation_settings.update',
+      summary:
+        "Replaces the organisation's default input or output guardrails (ids or slugs of its organisation-level guardrails).",
+      query: 'none',
+      body: updateGuardrailDefaultsBody,
+    },
+    async (req, res, _next, input) => {
+      const updated = await defaults.update(requirePrincipal(req), camelKeys(input.body(req)));
+      res.json(presentGuardrailDefaults(updated));
+    },
+  );
+  return router;
+}
+
+/** The workspaces exempted from the organisation's default guardrails of one phase. */
+function workspaceExclusionsRouter(
+  defaults: GuardrailDefaultsService,
+  phase: GuardrailPhase,
+  bodyLimit: string,
+): ScopedRouter {
+  const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
+  router.get(
+    '/',
+    {
+      scope: 'organisation_exclusions.list',
+      summary: `The workspaces exempted from the organisation's default ${phase} guardrails.`,
+      query: 'none',
+    },
+    async (req, res) => {
+      res.json({ workspace_ids: await defaults.exclusions(requirePrincipal(req), phase) });
+    },
+  );
+  router.put(
+    '/',
+    {
+      scope: 'organisation_exclusions.update',
+      summary: `Adds workspaces to those exempted from the organisation's default ${phase} guardrails; override_existing replaces the list.`,
+      query: 'none',
+      body: updateWorkspaceExclusionsBody,
+    },
+    async (req, res, _next, input) => {
+      const saved = await defaults.exclude(requirePrincipal(req), phase, camelKeys(input.body(req)));
+      res.json({ workspace_ids: saved });
     },
   );
   return router;
@@ -253,6 +325,7 @@ function emailDomainsRouter(sso: SsoService, bodyLimit: string): ScopedRouter {
 export interface AdminDomain {
   integrations: IntegrationService;
   organisationSettings: OrganisationSettingsService;
+  guardrailDefaults: GuardrailDefaultsService;
   sso: SsoService;
   scim: ScimDomain;
   ssoLogin: { logins: SsoLoginService; callbackUrl: string | undefined };
@@ -273,6 +346,21 @@ export function adminRouter(
       .mount(
         '/v1/admin/organisation/settings',
         organisationSettingsRouter(domain.organisationSettings, bodyLimits.management),
+        authentication,
+      )
+      .mount(
+        '/v1/admin/organisation/defaults',
+        guardrailDefaultsRouter(domain.guardrailDefaults, bodyLimits.management),
+        authentication,
+      )
+      .mount(
+        '/v1/workspace-exclusions/input-guardrails',
+        workspaceExclusionsRouter(domain.guardrailDefaults, 'input', bodyLimits.management),
+        authentication,
+      )
+      .mount(
+        '/v1/workspace-exclusions/output-guardrails',
+        workspaceExclusionsRouter(domain.guardrailDefaults, 'output', bodyLimits.management),
         authentication,
       )
       .mount('/v1/admin/organisation/sso', ssoRouter(domain.sso, bodyLimits.management), authentication)

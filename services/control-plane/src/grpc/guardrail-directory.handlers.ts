@@ -2,9 +2,9 @@ import type { CallerRules, ServiceHandlers } from '@switchyard/runtime';
 import type { guardrails } from '@switchyard/proto';
 import type { GuardrailService } from '../domain/guardrail.service.ts';
 
-/** The gateways run guardrails, and so alone read their definitions. */
+/** The gateways run guardrails; admin checks the ones an organisation chooses as its defaults. */
 export const guardrailDirectoryCallers: CallerRules<typeof guardrails.GuardrailDirectoryService> = {
-  listGuardrails: ['gateway'],
+  listGuardrails: ['gateway', 'admin'],
 };
 
 export function guardrailDirectoryHandlers(

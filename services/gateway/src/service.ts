@@ -132,7 +132,12 @@ export const gatewayService: ServiceDefinition = {
       cache: new KeyValueResponseStore(need(kv, 'key-value store'), logger),
     };
     const chat = new ChatCompletionsRoute(
-      new ChatCompletions({ ...context, validate: validChatBody }),
+      new ChatCompletions({
+        ...context,
+        validate: validChatBody,
+        guardrailDefaults: (principal) => organisationSettings.guardrailDefaults(principal),
+        logger,
+      }),
       headerPrefix,
       logger,
     );

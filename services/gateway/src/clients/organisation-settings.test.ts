@@ -15,6 +15,8 @@ type Answer = MessageInitShape<typeof admin.GetOrganisationSettingsResponseSchem
 function fakeAdmin() {
   const state = {
     choices: new Map<string, boolean>(),
+    /** The default guardrails and exclusions admin answers with, by organisation. */
+    guardrails: new Map<string, Answer>(),
     down: false,
     calls: [] as Array<{ organisationId: string; deadlineMs: number | undefined }>,
   };
@@ -23,7 +25,7 @@ function fakeAdmin() {
       const organisationId = request.organisationId ?? '';
       state.calls.push({ organisationId, deadlineMs: options?.deadlineMs });
       if (state.down) throw new ServiceUnavailable('admin is unavailable.');
-      const answer: Answer = {};
+      const answer: Answer = { ...state.guardrails.get(organisationId) };
       const choice = state.choices.get(organisationId);
       if (choice !== undefined) answer.blockInlineConfig = choice;
       return create(admin.GetOrganisationSettingsResponseSchema, answer);
@@ -208,5 +210,64 @@ describe('OrganisationSettingsCache', () => {
       await cache.blockInlineConfig(principalOf(CREATED_AFTER));
       assert.equal((await warnings()).length, 2);
     });
+  });
+});
+
+describe('OrganisationSettingsCache.guardrailDefaults', () => {
+  const defaults: Answer = {
+    inputGuardrailIds: ['in-1', 'in-2'],
+    outputGuardrailIds: ['out-1'],
+    inputGuardrailExcludedWorkspaceIds: ['exempt-from-input'],
+    outputGuardrailExcludedWorkspaceIds: ['exempt-from-output'],
+  };
+  const inWorkspace = (organisationId: string, workspaceId: string): Principal => ({
+    ...principalOf(CREATED_AFTER, organisationId),
+    workspaceId,
+  });
+
+  test("the organisation's defaults of each phase, less a phase the caller's workspace is exempted from", async () => {
+    const fake = fakeAdmin();
+    const { cache } = cacheWith(fake);
+    const organisationId = randomUUID();
+    fake.state.guardrails.set(organisationId, defaults);
+    assert.deepEqual(await cache.guardrailDefaults(inWorkspace(organisationId, 'any')), {
+      input: ['in-1', 'in-2'],
+      output: ['out-1'],
+    });
+    assert.deepEqual(await cache.guardrailDefaults(inWorkspace(organisationId, 'exempt-from-input')), {
+      input: [],
+      output: ['out-1'],
+    });
+    assert.deepEqual(await cache.guardrailDefaults(inWorkspace(organisationId, 'exempt-from-output')), {
+      input: ['in-1', 'in-2'],
+      output: [],
+    });
+    assert.deepEqual(await cache.guardrailDefaults(principalOf(CREATED_AFTER)), { input: [], output: [] });
+    assert.equal(fake.callsFor(organisationId), 1, 'read once, then served from memory');
+  });
+
+  test('admin down before they were ever read: a 503 guardrails_unavailable, never an empty list', async () => {
+    const fake = fakeAdmin();
+    const { cache } = cacheWith(fake);
+    const organisationId = randomUUID();
+    fake.state.guardrails.set(organisationId, defaults);
+    fake.state.down = true;
+    await assert.rejects(cache.guardrailDefaults(inWorkspace(organisationId, 'any')), {
+      status: 503,
+      code: 'guardrails_unavailable',
+    });
+  });
+
+  test('admin down after they were read: the last known serve, even once dropped by a change event', async () => {
+    const fake = fakeAdmin();
+    const { cache } = cacheWith(fake);
+    const organisationId = randomUUID();
+    fake.state.guardrails.set(organisationId, defaults);
+    const principal = inWorkspace(organisationId, 'exempt-from-output');
+    assert.deepEqual(await cache.guardrailDefaults(principal), { input: ['in-1', 'in-2'], output: [] });
+    fake.state.down = true;
+    cache.invalidate(organisationId);
+    assert.deepEqual(await cache.guardrailDefaults(principal), { input: ['in-1', 'in-2'], output: [] });
+    assert.ok(fake.callsFor(organisationId) >= 2, 'admin was asked again');
   });
 });

@@ -11,6 +11,7 @@ import { gatewayService } from '../service.ts';
 import {
   startGatewayWithStandIns,
   startIdentityStandIn,
+  startOrganisationSettingsStandIn,
   newPrincipal,
   startPolicyStandIn,
   unusedAddress,
@@ -310,9 +311,11 @@ describe('the gateway with its default policy settings', () => {
 describe('the gateway with POLICY_FAIL_OPEN=false', () => {
   let h: ServiceHarness;
   let identityStandIn: Awaited<ReturnType<typeof startIdentityStandIn>>;
+  let settingsStandIn: Awaited<ReturnType<typeof startOrganisationSettingsStandIn>>;
 
   before(async () => {
     identityStandIn = await startIdentityStandIn(new Map([[workspaceKey, principal]]));
+    settingsStandIn = await startOrganisationSettingsStandIn();
     h = await startServiceHarness({
       services: [gatewayService],
       env: { POLICY_FAIL_OPEN: 'false' },
@@ -321,18 +324,20 @@ describe('the gateway with POLICY_FAIL_OPEN=false', () => {
         policy: await unusedAddress(),
         integrations: await unusedAddress(),
         configs: await unusedAddress(),
-        organisationSettings: await unusedAddress(),
+        organisationSettings: settingsStandIn.address,
       },
     });
   });
   after(async () => {
     await h.close();
     await identityStandIn.close();
+    await settingsStandIn.close();
   });
 
   test('refuses requests with 503 while the policy service is down', async () => {
     const res = await h.request(mockChat.method, '/v1/chat/completions', { ...mockChat, key: workspaceKey });
     assert.equal(res.status, 503);
     assert.equal(res.body.error.type, 'service_unavailable_error');
+    assert.equal(res.body.error.code, 'policy_unavailable');
   });
 });

@@ -1,4 +1,5 @@
-import { AppError, BadRequest } from '@switchyard/core';
+import { AppError, BadRequest, type Logger } from '@switchyard/core';
+import type { Principal } from '@switchyard/access';
 import { costOf } from '../pricing/cost.ts';
 import type { ChatBody } from '../providers/types.ts';
 import type { CacheHeaders } from './gateway-headers.ts';
@@ -19,7 +20,7 @@ import {
 } from './response-cache.ts';
 import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
 import { meterStream } from './stream-meter.ts';
-import { checkInput, checkOutput, guardrailsOf } from './guardrails.ts';
+import { checkInput, checkOutput, guardrailsOf, type GuardrailDefaults } from './guardrails.ts';
 import { guardStream } from './guardrail-stream.ts';
 
 export interface ChatCompletionsOptions extends GatewayContext {
@@ -28,6 +29,10 @@ export interface ChatCompletionsOptions extends GatewayContext {
    * config's override_params laid over the request are checked with it.
    */
   validate: (body: Record<string, unknown>) => ChatBody;
+  /** The organisation's default guardrails as they apply to the caller; none when absent. */
+  guardrailDefaults?: (principal: Principal) => Promise<GuardrailDefaults>;
+  /** Where a default guardrail that no longer exists is reported. */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /**
@@ -96,6 +101,8 @@ export class ChatCompletions {
       principal.organisationId,
       principal.workspaceId,
       this.options.guardrails,
+      await this.options.guardrailDefaults?.(principal),
+      this.options.logger,
     );
     const facts = { model: parsed.model, metadata: request.headers.metadata };
     let forwardRaw: Buffer | undefined = raw;

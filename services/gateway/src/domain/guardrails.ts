@@ -1,4 +1,10 @@
-import { BadRequest, GuardrailDenied, NotImplemented, ServiceUnavailable } from '@switchyard/core';
+import {
+  BadRequest,
+  GuardrailDenied,
+  NotImplemented,
+  ServiceUnavailable,
+  type Logger,
+} from '@switchyard/core';
 import {
   redact,
   runGuardrail,
@@ -54,46 +60,104 @@ export interface GuardrailRun {
   checks: Array<{ id: string; name: string; passed: boolean; explanation: string; error?: string }>;
 }
 
+/** The organisation's default guardrail ids of each phase, as they apply to the caller's workspace. */
+export interface GuardrailDefaults {
+  input: string[];
+  output: string[];
+}
+
+const NO_DEFAULTS: GuardrailDefaults = { input: [], output: [] };
+
+/** A default that no longer exists is logged once a minute per organisation and guardrail, not on every request. */
+const MISSING_DEFAULT_WARNING_MS = 60_000;
+const missingDefaultWarnedAt = new Map<string, number>();
+
+function warnMissingDefault(
+  logger: Pick<Logger, 'warn'> | undefined,
+  organisationId: string,
+  phase: 'input' | 'output',
+  guardrailId: string,
+): void {
+  const key = `${organisationId}:${guardrailId}`;
+  const now = Date.now();
+  if (now - (missingDefaultWarnedAt.get(key) ?? -Infinity) < MISSING_DEFAULT_WARNING_MS) return;
+  if (missingDefaultWarnedAt.size >= 10_000) missingDefaultWarnedAt.clear();
+  missingDefaultWarnedAt.set(key, now);
+  logger?.warn('an organisation default guardrail no longer exists; requests run without it', {
+    organisation_id: organisationId,
+    phase,
+    guardrail_id: guardrailId,
+  });
+}
+
 /**
- * The guardrails a config names, looked up for the caller's workspace. One that does not
- * exist (or belongs to another workspace) is a 400 naming where the config names it: a
- * caller who asked to be checked is never served unchecked.
+ * The guardrails of a request: the organisation's defaults of each phase first, then those
+ * its config names, each guardrail once. A guardrail the config names that does not exist (or
+ * belongs to another workspace) is a 400 naming where the config names it: a caller who asked
+ * to be checked is never served unchecked. A default that no longer exists (it was valid when
+ * chosen, and archived since) is skipped with a warning.
  */
 export async function guardrailsOf(
   config: RoutingConfig | undefined,
   organisationId: string,
   workspaceId: string,
   source: GuardrailSource | undefined,
+  defaults: GuardrailDefaults = NO_DEFAULTS,
+  logger?: Pick<Logger, 'warn'>,
 ): Promise<RequestGuardrails | undefined> {
-  if (!config) return undefined;
-  const named = namedGuardrails(config);
-  if (named.length === 0) return undefined;
-  const found: RequestGuardrails = { input: [], output: [] };
-  for (const { slug, field } of named) {
-    let guardrail: LoadedGuardrail | undefined;
+  const named = config ? namedGuardrails(config) : [];
+  if (named.length === 0 && defaults.input.length === 0 && defaults.output.length === 0) return undefined;
+  const lookUp = async (reference: string): Promise<LoadedGuardrail | undefined> => {
     try {
-      guardrail = source ? await source.find(organisationId, workspaceId, slug) : undefined;
+      return source ? await source.find(organisationId, workspaceId, reference) : undefined;
     } catch (err) {
       throw new ServiceUnavailable('Guardrails cannot be read right now; the request was not sent.', {
         cause: err,
         code: 'guardrails_unavailable',
       });
     }
+  };
+  const found: RequestGuardrails = { input: [], output: [] };
+  const add = (phase: 'input' | 'output', guardrail: LoadedGuardrail) => {
+    if (!found[phase].some((listed) => listed.id === guardrail.id)) found[phase].push(guardrail);
+  };
+  for (const phase of ['input', 'output'] as const) {
+    for (const id of defaults[phase]) {
+      const guardrail = await lookUp(id);
+      if (!guardrail) {
+        warnMissingDefault(logger, organisationId, phase, id);
+        continue;
+      }
+      if (holdsWebhook(guardrail)) {
+        throw new NotImplemented(
+          `The organisation's default guardrail '${guardrail.slug}' holds a webhook check, and webhook checks are not run yet; the request was not sent.`,
+          { code: 'guardrail_not_supported' },
+        );
+      }
+      add(phase, guardrail);
+    }
+  }
+  for (const { slug, field } of named) {
+    const guardrail = await lookUp(slug);
     if (!guardrail) {
       throw new BadRequest(`Guardrail '${slug}' does not exist.`, {
         param: `config.${field}`,
         code: 'guardrail_not_found',
       });
     }
-    if (guardrail.checks.some((check) => check.is_enabled && check.id === 'default.webhook')) {
+    if (holdsWebhook(guardrail)) {
       throw new NotImplemented(
         `Guardrail '${slug}' holds a webhook check, and webhook checks are not run yet; the request was not sent.`,
         { param: `config.${field}`, code: 'guardrail_not_supported' },
       );
     }
-    (field.startsWith('input') ? found.input : found.output).push(guardrail);
+    add(field.startsWith('input') ? 'input' : 'output', guardrail);
   }
   return found;
+}
+
+function holdsWebhook(guardrail: LoadedGuardrail): boolean {
+  return guardrail.checks.some((check) => check.is_enabled && check.id === 'default.webhook');
 }
 
 interface TextPart {

@@ -5,7 +5,7 @@ import { createLogger, sha256Hex } from '@switchyard/core';
 import { randomUUID } from 'node:crypto';
 import { scopesForKind, type Principal } from '@switchyard/access';
 import { GrpcServer } from '@switchyard/runtime';
-import { identity, policy } from '@switchyard/proto';
+import { admin, identity, policy } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { gatewayService } from '../service.ts';
 
@@ -125,8 +125,24 @@ export async function startIdentityStandIn(keys: Map<string, Principal>) {
 }
 
 /**
- * The gateway with a policy stand-in and an identity stand-in that knows `keys`; the other
- * services it calls are nowhere (requests name their provider inline). `close` stops all three.
+ * An admin that answers every organisation with no choices and no default guardrails: the
+ * gateway refuses requests whose organisation's defaults it never read.
+ */
+export async function startOrganisationSettingsStandIn() {
+  const server = new GrpcServer({ logger, security: {} });
+  server.add(
+    admin.OrganisationSettingsService,
+    { getOrganisationSettings: async () => ({}) },
+    { getOrganisationSettings: ['gateway'] },
+  );
+  const port = await server.listen('127.0.0.1', 0);
+  return { address: `127.0.0.1:${port}`, close: () => server.close() };
+}
+
+/**
+ * The gateway with a policy stand-in, an identity stand-in that knows `keys` and an
+ * organisation settings stand-in; the other services it calls are nowhere (requests name
+ * their provider inline). `close` stops them all.
  */
 export async function startGatewayWithStandIns(
   keys: Map<string, Principal>,
@@ -134,9 +150,11 @@ export async function startGatewayWithStandIns(
 ): Promise<{ h: ServiceHarness; standIn: PolicyStandIn; close: () => Promise<void> }> {
   const standIn = await startPolicyStandIn();
   const identityStandIn = await startIdentityStandIn(keys);
+  const settingsStandIn = await startOrganisationSettingsStandIn();
   const stopStandIns = async () => {
     await standIn.close();
     await identityStandIn.close();
+    await settingsStandIn.close();
   };
   try {
     const h = await startServiceHarness({
@@ -147,7 +165,7 @@ export async function startGatewayWithStandIns(
         policy: standIn.address,
         integrations: await unusedAddress(),
         configs: await unusedAddress(),
-        organisationSettings: await unusedAddress(),
+        organisationSettings: settingsStandIn.address,
       },
     });
     const close = async () => {

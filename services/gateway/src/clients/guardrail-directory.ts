@@ -1,5 +1,5 @@
 import { RemoteCache, type Logger } from '@switchyard/core';
-import { parseGuardrailActions, parseGuardrailChecks } from '@switchyard/guardrails';
+import { parseGuardrailActions, parseGuardrailChecks, type GuardrailActions } from '@switchyard/guardrails';
 import type { ServiceClient } from '@switchyard/runtime';
 import type { guardrails } from '@switchyard/proto';
 import type { GuardrailSource, LoadedGuardrail } from '../domain/guardrails.ts';
@@ -22,6 +22,14 @@ const MISS_RELOAD_MS = 100;
  * memory; dropped when a "guardrail" change event names the organisation (and after the
  * TTL, should an event be missed).
  */
+/**
+ * An `async` guardrail never holds up or changes a request: what it finds is recorded only
+ * (it fails as a warning). It runs beside the request's other checks.
+ */
+function runAs(actions: GuardrailActions): GuardrailActions {
+  return actions.async ? { ...actions, deny: false, redact: false } : actions;
+}
+
 export class GuardrailDirectory implements GuardrailSource {
   private readonly cache: RemoteCache<Directory>;
 
@@ -77,7 +85,7 @@ export class GuardrailDirectory implements GuardrailSource {
           versionId: g.versionId,
           name: g.name,
           checks: parseGuardrailChecks(JSON.parse(g.checksJson) as unknown, 'checks'),
-          actions: parseGuardrailActions(JSON.parse(g.actionsJson) as unknown, 'actions'),
+          actions: runAs(parseGuardrailActions(JSON.parse(g.actionsJson) as unknown, 'actions')),
         };
       } catch (err) {
         // Left out, so a request naming it is refused as naming an unknown guardrail, never served unchecked.

@@ -116,6 +116,13 @@ describe('input guardrails', () => {
     assert.equal(lastUpstreamContent(), 'write to jane.doe@example.com');
   });
 
+  test('async: a failed check neither refuses nor changes the request; it is recorded as a warning', async () => {
+    const slug = await guardrail(forbiddenWords, { deny: true, async: true });
+    const res = await chat('this is classified', { 'x-vendor-config': config({ input: [slug] }) });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(lastUpstreamContent(), 'this is classified');
+  });
+
   test('a guardrail that does not exist is a 400 naming where the config names it', async () => {
     const res = await chat('hi', { 'x-vendor-config': config({ input: ['guard_nothing-00000000'] }) });
     assert.equal(res.status, 400, res.text);

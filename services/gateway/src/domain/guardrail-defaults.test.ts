@@ -1,38 +1,27 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { adminService } from '@switchyard/admin';
-import { controlPlane } from '@switchyard/control-plane';
-import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/runtime';
-import {
-  startFakeOpenAi,
-  startServiceHarness,
-  type FakeOpenAi,
-  type HarnessResponse,
-  type ServiceHarness,
-} from '@switchyard/testing';
-import { gatewayService } from '../service.ts';
+import type { FakeOpenAi, HarnessResponse, ServiceHarness } from '@switchyard/testing';
+import { startGuardrailHarness, type GuardrailHarness, type Json } from '../testing/guardrails.ts';
 
 /** The organisation's default guardrails, as admin sets them, run on requests that name none. */
 
-const upstreamKey = 'sk-guardrail-defaults-upstream-0123';
-const services = [controlPlane, policyService, adminService, gatewayService] as ServiceDefinition[];
+let g: GuardrailHarness;
 let fake: FakeOpenAi;
 let h: ServiceHarness;
 /** A key of a second workspace of the organisation, which no exclusion names. */
 let otherWorkspaceKey: string;
 
 before(async () => {
-  fake = await startFakeOpenAi({ apiKey: upstreamKey });
-  h = await startServiceHarness({ services, env: { TRUSTED_CUSTOM_HOSTS: '127.0.0.1' } });
+  g = await startGuardrailHarness({ upstreamKey: 'sk-guardrail-defaults-upstream-0123' });
+  ({ fake, h } = g);
   const integration = await h.request('POST', '/admin/v2/integrations', {
     key: h.adminKey,
     json: {
       name: 'Upstream',
       slug: 'up',
       ai_provider_id: 'openai',
-      key: upstreamKey,
+      key: g.upstreamKey,
       configurations: { custom_host: fake.baseUrl },
     },
   });
@@ -46,22 +35,9 @@ before(async () => {
   assert.equal(key.status, 200, key.text);
   otherWorkspaceKey = key.body.key;
 });
-after(async () => {
-  await h?.close();
-  await fake?.close();
-});
+after(() => g?.close());
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies, read field by field
-type Json = Record<string, any>;
-
-async function guardrail(checks: Json[], actions: Json): Promise<{ id: string; slug: string }> {
-  const created = await h.request('POST', '/v1/guardrails', {
-    key: h.adminKey,
-    json: { name: `g ${Math.random().toString(16).slice(2, 8)}`, checks, actions },
-  });
-  assert.equal(created.status, 200, created.text);
-  return { id: created.body.id, slug: created.body.slug };
-}
+const guardrail = (checks: Json[], actions: Json) => g.guardrail(checks, actions);
 
 const forbiddenWords = [{ id: 'default.contains', parameters: { operator: 'none', words: ['classified'] } }];
 const pii = [{ id: 'default.pii', parameters: { categories: ['email'] } }];

@@ -1,64 +1,34 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { logExportService } from '@switchyard/log-export';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
-import { logExportService } from '@switchyard/log-export';
 import { policyService } from '@switchyard/policy';
 import type { ServiceDefinition } from '@switchyard/runtime';
-import {
-  eventually,
-  startFakeOpenAi,
-  startServiceHarness,
-  type FakeOpenAi,
-  type ServiceHarness,
-} from '@switchyard/testing';
+import { eventually, type ServiceHarness } from '@switchyard/testing';
 import { gatewayService } from '../service.ts';
+import { startGuardrailHarness, type GuardrailHarness, type Json } from '../testing/guardrails.ts';
 
-const upstreamKey = 'sk-guardrail-log-upstream-0123456789';
-const services = [
-  controlPlane,
-  policyService,
-  adminService,
-  logExportService,
-  gatewayService,
-] as ServiceDefinition[];
-let fake: FakeOpenAi;
+let g: GuardrailHarness;
 let h: ServiceHarness;
 
 before(async () => {
-  fake = await startFakeOpenAi({ apiKey: upstreamKey });
-  h = await startServiceHarness({ services, env: { TRUSTED_CUSTOM_HOSTS: '127.0.0.1' } });
-});
-after(async () => {
-  await h?.close();
-  await fake?.close();
-});
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies, read field by field
-type Json = Record<string, any>;
-
-/** A new guardrail of the organisation: its id, slug and version. */
-async function guardrail(
-  checks: Json[],
-  actions: Json,
-): Promise<{ id: string; slug: string; versionId: string }> {
-  const created = await h.request('POST', '/v1/guardrails', {
-    key: h.adminKey,
-    json: { name: `g ${Math.random().toString(16).slice(2, 8)}`, checks, actions },
+  g = await startGuardrailHarness({
+    upstreamKey: 'sk-guardrail-log-upstream-0123456789',
+    services: [
+      controlPlane,
+      policyService,
+      adminService,
+      logExportService,
+      gatewayService,
+    ] as ServiceDefinition[],
   });
-  assert.equal(created.status, 200, created.text);
-  const { id, slug, version_id: versionId } = created.body as Json;
-  return { id, slug, versionId };
-}
+  ({ h } = g);
+});
+after(() => g?.close());
 
-const config = (guardrails: { input?: string[]; output?: string[] }) =>
-  JSON.stringify({
-    provider: 'openai',
-    custom_host: fake.baseUrl,
-    api_key: upstreamKey,
-    input_guardrails: guardrails.input ?? [],
-    output_guardrails: guardrails.output ?? [],
-  });
+const guardrail = (checks: Json[], actions: Json) => g.guardrail(checks, actions);
+const config = (guardrails: { input?: string[]; output?: string[] }) => g.config(guardrails);
 
 function chat(content: string, headers: Record<string, string> = {}) {
   return h.request('POST', '/v1/chat/completions', {

@@ -1,52 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
-import { adminService } from '@switchyard/admin';
-import { controlPlane } from '@switchyard/control-plane';
-import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/runtime';
-import {
-  startFakeOpenAi,
-  startServiceHarness,
-  type FakeOpenAi,
-  type ServiceHarness,
-} from '@switchyard/testing';
-import { gatewayService } from '../service.ts';
+import type { FakeOpenAi, ServiceHarness } from '@switchyard/testing';
+import { startGuardrailHarness, type GuardrailHarness, type Json } from '../testing/guardrails.ts';
 
-const upstreamKey = 'sk-guardrail-upstream-0123456789';
-const services = [controlPlane, policyService, adminService, gatewayService] as ServiceDefinition[];
+let g: GuardrailHarness;
 let fake: FakeOpenAi;
 let h: ServiceHarness;
 
 before(async () => {
-  fake = await startFakeOpenAi({ apiKey: upstreamKey });
-  h = await startServiceHarness({ services, env: { TRUSTED_CUSTOM_HOSTS: '127.0.0.1' } });
+  g = await startGuardrailHarness();
+  ({ fake, h } = g);
 });
-after(async () => {
-  await h?.close();
-  await fake?.close();
-});
+after(() => g?.close());
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies, read field by field
-type Json = Record<string, any>;
-
-async function guardrail(checks: Json[], actions: Json, extra: Json = {}): Promise<string> {
-  const created = await h.request('POST', '/v1/guardrails', {
-    key: h.adminKey,
-    json: { name: `g ${Math.random().toString(16).slice(2, 8)}`, checks, actions, ...extra },
-  });
-  assert.equal(created.status, 200, created.text);
-  return created.body.slug as string;
-}
-
-const config = (guardrails: { input?: string[]; output?: string[] }) =>
-  JSON.stringify({
-    provider: 'openai',
-    custom_host: fake.baseUrl,
-    api_key: upstreamKey,
-    input_guardrails: guardrails.input ?? [],
-    output_guardrails: guardrails.output ?? [],
-  });
+const guardrail = async (checks: Json[], actions: Json, extra: Json = {}) =>
+  (await g.guardrail(checks, actions, extra)).slug;
+const config = (guardrails: { input?: string[]; output?: string[] }) => g.config(guardrails);
 
 function chat(content: string, headers: Record<string, string>, extra: Json = {}) {
   return h.request('POST', '/v1/chat/completions', {

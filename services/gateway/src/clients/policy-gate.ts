@@ -138,7 +138,8 @@ export class PolicyGate implements PolicyCheck {
   private readonly warnedAt = new Map<string, number>();
   readonly fallbacks = new FallbackDecisions();
   private readonly policyIdHeader: string;
-  private readonly now: () => number;
+  /** The gate's clock (Unix epoch ms): holds and leases expire by it. */
+  readonly now: () => number;
   readonly leases: PolicyLeases;
   private readonly sweeper: NodeJS.Timeout;
   /** Requests admitted on a lease, without a call. */
@@ -503,7 +504,7 @@ class RemoteHold implements PolicyHold {
     this.settled = true;
     this.settledWith = used;
     if (used === undefined || !this.metered) return;
-    const now = Date.now();
+    const now = this.gate.now();
     const live = this.reservation.holds.filter(
       // 0: the counter of a usage limit that never resets, which never expires.
       (h) => h.expiresAtMs === '0' || Number(h.expiresAtMs) > now,

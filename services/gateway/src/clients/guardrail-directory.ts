@@ -7,21 +7,15 @@ import type { GuardrailSource, LoadedGuardrail } from '../domain/guardrails.ts';
 /** An organisation's guardrails by id and by slug. */
 interface Directory {
   byReference: Map<string, LoadedGuardrail>;
-  loadedAtMs: number;
 }
 
 /**
- * A guardrail not in what was read is looked for again (it may have been created since,
- * its change event still on its way), but not more often than this per organisation, so
- * that requests naming guardrails that do not exist cannot make every request a call.
+ * A guardrail not in what was read is looked for again at once: it may have been created a
+ * moment ago, its change event still on its way. Misses of one organisation share one read
+ * (the cache runs one load per key at a time), so requests naming guardrails that do not
+ * exist cost at most one read in flight per organisation.
  */
-const MISS_RELOAD_MS = 100;
 
-/**
- * Guardrail definitions, read from control-plane once per organisation and then served from
- * memory; dropped when a "guardrail" change event names the organisation (and after the
- * TTL, should an event be missed).
- */
 /**
  * An `async` guardrail never holds up or changes a request: what it finds is recorded only
  * (it fails as a warning). It runs beside the request's other checks.
@@ -30,8 +24,15 @@ function runAs(actions: GuardrailActions): GuardrailActions {
   return actions.async ? { ...actions, deny: false, redact: false } : actions;
 }
 
+/**
+ * Guardrail definitions, read from control-plane once per organisation and then served from
+ * memory; dropped when a "guardrail" change event names the organisation (and after the
+ * TTL, should an event be missed).
+ */
 export class GuardrailDirectory implements GuardrailSource {
   private readonly cache: RemoteCache<Directory>;
+  /** Organisation id → the read a miss started, which other misses share. */
+  private readonly reloading = new Map<string, Promise<Directory | null>>();
 
   constructor(
     private readonly client: ServiceClient<typeof guardrails.GuardrailDirectoryService>,
@@ -51,13 +52,16 @@ export class GuardrailDirectory implements GuardrailSource {
     reference: string,
   ): Promise<LoadedGuardrail | undefined> {
     let directory = await this.cache.get(organisationId, () => this.load(organisationId));
-    if (
-      directory &&
-      !directory.byReference.has(reference) &&
-      Date.now() - directory.loadedAtMs >= MISS_RELOAD_MS
-    ) {
-      this.cache.invalidate(organisationId);
-      directory = await this.cache.get(organisationId, () => this.load(organisationId));
+    if (directory && !directory.byReference.has(reference)) {
+      let reload = this.reloading.get(organisationId);
+      if (!reload) {
+        this.cache.invalidate(organisationId);
+        reload = this.cache
+          .get(organisationId, () => this.load(organisationId))
+          .finally(() => this.reloading.delete(organisationId));
+        this.reloading.set(organisationId, reload);
+      }
+      directory = await reload;
     }
     const found = directory?.byReference.get(reference);
     if (!found || (found.workspaceId !== '' && found.workspaceId !== workspaceId)) return undefined;
@@ -98,6 +102,6 @@ export class GuardrailDirectory implements GuardrailSource {
       byReference.set(g.id, loaded);
       byReference.set(g.slug, loaded);
     }
-    return { byReference, loadedAtMs: Date.now() };
+    return { byReference };
   }
 }

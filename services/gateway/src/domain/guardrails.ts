@@ -38,6 +38,7 @@ export interface LoadedGuardrail {
 }
 
 export interface GuardrailSource {
+  /** The guardrail by id or slug, as the caller's workspace may use it; a miss is looked for again (it may be new). */
   find(organisationId: string, workspaceId: string, reference: string): Promise<LoadedGuardrail | undefined>;
 }
 

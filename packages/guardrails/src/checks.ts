@@ -221,6 +221,25 @@ export function extractJson(text: string): { value: unknown } | undefined {
 }
 
 /** Which of `wanted` the predicate finds, and whether `operator` is satisfied by that. */
+/** A keys check's verdict on what `subject` (the JSON, the metadata) holds, with why. */
+function keysVerdict(
+  subject: string,
+  operator: 'any' | 'all' | 'none',
+  keys: readonly string[],
+  present: (key: string) => boolean,
+): CheckOutcome {
+  const { found, missing, passed } = byOperator(operator, keys, present);
+  const explanation =
+    operator === 'none'
+      ? passed
+        ? `${subject} has none of the keys ${quoted(keys)}`
+        : `${subject} has the forbidden keys ${quoted(found)}`
+      : passed
+        ? `${subject} has the keys ${quoted(found)}`
+        : `${subject} lacks the keys ${quoted(operator === 'all' ? missing : keys)}`;
+  return { passed, explanation };
+}
+
 function byOperator(
   operator: 'any' | 'all' | 'none',
   wanted: readonly string[],
@@ -351,16 +370,7 @@ function prepareJsonKeys(p: JsonKeysParameters): Pick<PreparedCheck, 'evaluate' 
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         return { passed: false, explanation: 'the text is not a JSON object' };
       }
-      const { found, missing, passed } = byOperator(p.operator, p.keys, (key) => Object.hasOwn(value, key));
-      const explanation =
-        p.operator === 'none'
-          ? passed
-            ? `the JSON has none of the keys ${quoted(p.keys)}`
-            : `the JSON has the forbidden keys ${quoted(found)}`
-          : passed
-            ? `the JSON has the keys ${quoted(found)}`
-            : `the JSON lacks the keys ${quoted(p.operator === 'all' ? missing : p.keys)}`;
-      return { passed, explanation };
+      return keysVerdict('the JSON', p.operator, p.keys, (key) => Object.hasOwn(value, key));
     },
     stream: { mode: 'end' },
   };
@@ -387,16 +397,7 @@ function prepareRequiredMetadataKeys(
     evaluate: ({ metadata }) => {
       const has = (key: string) =>
         metadata !== undefined && Object.hasOwn(metadata, key) && metadata[key] !== undefined;
-      const { found, missing, passed } = byOperator(p.operator, p.metadataKeys, has);
-      const explanation =
-        p.operator === 'none'
-          ? passed
-            ? `the metadata has none of the keys ${quoted(p.metadataKeys)}`
-            : `the metadata has the forbidden keys ${quoted(found)}`
-          : passed
-            ? `the metadata has the keys ${quoted(found)}`
-            : `the metadata lacks the keys ${quoted(p.operator === 'all' ? missing : p.metadataKeys)}`;
-      return { passed, explanation };
+      return keysVerdict('the metadata', p.operator, p.metadataKeys, has);
     },
     stream: { mode: 'request' },
   };

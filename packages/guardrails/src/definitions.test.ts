@@ -91,6 +91,7 @@ describe('guardrail check parameters', () => {
         headers: { 'X-Api-Token': 'abc' },
         forwardHeaders: ['x-user-id'],
         timeout: 2_000,
+        executeOnProxy: false,
       },
     );
   });
@@ -116,6 +117,22 @@ describe('guardrail check parameters', () => {
     assert.equal(regex!.failure_mode, 'closed');
     assert.equal(webhook!.timeout_ms, 3_000);
     assert.equal(webhook!.name, 'policy');
+    assert.equal(webhook!.failure_mode, 'closed');
+  });
+
+  test("a webhook's failOnError sets its failure mode, unless failure_mode is given", () => {
+    const hook = (parameters: Record<string, unknown>, check: Record<string, unknown> = {}) =>
+      parseGuardrailChecks([
+        {
+          id: 'default.webhook',
+          parameters: { webhookURL: 'https://guard.example.com/x', ...parameters },
+          ...check,
+        },
+      ])[0]!.failure_mode;
+    assert.equal(hook({ failOnError: false }), 'open');
+    assert.equal(hook({ failOnError: true }), 'closed');
+    assert.equal(hook({ failOnError: false }, { failure_mode: 'closed' }), 'closed');
+    assert.equal(hook({}, { failure_mode: 'open' }), 'open');
   });
 
   test('paths are under the given root and the check index', () => {

@@ -32,7 +32,7 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 100;
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 3_000;
 export const MAX_CHECK_TIMEOUT_MS = 30_000;
 
-/** A check that errors or runs out of time: `closed` counts it as failed, `open` as passed (recorded either way). */
+/** A check that errors, or a webhook that does not answer in time: `closed` counts it as failed, `open` as passed (recorded either way). */
 export type CheckFailureMode = 'open' | 'closed';
 
 export interface GuardrailCheck {
@@ -62,7 +62,7 @@ const checkSchema = z.strictObject({
   is_enabled: z.boolean().default(true),
   parameters: z.record(z.string(), z.unknown()).default({}),
   timeout_ms: z.number().int().min(1).max(MAX_CHECK_TIMEOUT_MS).optional(),
-  failure_mode: z.enum(['open', 'closed']).default('closed'),
+  failure_mode: z.enum(['open', 'closed']).optional(),
 });
 
 const feedbackSchema = z.strictObject({
@@ -107,18 +107,24 @@ export function parseGuardrailChecks(
   options: ParseChecksOptions = {},
 ): GuardrailCheck[] {
   const checks = parseInput(z.array(checkSchema).min(1).max(MAX_CHECKS), value, 'body', param);
-  return checks.map((check, i) => ({
-    ...check,
-    parameters: parseInput(
+  return checks.map((check, i) => {
+    const parameters = parseInput(
       parameterSchema(check.id, options),
       check.parameters,
       'body',
       `${param}[${i}].parameters`,
-    ) as Record<string, unknown>,
-    timeout_ms:
-      check.timeout_ms ??
-      (check.id === 'default.webhook' ? DEFAULT_WEBHOOK_TIMEOUT_MS : DEFAULT_CHECK_TIMEOUT_MS),
-  }));
+    ) as Record<string, unknown>;
+    const failOnError = parameters.failOnError;
+    return {
+      ...check,
+      parameters,
+      timeout_ms:
+        check.timeout_ms ??
+        (check.id === 'default.webhook' ? DEFAULT_WEBHOOK_TIMEOUT_MS : DEFAULT_CHECK_TIMEOUT_MS),
+      failure_mode:
+        check.failure_mode ?? (typeof failOnError === 'boolean' && !failOnError ? 'open' : 'closed'),
+    };
+  });
 }
 
 /** Validates a guardrail's `actions`; absent fields take their defaults. Throws a 400 naming the parameter. */

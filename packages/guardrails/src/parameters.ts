@@ -242,6 +242,16 @@ export function webhookParameters(headerPrefix?: string) {
       timeout: z.int().min(1).max(30_000).optional(),
       /** Headers of the request passed on to the webhook. */
       forwardHeaders: z.array(headerName).max(50).default([]),
+      /**
+       * The webhook also runs on pass-through `/v1/*` requests (those the gateway forwards
+       * without reading their text), where it receives their method, path and content type.
+       */
+      executeOnProxy: z.boolean().default(false),
+      /**
+       * Whether a webhook that cannot answer counts as failed (true) or passed (false): the
+       * check's `failure_mode`, for clients that set it here; `failure_mode` wins when both are given.
+       */
+      failOnError: z.boolean().optional(),
     })
     .superRefine((value, ctx) => {
       const keys = Object.keys(value.headers);

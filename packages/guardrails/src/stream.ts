@@ -153,6 +153,11 @@ export class StreamGuard {
     });
   }
 
+  /** The whole text fed so far, as it came. */
+  get text(): string {
+    return this.#chunks.join('');
+  }
+
   /** The verdict that stopped the stream, if one did. */
   get denied(): GuardrailVerdict | undefined {
     return this.#denied;

@@ -34,6 +34,7 @@ import { KeyValueResponseStore } from './store/response-store.ts';
 import { publicAddressLookup } from './upstream/public-address-lookup.ts';
 import { createProviders } from './providers/index.ts';
 import { createUpstreamDispatcher, proxyEnvSchema } from './upstream/http-client.ts';
+import { WebhookClient } from './upstream/webhook-client.ts';
 
 const configSchema = z.object({
   HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
@@ -124,6 +125,11 @@ export const gatewayService: ServiceDefinition = {
       integrations,
       configs,
       guardrails,
+      webhooks: new WebhookClient({
+        dispatcher,
+        customHostDispatcher,
+        trustedHosts: config.TRUSTED_CUSTOM_HOSTS,
+      }),
       policy: policyGate,
       defaultCompletionTokens: config.POLICY_DEFAULT_COMPLETION_TOKENS,
       bus: events,

@@ -22,6 +22,7 @@ import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
 import { meterStream } from './stream-meter.ts';
 import { checkInput, checkOutput, guardrailsOf, type GuardrailDefaults } from './guardrails.ts';
 import { guardStream } from './guardrail-stream.ts';
+import { answerUnits, requestTexts } from './operation-texts.ts';
 
 export interface ChatCompletionsOptions extends GatewayContext {
   /**
@@ -104,10 +105,24 @@ export class ChatCompletions {
       await this.options.guardrailDefaults?.(principal),
       this.options.logger,
     );
-    const facts = { model: parsed.model, metadata: request.headers.metadata };
+    const facts = {
+      model: parsed.model,
+      metadata: request.headers.metadata,
+      requestType: 'chat',
+      stream: parsed.stream === true,
+    };
+    const webhooks = request.webhookContext();
     let forwardRaw: Buffer | undefined = raw;
     if (guardrails && guardrails.input.length > 0) {
-      const checked = checkInput(guardrails.input, parsed, facts, request.guardrailRuns);
+      const texts = (body: ChatBody) => requestTexts('chat', body as unknown as Record<string, unknown>);
+      const checked = await checkInput(
+        guardrails.input,
+        parsed,
+        texts,
+        facts,
+        request.guardrailRuns,
+        webhooks,
+      );
       if (checked.redacted) {
         // The provider gets the redacted messages, never the client's bytes.
         parsed = checked.body;
@@ -115,9 +130,10 @@ export class ChatCompletions {
       }
     }
     const outputGuardrails = guardrails?.output ?? [];
-    const checkAnswer = (answer: Buffer): Buffer => {
+    const checkAnswer = async (answer: Buffer, status: number): Promise<Buffer> => {
       if (outputGuardrails.length === 0) return answer;
-      const checked = checkOutput(outputGuardrails, answer, facts);
+      const units = (json: Record<string, unknown>) => answerUnits('chat', json);
+      const checked = await checkOutput(outputGuardrails, answer, units, facts, status, webhooks);
       request.guardrailRuns.push(...checked.runs);
       return checked.body;
     };
@@ -125,7 +141,12 @@ export class ChatCompletions {
     const checkStream = (body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> =>
       outputGuardrails.length === 0
         ? body
-        : guardStream(body, { guardrails: outputGuardrails, request: facts, runs: request.guardrailRuns });
+        : guardStream(body, {
+            guardrails: outputGuardrails,
+            request: facts,
+            runs: request.guardrailRuns,
+            webhooks,
+          });
     const directives = cacheDirectives(cacheHeaders, this.options.headerPrefix, resolved?.config.cache);
     const cache = directives.enabled ? this.options.cache : undefined;
     const defaultCompletion = this.options.defaultCompletionTokens;
@@ -161,7 +182,7 @@ export class ChatCompletions {
           hold.settle(NOTHING_USED);
           // A stored answer is checked like a fresh one: the guardrails may differ from those it was stored under.
           const replayed = replay(
-            hit.stream ? hit : { ...hit, body: checkAnswer(hit.body) },
+            hit.stream ? hit : { ...hit, body: await checkAnswer(hit.body, hit.status) },
             directives.maxAgeSeconds,
           );
           return replayed.stream ? { ...replayed, body: checkStream(replayed.body) } : replayed;
@@ -182,7 +203,8 @@ export class ChatCompletions {
         maxAgeSeconds: directives.maxAgeSeconds,
       };
       if (response.kind === 'json') {
-        const answered = response.status < 300 ? checkAnswer(response.body) : response.body;
+        const answered =
+          response.status < 300 ? await checkAnswer(response.body, response.status) : response.body;
         return { ...reply, stream: false, body: answered };
       }
       const checked = (body: AsyncIterable<Uint8Array>) => (response.status < 300 ? checkStream(body) : body);

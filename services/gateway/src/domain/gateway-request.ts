@@ -11,7 +11,8 @@ import { resolveConfig, type ResolvedConfig, type SavedConfigs } from '../routin
 import { Cancellation } from '../routing/cancellation.ts';
 import { runRoutePlan, type AttemptContext, type AttemptResult } from '../routing/route-plan.ts';
 import { headerNames, type GatewayHeaders, type HeaderNames } from './gateway-headers.ts';
-import type { IntegrationSource, PolicyCheck } from './ports.ts';
+import type { GuardrailWebhookClient, IntegrationSource, PolicyCheck } from './ports.ts';
+import type { WebhookContext } from './guardrail-webhook.ts';
 import {
   NOTHING_USED,
   PolicyRefusal,
@@ -39,6 +40,8 @@ export interface GatewayContext {
   policy: PolicyCheck;
   /** Guardrail definitions; absent where control-plane is not reachable (a named guardrail is then refused). */
   guardrails?: GuardrailSource | undefined;
+  /** Calls webhook checks; absent, a webhook check cannot run and decides by its failure mode. */
+  webhooks?: GuardrailWebhookClient | undefined;
   /** The completion tokens a request that names no output limit is expected to use. */
   defaultCompletionTokens: number;
   bus: EventBus;
@@ -61,6 +64,8 @@ export interface IncomingCall {
   method: string;
   /** The path as the client sent it, without the query. */
   path: string;
+  /** A header of the client's request by lower-case name (the first value of a repeated one). */
+  clientHeader?(name: string): string | undefined;
 }
 
 /** What was sent of a body: a bounded copy (for the log and the cache), and whether it holds the whole body, delivered in full. */
@@ -112,6 +117,13 @@ export class GatewayRequest {
     this.headers = call.headers;
     this.names = headerNames(context.headerPrefix);
     this.responseHeaders[this.names['trace-id']] = this.headers.traceId;
+  }
+
+  /** What webhook checks need of this request; undefined where no webhook client is wired. */
+  webhookContext(): WebhookContext | undefined {
+    const client = this.context.webhooks;
+    if (!client) return undefined;
+    return { client, header: (name) => this.call.clientHeader?.(name) };
   }
 
   markStream(stream: boolean): void {

@@ -1,5 +1,11 @@
 import { StreamGuard, streamMode, type StreamRequest } from '@switchyard/guardrails';
 import { streamedRun, type GuardrailRun, type LoadedGuardrail } from './guardrails.ts';
+import {
+  holdsWebhook,
+  webhookVerdicts,
+  type WebhookContext,
+  type WebhookEvent,
+} from './guardrail-webhook.ts';
 
 /**
  * Output guardrails on a streamed chat completion, checked as the answer flows. Each choice's
@@ -34,10 +40,12 @@ import { streamedRun, type GuardrailRun, type LoadedGuardrail } from './guardrai
 export interface GuardStreamOptions {
   /** The output guardrails, in the config's order. */
   guardrails: readonly LoadedGuardrail[];
-  /** The request the answer belongs to, as checks read it. */
-  request: StreamRequest;
+  /** The request the answer belongs to, as checks (and webhooks) read it. */
+  request: StreamRequest & { requestType?: string; stream?: boolean };
   /** Where each guardrail's run on each choice is recorded when the stream ends. */
   runs: GuardrailRun[];
+  /** Calls webhook checks, with each choice's whole text when it finishes. */
+  webhooks?: WebhookContext | undefined;
 }
 
 const encoder = new TextEncoder();
@@ -74,7 +82,11 @@ class ChoiceGuard {
   readonly #stages: Stage[];
   #finished = false;
 
-  constructor(guardrails: readonly LoadedGuardrail[], request: StreamRequest) {
+  constructor(
+    guardrails: readonly LoadedGuardrail[],
+    private readonly request: GuardStreamOptions['request'],
+    private readonly webhooks: WebhookContext | undefined,
+  ) {
     this.#stages = guardrails.map((guardrail) => ({
       guardrail,
       guard: new StreamGuard(guardrail, request),
@@ -100,8 +112,11 @@ class ChoiceGuard {
     return text;
   }
 
-  /** The choice finished: each guardrail decides on the whole text and releases the rest. */
-  finish(): string | undefined {
+  /**
+   * The choice finished: each guardrail decides on the whole text it read and releases the
+   * rest; its webhook checks are called with that text first.
+   */
+  async finish(): Promise<string | undefined> {
     if (this.#finished) return '';
     this.#finished = true;
     let text = '';
@@ -112,12 +127,28 @@ class ChoiceGuard {
         if (step.denied) return undefined;
         released = step.text;
       }
-      const end = stage.guard.finish();
+      const external =
+        holdsWebhook(stage.guardrail) && stage.guard.denied === undefined
+          ? await webhookVerdicts(stage.guardrail.checks, this.#event(stage.guard.text), this.webhooks)
+          : undefined;
+      const end = stage.guard.finish(external ? { external } : {});
       if (end.denied) return undefined;
       text = stage.held + released + end.text;
       stage.held = '';
     }
     return text;
+  }
+
+  #event(text: string): WebhookEvent {
+    const { model, metadata, requestType = 'chat' } = this.request;
+    return {
+      eventType: 'afterRequestHook',
+      requestType,
+      request: { isStreamingRequest: true },
+      response: { json: null, text, statusCode: 200 },
+      ...(model === undefined ? {} : { model }),
+      metadata: metadata ?? {},
+    };
   }
 
   /** Each guardrail's run: its verdict on the text it read (a denial's, where one denied). */
@@ -188,14 +219,14 @@ export function guardStream(
   const choiceGuard = (index: number): ChoiceGuard => {
     let guard = choices.get(index);
     if (guard === undefined) {
-      guard = new ChoiceGuard(options.guardrails, options.request);
+      guard = new ChoiceGuard(options.guardrails, options.request, options.webhooks);
       choices.set(index, guard);
     }
     return guard;
   };
 
   /** The chunk's choices checked, as the events to send; a number: the choice index denied. */
-  function checkChunk(chunk: Json & { choices: unknown[] }): string[] | number {
+  async function checkChunk(chunk: Json & { choices: unknown[] }): Promise<string[] | number> {
     const { choices: given, usage, ...envelope } = chunk;
     const before: Json[] = [];
     const kept: unknown[] = [];
@@ -220,7 +251,7 @@ export function guardStream(
       }
       const finishing = choice.finish_reason !== undefined && choice.finish_reason !== null;
       if (finishing) {
-        const rest = guard.finish();
+        const rest = await guard.finish();
         if (rest === undefined) return index;
         text += rest;
       }
@@ -251,7 +282,7 @@ export function guardStream(
     const reader = new EventReader();
     let finished = false;
     /** The events to send for one read from upstream; `denied`: the stream ends with them. */
-    const check = (raws: string[]): { out: string; denied: boolean } => {
+    const check = async (raws: string[]): Promise<{ out: string; denied: boolean }> => {
       let out = '';
       for (const raw of raws) {
         const data = dataOf(raw);
@@ -271,7 +302,7 @@ export function guardStream(
           out += raw;
           continue;
         }
-        const checked = checkChunk(chunk as Json & { choices: unknown[] });
+        const checked = await checkChunk(chunk as Json & { choices: unknown[] });
         if (typeof checked === 'number') {
           const { choices: _choices, usage: _usage, ...envelope } = chunk;
           out += event({
@@ -291,11 +322,11 @@ export function guardStream(
           finished = true;
           break;
         }
-        const { out, denied } = check(reader.push(next.value));
+        const { out, denied } = await check(reader.push(next.value));
         if (out !== '') yield encoder.encode(out);
         if (denied) return;
       }
-      const { out } = check(reader.end());
+      const { out } = await check(reader.end());
       if (out !== '') yield encoder.encode(out);
     } finally {
       if (!finished) {

@@ -1,10 +1,4 @@
-import {
-  BadRequest,
-  GuardrailDenied,
-  NotImplemented,
-  ServiceUnavailable,
-  type Logger,
-} from '@switchyard/core';
+import { BadRequest, GuardrailDenied, ServiceUnavailable, type Logger } from '@switchyard/core';
 import {
   redact,
   runGuardrail,
@@ -15,7 +9,13 @@ import {
   type Span,
 } from '@switchyard/guardrails';
 import { namedGuardrails, type RoutingConfig } from '@switchyard/rules';
-import type { ChatBody } from '../providers/types.ts';
+import {
+  holdsWebhook,
+  webhookVerdicts,
+  type WebhookContext,
+  type WebhookEvent,
+} from './guardrail-webhook.ts';
+import type { AnswerUnit, TextPart } from './operation-texts.ts';
 
 /**
  * Guardrails on a chat completion: the input guardrails a config names run on the request's
@@ -129,12 +129,6 @@ export async function guardrailsOf(
         warnMissingDefault(logger, organisationId, phase, id);
         continue;
       }
-      if (holdsWebhook(guardrail)) {
-        throw new NotImplemented(
-          `The organisation's default guardrail '${guardrail.slug}' holds a webhook check, and webhook checks are not run yet; the request was not sent.`,
-          { code: 'guardrail_not_supported' },
-        );
-      }
       add(phase, guardrail);
     }
   }
@@ -146,53 +140,9 @@ export async function guardrailsOf(
         code: 'guardrail_not_found',
       });
     }
-    if (holdsWebhook(guardrail)) {
-      throw new NotImplemented(
-        `Guardrail '${slug}' holds a webhook check, and webhook checks are not run yet; the request was not sent.`,
-        { param: `config.${field}`, code: 'guardrail_not_supported' },
-      );
-    }
     add(field.startsWith('input') ? 'input' : 'output', guardrail);
   }
   return found;
-}
-
-function holdsWebhook(guardrail: LoadedGuardrail): boolean {
-  return guardrail.checks.some((check) => check.is_enabled && check.id === 'default.webhook');
-}
-
-interface TextPart {
-  text: string;
-  /** Puts the (redacted) text back where it was read. */
-  put(text: string): void;
-}
-
-/** The texts of a request the input checks read: every message's content, text parts included. */
-function requestTexts(body: ChatBody): TextPart[] {
-  const parts: TextPart[] = [];
-  body.messages.forEach((message, m) => {
-    const content = (message as { content?: unknown }).content;
-    if (typeof content === 'string') {
-      parts.push({
-        text: content,
-        put: (text) => {
-          (body.messages[m] as { content: string }).content = text;
-        },
-      });
-    } else if (Array.isArray(content)) {
-      content.forEach((part: { type?: unknown; text?: unknown }, p) => {
-        if (part.type !== 'text' || typeof part.text !== 'string') return;
-        parts.push({
-          text: part.text,
-          put: (text) => {
-            ((body.messages[m] as { content: Array<{ text: string }> }).content[p] as { text: string }).text =
-              text;
-          },
-        });
-      });
-    }
-  });
-  return parts;
 }
 
 /** Parts are joined with this between them, so that no match spans two messages. */
@@ -267,42 +217,83 @@ export function hookResults(runs: readonly GuardrailRun[]) {
   return { before_request_hooks: shown('input'), after_request_hooks: shown('output') };
 }
 
-export interface InputChecked {
+/** What the checks know of a request besides its texts. */
+export interface CheckFacts {
+  model: string;
+  metadata: Readonly<Record<string, string>>;
+  /** The operation, as webhooks are told it (`chat`, `completions`, …). */
+  requestType: string;
+  stream: boolean;
+}
+
+export interface InputChecked<B> {
   /** The body to send: the same object when nothing was redacted, else a redacted copy. */
-  body: ChatBody;
+  body: B;
   redacted: boolean;
 }
 
-/**
- * Runs the input guardrails on a request's messages. A guardrail that denies refuses the
- * request (446, naming each failed check and why); one that redacts replaces what its checks
- * matched before the provider sees it; one that warns lets it through.
- */
-export function checkInput(
+/** Runs guardrails on one text, their webhook checks called at once first. */
+async function runAll(
   guardrails: readonly LoadedGuardrail[],
-  body: ChatBody,
-  facts: { model: string; metadata: Readonly<Record<string, string>> },
+  text: string,
+  facts: CheckFacts,
+  phase: 'input' | 'output',
+  event: () => WebhookEvent,
+  webhooks: WebhookContext | undefined,
+): Promise<GuardrailVerdict[]> {
+  const input = { text, model: facts.model, metadata: facts.metadata, phase };
+  if (!guardrails.some(holdsWebhook)) return guardrails.map((guardrail) => runGuardrail(guardrail, input));
+  const told = event();
+  const external = await Promise.all(
+    guardrails.map((guardrail) => webhookVerdicts(guardrail.checks, told, webhooks)),
+  );
+  return guardrails.map((guardrail, i) =>
+    runGuardrail(guardrail, input, external[i] ? { external: external[i] } : {}),
+  );
+}
+
+/**
+ * Runs the input guardrails on a request's texts (`texts` reads them from a copy of `body`). A
+ * guardrail that denies refuses the request (446, naming each failed check and why); one that
+ * redacts replaces what its checks matched before the provider sees it; one that warns lets
+ * it through. Webhook checks are called at once, with the request as the client sent it.
+ */
+export async function checkInput<B extends object>(
+  guardrails: readonly LoadedGuardrail[],
+  body: B,
+  texts: (body: B) => TextPart[],
+  facts: CheckFacts,
   /** Where each guardrail's run is recorded as it is decided, a denied request's too. */
   runs: GuardrailRun[],
-): InputChecked {
+  webhooks?: WebhookContext,
+): Promise<InputChecked<B>> {
   if (guardrails.length === 0) return { body, redacted: false };
   const copy = structuredClone(body);
-  const parts = requestTexts(copy);
+  const parts = texts(copy);
   const text = parts.map((part) => part.text).join(SEPARATOR);
-  const own: GuardrailRun[] = [];
-  const spans: Span[] = [];
-  for (const guardrail of guardrails) {
-    const verdict = runGuardrail(guardrail, {
-      text,
+  const verdicts = await runAll(
+    guardrails,
+    text,
+    facts,
+    'input',
+    () => ({
+      eventType: 'beforeRequestHook',
+      requestType: facts.requestType,
+      request: { json: body, text, isStreamingRequest: facts.stream },
       model: facts.model,
       metadata: facts.metadata,
-      phase: 'input',
-    });
+    }),
+    webhooks,
+  );
+  const own: GuardrailRun[] = [];
+  const spans: Span[] = [];
+  guardrails.forEach((guardrail, i) => {
+    const verdict = verdicts[i]!;
     const run = runOf('input', guardrail, verdict);
     own.push(run);
     runs.push(run);
     if (verdict.action === 'redact') spans.push(...verdict.redactions);
-  }
+  });
   const denied = own.filter((run) => run.action === 'deny');
   if (denied.length > 0) throw guardrailDenial(denied, own);
   if (spans.length === 0) return { body, redacted: false };
@@ -327,57 +318,66 @@ export interface OutputChecked {
   runs: GuardrailRun[];
 }
 
-interface AnswerChoice {
-  message?: { content?: unknown };
-  finish_reason?: unknown;
-}
-
 /**
- * Runs the output guardrails on a non-streamed chat completion, choice by choice. A choice a
- * guardrail denies is withheld (`content` empty, `finish_reason: content_filter`); redaction
- * replaces what the checks matched; a warning changes nothing. An answer that is not a chat
- * completion with choices is passed as it is.
+ * Runs the output guardrails on a whole (non-streamed) answer, unit by unit (`units` reads a
+ * chat completion's choices, a message, a response's outputs). A unit a guardrail denies is
+ * withheld (for a chat completion: `content` empty, `finish_reason: content_filter`);
+ * redaction replaces what the checks matched; a warning changes nothing. An answer that is
+ * not JSON is passed as it is.
  */
-export function checkOutput(
+export async function checkOutput(
   guardrails: readonly LoadedGuardrail[],
   answer: Buffer,
-  facts: { model: string; metadata: Readonly<Record<string, string>> },
-): OutputChecked {
+  units: (answer: Record<string, unknown>) => AnswerUnit[],
+  facts: CheckFacts,
+  status = 200,
+  webhooks?: WebhookContext,
+): Promise<OutputChecked> {
   if (guardrails.length === 0) return { body: answer, changed: false, runs: [] };
-  let parsed: { choices?: AnswerChoice[] };
+  let parsed: unknown;
   try {
-    parsed = JSON.parse(answer.toString('utf8')) as { choices?: AnswerChoice[] };
+    parsed = JSON.parse(answer.toString('utf8'));
   } catch {
     return { body: answer, changed: false, runs: [] };
   }
-  if (!Array.isArray(parsed.choices)) return { body: answer, changed: false, runs: [] };
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return { body: answer, changed: false, runs: [] };
+  const json = parsed as Record<string, unknown>;
   const runs: GuardrailRun[] = [];
   let changed = false;
-  for (const choice of parsed.choices) {
-    const message = choice.message;
-    if (!message || typeof message.content !== 'string') continue;
-    const text = message.content;
-    const spans: Span[] = [];
-    let denied = false;
-    for (const guardrail of guardrails) {
-      const verdict = runGuardrail(guardrail, {
-        text,
+  for (const unit of units(json)) {
+    if (unit.parts.length === 0) continue;
+    const text = unit.parts.map((part) => part.text).join(SEPARATOR);
+    const verdicts = await runAll(
+      guardrails,
+      text,
+      facts,
+      'output',
+      () => ({
+        eventType: 'afterRequestHook',
+        requestType: facts.requestType,
+        request: { isStreamingRequest: facts.stream },
+        response: { json: JSON.parse(answer.toString('utf8')) as unknown, text, statusCode: status },
         model: facts.model,
         metadata: facts.metadata,
-        phase: 'output',
-      });
+      }),
+      webhooks,
+    );
+    const spans: Span[] = [];
+    let denied = false;
+    guardrails.forEach((guardrail, i) => {
+      const verdict = verdicts[i]!;
       runs.push(runOf('output', guardrail, verdict));
       if (verdict.action === 'deny') denied = true;
       else if (verdict.action === 'redact') spans.push(...verdict.redactions);
-    }
+    });
     if (denied) {
-      message.content = '';
-      choice.finish_reason = 'content_filter';
+      unit.withhold();
       changed = true;
     } else if (spans.length > 0) {
-      message.content = redact(text, spans);
+      redactParts(unit.parts, spans);
       changed = true;
     }
   }
-  return { body: changed ? Buffer.from(JSON.stringify(parsed)) : answer, changed, runs };
+  return { body: changed ? Buffer.from(JSON.stringify(json)) : answer, changed, runs };
 }

@@ -58,3 +58,24 @@ export interface PolicyCheckRequest {
 export interface PolicyCheck {
   check(request: PolicyCheckRequest): Promise<PolicyHold>;
 }
+
+/** One POST to a webhook. */
+export interface WebhookCall {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  timeoutMs: number;
+}
+
+export interface WebhookAnswer {
+  status: number;
+  body: string;
+}
+
+/**
+ * The gateway's HTTP client for webhooks: refuses URLs the unsafe-host check refuses, gives up
+ * after `timeoutMs` (throwing), and reads at most a bounded answer.
+ */
+export interface GuardrailWebhookClient {
+  post(call: WebhookCall): Promise<WebhookAnswer>;
+}

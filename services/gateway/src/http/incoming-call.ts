@@ -19,6 +19,10 @@ export function readIncomingCall(req: Request, res: Response, prefix: string): I
     requestId: String(res.getHeader(REQUEST_ID_HEADER) ?? ''),
     method: req.method,
     path: req.originalUrl.split('?')[0] ?? req.path,
+    clientHeader: (name) => {
+      const value = req.headers[name];
+      return Array.isArray(value) ? value[0] : value;
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
 import { policyService } from '@switchyard/policy';
@@ -68,4 +69,61 @@ export async function startGuardrailHarness(
       await fake.close();
     },
   };
+}
+
+/** What a test webhook answers: a status and a body, after a pause if it is to be late. */
+export interface WebhookReply {
+  status?: number;
+  body: unknown;
+  delayMs?: number;
+}
+
+export interface TestWebhook {
+  url: string;
+  /** Each call's headers (lower-case names) and JSON body, in order. */
+  calls: Array<{ headers: Record<string, string | string[] | undefined>; body: Json }>;
+  /** What the next calls are answered (by default `{ verdict: true }`). */
+  reply: (body: Json) => WebhookReply;
+  close(): Promise<void>;
+}
+
+/** A guardrail webhook on loopback that records its calls and answers what `reply` says. */
+export async function startWebhook(): Promise<TestWebhook> {
+  const timers = new Set<NodeJS.Timeout>();
+  const hook: TestWebhook = {
+    url: '',
+    calls: [],
+    reply: () => ({ body: { verdict: true } }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const timer of timers) clearTimeout(timer);
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Json;
+      hook.calls.push({ headers: req.headers, body });
+      const reply = hook.reply(body);
+      const send = () => {
+        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' });
+        res.end(typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body));
+      };
+      if (reply.delayMs === undefined) send();
+      else {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          if (!res.destroyed) send();
+        }, reply.delayMs);
+        timers.add(timer);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  hook.url = `http://127.0.0.1:${address.port}/verdict`;
+  return hook;
 }

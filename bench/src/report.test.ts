@@ -9,7 +9,9 @@ import type { CpuUse, GatewayRuntime } from './probe.ts';
 import {
   GOALS,
   RESULT_DIRS,
+  allHold,
   evaluateTargets,
+  guardrailsStreams,
   pair,
   toMarkdown,
   writeResults,
@@ -86,8 +88,34 @@ function withPolicies(
   ];
 }
 
-function targetsByName(nonStreaming: NonStreamingPair[]) {
-  return Object.fromEntries(evaluateTargets(nonStreaming, rss).map((t) => [t.name, t]));
+const GUARDRAIL_TARGETS = {
+  throughput: 'throughput with guardrails / without, concurrency 32',
+  ttft: 'added TTFT p50 from guardrails, streaming',
+};
+
+/**
+ * Concurrency 1 and 32 with the gateway-with-guardrails path: the gateway at 1,000 req/s and p50
+ * 1,000 µs at both, the guarded gateway as given.
+ */
+function withGuardrails(
+  c1Guardrails: LoadResult,
+  c32Guardrails: LoadResult,
+  cpuUse: NonStreamingPair['cpuUse'] = undefined,
+): NonStreamingPair[] {
+  return [
+    pair(1, load(3_000, 250, 1_000), load(1_000, 1_000, 3_000), cost, {
+      cpuUse,
+      guardrails: { result: c1Guardrails, gatewayCost: { cpuMsPerRequest: 0.6, drainMs: 400 } },
+    }),
+    pair(32, load(10_000, 3_000, 9_000), load(1_000, 1_000, 3_000), cost, {
+      cpuUse,
+      guardrails: { result: c32Guardrails, gatewayCost: cost },
+    }),
+  ];
+}
+
+function targetsByName(nonStreaming: NonStreamingPair[], streaming?: Parameters<typeof evaluateTargets>[2]) {
+  return Object.fromEntries(evaluateTargets(nonStreaming, rss, streaming).map((t) => [t.name, t]));
 }
 
 describe('benchmark targets', () => {
@@ -199,7 +227,86 @@ describe('benchmark targets', () => {
     assert.equal(byName['added latency p50, concurrency 1']!.disturbed, true);
   });
 
-  it('has no policy targets without the gateway-with-policies path', () => {
+  it('sets the gateway with guardrails against the gateway without, and against direct', () => {
+    const [c1] = withGuardrails(load(900, 1_080, 3_500), load(900, 1_000, 3_000));
+    assert.equal(c1!.guardrails!.guardrailsAddedP50Us, 80);
+    assert.equal(c1!.guardrails!.guardrailsThroughputRatio, 0.9);
+    assert.equal(c1!.guardrails!.addedP50Us, 830);
+    assert.equal(c1!.guardrails!.addedP99Us, 2_500);
+    assert.equal(c1!.guardrails!.throughputRatio, 0.3);
+    assert.deepEqual(c1!.guardrails!.gatewayCost, { cpuMsPerRequest: 0.6, drainMs: 400 });
+    assert.equal(c1!.policies, undefined);
+    assert.equal(c1!.addedP50Us, 750);
+  });
+
+  it('holds the guardrail throughput target down to 85% and not below', () => {
+    assert.equal(GOALS.guardrailsThroughputRatioAtC32, 0.85);
+    const atGoal = targetsByName(withGuardrails(load(1_000, 1_000, 3_000), load(850, 1_000, 3_000)));
+    assert.equal(atGoal[GUARDRAIL_TARGETS.throughput]!.measured, '85.0%');
+    assert.equal(atGoal[GUARDRAIL_TARGETS.throughput]!.goal, '≥ 85.0%');
+    assert.equal(atGoal[GUARDRAIL_TARGETS.throughput]!.holds, true);
+    const below = targetsByName(withGuardrails(load(1_000, 1_000, 3_000), load(849, 1_000, 3_000)));
+    assert.equal(below[GUARDRAIL_TARGETS.throughput]!.measured, '84.9%');
+    assert.equal(below[GUARDRAIL_TARGETS.throughput]!.holds, false);
+    assert.equal(below[GUARDRAIL_TARGETS.throughput]!.disturbed, false);
+    // The policy targets stay away: that path did not run.
+    assert.equal(below[POLICY_TARGETS.throughput], undefined);
+  });
+
+  it('does not count a guarded run with errors, and does not judge it when it or the gateway run was disturbed', () => {
+    const errors = targetsByName(
+      withGuardrails(load(1_000, 1_000, 3_000), load(950, 1_000, 3_000, { errors: 1 })),
+    );
+    assert.equal(errors[GUARDRAIL_TARGETS.throughput]!.holds, false);
+    assert.equal(errors[GUARDRAIL_TARGETS.throughput]!.disturbed, false);
+    assert.equal(errors['throughput gateway / direct, concurrency 32']!.holds, true);
+    const good = [load(1_000, 1_000, 3_000), load(950, 1_000, 3_000)] as const;
+    for (const cpuUse of [
+      { direct: cpu(100), gateway: cpu(100), guardrails: cpu(1_500) },
+      { direct: cpu(100), gateway: cpu(1_500), guardrails: cpu(100) },
+    ]) {
+      const target = targetsByName(withGuardrails(...good, cpuUse))[GUARDRAIL_TARGETS.throughput]!;
+      assert.equal(target.holds, false);
+      assert.equal(target.disturbed, true);
+    }
+    const directDisturbed = targetsByName(
+      withGuardrails(...good, { direct: cpu(1_500), gateway: cpu(100), guardrails: cpu(100) }),
+    );
+    assert.equal(directDisturbed[GUARDRAIL_TARGETS.throughput]!.holds, true);
+  });
+
+  it('reports the TTFT the guardrails add with no goal, and it never fails the run', () => {
+    const gateway = stream(1_800, 9_400);
+    const guarded = guardrailsStreams(gateway, stream(1_950, 9_300), { cpuMsPerRequest: 0.9, drainMs: 100 });
+    assert.equal(guarded.addedTtftP50Us, 150);
+    assert.equal(guarded.addedTtftP99Us, -100);
+    // Every judged goal met: the gateway adds +300 µs at p50 and +1,000 µs at p99 at concurrency 1.
+    const nonStreaming = [
+      pair(1, load(3_000, 600, 2_000), load(2_000, 900, 3_000), cost, {
+        guardrails: { result: load(1_900, 950, 3_100), gatewayCost: cost },
+      }),
+      pair(32, load(10_000, 3_000, 9_000), load(1_000, 1_000, 3_000), cost, {
+        guardrails: { result: load(900, 1_000, 3_000), gatewayCost: cost },
+      }),
+    ];
+    const targets = evaluateTargets(nonStreaming, rss, { gateway, guardrails: guarded });
+    assert.ok(targets.filter((t) => !t.reported).every((t) => t.holds));
+    const ttft = targets.find((t) => t.name === GUARDRAIL_TARGETS.ttft)!;
+    assert.deepEqual(
+      { measured: ttft.measured, goal: ttft.goal, holds: ttft.holds, reported: ttft.reported },
+      { measured: '+150 µs', goal: 'none (reported)', holds: false, reported: true },
+    );
+    assert.equal(allHold(targets), true);
+    // A target that does not hold still fails the run.
+    assert.equal(
+      allHold(evaluateTargets(nonStreaming, { ...rss, peakMiB: 151 }, { gateway, guardrails: guarded })),
+      false,
+    );
+    // Without the guarded streams there is nothing to report.
+    assert.equal(targetsByName(nonStreaming, { gateway })[GUARDRAIL_TARGETS.ttft], undefined);
+  });
+
+  it('has no policy or guardrail targets without those paths', () => {
     const names = evaluateTargets(
       [
         pair(1, load(3_000, 250, 1_000), load(1_000, 1_000, 3_000), cost),
@@ -235,17 +342,31 @@ function stream(ttftP50: number, ttftP99: number): StreamResult {
   };
 }
 
+const INPUT_CHECKS = [
+  { id: 'default.regexMatch', parameters: { rule: '\\bbench-deny-input\\b', flags: 'i', not: true } },
+  { id: 'default.pii', parameters: {} },
+  { id: 'default.wordCount', parameters: { minWords: 1, maxWords: 10_000 } },
+];
+const OUTPUT_CHECKS = [
+  {
+    id: 'default.regexMatch',
+    parameters: { rule: '\\bbench-deny-output\\b', flags: 'i', not: true, maxMatchLength: 32 },
+  },
+];
+
 /**
  * A whole run's results: concurrency 1 disturbed in its direct run, concurrency 32 clean; with
- * the gateway-with-policies path unless `policies` is false.
+ * the gateway-with-policies path unless `policies` is false, and the gateway-with-guardrails
+ * path unless `guardrails` is false.
  */
-function run({ policies = true } = {}): BenchResults {
+function run({ policies = true, guardrails = true } = {}): BenchResults {
   const nonStreaming = [
     pair(1, load(3_000, 250, 1_200), load(700, 800, 7_700), cost, {
       cpuUse: {
         direct: cpu(2_000),
         gateway: cpu(100),
         ...(policies ? { policies: { ...cpu(120), gatewayMainMs: 5_400 } } : {}),
+        ...(guardrails ? { guardrails: { ...cpu(130), gatewayMainMs: 5_700 } } : {}),
       },
       reference: { result: load(1_900, 470, 1_400), cpuMsPerRequest: 0.29 },
       runtime: runtime(40),
@@ -256,16 +377,36 @@ function run({ policies = true } = {}): BenchResults {
             runtime: runtime(44),
           }
         : undefined,
+      guardrails: guardrails
+        ? {
+            result: load(680, 880, 8_000),
+            gatewayCost: { cpuMsPerRequest: 0.62, drainMs: 1_300 },
+            runtime: runtime(47),
+          }
+        : undefined,
     }),
     pair(32, load(9_800, 3_000, 11_000), load(1_600, 18_000, 54_000), cost, {
       policies: policies
         ? { result: load(1_520, 19_000, 56_000, { non2xx: 2 }), gatewayCost: cost }
         : undefined,
+      guardrails: guardrails ? { result: load(1_440, 20_000, 60_000), gatewayCost: cost } : undefined,
     }),
   ];
-  const targets = evaluateTargets(nonStreaming, rss);
   const direct = stream(630, 3_300);
   const gateway = stream(1_800, 9_400);
+  const streaming: BenchResults['streaming'] = {
+    concurrency: 1,
+    direct,
+    reference: stream(850, 6_600),
+    gateway,
+    overheadP50Us: gateway.ttftUs.p50 - direct.ttftUs.p50,
+    overheadP99Us: gateway.ttftUs.p99 - direct.ttftUs.p99,
+    gatewayCost: cost,
+    guardrails: guardrails
+      ? guardrailsStreams(gateway, stream(1_990, 9_900), { cpuMsPerRequest: 0.93, drainMs: 200 })
+      : undefined,
+  };
+  const targets = evaluateTargets(nonStreaming, rss, streaming);
   return {
     generatedAt: '2026-01-02T03:04:05.000Z',
     environment: { node: 'v20.19.0', platform: 'linux x64', cpus: 2, cpuModel: 'Test CPU' },
@@ -285,20 +426,13 @@ function run({ policies = true } = {}): BenchResults {
       ...(policies
         ? { policies: { rateLimitPerHour: 1_000_000_000, usageLimitTokens: 1_000_000_000_000 } }
         : {}),
+      ...(guardrails ? { guardrails: { input: INPUT_CHECKS, output: OUTPUT_CHECKS } } : {}),
     },
     nonStreaming,
-    streaming: {
-      concurrency: 1,
-      direct,
-      reference: stream(850, 6_600),
-      gateway,
-      overheadP50Us: gateway.ttftUs.p50 - direct.ttftUs.p50,
-      overheadP99Us: gateway.ttftUs.p99 - direct.ttftUs.p99,
-      gatewayCost: cost,
-    },
+    streaming,
     rss,
     targets,
-    allTargetsHold: targets.every((t) => t.holds),
+    allTargetsHold: allHold(targets),
   };
 }
 
@@ -357,8 +491,19 @@ describe('benchmark results files', () => {
     const nonStreaming = lines.slice(lines.indexOf('## Non-streaming `POST /v1/chat/completions`'));
     const rows = (concurrency: number) =>
       nonStreaming.filter((l) => l.startsWith(`| ${concurrency} | `)).map((l) => l.split(' | ')[1]);
-    assert.deepEqual(rows(1).slice(0, 4), ['direct', 'reference proxy', 'gateway', 'gateway with policies']);
-    assert.deepEqual(rows(32).slice(0, 3), ['direct', 'gateway', 'gateway with policies']);
+    assert.deepEqual(rows(1).slice(0, 5), [
+      'direct',
+      'reference proxy',
+      'gateway',
+      'gateway with policies',
+      'gateway with guardrails',
+    ]);
+    assert.deepEqual(rows(32).slice(0, 4), [
+      'direct',
+      'gateway',
+      'gateway with policies',
+      'gateway with guardrails',
+    ]);
     assert.ok(
       lines.includes(
         '| 1 | gateway with policies | 690 | 870 | 7,900 | +620 | +6,700 | 23.0% | 0.57 | 1.2 | 0 / 0 |',
@@ -390,9 +535,72 @@ describe('benchmark results files', () => {
     );
   });
 
+  it('the report gives the gateway with guardrails its rows, streamed too, its guardrails, its target and the TTFT it adds', () => {
+    const report = toMarkdown(run());
+    const lines = report.split('\n');
+    assert.ok(
+      lines.includes(
+        '| 1 | gateway with guardrails | 680 | 880 | 8,000 | +630 | +6,800 | 22.7% | 0.62 | 1.3 | 0 / 0 |',
+      ),
+    );
+    assert.ok(
+      lines.includes(
+        '| 32 | gateway with guardrails | 1,440 | 20,000 | 60,000 | +17,000 | +49,000 | 14.7% | 0.50 | 0.0 | 0 / 0 |',
+      ),
+    );
+    // GC and event loop, and who used the CPU.
+    assert.ok(lines.some((l) => l.startsWith('| 1 | gateway with guardrails | 47 | ')));
+    assert.ok(lines.some((l) => l.startsWith('| 1 | gateway with guardrails | 5,700 | ')));
+    // Streaming: its row beside the gateway's, its overhead over direct, and what it adds to the gateway.
+    const streamingAt = lines.indexOf('## Streaming (`stream: true`), time to first token, concurrency 1');
+    // The table's rows, after its header and separator.
+    const streamingTable = lines.slice(streamingAt + 4, lines.indexOf('', streamingAt + 2));
+    assert.deepEqual(
+      streamingTable.map((l) => l.split(' | ')[0]),
+      [
+        '| direct',
+        '| reference proxy',
+        '| gateway',
+        '| gateway with guardrails',
+        '| reference proxy overhead',
+        '| gateway overhead',
+        '| gateway with guardrails overhead',
+      ],
+    );
+    assert.ok(lines.includes('| gateway with guardrails | 300 | 1,990 | 9,900 | 2,020 | 9,930 | 0 |'));
+    assert.ok(lines.includes('| gateway with guardrails overhead | | +1,360 | +6,600 | +1,360 | +6,600 | |'));
+    assert.match(
+      report,
+      /With guardrails: 0\.93 ms per streaming request, busy for 0\.2 s after the last one\. The guardrails add \+190 µs to the TTFT p50 and \+500 µs to the p99/,
+    );
+    // What the guardrails are.
+    assert.match(
+      report,
+      /an input guardrail of 3 checks \(`default\.regexMatch` `\{"rule":"\\\\bbench-deny-input/,
+    );
+    assert.match(report, /`default\.pii` `\{\}`, `default\.wordCount` `\{"minWords":1,"maxWords":10000\}`\)/);
+    assert.match(report, /output guardrail of 1 \(`default\.regexMatch` `\{[^`]*"maxMatchLength":32\}`\)/);
+    assert.match(report, /The workspace of the other gateway paths is excluded from both defaults\./);
+
+    const row = (name: string) => lines.find((l) => l.startsWith(`| ${name} |`)) ?? '';
+    assert.equal(
+      row(GUARDRAIL_TARGETS.throughput),
+      `| ${GUARDRAIL_TARGETS.throughput} | 90.0% | ≥ 85.0% | yes |  |`,
+    );
+    assert.equal(
+      row(GUARDRAIL_TARGETS.ttft),
+      `| ${GUARDRAIL_TARGETS.ttft} | +190 µs | none (reported) | reported |  |`,
+    );
+    assert.match(
+      report,
+      /The guardrail target is judged the same way on the gateway runs with and without guardrails\. A figure with no goal is reported only\./,
+    );
+  });
+
   it('the report without the gateway-with-policies path has neither its rows nor its targets', () => {
     const report = toMarkdown(run({ policies: false }));
     assert.doesNotMatch(report, /with policies|from policies|policy targets/);
+    assert.match(report, /with guardrails/);
     const lines = report.split('\n');
     assert.ok(
       lines.some((l) => l.startsWith('| 1 | gateway | 40 | ')),
@@ -405,10 +613,17 @@ describe('benchmark results files', () => {
       );
   });
 
-  it('the manual lists every target the report judges, with its goal', () => {
+  it('the report without the gateway-with-guardrails path has neither its rows nor its targets', () => {
+    const report = toMarkdown(run({ guardrails: false }));
+    assert.doesNotMatch(report, /with guardrails|from guardrails|guardrail target|reported/);
+    assert.match(report, /with policies/);
+    assert.equal(run({ guardrails: false }).targets.length, 7);
+  });
+
+  it('the manual lists every target the report judges or reports, with its goal', () => {
     const manual = readFileSync(join(repoRoot, 'bench', 'README.md'), 'utf8');
     const targets = run().targets;
-    assert.equal(targets.length, 7);
+    assert.equal(targets.length, 9);
     for (const t of targets) {
       // The manual writes whole percentages without the report's decimal.
       const goal = t.goal.replace(/\.0%$/, '%');

@@ -24,11 +24,8 @@ export interface ReferenceRun {
   throughputRatio: number;
 }
 
-/**
- * The gateway run with policies: the same requests with a second workspace key on which one
- * rate-limit and one usage-limit policy apply (`run.ts`), in the same run.
- */
-export interface PoliciesRun {
+/** A gateway run with something more to do per request (policies, guardrails), in the same run. */
+interface GatewayVariantRun {
   result: LoadResult;
   gatewayCost: GatewayCost;
   /** The gateway's GC pauses and event-loop delay during the measured run. */
@@ -38,10 +35,44 @@ export interface PoliciesRun {
   addedP99Us: number;
   /** req/s divided by direct req/s. */
   throughputRatio: number;
+}
+
+/**
+ * The gateway run with policies: the same requests with a second workspace key on which one
+ * rate-limit and one usage-limit policy apply (`run.ts`), in the same run.
+ */
+export interface PoliciesRun extends GatewayVariantRun {
   /** p50 minus the gateway's p50 without policies (what the policies add), µs. */
   policiesAddedP50Us: number;
   /** req/s divided by the gateway's req/s without policies. */
   policiesThroughputRatio: number;
+}
+
+/**
+ * The gateway run with guardrails: the same requests with a key of a second workspace, to
+ * which the organisation's default input and output guardrails apply (`run.ts`), in the same run.
+ */
+export interface GuardrailsRun extends GatewayVariantRun {
+  /** p50 minus the gateway's p50 without guardrails (what the guardrails add), µs. */
+  guardrailsAddedP50Us: number;
+  /** req/s divided by the gateway's req/s without guardrails. */
+  guardrailsThroughputRatio: number;
+}
+
+/** The streams through the gateway with guardrails, set against those through the gateway without. */
+export interface GuardrailsStreams {
+  result: StreamResult;
+  /** Gateway process CPU per streaming request with guardrails, and its busy time after them. */
+  gatewayCost: GatewayCost;
+  /** TTFT p50 minus the gateway's without guardrails (what the guardrails add), µs. */
+  addedTtftP50Us: number;
+  addedTtftP99Us: number;
+}
+
+/** A guardrail check as the benchmark defines it: its id and parameters. */
+export interface BenchGuardrailCheck {
+  id: string;
+  parameters: Record<string, unknown>;
 }
 
 export interface NonStreamingPair {
@@ -52,6 +83,8 @@ export interface NonStreamingPair {
   reference?: ReferenceRun | undefined;
   /** The same load through the gateway with policies on the key, in the same run. */
   policies?: PoliciesRun | undefined;
+  /** The same load through the gateway with the organisation's default guardrails, in the same run. */
+  guardrails?: GuardrailsRun | undefined;
   /** Gateway p50 minus direct p50 (a difference of percentiles), µs. */
   addedP50Us: number;
   addedP99Us: number;
@@ -64,7 +97,7 @@ export interface NonStreamingPair {
    * Who used the system-under-test CPU during each measured run (with the processes placed); the
    * proxy columns are the reference proxy's on its path and the gateway's otherwise.
    */
-  cpuUse?: { direct?: CpuUse; reference?: CpuUse; gateway?: CpuUse; policies?: CpuUse } | undefined;
+  cpuUse?: Partial<Record<PathName, CpuUse>> | undefined;
 }
 
 export interface Target {
@@ -79,6 +112,8 @@ export interface Target {
    * system-under-test CPU): such a target is not judged, `holds` is false.
    */
   disturbed?: boolean;
+  /** A figure shown among the targets with no goal: never judged, `holds` is false and counts for nothing. */
+  reported?: boolean;
 }
 
 export interface BenchResults {
@@ -102,6 +137,8 @@ export interface BenchResults {
     rssIntervalMs: number;
     /** The policies on the key of the gateway-with-policies path, when it ran. */
     policies?: { rateLimitPerHour: number; usageLimitTokens: number } | undefined;
+    /** The organisation's default guardrails on the gateway-with-guardrails path, when it ran. */
+    guardrails?: { input: BenchGuardrailCheck[]; output: BenchGuardrailCheck[] } | undefined;
   };
   nonStreaming: NonStreamingPair[];
   streaming: {
@@ -112,6 +149,8 @@ export interface BenchResults {
     overheadP50Us: number;
     overheadP99Us: number;
     gatewayCost: GatewayCost;
+    /** The same streams through the gateway with guardrails, when that path ran. */
+    guardrails?: GuardrailsStreams | undefined;
   };
   rss: {
     idleMiB: number;
@@ -124,19 +163,21 @@ export interface BenchResults {
   allTargetsHold: boolean;
 }
 
-const PATHS = ['direct', 'reference', 'gateway', 'policies'] as const;
+const PATHS = ['direct', 'reference', 'gateway', 'policies', 'guardrails'] as const;
 type PathName = (typeof PATHS)[number];
 const PATH_NAMES: Record<PathName, string> = {
   direct: 'direct',
   reference: 'reference proxy',
   gateway: 'gateway',
   policies: 'gateway with policies',
+  guardrails: 'gateway with guardrails',
 };
 
 /** A path's measured run in a pair, if the path ran. */
 function runOf(p: NonStreamingPair, path: PathName): LoadResult | undefined {
   if (path === 'reference') return p.reference?.result;
   if (path === 'policies') return p.policies?.result;
+  if (path === 'guardrails') return p.guardrails?.result;
   return p[path];
 }
 
@@ -152,6 +193,8 @@ export const GOALS = {
   policiesThroughputRatioAtC32: 0.9,
   /** Gateway with policies p50 minus the gateway's without, µs. */
   policiesAddedP50UsAtC1: 150,
+  /** Gateway with guardrails req/s divided by the gateway's without. */
+  guardrailsThroughputRatioAtC32: 0.85,
 };
 
 export function pair(
@@ -163,12 +206,13 @@ export function pair(
     runtime?: GatewayRuntime | undefined;
     cpuUse?: NonStreamingPair['cpuUse'];
     reference?: { result: LoadResult; cpuMsPerRequest: number } | undefined;
-    policies?:
-      { result: LoadResult; gatewayCost: GatewayCost; runtime?: GatewayRuntime | undefined } | undefined;
+    policies?: VariantInput | undefined;
+    guardrails?: VariantInput | undefined;
   } = {},
 ): NonStreamingPair {
   const reference = extra.reference;
   const policies = extra.policies;
+  const guardrails = extra.guardrails;
   return {
     gatewayCost,
     gatewayRuntime: extra.runtime,
@@ -182,14 +226,46 @@ export function pair(
       ...added(direct, reference.result),
     },
     policies: policies && {
-      result: policies.result,
-      gatewayCost: policies.gatewayCost,
-      gatewayRuntime: policies.runtime,
-      ...added(direct, policies.result),
+      ...variant(direct, policies),
       policiesAddedP50Us: policies.result.latencyUs.p50 - gateway.latencyUs.p50,
       policiesThroughputRatio: ratio(policies.result, gateway),
     },
+    guardrails: guardrails && {
+      ...variant(direct, guardrails),
+      guardrailsAddedP50Us: guardrails.result.latencyUs.p50 - gateway.latencyUs.p50,
+      guardrailsThroughputRatio: ratio(guardrails.result, gateway),
+    },
     ...added(direct, gateway),
+  };
+}
+
+/** A gateway variant's measured run, as `pair` takes it. */
+interface VariantInput {
+  result: LoadResult;
+  gatewayCost: GatewayCost;
+  runtime?: GatewayRuntime | undefined;
+}
+
+function variant(direct: LoadResult, run: VariantInput): GatewayVariantRun {
+  return {
+    result: run.result,
+    gatewayCost: run.gatewayCost,
+    gatewayRuntime: run.runtime,
+    ...added(direct, run.result),
+  };
+}
+
+/** The streams through the gateway with guardrails, against the gateway's without (`gateway`). */
+export function guardrailsStreams(
+  gateway: StreamResult,
+  guarded: StreamResult,
+  gatewayCost: GatewayCost,
+): GuardrailsStreams {
+  return {
+    result: guarded,
+    gatewayCost,
+    addedTtftP50Us: guarded.ttftUs.p50 - gateway.ttftUs.p50,
+    addedTtftP99Us: guarded.ttftUs.p99 - gateway.ttftUs.p99,
   };
 }
 
@@ -210,7 +286,15 @@ function added(
   };
 }
 
-export function evaluateTargets(nonStreaming: NonStreamingPair[], rss: BenchResults['rss']): Target[] {
+/**
+ * The targets, judged on a run's figures, and the figures reported beside them with no goal;
+ * `streaming` gives the added TTFT from guardrails when the gateway-with-guardrails path ran.
+ */
+export function evaluateTargets(
+  nonStreaming: NonStreamingPair[],
+  rss: BenchResults['rss'],
+  streaming?: Pick<BenchResults['streaming'], 'gateway' | 'guardrails'>,
+): Target[] {
   const targets: Target[] = [];
   const c1 = nonStreaming.find((p) => p.concurrency === 1);
   const c32 = nonStreaming.find((p) => p.concurrency === 32);
@@ -265,6 +349,29 @@ export function evaluateTargets(nonStreaming: NonStreamingPair[], rss: BenchResu
         clean(c1, ['gateway', 'policies']) &&
         !disturbed(c1, ['gateway', 'policies']),
       disturbed: disturbed(c1, ['gateway', 'policies']),
+    });
+  }
+  // The guardrail target compares the gateway with and without guardrails, as the policy ones do.
+  if (c32?.guardrails) {
+    targets.push({
+      name: 'throughput with guardrails / without, concurrency 32',
+      measured: pct(c32.guardrails.guardrailsThroughputRatio),
+      goal: `≥ ${pct(GOALS.guardrailsThroughputRatioAtC32)}`,
+      holds:
+        c32.guardrails.guardrailsThroughputRatio >= GOALS.guardrailsThroughputRatioAtC32 &&
+        clean(c32, ['gateway', 'guardrails']) &&
+        !disturbed(c32, ['gateway', 'guardrails']),
+      disturbed: disturbed(c32, ['gateway', 'guardrails']),
+    });
+  }
+  const guardedStreams = streaming?.guardrails;
+  if (guardedStreams) {
+    targets.push({
+      name: 'added TTFT p50 from guardrails, streaming',
+      measured: `${signed(guardedStreams.addedTtftP50Us)} µs`,
+      goal: 'none (reported)',
+      holds: false,
+      reported: true,
     });
   }
   targets.push({
@@ -346,6 +453,23 @@ export function toMarkdown(r: BenchResults): string {
       '',
     );
   }
+  if (r.nonStreaming.some((p) => p.guardrails) || r.streaming.guardrails) {
+    const defaults = r.config.guardrails;
+    const checks = (list: BenchGuardrailCheck[]) =>
+      list.map((c) => `\`${c.id}\` \`${JSON.stringify(c.parameters)}\``).join(', ');
+    lines.push(
+      'Gateway with guardrails: the same requests, and the same streams, through the gateway with a key of a ' +
+        "second workspace, to which the organisation's default guardrails apply: an input guardrail of " +
+        `${defaults ? `${defaults.input.length} checks (${checks(defaults.input)})` : 'pure checks'} and an ` +
+        `output guardrail of ${defaults ? `${defaults.output.length} (${checks(defaults.output)})` : 'one'}, ` +
+        "both denying on a failed check, and none failing on the benchmark's prompt or the upstream's answer. " +
+        'The workspace of the other gateway paths is excluded from both defaults. The output rule has a longest ' +
+        'match (`maxMatchLength`), so a stream is checked as it flows, holding back only text a match could ' +
+        "still cover. Its runs come after the other paths' at the same concurrency, with the same warm-up " +
+        'and settling; "from guardrails" is that path minus the gateway without guardrails.',
+      '',
+    );
+  }
 
   lines.push('## Non-streaming `POST /v1/chat/completions`', '');
   lines.push(
@@ -364,11 +488,15 @@ export function toMarkdown(r: BenchResults): string {
     lines.push(
       `| ${p.concurrency} | gateway | ${int(p.gateway.reqPerSec)} | ${int(p.gateway.latencyUs.p50)} | ${int(p.gateway.latencyUs.p99)} | ${signed(p.addedP50Us)} | ${signed(p.addedP99Us)} | ${pct(p.throughputRatio)} | ${ms(p.gatewayCost.cpuMsPerRequest)} | ${seconds(p.gatewayCost.drainMs)} | ${p.gateway.non2xx} / ${p.gateway.errors} |`,
     );
-    const pol = p.policies;
-    if (pol)
-      lines.push(
-        `| ${p.concurrency} | gateway with policies | ${int(pol.result.reqPerSec)} | ${int(pol.result.latencyUs.p50)} | ${int(pol.result.latencyUs.p99)} | ${signed(pol.addedP50Us)} | ${signed(pol.addedP99Us)} | ${pct(pol.throughputRatio)} | ${ms(pol.gatewayCost.cpuMsPerRequest)} | ${seconds(pol.gatewayCost.drainMs)} | ${pol.result.non2xx} / ${pol.result.errors} |`,
-      );
+    for (const [path, run] of [
+      ['policies', p.policies],
+      ['guardrails', p.guardrails],
+    ] as const) {
+      if (run)
+        lines.push(
+          `| ${p.concurrency} | ${PATH_NAMES[path]} | ${int(run.result.reqPerSec)} | ${int(run.result.latencyUs.p50)} | ${int(run.result.latencyUs.p99)} | ${signed(run.addedP50Us)} | ${signed(run.addedP99Us)} | ${pct(run.throughputRatio)} | ${ms(run.gatewayCost.cpuMsPerRequest)} | ${seconds(run.gatewayCost.drainMs)} | ${run.result.non2xx} / ${run.result.errors} |`,
+        );
+    }
   }
   lines.push('');
 
@@ -376,6 +504,9 @@ export function toMarkdown(r: BenchResults): string {
     ...(p.gatewayRuntime ? [{ concurrency: p.concurrency, path: 'gateway', runtime: p.gatewayRuntime }] : []),
     ...(p.policies?.gatewayRuntime
       ? [{ concurrency: p.concurrency, path: PATH_NAMES.policies, runtime: p.policies.gatewayRuntime }]
+      : []),
+    ...(p.guardrails?.gatewayRuntime
+      ? [{ concurrency: p.concurrency, path: PATH_NAMES.guardrails, runtime: p.guardrails.gatewayRuntime }]
       : []),
   ]);
   if (probed.length > 0) {
@@ -457,13 +588,23 @@ export function toMarkdown(r: BenchResults): string {
     streamRow('direct', s.direct),
     ...(s.reference ? [streamRow('reference proxy', s.reference)] : []),
     streamRow('gateway', s.gateway),
+    ...(s.guardrails ? [streamRow(PATH_NAMES.guardrails, s.guardrails.result)] : []),
     ...(s.reference ? [overheadRow('reference proxy overhead', s.reference)] : []),
     overheadRow('gateway overhead', s.gateway),
+    ...(s.guardrails ? [overheadRow(`${PATH_NAMES.guardrails} overhead`, s.guardrails.result)] : []),
     '',
     `Gateway CPU per streaming request: ${ms(s.gatewayCost.cpuMsPerRequest)} ms; busy for ` +
       `${seconds(s.gatewayCost.drainMs)} s after the last one.`,
     '',
   );
+  if (s.guardrails)
+    lines.push(
+      `With guardrails: ${ms(s.guardrails.gatewayCost.cpuMsPerRequest)} ms per streaming request, busy for ` +
+        `${seconds(s.guardrails.gatewayCost.drainMs)} s after the last one. The guardrails add ` +
+        `${signed(s.guardrails.addedTtftP50Us)} µs to the TTFT p50 and ${signed(s.guardrails.addedTtftP99Us)} µs ` +
+        'to the p99 (gateway with guardrails minus gateway).',
+      '',
+    );
 
   lines.push(`## Gateway process (${r.config.mode}) resident memory`, '');
   if (r.config.nodeOptions)
@@ -480,9 +621,7 @@ export function toMarkdown(r: BenchResults): string {
   lines.push('## Targets', '');
   lines.push('| target | measured | goal | holds | reference proxy, same run |', '|---|---:|---:|---|---:|');
   for (const t of r.targets)
-    lines.push(
-      `| ${t.name} | ${t.measured} | ${t.goal} | ${t.holds ? 'yes' : t.disturbed ? '**not judged** (disturbed run)' : '**no**'} | ${t.reference ?? ''} |`,
-    );
+    lines.push(`| ${t.name} | ${t.measured} | ${t.goal} | ${verdict(t)} | ${t.reference ?? ''} |`);
   lines.push(
     '',
     'A latency or throughput target holds only when its direct and gateway runs had no errors and no ' +
@@ -490,10 +629,26 @@ export function toMarkdown(r: BenchResults): string {
       'system-under-test CPU in either run.' +
       (r.nonStreaming.some((p) => p.policies)
         ? ' The policy targets are judged the same way on the gateway runs with and without policies.'
-        : ''),
+        : '') +
+      (r.nonStreaming.some((p) => p.guardrails)
+        ? ' The guardrail target is judged the same way on the gateway runs with and without guardrails.'
+        : '') +
+      (r.targets.some((t) => t.reported) ? ' A figure with no goal is reported only.' : ''),
     '',
   );
   return `${lines.join('\n')}\n`;
+}
+
+/** What the targets table says of a target. */
+function verdict(t: Target): string {
+  if (t.reported) return 'reported';
+  if (t.holds) return 'yes';
+  return t.disturbed ? '**not judged** (disturbed run)' : '**no**';
+}
+
+/** Whether every target holds; figures reported with no goal do not count. */
+export function allHold(targets: Target[]): boolean {
+  return targets.every((t) => t.reported || t.holds);
 }
 
 /** Where a run's results go, relative to the repository's root (bench/README.md names them). */

@@ -27,11 +27,14 @@ import { Child, freePort } from './children.ts';
 import { Timeline, runLoad, stopActiveLoad, type LoadResult, type Target } from './load.ts';
 import { profileMarkdown, readProfile, summarizeProfile, type ProfileWindow } from './profile.ts';
 import {
+  allHold,
   evaluateTargets,
+  guardrailsStreams,
   pair,
   writeResults,
   DISTURBED_SHARE,
   RESULT_DIRS,
+  type BenchGuardrailCheck,
   type BenchResults,
   type GatewayCost,
   type NonStreamingPair,
@@ -86,6 +89,8 @@ const SLUG = 'bench';
 const UPSTREAM_KEY = 'sk-bench-upstream-key';
 const DIRECT_MODEL = 'gpt-4o-mini';
 const GATEWAY_MODEL = `@${SLUG}/${DIRECT_MODEL}`;
+/** What every benchmark request asks; the fake upstream answers `Echo: ` and the prompt. */
+const PROMPT = 'Hello, Switchyard';
 /**
  * The policies on the key of the gateway-with-policies path: far above what a run sends (a few
  * thousand requests a second for well under an hour, a few dozen tokens each), so that they are
@@ -97,6 +102,31 @@ const POLICY_TOKEN_LIMIT = 1_000_000_000_000;
 const POLICY_CHECK_MS = 10_000;
 /** The pause after the policed key's check request, for what it set off to finish. */
 const POLICY_SETTLE_MS = 1_000;
+/**
+ * The organisation's default guardrails on the gateway-with-guardrails path, both denying on a
+ * failed check: three input checks and one output check that run on every request but never
+ * fail on the benchmark's prompt (PROMPT) or the fake upstream's answer ("Echo: " and the
+ * prompt). The markers are what the check requests send to see them deny.
+ */
+const GUARDRAIL_INPUT_MARKER = 'bench-deny-input';
+const GUARDRAIL_OUTPUT_MARKER = 'bench-deny-output';
+const GUARDRAIL_INPUT_CHECKS: BenchGuardrailCheck[] = [
+  {
+    id: 'default.regexMatch',
+    parameters: { rule: `\\b${GUARDRAIL_INPUT_MARKER}\\b`, flags: 'i', not: true },
+  },
+  { id: 'default.pii', parameters: {} },
+  { id: 'default.wordCount', parameters: { minWords: 1, maxWords: 10_000 } },
+];
+// With a longest match, a stream is checked as it flows rather than held to its end.
+const GUARDRAIL_OUTPUT_CHECKS: BenchGuardrailCheck[] = [
+  {
+    id: 'default.regexMatch',
+    parameters: { rule: `\\b${GUARDRAIL_OUTPUT_MARKER}\\b`, flags: 'i', not: true, maxMatchLength: 32 },
+  },
+];
+/** How long the organisation's new default guardrails may take to reach the gateway. */
+const GUARDRAIL_CHECK_MS = 10_000;
 /** The whole run ends by itself: phases are bounded, and this is the backstop. */
 const OVERALL_LIMIT_MS = 15 * 60_000;
 
@@ -234,15 +264,17 @@ async function startReferenceProxy(upstreamUrl: string): Promise<{ child: Child;
 
 /**
  * The ways the benchmark calls the fake upstream: directly, through the reference proxy, through
- * the gateway, and through the gateway with a key under policies.
+ * the gateway, through the gateway with a key under policies, and through the gateway with a key
+ * of a workspace under the organisation's default guardrails.
  */
-type Path = 'direct' | 'reference' | 'gateway' | 'policies';
+type Path = 'direct' | 'reference' | 'gateway' | 'policies' | 'guardrails';
 /** How the log and the memory phases name each path. */
 const PATH_LABELS: Record<Path, string> = {
   direct: 'direct',
   reference: 'reference',
   gateway: 'gateway',
   policies: 'gateway with policies',
+  guardrails: 'gateway with guardrails',
 };
 
 interface Gateway {
@@ -254,7 +286,7 @@ interface Gateway {
   /** Where control-plane's `/v2` routes are served (the same server in all-in-one mode). */
   managementUrl: string;
   adminKey: string;
-  /** The workspace of the benchmark's keys. */
+  /** The workspace of the benchmark's keys but the guarded one. */
   workspaceId: string;
   workspaceKey: string;
   /** The other services' processes (distributed mode). */
@@ -437,8 +469,22 @@ async function post(
   body: unknown,
   timeoutMs = 30_000,
 ): Promise<{ status: number; text: string; headers: Headers }> {
+  return send('POST', url, key, body, timeoutMs);
+}
+
+async function put(url: string, key: string, body: unknown): Promise<{ status: number; text: string }> {
+  return send('PUT', url, key, body, 30_000);
+}
+
+async function send(
+  method: 'POST' | 'PUT',
+  url: string,
+  key: string,
+  body: unknown,
+  timeoutMs: number,
+): Promise<{ status: number; text: string; headers: Headers }> {
   const res = await fetch(url, {
-    method: 'POST',
+    method,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(timeoutMs),
@@ -522,6 +568,142 @@ async function confirmPolicies(gateway: Gateway, key: string, answer: Headers): 
   );
 }
 
+/**
+ * A key of a second workspace, under the organisation's default guardrails: an input guardrail
+ * of GUARDRAIL_INPUT_CHECKS and an output guardrail of GUARDRAIL_OUTPUT_CHECKS, made the
+ * organisation's defaults, with the benchmark's first workspace (the other gateway paths)
+ * excluded from both. Created with the admin key: the guardrails, workspace and key through
+ * control-plane's management API, the defaults and exclusions through admin's.
+ */
+async function createGuardedKey(gateway: Gateway): Promise<{ workspaceId: string; key: string }> {
+  const ids: Record<'input' | 'output', string> = { input: '', output: '' };
+  for (const [phase, checks] of [
+    ['input', GUARDRAIL_INPUT_CHECKS],
+    ['output', GUARDRAIL_OUTPUT_CHECKS],
+  ] as const) {
+    const res = await post(`${gateway.managementUrl}/v1/guardrails`, gateway.adminKey, {
+      name: `bench ${phase}`,
+      checks,
+      actions: { deny: true },
+    });
+    const id = res.status === 200 ? parseJson<{ id?: string }>(res.text)?.id : undefined;
+    if (!id) throw new Error(`creating the ${phase} guardrail: ${res.status} ${res.text.slice(0, 300)}`);
+    ids[phase] = id;
+  }
+  const workspace = await post(`${gateway.managementUrl}/v2/workspaces`, gateway.adminKey, {
+    name: 'Bench with guardrails',
+  });
+  const workspaceId = workspace.status === 200 ? parseJson<{ id?: string }>(workspace.text)?.id : undefined;
+  if (!workspaceId)
+    throw new Error(`creating the guarded workspace: ${workspace.status} ${workspace.text.slice(0, 300)}`);
+  const created = await post(`${gateway.managementUrl}/v2/api-keys/workspace/service`, gateway.adminKey, {
+    name: 'bench with guardrails',
+    workspace_id: workspaceId,
+  });
+  const key = created.status === 200 ? parseJson<{ key?: string }>(created.text)?.key : undefined;
+  if (!key) throw new Error(`creating the guarded key: ${created.status} ${created.text.slice(0, 300)}`);
+  // The exclusions before the defaults, so that the first workspace is never under them.
+  for (const phase of ['input', 'output'] as const) {
+    const res = await put(
+      `${gateway.adminUrl}/v1/workspace-exclusions/${phase}-guardrails`,
+      gateway.adminKey,
+      {
+        workspace_ids: [gateway.workspaceId],
+        override_existing: true,
+      },
+    );
+    if (res.status !== 200)
+      throw new Error(`excluding the first workspace from the ${phase} defaults: ${res.status} ${res.text}`);
+  }
+  const defaults = await put(`${gateway.adminUrl}/v1/admin/organisation/defaults`, gateway.adminKey, {
+    input_guardrails: [ids.input],
+    output_guardrails: [ids.output],
+  });
+  if (defaults.status !== 200)
+    throw new Error(`making the guardrails the organisation's defaults: ${defaults.status} ${defaults.text}`);
+  return { workspaceId, key };
+}
+
+/** One chat completion with `key` asking for `content`; `stream` reads the whole stream as text. */
+function ask(gateway: Gateway, key: string, content: string, stream = false) {
+  return post(`${gateway.url}/v1/chat/completions`, key, {
+    model: GATEWAY_MODEL,
+    messages: [{ role: 'user', content }],
+    ...(stream ? { stream: true } : {}),
+  });
+}
+
+/**
+ * Evidence that the default guardrails run on the guarded key's requests and on no other gateway
+ * path's: a prompt holding the input rule's marker is refused (446) with the guarded key, and an
+ * answer echoing the output rule's marker is withheld (`finish_reason: content_filter`), streamed
+ * or not; with the first workspace's key and the policed key both are answered as sent. The
+ * guarded key is asked again (bounded) until the defaults have reached the gateway. Throws when
+ * any of it does not hold: the guarded and unguarded paths would measure something else.
+ */
+async function confirmGuardrails(
+  gateway: Gateway,
+  guardedKey: string,
+  unguardedKeys: string[],
+): Promise<void> {
+  const deadline = Date.now() + GUARDRAIL_CHECK_MS;
+  let refused = await ask(gateway, guardedKey, `please ${GUARDRAIL_INPUT_MARKER}`);
+  while (refused.status !== 446 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    refused = await ask(gateway, guardedKey, `please ${GUARDRAIL_INPUT_MARKER}`);
+  }
+  if (
+    refused.status !== 446 ||
+    parseJson<{ error?: { code?: string } }>(refused.text)?.error?.code !== 'guardrail_denied'
+  )
+    throw new Error(
+      `the guarded key's prompt with the input marker was not refused by its guardrails: ${refused.status} ${refused.text.slice(0, 300)}`,
+    );
+  const withheld = await ask(gateway, guardedKey, GUARDRAIL_OUTPUT_MARKER);
+  const finish = parseJson<{ choices?: Array<{ finish_reason?: string }> }>(withheld.text)?.choices?.[0]
+    ?.finish_reason;
+  if (
+    withheld.status !== 200 ||
+    finish !== 'content_filter' ||
+    withheld.text.includes(GUARDRAIL_OUTPUT_MARKER)
+  )
+    throw new Error(
+      `the guarded key's answer with the output marker was not withheld: ${withheld.status} ${withheld.text.slice(0, 300)}`,
+    );
+  const streamed = await ask(gateway, guardedKey, GUARDRAIL_OUTPUT_MARKER, true);
+  if (
+    streamed.status !== 200 ||
+    !streamed.text.includes('"finish_reason":"content_filter"') ||
+    streamed.text.includes(GUARDRAIL_OUTPUT_MARKER)
+  )
+    throw new Error(
+      `the guarded key's stream with the output marker was not cut off: ${streamed.status} ${streamed.text.slice(0, 300)}`,
+    );
+  // The benchmark's own prompt passes them, now that they apply.
+  for (const stream of [false, true]) {
+    const res = await ask(gateway, guardedKey, PROMPT, stream);
+    const answered = stream
+      ? res.text.includes('"finish_reason":"stop"')
+      : res.text.includes(`Echo: ${PROMPT}`);
+    if (res.status !== 200 || !answered)
+      throw new Error(
+        `the guarded key's ${stream ? 'stream' : 'request'} with the benchmark's prompt did not pass its guardrails: ${res.status} ${res.text.slice(0, 300)}`,
+      );
+  }
+  for (const key of unguardedKeys) {
+    for (const content of [`please ${GUARDRAIL_INPUT_MARKER}`, GUARDRAIL_OUTPUT_MARKER]) {
+      const res = await ask(gateway, key, content);
+      if (res.status !== 200 || !res.text.includes(`Echo: ${content}`))
+        throw new Error(
+          `a key of the excluded workspace was checked by the default guardrails: ${res.status} ${res.text.slice(0, 300)}`,
+        );
+    }
+  }
+  log(
+    'guardrails: the guarded key is refused on the input marker and cut off on the output marker, streamed or not; the other keys are not',
+  );
+}
+
 /** The non-2xx answers of a run by status, e.g. ` (429: 3, 503: 1)`; empty when there were none. */
 function statuses(result: LoadResult): string {
   const counts = Object.entries(result.non2xxByStatus ?? {});
@@ -539,7 +721,7 @@ function parseJson<T>(text: string): T | undefined {
 function chatBody(model: string, stream: boolean): string {
   return JSON.stringify({
     model,
-    messages: [{ role: 'user', content: 'Hello, Switchyard' }],
+    messages: [{ role: 'user', content: PROMPT }],
     ...(stream ? { stream: true } : {}),
   });
 }
@@ -588,6 +770,12 @@ async function main(): Promise<void> {
   log(
     `policed key ${policed.id}: rate limit ${POLICY_REQUESTS_PER_HOUR} requests per hour, usage limit ${POLICY_TOKEN_LIMIT} tokens`,
   );
+  const guarded = await createGuardedKey(gateway);
+  log(
+    `guarded key of workspace ${guarded.workspaceId}: the organisation's default guardrails, ` +
+      `${GUARDRAIL_INPUT_CHECKS.length} input checks and ${GUARDRAIL_OUTPUT_CHECKS.length} output check; ` +
+      `workspace ${gateway.workspaceId} excluded`,
+  );
 
   const direct = (stream: boolean): Target => ({
     url: `${upstream.url}/v1/chat/completions`,
@@ -607,6 +795,10 @@ async function main(): Promise<void> {
     ...viaGateway(stream),
     headers: { authorization: `Bearer ${policed.key}` },
   });
+  const viaGuardrails = (stream: boolean): Target => ({
+    ...viaGateway(stream),
+    headers: { authorization: `Bearer ${guarded.key}` },
+  });
 
   // One request of each kind first: a benchmark of error answers would be meaningless.
   const policedCheck = viaPolicies(false);
@@ -616,14 +808,16 @@ async function main(): Promise<void> {
     ['reference proxy', viaReference(false)],
     ['gateway', viaGateway(false)],
     ['gateway with policies', policedCheck],
+    ['gateway with guardrails', viaGuardrails(false)],
   ] as const) {
     const res = await post(target.url, target.headers.authorization!.slice(7), JSON.parse(target.body));
-    if (res.status !== 200 || !res.text.includes('Echo: Hello, Switchyard')) {
+    if (res.status !== 200 || !res.text.includes(`Echo: ${PROMPT}`)) {
       throw new Error(`${name} check request: ${res.status} ${res.text.slice(0, 500)}`);
     }
     if (target === policedCheck) policedAnswer = res.headers;
   }
   await confirmPolicies(gateway, policed.key, policedAnswer!);
+  await confirmGuardrails(gateway, guarded.key, [gateway.workspaceKey, policed.key]);
 
   await settle(gateway.pid);
   sampler.setPhase('idle');
@@ -637,11 +831,12 @@ async function main(): Promise<void> {
     checkInterrupted();
     sampler.setPhase('JIT warm-up');
     log(
-      `JIT warm-up: gateway and reference proxy, each concurrency 1 for ${JIT_WARMUP_S} s, then ${JIT_WARMUP_STREAMS} streaming requests; ` +
-        `gateway with policies, concurrency 1 for ${JIT_WARMUP_S} s (not measured)`,
+      `JIT warm-up: gateway, reference proxy and gateway with guardrails, each concurrency 1 for ${JIT_WARMUP_S} s, ` +
+        `then ${JIT_WARMUP_STREAMS} streaming requests; gateway with policies, concurrency 1 for ${JIT_WARMUP_S} s (not measured)`,
     );
-    // The reference proxy gets the same, so that both are measured with their hot code compiled.
-    for (const via of [viaGateway, viaReference]) {
+    // The reference proxy gets the same, so that both are measured with their hot code compiled;
+    // the guardrails' own code (checks, the stream guard) runs only on the guarded key.
+    for (const via of [viaGateway, viaReference, viaGuardrails]) {
       await runLoad(via(false), 1, JIT_WARMUP_S);
       await measureStreams(via(true), {
         requests: 10,
@@ -667,7 +862,7 @@ async function main(): Promise<void> {
   const sutCpu = PLACEMENT ? Number(PLACEMENT.systemUnderTest) : undefined;
   // The proxy in a path's columns: the reference proxy on its path, otherwise the gateway.
   const proxyPid = (path: Path) => (path === 'reference' ? reference.child.pid : gateway.pid);
-  const throughGateway = (path: Path) => path === 'gateway' || path === 'policies';
+  const throughGateway = (path: Path) => path === 'gateway' || path === 'policies' || path === 'guardrails';
   const readSut = (path: Path) =>
     sutCpu === undefined || !upstream.child.pid
       ? undefined
@@ -681,6 +876,7 @@ async function main(): Promise<void> {
       ['reference', viaReference(false)],
       ['gateway', viaGateway(false)],
       ['policies', viaPolicies(false)],
+      ['guardrails', viaGuardrails(false)],
     ] as const) {
       const label = PATH_LABELS[name];
       checkInterrupted();
@@ -745,6 +941,11 @@ async function main(): Promise<void> {
           gatewayCost: costs[connections]!.policies!,
           runtime: runtimes[connections]?.policies,
         },
+        guardrails: {
+          result: results.guardrails!,
+          gatewayCost: costs[connections]!.guardrails!,
+          runtime: runtimes[connections]?.guardrails,
+        },
       }),
     );
   }
@@ -756,24 +957,26 @@ async function main(): Promise<void> {
     perRequestTimeoutMs: 10_000,
     shouldStop: () => interrupted,
   };
-  let streamCost: GatewayCost | undefined;
+  const streamCosts: Partial<Record<Path, GatewayCost>> = {};
   const streams: Partial<Record<Path, StreamResult>> = {};
   for (const [name, target] of [
     ['direct', direct(true)],
     ['reference', viaReference(true)],
     ['gateway', viaGateway(true)],
+    ['guardrails', viaGuardrails(true)],
   ] as const) {
+    const label = PATH_LABELS[name];
     checkInterrupted();
     await settle(gateway.pid);
     await settlePlatform(gateway);
-    sampler.setPhase(`${name} streaming`);
-    log(`streaming: ${name}, ${STREAM_REQUESTS} sequential requests (after ${STREAM_WARMUP} warm-up)`);
+    sampler.setPhase(`${label} streaming`);
+    log(`streaming: ${label}, ${STREAM_REQUESTS} sequential requests (after ${STREAM_WARMUP} warm-up)`);
     const startUs = nowUs();
     const cpuBeforeMs = readCpuMs(gateway.pid);
     const result = await measureStreams(target, streamPlan);
-    if (name === 'gateway') {
-      gatewayWindows.push({ name: 'gateway, streaming', startUs, endUs: nowUs() });
-      streamCost = await gatewayCost(gateway.pid, cpuBeforeMs, result.requests + result.failures);
+    if (throughGateway(name)) {
+      gatewayWindows.push({ name: `${label}, streaming`, startUs, endUs: nowUs() });
+      streamCosts[name] = await gatewayCost(gateway.pid, cpuBeforeMs, result.requests + result.failures);
     }
     log(
       `  TTFT p50 ${result.ttftUs.p50} µs, p99 ${result.ttftUs.p99} µs${result.failures ? `, failures ${result.failures}` : ''}`,
@@ -783,6 +986,16 @@ async function main(): Promise<void> {
   const streamDirect = streams.direct!;
   const streamReference = streams.reference!;
   const streamGateway = streams.gateway!;
+  const streaming: BenchResults['streaming'] = {
+    concurrency: 1,
+    direct: streamDirect,
+    reference: streamReference,
+    gateway: streamGateway,
+    overheadP50Us: streamGateway.ttftUs.p50 - streamDirect.ttftUs.p50,
+    overheadP99Us: streamGateway.ttftUs.p99 - streamDirect.ttftUs.p99,
+    gatewayCost: streamCosts.gateway!,
+    guardrails: guardrailsStreams(streamGateway, streams.guardrails!, streamCosts.guardrails!),
+  };
   checkInterrupted();
 
   await settle(gateway.pid);
@@ -797,7 +1010,7 @@ async function main(): Promise<void> {
     samples: sampler.samples,
     phasePeakMiB: Object.fromEntries(Object.entries(sampler.phasePeakKiB).map(([k, v]) => [k, toMiB(v)])),
   };
-  const targets = evaluateTargets(nonStreaming, rss);
+  const targets = evaluateTargets(nonStreaming, rss, streaming);
   const results: BenchResults = {
     generatedAt: new Date().toISOString(),
     environment: {
@@ -820,20 +1033,13 @@ async function main(): Promise<void> {
       gatewayModel: GATEWAY_MODEL,
       rssIntervalMs: RSS_INTERVAL_MS,
       policies: { rateLimitPerHour: POLICY_REQUESTS_PER_HOUR, usageLimitTokens: POLICY_TOKEN_LIMIT },
+      guardrails: { input: GUARDRAIL_INPUT_CHECKS, output: GUARDRAIL_OUTPUT_CHECKS },
     },
     nonStreaming,
-    streaming: {
-      concurrency: 1,
-      direct: streamDirect,
-      reference: streamReference,
-      gateway: streamGateway,
-      overheadP50Us: streamGateway.ttftUs.p50 - streamDirect.ttftUs.p50,
-      overheadP99Us: streamGateway.ttftUs.p99 - streamDirect.ttftUs.p99,
-      gatewayCost: streamCost!,
-    },
+    streaming,
     rss,
     targets,
-    allTargetsHold: targets.every((t) => t.holds),
+    allTargetsHold: allHold(targets),
   };
 
   const { markdown, files } = writeResults(results, {

@@ -8,8 +8,8 @@ import {
 } from './guardrail-webhook.ts';
 
 /**
- * Output guardrails on a streamed chat completion, checked as the answer flows. Each choice's
- * `delta.content` goes through one StreamGuard per guardrail, chained in the config's order:
+ * Output guardrails on a streamed chat completion (or text completion), checked as the answer
+ * flows. Each choice's `delta.content` (a completion's: `text`) goes through one StreamGuard per guardrail, chained in the config's order:
  * each guardrail reads what the ones before it release, so the client gets only text every
  * guardrail has passed (a guardrail after one that redacts reads the placeholders, not what
  * they replace). Text is held back only as long as a match could still be forming, and
@@ -46,7 +46,52 @@ export interface GuardStreamOptions {
   runs: GuardrailRun[];
   /** Calls webhook checks, with each choice's whole text when it finishes. */
   webhooks?: WebhookContext | undefined;
+  /** The stream is of a text completion (`/v1/completions`): each choice's text is its `text`. */
+  completions?: boolean;
 }
+
+/** Where a streamed choice carries its text, and the choices the guard writes itself. */
+interface ChoiceShape {
+  /** The object of a (copied) choice that holds its text, itself copied so it can be changed. */
+  holder(choice: Json): Json | undefined;
+  key: string;
+  removeText(holder: Json): void;
+  /** The holder says nothing but its text, so a choice left without text can be dropped. */
+  saysNothingElse(holder: Json): boolean;
+  /** A choice carrying text that was held back. */
+  held(index: number, text: string): Json;
+  /** The choice that ends a denied answer. */
+  denied(index: number): Json;
+}
+
+/** Chat completion chunks: the text is `delta.content`. */
+const CHAT_CHOICE: ChoiceShape = {
+  holder(choice) {
+    if (!isObject(choice.delta)) return undefined;
+    const delta = { ...choice.delta };
+    choice.delta = delta;
+    return delta;
+  },
+  key: 'content',
+  removeText: (delta) => {
+    delete delta.content;
+  },
+  saysNothingElse: (delta) => Object.keys(delta).length === 1,
+  held: (index, text) => ({ index, delta: { content: text }, finish_reason: null }),
+  denied: (index) => ({ index, delta: {}, finish_reason: 'content_filter' }),
+};
+
+/** Text completion chunks: the text is the choice's `text`, always a string. */
+const COMPLETION_CHOICE: ChoiceShape = {
+  holder: (choice) => choice,
+  key: 'text',
+  removeText: (choice) => {
+    choice.text = '';
+  },
+  saysNothingElse: () => true,
+  held: (index, text) => ({ index, text, logprobs: null, finish_reason: null }),
+  denied: (index) => ({ index, text: '', logprobs: null, finish_reason: 'content_filter' }),
+};
 
 const encoder = new TextEncoder();
 const DONE = 'data: [DONE]\n\n';
@@ -78,7 +123,7 @@ function holdsToEnd(guardrail: LoadedGuardrail): boolean {
 }
 
 /** The guardrails' chain on one choice. `feed` and `finish` answer the text to send, or `undefined` once denied. */
-class ChoiceGuard {
+export class ChoiceGuard {
   readonly #stages: Stage[];
   #finished = false;
 
@@ -215,6 +260,7 @@ export function guardStream(
   options: GuardStreamOptions,
 ): AsyncIterable<Uint8Array> {
   const holds = options.guardrails.some((guardrail) => guardrail.actions.deny || guardrail.actions.redact);
+  const shape = options.completions ? COMPLETION_CHOICE : CHAT_CHOICE;
   const choices = new Map<number, ChoiceGuard>();
   const choiceGuard = (index: number): ChoiceGuard => {
     let guard = choices.get(index);
@@ -238,16 +284,16 @@ export function guardStream(
       const choice: Json = { ...raw };
       const index = typeof choice.index === 'number' ? choice.index : position;
       const guard = choiceGuard(index);
-      const delta: Json | undefined = isObject(choice.delta) ? { ...choice.delta } : undefined;
-      const content = delta?.content;
+      const holder = shape.holder(choice);
+      const content = holder?.[shape.key];
       let text = '';
       if (typeof content === 'string' && content !== '') {
         const released = guard.feed(content);
         if (released === undefined) return index;
         text = released;
-      } else if (delta && content !== undefined && content !== null && typeof content !== 'string') {
+      } else if (holder && content !== undefined && content !== null && typeof content !== 'string') {
         // Content in a shape the checks cannot read is not sent.
-        delete delta.content;
+        shape.removeText(holder);
       }
       const finishing = choice.finish_reason !== undefined && choice.finish_reason !== null;
       if (finishing) {
@@ -256,14 +302,13 @@ export function guardStream(
         text += rest;
       }
       if (holds && choice.logprobs !== undefined) choice.logprobs = null;
-      if (delta) choice.delta = delta;
       if (finishing) {
         // What was held is sent before the choice finishes, in a chunk of its own.
-        if (text !== '') before.push({ index, delta: { content: text }, finish_reason: null });
-        if (delta && typeof content === 'string' && content !== '') delete delta.content;
-      } else if (delta && typeof content === 'string') {
-        delta.content = text;
-        const nothingToSay = content !== '' && text === '' && Object.keys(delta).length === 1;
+        if (text !== '') before.push(shape.held(index, text));
+        if (holder && typeof content === 'string' && content !== '') shape.removeText(holder);
+      } else if (holder && typeof content === 'string') {
+        holder[shape.key] = text;
+        const nothingToSay = content !== '' && text === '' && shape.saysNothingElse(holder);
         if (nothingToSay) continue;
       }
       kept.push(choice);
@@ -307,7 +352,7 @@ export function guardStream(
           const { choices: _choices, usage: _usage, ...envelope } = chunk;
           out += event({
             ...envelope,
-            choices: [{ index: checked, delta: {}, finish_reason: 'content_filter' }],
+            choices: [shape.denied(checked)],
           });
           return { out: out + DONE, denied: true };
         }

@@ -248,6 +248,98 @@ function otherOperation(req: IncomingMessage, res: ServerResponse, raw: string):
     });
     return true;
   }
+  if (req.method === 'POST' && path === '/v1/completions') {
+    const { model, prompt, stream } = JSON.parse(raw || '{}') as {
+      model?: string;
+      prompt?: unknown;
+      stream?: boolean;
+    };
+    const text = `Echo: ${Array.isArray(prompt) ? prompt.join(' ') : String(prompt ?? '')}`;
+    const base = { id: 'cmpl-fake', object: 'text_completion', created: 1_700_000_000, model };
+    if (!stream) {
+      sendJson(res, {
+        ...base,
+        choices: [{ index: 0, text, logprobs: null, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+      });
+      return true;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const piece of text.split(/(?<=\s)/)) {
+      res.write(
+        `data: ${JSON.stringify({ ...base, choices: [{ index: 0, text: piece, logprobs: null, finish_reason: null }] })}\n\n`,
+      );
+    }
+    res.write(
+      `data: ${JSON.stringify({ ...base, choices: [{ index: 0, text: '', logprobs: null, finish_reason: 'stop' }] })}\n\n`,
+    );
+    res.end('data: [DONE]\n\n');
+    return true;
+  }
+  if (req.method === 'POST' && path === '/v1/responses') {
+    const { model, input, stream } = JSON.parse(raw || '{}') as {
+      model?: string;
+      input?: unknown;
+      stream?: boolean;
+    };
+    const text = `Echo: ${typeof input === 'string' ? input : '[items]'}`;
+    const message = (content: string) => ({
+      id: 'msg_fake',
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: content, annotations: [] }],
+    });
+    const response = (status: string, output: unknown[]) => ({
+      id: 'resp_fake',
+      object: 'response',
+      created_at: 1_700_000_000,
+      status,
+      model,
+      output,
+      usage: { input_tokens: 5, output_tokens: 3, total_tokens: 8 },
+    });
+    if (!stream) {
+      sendJson(res, { ...response('completed', [message(text)]), output_text: text });
+      return true;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let sequence = 0;
+    const send = (type: string, data: Record<string, unknown>) =>
+      res.write(
+        `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...data })}\n\n`,
+      );
+    send('response.created', { response: response('in_progress', []) });
+    send('response.output_item.added', {
+      output_index: 0,
+      item: { ...message(''), status: 'in_progress', content: [] },
+    });
+    send('response.content_part.added', {
+      item_id: 'msg_fake',
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] },
+    });
+    for (const piece of text.split(/(?<=\s)/)) {
+      send('response.output_text.delta', {
+        item_id: 'msg_fake',
+        output_index: 0,
+        content_index: 0,
+        delta: piece,
+      });
+    }
+    send('response.output_text.done', { item_id: 'msg_fake', output_index: 0, content_index: 0, text });
+    send('response.content_part.done', {
+      item_id: 'msg_fake',
+      output_index: 0,
+      content_index: 0,
+      part: { type: 'output_text', text, annotations: [] },
+    });
+    send('response.output_item.done', { output_index: 0, item: message(text) });
+    send('response.completed', { response: response('completed', [message(text)]) });
+    res.end();
+    return true;
+  }
   if (req.method === 'GET' && path === '/v1/models') {
     sendJson(res, {
       object: 'list',

@@ -125,6 +125,8 @@ export const gatewayService: ServiceDefinition = {
       integrations,
       configs,
       guardrails,
+      guardrailDefaults: (principal: Principal) => organisationSettings.guardrailDefaults(principal),
+      logger,
       webhooks: new WebhookClient({
         dispatcher,
         customHostDispatcher,
@@ -141,8 +143,6 @@ export const gatewayService: ServiceDefinition = {
       new ChatCompletions({
         ...context,
         validate: validChatBody,
-        guardrailDefaults: (principal) => organisationSettings.guardrailDefaults(principal),
-        logger,
       }),
       headerPrefix,
       logger,

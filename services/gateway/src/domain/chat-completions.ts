@@ -1,5 +1,4 @@
-import { AppError, BadRequest, type Logger } from '@switchyard/core';
-import type { Principal } from '@switchyard/access';
+import { AppError, BadRequest } from '@switchyard/core';
 import { costOf } from '../pricing/cost.ts';
 import type { ChatBody } from '../providers/types.ts';
 import type { CacheHeaders } from './gateway-headers.ts';
@@ -20,7 +19,7 @@ import {
 } from './response-cache.ts';
 import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
 import { meterStream } from './stream-meter.ts';
-import { checkInput, checkOutput, guardrailsOf, type GuardrailDefaults } from './guardrails.ts';
+import { checkInput, checkOutput } from './guardrails.ts';
 import { guardStream } from './guardrail-stream.ts';
 import { answerUnits, requestTexts } from './operation-texts.ts';
 
@@ -30,10 +29,6 @@ export interface ChatCompletionsOptions extends GatewayContext {
    * config's override_params laid over the request are checked with it.
    */
   validate: (body: Record<string, unknown>) => ChatBody;
-  /** The organisation's default guardrails as they apply to the caller; none when absent. */
-  guardrailDefaults?: (principal: Principal) => Promise<GuardrailDefaults>;
-  /** Where a default guardrail that no longer exists is reported. */
-  logger?: Pick<Logger, 'warn'>;
 }
 
 /**
@@ -96,15 +91,7 @@ export class ChatCompletions {
   ): Promise<ChatReply> {
     request.markStream(parsed.stream === true);
     const resolved = await request.config();
-    const { principal } = request;
-    const guardrails = await guardrailsOf(
-      resolved?.config,
-      principal.organisationId,
-      principal.workspaceId,
-      this.options.guardrails,
-      await this.options.guardrailDefaults?.(principal),
-      this.options.logger,
-    );
+    const guardrails = await request.guardrails();
     const facts = {
       model: parsed.model,
       metadata: request.headers.metadata,

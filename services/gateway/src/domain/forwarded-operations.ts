@@ -6,6 +6,10 @@ import { GatewayRequest, type GatewayContext, type IncomingCall } from './gatewa
 import type { ModelCatalog } from './model-catalog.ts';
 import { estimateOperation } from './policy.ts';
 import { refuseBlockedInlineChoices } from './provider-routing.ts';
+import { checkInput, checkOutput, checkProxy } from './guardrails.ts';
+import { guardStream } from './guardrail-stream.ts';
+import { guardMessagesStream, guardResponsesStream } from './guardrail-event-streams.ts';
+import { answerUnits, requestTexts, textOperation } from './operation-texts.ts';
 
 /** A forwarded operation as the HTTP layer read and checked it. */
 export interface ForwardedOperation {
@@ -65,11 +69,111 @@ export class ForwardedOperations {
     return this.catalog.list(request.principal, named);
   }
 
-  /** Routes the operation and forwards it; the answer's body is to be relayed as it arrives. */
-  forward(request: GatewayRequest, operation: ForwardedOperation): Promise<ForwardedAnswer> {
+  /**
+   * Routes the operation and forwards it; the answer's body is to be relayed as it arrives.
+   * The request's guardrails apply first: on the texts of a model operation (completions,
+   * embeddings, messages, responses) as on a chat completion's, input before the provider sees
+   * them and output on the answer, whole or streamed; on any other request only their webhook
+   * checks with `executeOnProxy` run.
+   */
+  async forward(request: GatewayRequest, operation: ForwardedOperation): Promise<ForwardedAnswer> {
+    request.markStream(operation.parsed?.stream === true);
+    const guardrails = await request.guardrails();
+    if (!guardrails) return this.send(request, operation);
+    const { method, pathname } = operation;
+    const kind = textOperation(method, pathname);
+    const webhooks = request.webhookContext();
+    const { metadata } = request.headers;
+    const model = typeof operation.parsed?.model === 'string' ? operation.parsed.model : '';
+    if (kind === undefined || operation.parsed === undefined) {
+      const told = {
+        requestType: 'proxy',
+        request: { method, path: `/v1${pathname}`, contentType: operation.headers['content-type'] ?? '' },
+        model,
+        metadata,
+      };
+      await checkProxy(
+        guardrails.input,
+        { eventType: 'beforeRequestHook', ...told },
+        { model, metadata },
+        request.guardrailRuns,
+        webhooks,
+      );
+      const answer = await this.send(request, operation);
+      try {
+        await checkProxy(
+          guardrails.output,
+          {
+            eventType: 'afterRequestHook',
+            ...told,
+            response: {
+              json: null,
+              text: '',
+              statusCode: answer.status,
+              contentType: answer.headers['content-type'] ?? '',
+            },
+          },
+          { model, metadata },
+          request.guardrailRuns,
+          webhooks,
+        );
+      } catch (err) {
+        answer.discard();
+        throw err;
+      }
+      return answer;
+    }
+    const facts = { model, metadata, requestType: kind, stream: operation.parsed.stream === true };
+    let sent = operation;
+    if (guardrails.input.length > 0) {
+      const checked = await checkInput(
+        guardrails.input,
+        operation.parsed,
+        (body) => requestTexts(kind, body),
+        facts,
+        request.guardrailRuns,
+        webhooks,
+      );
+      // The provider gets the redacted texts, never the client's bytes.
+      if (checked.redacted)
+        sent = { ...operation, parsed: checked.body, json: Buffer.from(JSON.stringify(checked.body)) };
+    }
+    const answer = await this.send(request, sent);
+    if (guardrails.output.length === 0 || answer.status >= 300) return answer;
+    const contentType = answer.headers['content-type'] ?? '';
+    if (/text\/event-stream/i.test(contentType)) {
+      const options = {
+        guardrails: guardrails.output,
+        request: facts,
+        runs: request.guardrailRuns,
+        webhooks,
+      };
+      const guard =
+        kind === 'messages'
+          ? guardMessagesStream
+          : kind === 'responses'
+            ? guardResponsesStream
+            : (body: AsyncIterable<Uint8Array>) => guardStream(body, { ...options, completions: true });
+      return { ...answer, body: guard(answer.body, options) };
+    }
+    if (!/json/i.test(contentType)) return answer;
+    const whole = await gather(answer.body);
+    const checked = await checkOutput(
+      guardrails.output,
+      whole,
+      (json) => answerUnits(kind, json),
+      facts,
+      answer.status,
+      webhooks,
+    );
+    request.guardrailRuns.push(...checked.runs);
+    return { ...answer, body: once(checked.body), discard: () => undefined };
+  }
+
+  /** Routes the operation and sends it to the provider. */
+  private send(request: GatewayRequest, operation: ForwardedOperation): Promise<ForwardedAnswer> {
     const { method, pathname, json, parsed } = operation;
     const model = typeof parsed?.model === 'string' ? parsed.model : undefined;
-    request.markStream(parsed?.stream === true);
     let uploadSent = false;
     return request.dispatch(
       model,
@@ -141,6 +245,17 @@ export class ForwardedOperations {
     const textual = /json|text/.test(answer.headers['content-type'] ?? '');
     request.finish(status, requestBody, textual ? copy.toString('utf8') : `[${copy.length} bytes]`);
   }
+}
+
+/** A whole answer, read as it arrives. */
+async function gather(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+async function* once(body: Buffer): AsyncIterable<Uint8Array> {
+  yield body;
 }
 
 /** Reads and drops an answer that will not be used, so its connection can be reused. */

@@ -1,10 +1,16 @@
-import { NotImplemented, toAppError } from '@switchyard/core';
+import { NotImplemented, toAppError, type Logger } from '@switchyard/core';
 import { customHostRefused } from '@switchyard/rules';
 import type { Principal } from '@switchyard/access';
 import type { EventBus } from '@switchyard/adapters';
 import { measureRequest, publishRequestEvents, type CompletedRequest } from '../events/request-events.ts';
 import { costOf } from '../pricing/cost.ts';
-import type { GuardrailRun, GuardrailSource } from './guardrails.ts';
+import {
+  guardrailsOf,
+  type GuardrailDefaults,
+  type GuardrailRun,
+  type GuardrailSource,
+  type RequestGuardrails,
+} from './guardrails.ts';
 import type { ChatProvider } from '../providers/types.ts';
 import { NonPublicAddress } from '../upstream/public-address-lookup.ts';
 import { resolveConfig, type ResolvedConfig, type SavedConfigs } from '../routing/config-source.ts';
@@ -42,6 +48,10 @@ export interface GatewayContext {
   guardrails?: GuardrailSource | undefined;
   /** Calls webhook checks; absent, a webhook check cannot run and decides by its failure mode. */
   webhooks?: GuardrailWebhookClient | undefined;
+  /** The organisation's default guardrails as they apply to the caller; none when absent. */
+  guardrailDefaults?: ((principal: Principal) => Promise<GuardrailDefaults>) | undefined;
+  /** Where a default guardrail that no longer exists is reported. */
+  logger?: Pick<Logger, 'warn'> | undefined;
   /** The completion tokens a request that names no output limit is expected to use. */
   defaultCompletionTokens: number;
   bus: EventBus;
@@ -117,6 +127,23 @@ export class GatewayRequest {
     this.headers = call.headers;
     this.names = headerNames(context.headerPrefix);
     this.responseHeaders[this.names['trace-id']] = this.headers.traceId;
+  }
+
+  /**
+   * The request's guardrails: the organisation's defaults as they apply to the caller, then
+   * those its config names (see guardrailsOf); undefined when none apply.
+   */
+  async guardrails(): Promise<RequestGuardrails | undefined> {
+    const resolved = await this.config();
+    const { principal, context } = this;
+    return guardrailsOf(
+      resolved?.config,
+      principal.organisationId,
+      principal.workspaceId,
+      context.guardrails,
+      await context.guardrailDefaults?.(principal),
+      context.logger,
+    );
   }
 
   /** What webhook checks need of this request; undefined where no webhook client is wired. */

@@ -11,6 +11,7 @@ import {
 import { namedGuardrails, type RoutingConfig } from '@switchyard/rules';
 import {
   holdsWebhook,
+  runsOnProxy,
   webhookVerdicts,
   type WebhookContext,
   type WebhookEvent,
@@ -380,4 +381,45 @@ export async function checkOutput(
     }
   }
   return { body: changed ? Buffer.from(JSON.stringify(json)) : answer, changed, runs };
+}
+
+/** Each guardrail as it runs on pass-through requests (null: it does not run there). */
+const onProxy = new WeakMap<LoadedGuardrail, LoadedGuardrail | null>();
+
+function proxyGuardrail(guardrail: LoadedGuardrail): LoadedGuardrail | null {
+  let found = onProxy.get(guardrail);
+  if (found === undefined) {
+    const checks = guardrail.checks.filter(runsOnProxy);
+    found = checks.length === 0 ? null : { ...guardrail, checks };
+    onProxy.set(guardrail, found);
+  }
+  return found;
+}
+
+/**
+ * Guardrails on a pass-through request, one whose text the gateway does not read (files,
+ * images, any other `/v1` path): only their webhook checks with `executeOnProxy` run, told the
+ * method, path and content type (and on output the answer's status and content type); a
+ * guardrail without such a check does not apply. A denial is a 446, as on input.
+ */
+export async function checkProxy(
+  guardrails: readonly LoadedGuardrail[],
+  event: WebhookEvent,
+  facts: Pick<CheckFacts, 'model' | 'metadata'>,
+  runs: GuardrailRun[],
+  webhooks: WebhookContext | undefined,
+): Promise<void> {
+  const applying = guardrails.map(proxyGuardrail).filter((guardrail) => guardrail !== null);
+  if (applying.length === 0) return;
+  const phase = event.eventType === 'beforeRequestHook' ? 'input' : 'output';
+  const external = await Promise.all(
+    applying.map((guardrail) => webhookVerdicts(guardrail.checks, event, webhooks)),
+  );
+  const input = { text: '', model: facts.model, metadata: facts.metadata, phase } as const;
+  const own = applying.map((guardrail, i) =>
+    runOf(phase, guardrail, runGuardrail(guardrail, input, { external: external[i]! })),
+  );
+  runs.push(...own);
+  const denied = own.filter((run) => run.action === 'deny');
+  if (denied.length > 0) throw guardrailDenial(denied, own);
 }

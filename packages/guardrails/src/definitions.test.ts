@@ -253,9 +253,18 @@ describe('guardrail check parameters', () => {
     );
     rejects(one('default.webhook', { webhookURL: 'not a url' }), 'checks[0].parameters.webhookURL');
     rejects(one('default.webhook', { webhookURL: url, timeout: 0 }), 'checks[0].parameters.timeout');
+    // The webhook's own credential may be sent; the caller's is never forwarded (below).
+    assert.deepEqual(
+      parameters('default.webhook', { webhookURL: url, headers: { Authorization: 'Bearer x' } }).headers,
+      { Authorization: 'Bearer x' },
+    );
     rejects(
-      one('default.webhook', { webhookURL: url, headers: { Authorization: 'Bearer x' } }),
-      'checks[0].parameters.headers.Authorization',
+      one('default.webhook', { webhookURL: url, headers: { Cookie: 'a=b' } }),
+      'checks[0].parameters.headers.Cookie',
+    );
+    rejects(
+      one('default.webhook', { webhookURL: url, headers: { 'Proxy-Authorization': 'x' } }),
+      'checks[0].parameters.headers.Proxy-Authorization',
     );
     rejects(
       one('default.webhook', { webhookURL: url, headers: { 'bad name': 'x' } }),

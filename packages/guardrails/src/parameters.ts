@@ -103,7 +103,8 @@ const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /**
  * Headers a webhook check may neither send nor forward: credentials of the caller, hop-by-hop
- * and framing headers, and the gateway's own headers (`x-vendor-*` by default, `x-switchyard-*`).
+ * and framing headers, and the gateway's own headers (`x-vendor-*` by default, `x-switchyard-*`);
+ * but for its own `authorization`.
  */
 const RESTRICTED_HEADERS = new Set([
   'authorization',
@@ -120,11 +121,14 @@ const RESTRICTED_HEADERS = new Set([
 ]);
 const RESTRICTED_HEADER_PREFIXES = ['x-vendor-', 'x-switchyard-'];
 
-/** Why a header name cannot be used by a webhook check, or undefined if it can. */
-function headerNameProblem(name: string, gatewayPrefix: string | undefined): string | undefined {
+/**
+ * Why a header name cannot be used by a webhook check, or undefined if it can. `authorization`
+ * may be sent (`own`): it is how the webhook knows the gateway; it is never forwarded.
+ */
+function headerNameProblem(name: string, gatewayPrefix: string | undefined, own = false): string | undefined {
   if (!HEADER_TOKEN.test(name)) return 'is not a valid HTTP header name';
   const lower = name.toLowerCase();
-  if (RESTRICTED_HEADERS.has(lower)) return 'is a restricted header';
+  if (RESTRICTED_HEADERS.has(lower) && !(own && lower === 'authorization')) return 'is a restricted header';
   const prefixes = gatewayPrefix
     ? [...RESTRICTED_HEADER_PREFIXES, gatewayPrefix.toLowerCase()]
     : RESTRICTED_HEADER_PREFIXES;
@@ -258,7 +262,7 @@ export function webhookParameters(headerPrefix?: string) {
       if (keys.length > 50)
         ctx.addIssue({ code: 'custom', path: ['headers'], message: 'at most 50 headers' });
       for (const key of keys) {
-        const problem = headerNameProblem(key, headerPrefix);
+        const problem = headerNameProblem(key, headerPrefix, true);
         if (problem !== undefined)
           ctx.addIssue({ code: 'custom', path: ['headers', key], message: `'${key}' ${problem}` });
       }

@@ -478,7 +478,7 @@ Usage: include "switchyard.componentSecretEnv" (dict "root" $ "component" "gatew
     secretKeyRef:
       {{- include "switchyard.redisSecretRef" $root | nindent 6 }}
 {{- end }}
-{{- if eq .component "admin" }}
+{{- if has .component (list "admin" "control-plane") }}
 - name: SWITCHYARD_ENCRYPTION_KEY
   valueFrom:
     secretKeyRef:

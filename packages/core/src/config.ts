@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SecretBox } from './crypto.ts';
 
 /** Thrown at start-up when the environment does not satisfy a service's schema. */
 export class ConfigError extends Error {
@@ -167,7 +168,26 @@ export const sharedEnv = {
       'comma-separated hosts (subdomains included) exempt from the unsafe-host check for custom hosts, inline (gateway) and saved in integrations (admin, and the gateway when it connects), and SSO identity providers (admin). Helm gives admin both `config.gateway.trustedCustomHosts` and `config.admin.trustedIdentityProviderHosts`; all-in-one trusts the hosts of the `*_BASE_URL` integrations it creates',
   }),
   DATABASE_URL: env.url().meta({ description: 'PostgreSQL connection URL' }),
+  SWITCHYARD_ENCRYPTION_KEY: env
+    .string()
+    .refine((v) => {
+      try {
+        new SecretBox(v);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be 32 bytes, base64 or hex')
+    .meta(encryptionKeyMeta()),
 };
+
+/** SWITCHYARD_ENCRYPTION_KEY's description: all-in-one reads the variable too. */
+export function encryptionKeyMeta() {
+  return {
+    description:
+      '32 bytes, base64 or hex: encrypts secrets at rest (provider credentials in admin, the headers of webhook guardrail checks in control-plane; the same key in both). All-in-one, when it is unset, generates one once into its data folder',
+  };
+}
 
 const grpcTls = {
   description:

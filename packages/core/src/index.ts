@@ -14,6 +14,7 @@ export {
   listenEnv,
   loadConfig,
   sharedEnv,
+  encryptionKeyMeta,
 } from './config.ts';
 export { requestContext } from './context.ts';
 export { randomToken, safeEqual, SecretBox, sha256Hex } from './crypto.ts';

@@ -8,6 +8,7 @@ import {
   callDeadlineEnv,
   createLogger,
   createMetrics,
+  encryptionKeyMeta,
   env,
   httpServerEnv,
   listenEnv,
@@ -24,7 +25,7 @@ import {
   startEmbeddedPostgres,
 } from '@switchyard/adapters';
 import { assembleInProcess } from '@switchyard/runtime';
-import { encryptionKeyMeta, seedEnvSchema, seededBaseUrlHosts, type Admin } from '@switchyard/admin';
+import { seedEnvSchema, seededBaseUrlHosts, type Admin } from '@switchyard/admin';
 import { bootstrapEnvSchema, type ControlPlane } from '@switchyard/control-plane';
 import { allServices } from './services.ts';
 import { printWelcome } from './welcome.ts';
@@ -36,7 +37,7 @@ const configSchema = z.object({
     .string('.data/switchyard')
     .meta({ description: 'where all-in-one keeps its state' }),
   SWITCHYARD_ADMIN_KEY: bootstrapEnvSchema.shape.SWITCHYARD_ADMIN_KEY,
-  SWITCHYARD_ENCRYPTION_KEY: env.optionalString().meta(encryptionKeyMeta),
+  SWITCHYARD_ENCRYPTION_KEY: env.optionalString().meta(encryptionKeyMeta()),
   SHUTDOWN_GRACE_MS: baseEnvSchema.shape.SHUTDOWN_GRACE_MS,
   EMBEDDED_DB_TRANSACTION_TIMEOUT_MS: env.int(5_000, 100, 600_000).meta({
     description:

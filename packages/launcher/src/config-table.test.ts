@@ -42,7 +42,10 @@ describe('the configuration table', () => {
       'control-plane, admin, log-export, `migrate`, `bootstrap`',
       'required',
     ]);
-    assert.deepEqual(row('SWITCHYARD_ENCRYPTION_KEY'), ['admin, all-in-one', 'required (all-in-one: none)']);
+    assert.deepEqual(row('SWITCHYARD_ENCRYPTION_KEY'), [
+      'control-plane, admin, all-in-one',
+      'required (all-in-one: none)',
+    ]);
     assert.deepEqual(row('KAFKA_CLIENT_ID'), ['every service', '`switchyard-<service>`']);
     assert.deepEqual(row('GRPC_PORT'), ['control-plane, admin, policy', '`50051`']);
     assert.deepEqual(row('JWT_ALGORITHMS')?.[1], '`RS256,ES256`');

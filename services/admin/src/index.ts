@@ -1,2 +1,2 @@
-export { adminService, encryptionKeyMeta, type Admin } from './service.ts';
+export { adminService, type Admin } from './service.ts';
 export { seededBaseUrlHosts, seedEnvSchema } from './domain/providers.ts';

@@ -52,24 +52,8 @@ import { OrganisationSettingsRepository } from './store/organisation-settings.re
 import { SsoRepository } from './store/sso.repository.ts';
 import { ScimRepository } from './store/scim.repository.ts';
 
-/** SWITCHYARD_ENCRYPTION_KEY's description: all-in-one reads the variable too. */
-export const encryptionKeyMeta = {
-  description:
-    '32 bytes, base64 or hex: encrypts provider credentials at rest. All-in-one, when it is unset, generates one once into its data folder',
-};
-
 const configSchema = z.object({
-  SWITCHYARD_ENCRYPTION_KEY: env
-    .string()
-    .refine((v) => {
-      try {
-        new SecretBox(v);
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'must be 32 bytes, base64 or hex')
-    .meta(encryptionKeyMeta),
+  SWITCHYARD_ENCRYPTION_KEY: sharedEnv.SWITCHYARD_ENCRYPTION_KEY,
   HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
   TRUSTED_CUSTOM_HOSTS: sharedEnv.TRUSTED_CUSTOM_HOSTS,
   SSO_IDP_TIMEOUT_MS: env.int(10_000, 100, 120_000).meta({

@@ -1,6 +1,14 @@
 import type { DataSource } from 'typeorm';
 import { z } from 'zod';
-import { bodyLimitEnv, bodyLimitsFrom, env, loadConfig, sharedEnv, type Logger } from '@switchyard/core';
+import {
+  bodyLimitEnv,
+  bodyLimitsFrom,
+  env,
+  loadConfig,
+  SecretBox,
+  sharedEnv,
+  type Logger,
+} from '@switchyard/core';
 import { ApiKeyCache, jwtEnvSchema } from '@switchyard/access';
 import {
   invalidateApiKeys,
@@ -78,6 +86,7 @@ const configSchema = z.object({
   API_KEY_PREFIX: apiKeyPrefix,
   HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
   SWITCHYARD_ADMIN_KEY: adminKey,
+  SWITCHYARD_ENCRYPTION_KEY: sharedEnv.SWITCHYARD_ENCRYPTION_KEY,
   ...bodyLimitEnv,
 });
 
@@ -189,7 +198,13 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       need(clients.usageLedger, 'usage ledger client'),
       events,
     );
-    const guardrails = new GuardrailService(new GuardrailRepository(manager), workspaces, events);
+    const guardrails = new GuardrailService(
+      new GuardrailRepository(manager),
+      workspaces,
+      events,
+      new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY),
+      logger,
+    );
     const savedConfigs = new ConfigService(
       configRepo,
       workspaces,

@@ -1,5 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { Conflict, Forbidden, NotFound, type CamelKeys, type PageQuery } from '@switchyard/core';
+import {
+  Conflict,
+  Forbidden,
+  NotFound,
+  type CamelKeys,
+  type Logger,
+  type PageQuery,
+  type SecretBox,
+} from '@switchyard/core';
 import type { Principal } from '@switchyard/access';
 import { publishChange, type EventBus } from '@switchyard/adapters';
 import type { GuardrailActions, GuardrailCheck } from '@switchyard/guardrails';
@@ -10,6 +18,7 @@ import type { GuardrailRepository, GuardrailWrite } from '../store/guardrail.rep
 import type { WorkspaceService } from './workspace.service.ts';
 import type { createGuardrailBody, listGuardrailsQuery, updateGuardrailBody } from './guardrail.schemas.ts';
 import { guardrailSlugFrom } from './slugs.ts';
+import { openWebhookHeaders, sealWebhookHeaders } from './guardrail-secrets.ts';
 
 /** The body as sent, its checks and actions parsed (see @switchyard/guardrails). */
 export type CreateGuardrailInput = Omit<
@@ -49,6 +58,9 @@ export class GuardrailService {
     private readonly repo: GuardrailRepository,
     private readonly workspaces: Pick<WorkspaceService, 'getWorkspace'>,
     private readonly bus: EventBus,
+    /** Encrypts the headers webhook checks send (see guardrail-secrets.ts). */
+    private readonly secrets: SecretBox,
+    private readonly logger?: Pick<Logger, 'error'>,
   ) {}
 
   async create(
@@ -62,7 +74,7 @@ export class GuardrailService {
         workspaceId,
         name: input.name,
         slug: guardrailSlugFrom(input.name, randomBytes(4).toString('hex')),
-        checks: input.checks,
+        checks: sealWebhookHeaders(input.checks, this.secrets),
         actions: input.actions,
         actorId: actorOf(principal),
       });
@@ -114,7 +126,11 @@ export class GuardrailService {
     changes: UpdateGuardrailInput,
   ): Promise<GuardrailWrite> {
     const found = await this.writable(principal, idOrSlug);
-    const written = await this.repo.update(found.id, changes, actorOf(principal));
+    const sealed =
+      changes.checks === undefined
+        ? changes
+        : { ...changes, checks: sealWebhookHeaders(changes.checks, this.secrets, found.checks) };
+    const written = await this.repo.update(found.id, sealed, actorOf(principal));
     if (!written) throw new NotFound(`Guardrail '${idOrSlug}' not found.`);
     this.publish(written.guardrail, events.ChangeAction.UPDATED);
     return written;
@@ -149,9 +165,24 @@ export class GuardrailService {
     );
   }
 
-  /** Every active guardrail of an organisation, as gateways run them. */
+  /**
+   * Every active guardrail of an organisation, as gateways run them: webhook headers in the
+   * clear. One whose headers cannot be decrypted (the encryption key changed) is left out, and
+   * logged: a request naming it is then refused, never sent unchecked.
+   */
   async activeGuardrails(organisationId: string): Promise<Guardrail[]> {
-    return this.repo.allActive(organisationId, MAX_ACTIVE_GUARDRAILS);
+    const active = await this.repo.allActive(organisationId, MAX_ACTIVE_GUARDRAILS);
+    return active.flatMap((guardrail) => {
+      try {
+        return [{ ...guardrail, checks: openWebhookHeaders(guardrail.checks, this.secrets) }];
+      } catch (err) {
+        this.logger?.error('a guardrail’s webhook headers cannot be decrypted; gateways are not given it', {
+          guardrail_id: guardrail.id,
+          error: String(err),
+        });
+        return [];
+      }
+    });
   }
 
   private async writable(principal: Principal, idOrSlug: string): Promise<Guardrail> {

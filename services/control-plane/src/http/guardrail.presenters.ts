@@ -1,4 +1,5 @@
 import type { Guardrail, GuardrailVersion } from '../store/guardrail.entities.ts';
+import { maskWebhookHeaders } from '../domain/guardrail-secrets.ts';
 
 /** A guardrail's metadata, as lists show it. */
 export function presentGuardrailSummary(guardrail: Guardrail) {
@@ -22,7 +23,7 @@ export function presentGuardrail(guardrail: Guardrail) {
   return {
     ...presentGuardrailSummary(guardrail),
     version_id: guardrail.currentVersionId,
-    checks: guardrail.checks,
+    checks: maskWebhookHeaders(guardrail.checks),
     actions: guardrail.actions,
   };
 }
@@ -35,7 +36,7 @@ export function presentGuardrailVersion(guardrail: Guardrail, version: Guardrail
     last_updated_at: version.createdAt.toISOString(),
     version_id: version.id,
     version: version.version,
-    checks: version.checks,
+    checks: maskWebhookHeaders(version.checks),
     actions: version.actions,
   };
 }

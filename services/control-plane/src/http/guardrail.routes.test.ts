@@ -5,6 +5,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import type { Principal } from '@switchyard/access';
 import { Topics } from '@switchyard/adapters';
 import { parseGuardrailActions, parseGuardrailChecks } from '@switchyard/guardrails';
+import { SecretBox } from '@switchyard/core';
 import { events } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '../service.ts';
@@ -381,6 +382,82 @@ describe('updating, versions and deleting', () => {
   });
 });
 
+describe('webhook headers are secrets', () => {
+  const hook = (headers: Record<string, string>, url = 'https://guard.example.com/verdict') => ({
+    id: 'default.webhook',
+    parameters: { webhookURL: url, headers },
+  });
+  const stored = async (id: string) =>
+    (await h.db('control-plane').query(
+      `SELECT g.checks::text AS checks, string_agg(v.checks::text, ' ') AS versions
+           FROM control_plane.guardrails g JOIN control_plane.guardrail_versions v ON v.guardrail_id = g.id
+          WHERE g.id = $1 GROUP BY g.checks`,
+      [id],
+    )) as Array<{ checks: string; versions: string }>;
+
+  test('they are stored encrypted and every answer masks them; the gateways read them in the clear', async () => {
+    const created = await create(
+      guardrail({ checks: [hook({ Authorization: 'Bearer hook-secret-1', 'X-Team': 'search-team' })] }),
+    );
+    const [row] = await stored(created.id);
+    assert.ok(
+      !row!.checks.includes('hook-secret-1') && !row!.versions.includes('hook-secret-1'),
+      row!.checks,
+    );
+    assert.ok(!row!.checks.includes('search-team'), row!.checks);
+
+    const read = await get(created.slug);
+    assert.deepEqual(read.body.checks[0].parameters.headers, {
+      Authorization: '********',
+      'X-Team': '********',
+    });
+    assert.ok(!read.text.includes('hook-secret-1'));
+    const versions = await h.request('GET', `${PATH}/${created.id}/versions`, { key: h.adminKey });
+    assert.equal(versions.status, 200, versions.text);
+    assert.ok(!versions.text.includes('hook-secret-1') && versions.text.includes('********'));
+
+    const listed = await h.client('guardrailDirectory').listGuardrails({
+      organisationId: h.organisationId,
+    });
+    const mine = listed.guardrails.find((g) => g.id === created.id)!;
+    assert.deepEqual(JSON.parse(mine.checksJson)[0].parameters.headers, {
+      Authorization: 'Bearer hook-secret-1',
+      'X-Team': 'search-team',
+    });
+  });
+
+  test('an update that sends the mask back keeps the stored value; a new value replaces it; a mask with nothing stored is a 400', async () => {
+    const created = await create(guardrail({ checks: [hook({ Authorization: 'Bearer keep-me' })] }));
+    const masked = (await get(created.id)).body.checks;
+    masked[0].parameters.headers['X-New'] = 'fresh';
+    const updated = await put(created.id, { checks: masked });
+    assert.equal(updated.status, 200, updated.text);
+    const headersSeen = async () => {
+      const listed = await h.client('guardrailDirectory').listGuardrails({
+        organisationId: h.organisationId,
+      });
+      return JSON.parse(listed.guardrails.find((g) => g.id === created.id)!.checksJson)[0].parameters.headers;
+    };
+    assert.deepEqual(await headersSeen(), { Authorization: 'Bearer keep-me', 'X-New': 'fresh' });
+
+    const replaced = await put(created.id, { checks: [hook({ Authorization: 'Bearer replaced' })] });
+    assert.equal(replaced.status, 200, replaced.text);
+    assert.deepEqual(await headersSeen(), { Authorization: 'Bearer replaced' });
+
+    const elsewhere = await put(created.id, {
+      checks: [hook({ Authorization: '********' }, 'https://other.example.com/verdict')],
+    });
+    assert.equal(elsewhere.status, 400, elsewhere.text);
+    assert.equal(elsewhere.body.error.param, 'checks[0].parameters.headers.Authorization');
+    assert.deepEqual(await headersSeen(), { Authorization: 'Bearer replaced' }, 'nothing changed');
+    const fresh = await h.request('POST', PATH, {
+      key: h.adminKey,
+      json: guardrail({ checks: [hook({ Authorization: '********' })] }),
+    });
+    assert.equal(fresh.status, 400, fresh.text);
+  });
+});
+
 describe('listing', () => {
   test("an organisation admin key lists all the organisation's, or one workspace's, page by page", async () => {
     const workspace = await createWorkspace(h, 'Guard listing');
@@ -553,7 +630,12 @@ describe('the service, for a caller bound to a workspace', () => {
       new KeySettingsService(new KeySettingsRepository(manager)),
       h.bus,
     );
-    service = new GuardrailService(new GuardrailRepository(manager), workspaces, h.bus);
+    service = new GuardrailService(
+      new GuardrailRepository(manager),
+      workspaces,
+      h.bus,
+      new SecretBox(SecretBox.generateKey()),
+    );
   });
 
   test("defines in its own workspace, and sees its workspace's and the organisation's, not another workspace's", async () => {

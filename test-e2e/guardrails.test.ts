@@ -133,13 +133,15 @@ test('redact: the provider never sees the address, and the client gets the answe
   assert.match(stream.text, /^Echo: mail \[[A-Z_]+\] please$/);
 });
 
-test('warn: the request goes through unchanged and its log records the failed check', async () => {
+test('warn: the request goes through unchanged, streamed or not, and its log records the failed check', async () => {
   const slug = await emailGuardrail({ deny: false });
-  const config = await savedConfig([slug], []);
+  const config = await savedConfig([slug], [slug]);
   const { data, response } = await client(config)
     .chat.completions.create(ask('mail jane@example.com'))
     .withResponse();
   assert.equal(data.choices[0]!.message.content, 'Echo: mail jane@example.com');
+  const stream = await streamed(client(config), 'mail jane@example.com');
+  assert.deepEqual(stream, { text: 'Echo: mail jane@example.com', finishReason: 'stop' });
   const id = response.headers.get('x-request-id')!;
   const log = await eventually(
     `the request log of ${id}`,
@@ -149,7 +151,7 @@ test('warn: the request goes through unchanged and its log records the failed ch
     },
     { timeoutMs: 20_000, intervalMs: 250 },
   );
-  const [run] = log.guardrails as Json[];
+  const [run] = (log.guardrails as Json[]).filter((logged) => logged.phase === 'input');
   assert.equal(run.slug, slug);
   assert.equal(run.action, 'warn');
   assert.equal(run.checks[0].id, 'default.pii');

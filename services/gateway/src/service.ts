@@ -146,10 +146,13 @@ export const gatewayService: ServiceDefinition = {
       }),
       headerPrefix,
       logger,
+      metrics,
     );
     const forwarded = new ForwardedOperationsRoute(
       new ForwardedOperations(context, new ModelCatalog(integrationDirectory(integrationsClient))),
       headerPrefix,
+      logger,
+      metrics,
     );
     let subscription: Subscription | undefined;
     return {

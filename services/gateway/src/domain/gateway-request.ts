@@ -2,7 +2,12 @@ import { NotImplemented, toAppError, type Logger } from '@switchyard/core';
 import { customHostRefused } from '@switchyard/rules';
 import type { Principal } from '@switchyard/access';
 import type { EventBus } from '@switchyard/adapters';
-import { measureRequest, publishRequestEvents, type CompletedRequest } from '../events/request-events.ts';
+import {
+  CLIENT_CLOSED_MESSAGE,
+  measureRequest,
+  publishRequestEvents,
+  type CompletedRequest,
+} from '../events/request-events.ts';
 import { costOf } from '../pricing/cost.ts';
 import {
   guardrailsOf,
@@ -117,6 +122,10 @@ export class GatewayRequest {
   readonly guardrailRuns: GuardrailRun[] = [];
   /** The policy refusal of the last attempt, when it was refused. */
   private refusal: PolicyRefusal | undefined;
+  /** Whether the request's outcome was recorded (`finish`). */
+  private finished = false;
+  /** Whether its client went away before that. */
+  private closedByClient = false;
   protected readonly names: HeaderNames;
 
   constructor(
@@ -155,6 +164,17 @@ export class GatewayRequest {
 
   markStream(stream: boolean): void {
     this.stream = stream;
+  }
+
+  /**
+   * The client went away before the answer was sent: the request is cancelled, upstream call
+   * included. Unless its outcome was recorded already, it is recorded as 499 "client closed
+   * request" however it ends; returns whether it will be.
+   */
+  clientClosed(): boolean {
+    if (!this.finished) this.closedByClient = true;
+    this.abort.abort();
+    return this.closedByClient;
   }
 
   /** The request's config (`<prefix>config`): inline JSON or a saved config's id or slug. */
@@ -314,7 +334,11 @@ export class GatewayRequest {
       : { decision: last!.decision, policyId: last!.policyId, code: last!.code, adjustments };
   }
 
-  /** Publishes the request's events once the response is on its way; the client never waits for them. */
+  /**
+   * Publishes the request's events once the response is on its way; the client never waits for
+   * them. A request whose client went away is recorded as such (see `clientClosed`); what it
+   * used is still counted by `status`, the status of the answer it was given.
+   */
   finish(
     status: number,
     requestBody: string,
@@ -325,7 +349,13 @@ export class GatewayRequest {
     const latencyMs = performance.now() - this.started;
     const { requestId, method, path } = this.call;
     const routed = this.routed;
-    const errorMessage = error === undefined ? undefined : toAppError(error).message;
+    const clientClosed = this.closedByClient;
+    this.finished = true;
+    const errorMessage = clientClosed
+      ? CLIENT_CLOSED_MESSAGE
+      : error === undefined
+        ? undefined
+        : toAppError(error).message;
     setImmediate(() => {
       const done: CompletedRequest = {
         requestId,
@@ -338,6 +368,7 @@ export class GatewayRequest {
         integrationSlug: routed?.target.integrationSlug,
         stream: this.stream,
         status,
+        clientClosed,
         createdAtMs: this.createdAtMs,
         latencyMs,
         requestBody,
@@ -357,9 +388,17 @@ export class GatewayRequest {
     });
   }
 
-  /** Records a failure and throws it on, for the HTTP layer's error handling to answer. */
-  fail(err: unknown, requestBody: string, cacheStatus?: string): never {
+  /**
+   * Records a failure and throws it on, for the HTTP layer's error handling to answer. Once the
+   * client has gone there is no one to answer: the failure (most often the cancellation its
+   * leaving caused) is recorded as the client's closing, and nothing is thrown.
+   */
+  fail(err: unknown, requestBody: string, cacheStatus?: string): void {
     const appError = toAppError(err);
+    if (this.closedByClient) {
+      this.finish(appError.status, requestBody, '', err, cacheStatus);
+      return;
+    }
     this.finish(appError.status, requestBody, JSON.stringify(appError.toBody()), err, cacheStatus);
     throw err;
   }

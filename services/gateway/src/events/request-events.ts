@@ -30,6 +30,10 @@ export function truncateUtf8(text: string, maxBytes: number): string {
   return bytes.toString('utf8', 0, end);
 }
 
+/** How a request whose client went away before the answer was sent is recorded (nginx's 499). */
+export const CLIENT_CLOSED_STATUS = 499;
+export const CLIENT_CLOSED_MESSAGE = 'client closed request';
+
 export interface CompletedRequest {
   requestId: string;
   principal: Principal;
@@ -39,7 +43,13 @@ export interface CompletedRequest {
   provider: string;
   model: string;
   integrationSlug: string | undefined;
+  /** The status of the answer: what the request used is counted by it. */
   status: number;
+  /**
+   * The client went away before the answer was sent: the log records CLIENT_CLOSED_STATUS
+   * (499) instead of `status`, the answer's, which the client never received in full.
+   */
+  clientClosed?: boolean | undefined;
   stream: boolean;
   createdAtMs: number;
   latencyMs: number;
@@ -160,7 +170,7 @@ export function publishRequestEvents(
       provider: done.provider,
       model: done.model,
       integrationSlug: done.integrationSlug ?? '',
-      status: done.status,
+      status: done.clientClosed ? CLIENT_CLOSED_STATUS : done.status,
       stream: done.stream,
       createdAtMs: String(done.createdAtMs),
       latencyMs: Math.round(done.latencyMs),

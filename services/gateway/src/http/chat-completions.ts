@@ -1,13 +1,13 @@
 import type { Request, Response } from 'express';
-import { AppError, toAppError, type Logger } from '@switchyard/core';
+import { AppError, toAppError, type Logger, type Metrics } from '@switchyard/core';
 import { REQUEST_ID_HEADER } from '@switchyard/http';
 import type { ChatCompletions, ChatReply, ChatRequest } from '../domain/chat-completions.ts';
 import type { Relayed } from '../domain/gateway-request.ts';
 import type { ChatBody } from '../providers/types.ts';
 import { chatBodyJson } from './chat-body.ts';
 import { readCacheHeaders } from './gateway-headers.ts';
-import { attachToConnection, readIncomingCall } from './incoming-call.ts';
-import { relay, setHeaders, startStream } from './respond.ts';
+import { attachToConnection, readIncomingCall, type ClosedRequestReport } from './incoming-call.ts';
+import { dropConnection, relay, setHeaders, startStream } from './respond.ts';
 
 /**
  * POST /v1/chat/completions over HTTP: parses the request (body, gateway headers, caller),
@@ -15,11 +15,17 @@ import { relay, setHeaders, startStream } from './respond.ts';
  * arrives.
  */
 export class ChatCompletionsRoute {
+  /** Where a request whose client went away is reported. */
+  private readonly closed: ClosedRequestReport;
+
   constructor(
     private readonly chat: ChatCompletions,
     private readonly headerPrefix: string,
     private readonly logger: Logger,
-  ) {}
+    metrics?: Metrics | undefined,
+  ) {
+    this.closed = { logger, metrics };
+  }
 
   /** `validate` is the route's parser of the body: its declared schema (chatCompletionRequest). */
   async handle(
@@ -28,7 +34,7 @@ export class ChatCompletionsRoute {
     validate: (req: Request, body: unknown) => ChatBody,
   ): Promise<void> {
     const request = this.chat.open(readIncomingCall(req, res, this.headerPrefix));
-    attachToConnection(request, res);
+    attachToConnection(request, req, res, this.closed);
     const raw = req.body as Buffer;
     const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
     try {
@@ -52,7 +58,7 @@ export class ChatCompletionsRoute {
     }
     startStream(res);
     // A replayed answer that fails drops the connection.
-    if (reply.fromCache) return relay(res, reply.body, () => res.destroy());
+    if (reply.fromCache) return relay(res, reply.body, () => dropConnection(res));
     // An upstream failure mid-stream ends the stream with an error event, never a hang.
     return relay(res, reply.body, (err) => {
       const appError = toAppError(err);

@@ -1,11 +1,11 @@
 import type { Request, Response } from 'express';
-import { BadRequest, parseInput } from '@switchyard/core';
+import { BadRequest, parseInput, type Logger, type Metrics } from '@switchyard/core';
 import type { ForwardedOperations } from '../domain/forwarded-operations.ts';
 import { headerNames } from '../domain/gateway-headers.ts';
 import { specified, upstreamPath } from './forwarded-routes.ts';
-import { attachToConnection, readIncomingCall } from './incoming-call.ts';
+import { attachToConnection, readIncomingCall, type ClosedRequestReport } from './incoming-call.ts';
 import { parseJsonObject } from './request-body.ts';
-import { relay, setHeaders } from './respond.ts';
+import { dropConnection, relay, setHeaders } from './respond.ts';
 
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'openai-beta'];
 
@@ -15,14 +15,21 @@ const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'openai-beta'];
  * provider's answer as it arrives.
  */
 export class ForwardedOperationsRoute {
+  /** Where a request whose client went away is reported. */
+  private readonly closed: ClosedRequestReport;
+
   constructor(
     private readonly forwarded: ForwardedOperations,
     private readonly headerPrefix: string,
-  ) {}
+    logger: Logger,
+    metrics?: Metrics | undefined,
+  ) {
+    this.closed = { logger, metrics };
+  }
 
   async handle(req: Request, res: Response): Promise<void> {
     const request = this.forwarded.open(readIncomingCall(req, res, this.headerPrefix));
-    attachToConnection(request, res);
+    attachToConnection(request, req, res, this.closed);
     const json = Buffer.isBuffer(req.body) ? (req.body as Buffer) : undefined;
     const requestBody = json ? json.toString('utf8') : '';
     try {
@@ -67,7 +74,7 @@ export class ForwardedOperationsRoute {
       setHeaders(res, request.responseHeaders);
       res.status(response.status);
       for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
-      const { copy } = await relay(res, response.body, () => res.destroy());
+      const { copy } = await relay(res, response.body, () => dropConnection(res));
       this.forwarded.complete(request, response, res.statusCode, copy, requestBody);
     } catch (err) {
       if (!res.headersSent) setHeaders(res, request.responseHeaders);

@@ -1,10 +1,12 @@
 import type { Request, Response } from 'express';
-import { requestContext } from '@switchyard/core';
+import { requestContext, type Logger, type Metrics } from '@switchyard/core';
 import { REQUEST_ID_HEADER } from '@switchyard/http';
 import { bearerToken, requireWorkspacePrincipal } from '@switchyard/access';
 import { headerNames } from '../domain/gateway-headers.ts';
 import type { GatewayRequest, IncomingCall } from '../domain/gateway-request.ts';
+import { CLIENT_CLOSED_MESSAGE, CLIENT_CLOSED_STATUS } from '../events/request-events.ts';
 import { readGatewayHeaders } from './gateway-headers.ts';
+import { droppedByGateway } from './respond.ts';
 
 /** What the domain needs of a data-plane request: its caller (a workspace key), the gateway headers, and what its log records. */
 export function readIncomingCall(req: Request, res: Response, prefix: string): IncomingCall {
@@ -26,14 +28,49 @@ export function readIncomingCall(req: Request, res: Response, prefix: string): I
   };
 }
 
+/** Where requests whose client went away before the answer was sent are reported. */
+export interface ClosedRequestReport {
+  logger: Pick<Logger, 'info'>;
+  /** The process's metrics: the access metrics count only answers that were sent in full. */
+  metrics?: Metrics | undefined;
+}
+
 /**
  * Ties a request to its connection: its log lines carry its trace id, and a client that
- * goes away before the answer is sent cancels the request, upstream call included.
+ * goes away before the answer is sent cancels the request, upstream call included. Such a
+ * request is no server error: it is logged at info and counted under status 499, and its log
+ * records 499 "client closed request" (see GatewayRequest.clientClosed). A connection the
+ * gateway drops itself (see dropConnection) is not the client's leaving.
  */
-export function attachToConnection(request: GatewayRequest, res: Response): void {
+export function attachToConnection(
+  request: GatewayRequest,
+  req: Request,
+  res: Response,
+  report: ClosedRequestReport,
+): void {
   const store = requestContext.getStore();
   if (store) store.traceId = request.headers.traceId;
   res.once('close', () => {
-    if (!res.writableFinished) request.abort.abort();
+    if (res.writableFinished) return;
+    if (droppedByGateway(res)) {
+      request.abort.abort();
+      return;
+    }
+    if (!request.clientClosed()) return;
+    report.logger.info(CLIENT_CLOSED_MESSAGE, {
+      request_id: res.getHeader(REQUEST_ID_HEADER),
+      trace_id: request.headers.traceId,
+      method: req.method,
+      path: req.baseUrl + req.path,
+      status: CLIENT_CLOSED_STATUS,
+    });
+    // Labelled as the access metrics label a request (packages/http), which never see this one.
+    const route = (req.route as { path?: unknown } | undefined)?.path;
+    report.metrics?.httpRequests.inc({
+      service: 'gateway',
+      method: req.method,
+      route: typeof route === 'string' ? route : 'unmatched',
+      status: String(CLIENT_CLOSED_STATUS),
+    });
   });
 }

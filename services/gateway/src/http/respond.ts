@@ -7,6 +7,24 @@ export function setHeaders(res: Response, headers: Record<string, string>): void
   for (const name in headers) res.setHeader(name, headers[name]!);
 }
 
+/** Responses the gateway ended itself, unfinished (see dropConnection). */
+const dropped = new WeakSet<Response>();
+
+/**
+ * Ends a response that cannot be finished (a body that failed after its headers were sent) by
+ * dropping the connection: the client sees it cut, not complete. Its closing is then not the
+ * client's leaving.
+ */
+export function dropConnection(res: Response): void {
+  dropped.add(res);
+  res.destroy();
+}
+
+/** Whether the gateway dropped the response's connection itself (dropConnection). */
+export function droppedByGateway(res: Response): boolean {
+  return dropped.has(res);
+}
+
 /** Headers of an event stream, sent at once so the client sees the answer begin. */
 export function startStream(res: Response): void {
   res.setHeader('cache-control', 'no-cache');

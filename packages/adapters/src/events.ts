@@ -16,6 +16,8 @@ export const Topics = {
   changes: 'switchyard.changes.v1',
   /** Management writes, keyed by organisation. */
   audit: 'switchyard.audit.v1',
+  /** Feedback on requests as written through the API, keyed by trace id. */
+  feedback: 'switchyard.feedback.v1',
 } as const;
 
 export function publishEvent<D extends DescMessage>(
@@ -59,6 +61,46 @@ export function subscribeEvents<D extends DescMessage>(
         return;
       }
       await options.handler(event, message);
+    },
+  });
+}
+
+export interface EventBatchSubscription<D extends DescMessage> {
+  groupId: string;
+  topic: string;
+  schema: D;
+  fromBeginning?: boolean;
+  /** The most events handed over at once (see SubscribeBatchOptions). */
+  maxEvents: number;
+  /** Gets the decodable events of a batch, in order; none is committed before it resolves. */
+  handler: (events: Array<MessageShape<D>>) => Promise<void>;
+}
+
+/** As subscribeEvents, in batches: an undecodable message is logged and left out of its batch. */
+export function subscribeEventBatches<D extends DescMessage>(
+  bus: EventBus,
+  logger: Logger,
+  options: EventBatchSubscription<D>,
+): Promise<Subscription> {
+  return bus.subscribeBatches({
+    groupId: options.groupId,
+    topics: [options.topic],
+    fromBeginning: options.fromBeginning ?? true,
+    maxMessages: options.maxEvents,
+    handler: async (messages) => {
+      const decoded: Array<MessageShape<D>> = [];
+      for (const message of messages) {
+        try {
+          decoded.push(fromBinary(options.schema, message.value));
+        } catch (err) {
+          logger.error('skipping undecodable event', {
+            topic: message.topic,
+            offset: message.offset,
+            error: String(err),
+          });
+        }
+      }
+      if (decoded.length > 0) await options.handler(decoded);
     },
   });
 }

@@ -4,7 +4,7 @@ export { type EventBus, type OutgoingMessage, type Subscription } from './bus/ev
 export { EventJournal } from './bus/event-journal.ts';
 export { DEFAULT_MAX_MESSAGE_BYTES, KafkaEventBus } from './bus/kafka-bus.ts';
 export { MemoryEventBus } from './bus/memory-bus.ts';
-export { publishChange, publishEvent, subscribeEvents, Topics } from './events.ts';
+export { publishChange, publishEvent, subscribeEventBatches, subscribeEvents, Topics } from './events.ts';
 export { type KeyValueStore } from './kv/key-value-store.ts';
 export { MemoryKeyValueStore } from './kv/memory-store.ts';
 export { RedisKeyValueStore } from './kv/redis-store.ts';

@@ -235,6 +235,71 @@ function eventBusContract(name: string, fixture: () => BusFixture) {
       assert.equal(attempts.get('after-1'), 1);
     });
 
+    test('batches hand over every message once, in order, none larger than the bound', async (t) => {
+      const bus = await open(t);
+      const { topic, group } = names();
+      const batches: string[][] = [];
+      const subscription = await bus.subscribeBatches({
+        groupId: group('batches'),
+        topics: [topic],
+        fromBeginning: true,
+        maxMessages: 7,
+        handler: async (messages) => {
+          batches.push(messages.map(text));
+        },
+      });
+      t.after(() => subscription.stop());
+      const expected = Array.from({ length: 40 }, (_, i) => `m${i}`);
+      for (const v of expected) bus.publish({ topic, key: 'same-key', value: encoder.encode(v) });
+      await eventually(() => assert.deepEqual(batches.flat(), expected), within());
+      assert.ok(
+        batches.every((b) => b.length >= 1 && b.length <= 7),
+        `batch sizes ${batches.map((b) => b.length)}`,
+      );
+    });
+
+    test('a batch whose handler throws is handed over again whole, and nothing after it is committed first', async (t) => {
+      const bus = await open(t);
+      const { topic, group } = names();
+      const groupId = group('batch-retry');
+      const handled: string[] = [];
+      let failures = 0;
+      const first = await bus.subscribeBatches({
+        groupId,
+        topics: [topic],
+        fromBeginning: true,
+        maxMessages: 100,
+        handler: async (messages) => {
+          const values = messages.map(text);
+          if (values.includes('poison') && failures < 2) {
+            failures++;
+            throw new Error(`transient failure ${failures}`);
+          }
+          handled.push(...values);
+        },
+      });
+      for (const v of ['before', 'poison', 'after'])
+        bus.publish({ topic, key: 'same-key', value: encoder.encode(v) });
+      await eventually(() => assert.ok(handled.includes('after'), `handled: ${handled}`), within());
+      assert.equal(failures, 2);
+      assert.deepEqual([...new Set(handled)], ['before', 'poison', 'after']);
+      await first.stop();
+      // The group resumes after what it handled: only new messages arrive.
+      const again: string[] = [];
+      const second = await bus.subscribeBatches({
+        groupId,
+        topics: [topic],
+        fromBeginning: true,
+        maxMessages: 100,
+        handler: async (messages) => {
+          again.push(...messages.map(text));
+        },
+      });
+      t.after(() => second.stop());
+      bus.publish({ topic, key: 'same-key', value: encoder.encode('later') });
+      await eventually(() => assert.deepEqual(again, ['later']), within());
+    });
+
     test('stopping one subscription ends its deliveries while others continue', async (t) => {
       const bus = await open(t);
       const { topic, group } = names();

@@ -14,12 +14,28 @@ export interface OutgoingMessage {
 
 export type MessageHandler = (message: BusMessage) => Promise<void>;
 
+/** Handles consecutive messages of one partition together; none of them is committed before it resolves. */
+export type BatchHandler = (messages: BusMessage[]) => Promise<void>;
+
 export interface SubscribeOptions {
   groupId: string;
   topics: string[];
   /** A new consumer group starts at the oldest retained message instead of the newest. */
   fromBeginning?: boolean;
   handler: MessageHandler;
+}
+
+export interface SubscribeBatchOptions {
+  groupId: string;
+  topics: string[];
+  /** A new consumer group starts at the oldest retained message instead of the newest. */
+  fromBeginning?: boolean;
+  /**
+   * The most messages handed over at once. A batch is what has arrived, up to this many: the
+   * bus never waits for more to fill it.
+   */
+  maxMessages: number;
+  handler: BatchHandler;
 }
 
 export interface Subscription {
@@ -41,6 +57,8 @@ export interface PublishStats {
 export interface EventBus {
   publish(message: OutgoingMessage): void;
   subscribe(options: SubscribeOptions): Promise<Subscription>;
+  /** As subscribe, handing over what has arrived in batches (a failing batch is retried whole). */
+  subscribeBatches(options: SubscribeBatchOptions): Promise<Subscription>;
   /** Resolves when everything published so far has been accepted, or after timeoutMs. */
   flush(timeoutMs?: number): Promise<void>;
   check(): Promise<void>;

@@ -3,7 +3,10 @@ import {
   Partitioners,
   logLevel,
   type Consumer,
+  type ConsumerRunConfig,
+  type EachBatchPayload,
   type EachMessagePayload,
+  type KafkaMessage,
   type ICustomPartitioner,
   type LogEntry,
   type Producer,
@@ -15,6 +18,7 @@ import type {
   EventBus,
   OutgoingMessage,
   PublishStats,
+  SubscribeBatchOptions,
   SubscribeOptions,
   Subscription,
 } from './event-bus.ts';
@@ -255,61 +259,122 @@ export class KafkaEventBus implements EventBus {
    * Starts a consumer. A broker that is away (or a consumer that crashes for good) does not
    * fail the caller: the consumer is started again with backoff until it runs or is stopped.
    */
-  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+  subscribe(options: SubscribeOptions): Promise<Subscription> {
+    return this.consume(options, (stopped) => {
+      const handle = async ({ topic, partition, message, heartbeat }: EachMessagePayload): Promise<void> => {
+        const delivered = {
+          topic: topic.slice(this.prefix.length),
+          partition,
+          offset: message.offset,
+          key: message.key?.toString('utf8') ?? '',
+        };
+        const values = this.unpack(topic, message);
+        // One by one, in order; a pack's offset is committed only after the last one.
+        for (const value of values) {
+          await this.retrying(delivered.topic, stopped, heartbeat, () =>
+            options.handler({ ...delivered, value }),
+          );
+          if (values.length > 1) await heartbeat();
+        }
+      };
+      return { autoCommit: true, eachMessage: handle };
+    });
+  }
+
+  /**
+   * As subscribe, handing over what one fetch brought of a partition in batches of at most
+   * `maxMessages`. An offset is committed only once every message up to it has been handled.
+   */
+  subscribeBatches(options: SubscribeBatchOptions): Promise<Subscription> {
+    const maxMessages = Math.max(1, Math.floor(options.maxMessages));
+    return this.consume(options, (stopped) => {
+      const handle = async (payload: EachBatchPayload): Promise<void> => {
+        const { batch, heartbeat, resolveOffset, commitOffsetsIfNecessary, isRunning, isStale } = payload;
+        const topic = batch.topic.slice(this.prefix.length);
+        const pending: BusMessage[] = [];
+        let unresolved: string | undefined;
+        const handOver = async (messages: BusMessage[]) => {
+          await this.retrying(topic, stopped, heartbeat, () => options.handler(messages));
+          await heartbeat();
+        };
+        const resolve = async () => {
+          if (unresolved === undefined) return;
+          resolveOffset(unresolved);
+          unresolved = undefined;
+          await commitOffsetsIfNecessary();
+        };
+        for (const message of batch.messages) {
+          if (!isRunning() || isStale()) return;
+          const key = message.key?.toString('utf8') ?? '';
+          for (const value of this.unpack(batch.topic, message)) {
+            pending.push({ topic, partition: batch.partition, offset: message.offset, key, value });
+          }
+          unresolved = message.offset;
+          while (pending.length >= maxMessages) {
+            await handOver(pending.splice(0, maxMessages));
+            // A record packing several events is resolved once all of them are handled.
+            if (pending.length === 0) await resolve();
+          }
+        }
+        if (!isRunning() || isStale()) return;
+        if (pending.length > 0) await handOver(pending.splice(0));
+        await resolve();
+      };
+      return { autoCommit: true, eachBatchAutoResolve: false, eachBatch: handle };
+    });
+  }
+
+  /** The events a record carries: itself, or those packed in it (none when the pack is unreadable, logged). */
+  private unpack(topic: string, message: KafkaMessage): Buffer[] {
+    const value = message.value ?? Buffer.alloc(0);
+    const format = packFormat(message.headers);
+    if (format === undefined) return [value];
+    try {
+      if (format !== PACK_FORMAT) throw new Error(`unknown pack format '${format}'`);
+      return unpackRecord(value);
+    } catch (err) {
+      this.options.logger.error('skipping unreadable packed record', {
+        topic,
+        offset: message.offset,
+        error: String(err),
+      });
+      return [];
+    }
+  }
+
+  /** At-least-once: retries the handling with backoff until it succeeds, staying a live member of the group. */
+  private async retrying(
+    topic: string,
+    stopped: () => boolean,
+    heartbeat: () => Promise<void>,
+    handle: () => Promise<void>,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await handle();
+        return;
+      } catch (err) {
+        if (stopped()) throw err;
+        if (attempt === 1 || attempt % 10 === 0) {
+          this.options.logger.warn('event handler failed; retrying', { topic, attempt, error: String(err) });
+        }
+        await sleep(Math.min(5_000, 50 * 2 ** Math.min(attempt, 7)));
+        // If a rebalance is under way this throws and the new owner handles the message.
+        await heartbeat();
+      }
+    }
+  }
+
+  private async consume(
+    options: { groupId: string; topics: string[]; fromBeginning?: boolean },
+    runConfig: (stopped: () => boolean) => ConsumerRunConfig,
+  ): Promise<Subscription> {
     const topics = options.topics.map((t) => this.prefix + t);
     const logger = this.options.logger;
     let consumer: Consumer | undefined;
     let stopped = false;
     let retryTimer: NodeJS.Timeout | undefined;
-
-    const handle = async ({ topic, partition, message, heartbeat }: EachMessagePayload): Promise<void> => {
-      const delivered = {
-        topic: topic.slice(this.prefix.length),
-        partition,
-        offset: message.offset,
-        key: message.key?.toString('utf8') ?? '',
-      };
-      const value = message.value ?? Buffer.alloc(0);
-      const format = packFormat(message.headers);
-      if (format === undefined) return deliver({ ...delivered, value }, heartbeat);
-      let values: Buffer[];
-      try {
-        if (format !== PACK_FORMAT) throw new Error(`unknown pack format '${format}'`);
-        values = unpackRecord(value);
-      } catch (err) {
-        logger.error('skipping unreadable packed record', {
-          topic,
-          offset: message.offset,
-          error: String(err),
-        });
-        return;
-      }
-      // One by one, in order; the pack's offset is committed only after the last one.
-      for (const each of values) {
-        await deliver({ ...delivered, value: each }, heartbeat);
-        await heartbeat();
-      }
-    };
-
-    const deliver = async (delivered: BusMessage, heartbeat: () => Promise<void>): Promise<void> => {
-      const topic = delivered.topic;
-      // At-least-once: the offset is committed only after the handler succeeds.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await options.handler(delivered);
-          return;
-        } catch (err) {
-          if (stopped) throw err;
-          if (attempt === 1 || attempt % 10 === 0) {
-            logger.warn('event handler failed; retrying', { topic, attempt, error: String(err) });
-          }
-          await sleep(Math.min(5_000, 50 * 2 ** Math.min(attempt, 7)));
-          // Stay a live member of the group while retrying, so the partition is not reassigned;
-          // if a rebalance is under way this throws and the new owner handles the message.
-          await heartbeat();
-        }
-      }
-    };
+    const run = runConfig(() => stopped);
 
     const start = async (): Promise<void> => {
       await this.ensureTopics(topics);
@@ -338,7 +403,7 @@ export class KafkaEventBus implements EventBus {
       try {
         await next.connect();
         await next.subscribe({ topics, fromBeginning: options.fromBeginning ?? false });
-        await next.run({ autoCommit: true, eachMessage: handle });
+        await next.run(run);
         this.consumers.add(next);
       } catch (err) {
         consumer = undefined;

@@ -1,8 +1,10 @@
 import type {
+  BatchHandler,
   BusMessage,
   EventBus,
   OutgoingMessage,
   PublishStats,
+  SubscribeBatchOptions,
   SubscribeOptions,
   Subscription,
 } from './event-bus.ts';
@@ -10,6 +12,14 @@ import type { EventJournal, JournalContent } from './event-journal.ts';
 
 interface Group {
   offsets: Map<string, number>;
+}
+
+/** What a pump delivers to: a single-message subscription is one with batches of one. */
+interface PumpTarget {
+  groupId: string;
+  topics: string[];
+  maxMessages: number;
+  handler: BatchHandler;
 }
 
 /** One topic's retained messages: `messages[0]` has offset `base`. */
@@ -54,7 +64,29 @@ export class MemoryEventBus implements EventBus {
     for (const pump of this.pumps) pump.wake();
   }
 
-  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+  subscribe(options: SubscribeOptions): Promise<Subscription> {
+    const handler = options.handler;
+    return this.start(options, {
+      groupId: options.groupId,
+      topics: options.topics,
+      maxMessages: 1,
+      handler: (messages) => handler(messages[0]!),
+    });
+  }
+
+  subscribeBatches(options: SubscribeBatchOptions): Promise<Subscription> {
+    return this.start(options, {
+      groupId: options.groupId,
+      topics: options.topics,
+      maxMessages: Math.max(1, Math.floor(options.maxMessages)),
+      handler: options.handler,
+    });
+  }
+
+  private async start(
+    options: { groupId: string; topics: string[]; fromBeginning?: boolean },
+    target: PumpTarget,
+  ): Promise<Subscription> {
     let group = this.groups.get(options.groupId);
     if (!group) {
       group = { offsets: new Map() };
@@ -69,7 +101,7 @@ export class MemoryEventBus implements EventBus {
     }
     // A new group's starting place is durable before anything it must read can be published.
     this.options.journal?.flushCommits();
-    const pump = new Pump(this, group, options);
+    const pump = new Pump(this, group, target);
     this.pumps.add(pump);
     pump.wake();
     return {
@@ -222,7 +254,7 @@ class Pump {
   constructor(
     private readonly bus: MemoryEventBus,
     private readonly group: Group,
-    private readonly options: SubscribeOptions,
+    private readonly options: PumpTarget,
   ) {}
 
   consumes(topic: string): boolean {
@@ -270,9 +302,16 @@ class Pump {
           this.bus.commit(this.options.groupId, topic, offset);
           continue;
         }
+        // What has arrived, up to the batch bound: nothing waits for more.
+        const batch = [message];
+        while (batch.length < this.options.maxMessages) {
+          const next = this.bus.read(topic, offset + batch.length);
+          if (!next) break;
+          batch.push(next);
+        }
         try {
-          await this.options.handler(message);
-          offset++;
+          await this.options.handler(batch);
+          offset += batch.length;
           attempt = 0;
           this.bus.commit(this.options.groupId, topic, offset);
         } catch {

@@ -1,4 +1,6 @@
 import { ChoiceGuard, type GuardStreamOptions } from './guardrail-stream.ts';
+import { eventFields, relayCheckedEvents } from './sse-relay.ts';
+import { outputText } from './operation-texts.ts';
 
 /**
  * Output guardrails on the two other streamed answers the gateway forwards: Anthropic Messages
@@ -44,8 +46,6 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const encoder = new TextEncoder();
-
 /** One event as read: its text, its `event:` name and its data. */
 interface ReadEvent {
   raw: string;
@@ -76,59 +76,6 @@ const holdsText = (options: GuardStreamOptions): boolean =>
 const newGuard = (options: GuardStreamOptions): ChoiceGuard =>
   new ChoiceGuard(options.guardrails, options.request, options.webhooks);
 
-/** Splits server-sent events out of a byte stream: an event may come in pieces, a piece may hold several. */
-class EventReader {
-  readonly #decoder = new TextDecoder();
-  #buffer = '';
-
-  /** The events `bytes` completes, each with the blank line that ends it. */
-  push(bytes: Uint8Array): string[] {
-    this.#buffer += this.#decoder.decode(bytes, { stream: true });
-    return this.#take(false);
-  }
-
-  /** The stream ended: the events left, the last one even without its blank line. */
-  end(): string[] {
-    this.#buffer += this.#decoder.decode();
-    const events = this.#take(true);
-    if (this.#buffer.trim() !== '') events.push(this.#buffer);
-    this.#buffer = '';
-    return events;
-  }
-
-  #take(final: boolean): string[] {
-    const buffer = this.#buffer;
-    const events: string[] = [];
-    const lineEnd = /\r\n|\n|\r/g;
-    let eventStart = 0;
-    let lineStart = 0;
-    for (let match = lineEnd.exec(buffer); match; match = lineEnd.exec(buffer)) {
-      // A CR last may be the first half of a CRLF still to come.
-      if (match[0] === '\r' && match.index === buffer.length - 1 && !final) break;
-      const end = match.index + match[0].length;
-      // A blank line ends the event.
-      if (match.index === lineStart) {
-        events.push(buffer.slice(eventStart, end));
-        eventStart = end;
-      }
-      lineStart = end;
-    }
-    this.#buffer = buffer.slice(eventStart);
-    return events;
-  }
-}
-
-/** An event's name and data (its `data:` lines joined; undefined when it has none). */
-function fieldsOf(raw: string): { name: string | undefined; data: string | undefined } {
-  let name: string | undefined;
-  const data: string[] = [];
-  for (const line of raw.split(/\r\n|\n|\r/)) {
-    if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-    else if (line.startsWith('event:')) name = line.slice(line.startsWith('event: ') ? 7 : 6);
-  }
-  return { name, data: data.length === 0 ? undefined : data.join('\n') };
-}
-
 /** The upstream events checked by `format`; the bytes each read completes are passed on once checked. */
 function guardEvents(
   body: AsyncIterable<Uint8Array>,
@@ -139,7 +86,7 @@ function guardEvents(
   const check = async (raws: string[]): Promise<{ out: string; denied: boolean }> => {
     let out = '';
     for (const raw of raws) {
-      const { name, data } = fieldsOf(raw);
+      const { name, data } = eventFields(raw);
       if (data === undefined || data === '[DONE]') {
         out += raw;
         continue;
@@ -161,32 +108,9 @@ function guardEvents(
     return { out, denied: false };
   };
 
-  async function* guarded(): AsyncGenerator<Uint8Array> {
-    const upstream = body[Symbol.asyncIterator]();
-    const reader = new EventReader();
-    let finished = false;
-    try {
-      for (;;) {
-        const next = await upstream.next();
-        if (next.done) {
-          finished = true;
-          break;
-        }
-        const { out, denied } = await check(reader.push(next.value));
-        if (out !== '') yield encoder.encode(out);
-        if (denied) return;
-      }
-      const { out } = await check(reader.end());
-      if (out !== '') yield encoder.encode(out);
-    } finally {
-      if (!finished) {
-        // Stops the upstream read: the provider's connection is closed, not left to run on.
-        void Promise.resolve(upstream.return?.()).catch(() => undefined);
-      }
-      for (const guard of format.guards()) options.runs.push(...guard.runs());
-    }
-  }
-  return guarded();
+  return relayCheckedEvents(body, check, () => {
+    for (const guard of format.guards()) options.runs.push(...guard.runs());
+  });
 }
 
 /** A count, or undefined when `value` is not one. */
@@ -517,16 +441,4 @@ export function guardResponsesStream(
     guards: () => [...parts.values()].map((part) => part.guard),
   };
   return guardEvents(body, options, format);
-}
-
-/** The texts of a response's output text parts, joined in order. */
-function outputText(output: readonly unknown[]): string {
-  let text = '';
-  for (const item of output) {
-    if (!isObject(item) || item.type !== 'message' || !Array.isArray(item.content)) continue;
-    for (const part of item.content) {
-      if (isObject(part) && part.type === 'output_text' && typeof part.text === 'string') text += part.text;
-    }
-  }
-  return text;
 }

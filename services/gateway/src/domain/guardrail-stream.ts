@@ -6,6 +6,7 @@ import {
   type WebhookContext,
   type WebhookEvent,
 } from './guardrail-webhook.ts';
+import { eventFields, relayCheckedEvents } from './sse-relay.ts';
 
 /**
  * Output guardrails on a streamed chat completion (or text completion), checked as the answer
@@ -93,7 +94,6 @@ const COMPLETION_CHOICE: ChoiceShape = {
   denied: (index) => ({ index, text: '', logprobs: null, finish_reason: 'content_filter' }),
 };
 
-const encoder = new TextEncoder();
 const DONE = 'data: [DONE]\n\n';
 
 type Json = Record<string, unknown>;
@@ -202,55 +202,6 @@ export class ChoiceGuard {
   }
 }
 
-/** Splits server-sent events out of a byte stream: an event may come in pieces, a piece may hold several. */
-class EventReader {
-  readonly #decoder = new TextDecoder();
-  #buffer = '';
-
-  /** The events `bytes` completes, each with the blank line that ends it. */
-  push(bytes: Uint8Array): string[] {
-    this.#buffer += this.#decoder.decode(bytes, { stream: true });
-    return this.#take(false);
-  }
-
-  /** The stream ended: the events left, the last one even without its blank line. */
-  end(): string[] {
-    this.#buffer += this.#decoder.decode();
-    const events = this.#take(true);
-    if (this.#buffer.trim() !== '') events.push(this.#buffer);
-    this.#buffer = '';
-    return events;
-  }
-
-  #take(final: boolean): string[] {
-    const buffer = this.#buffer;
-    const events: string[] = [];
-    const lineEnd = /\r\n|\n|\r/g;
-    let eventStart = 0;
-    let lineStart = 0;
-    for (let match = lineEnd.exec(buffer); match; match = lineEnd.exec(buffer)) {
-      // A CR last may be the first half of a CRLF still to come.
-      if (match[0] === '\r' && match.index === buffer.length - 1 && !final) break;
-      const end = match.index + match[0].length;
-      // A blank line ends the event.
-      if (match.index === lineStart) {
-        events.push(buffer.slice(eventStart, end));
-        eventStart = end;
-      }
-      lineStart = end;
-    }
-    this.#buffer = buffer.slice(eventStart);
-    return events;
-  }
-}
-
-/** An event's data (its `data:` lines joined), or undefined when it has none. */
-function dataOf(raw: string): string | undefined {
-  const lines = raw.split(/\r\n|\n|\r/).filter((line) => line.startsWith('data:'));
-  if (lines.length === 0) return undefined;
-  return lines.map((line) => line.slice(line.startsWith('data: ') ? 6 : 5)).join('\n');
-}
-
 /**
  * The provider's event stream with the output guardrails applied to each choice's text (see
  * above). The bytes each upstream read completes are passed on as soon as they are checked.
@@ -322,64 +273,41 @@ export function guardStream(
     return events;
   }
 
-  async function* guarded(): AsyncGenerator<Uint8Array> {
-    const upstream = body[Symbol.asyncIterator]();
-    const reader = new EventReader();
-    let finished = false;
-    /** The events to send for one read from upstream; `denied`: the stream ends with them. */
-    const check = async (raws: string[]): Promise<{ out: string; denied: boolean }> => {
-      let out = '';
-      for (const raw of raws) {
-        const data = dataOf(raw);
-        if (data === undefined || data === '[DONE]') {
-          out += raw;
-          continue;
-        }
-        let chunk: unknown;
-        try {
-          chunk = JSON.parse(data);
-        } catch {
-          continue;
-        }
-        if (!isObject(chunk)) continue;
-        if (!Array.isArray(chunk.choices)) {
-          // An error or some other event without choices: no text of an answer to check.
-          out += raw;
-          continue;
-        }
-        const checked = await checkChunk(chunk as Json & { choices: unknown[] });
-        if (typeof checked === 'number') {
-          const { choices: _choices, usage: _usage, ...envelope } = chunk;
-          out += event({
-            ...envelope,
-            choices: [shape.denied(checked)],
-          });
-          return { out: out + DONE, denied: true };
-        }
-        out += checked.join('');
+  /** The events to send for one read from upstream; `denied`: the stream ends with them. */
+  const check = async (raws: string[]): Promise<{ out: string; denied: boolean }> => {
+    let out = '';
+    for (const raw of raws) {
+      const { data } = eventFields(raw);
+      if (data === undefined || data === '[DONE]') {
+        out += raw;
+        continue;
       }
-      return { out, denied: false };
-    };
-    try {
-      for (;;) {
-        const next = await upstream.next();
-        if (next.done) {
-          finished = true;
-          break;
-        }
-        const { out, denied } = await check(reader.push(next.value));
-        if (out !== '') yield encoder.encode(out);
-        if (denied) return;
+      let chunk: unknown;
+      try {
+        chunk = JSON.parse(data);
+      } catch {
+        continue;
       }
-      const { out } = await check(reader.end());
-      if (out !== '') yield encoder.encode(out);
-    } finally {
-      if (!finished) {
-        // Stops the upstream read: the provider's connection is closed, not left to run on.
-        void Promise.resolve(upstream.return?.()).catch(() => undefined);
+      if (!isObject(chunk)) continue;
+      if (!Array.isArray(chunk.choices)) {
+        // An error or some other event without choices: no text of an answer to check.
+        out += raw;
+        continue;
       }
-      for (const guard of choices.values()) options.runs.push(...guard.runs());
+      const checked = await checkChunk(chunk as Json & { choices: unknown[] });
+      if (typeof checked === 'number') {
+        const { choices: _choices, usage: _usage, ...envelope } = chunk;
+        out += event({
+          ...envelope,
+          choices: [shape.denied(checked)],
+        });
+        return { out: out + DONE, denied: true };
+      }
+      out += checked.join('');
     }
-  }
-  return guarded();
+    return { out, denied: false };
+  };
+  return relayCheckedEvents(body, check, () => {
+    for (const guard of choices.values()) options.runs.push(...guard.runs());
+  });
 }

@@ -222,7 +222,7 @@ function responseUnits(answer: Json): AnswerUnit[] {
 }
 
 /** Every output text of a response's message items, in order and joined as the SDKs join them. */
-function outputText(output: readonly unknown[]): string {
+export function outputText(output: readonly unknown[]): string {
   let text = '';
   for (const item of output) {
     if (!isObject(item) || item.type !== 'message' || !Array.isArray(item.content)) continue;

@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_events_v1_events: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIoUBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDSLlBgoPUmVxdWVzdExvZ0V2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCgh0cmFjZV9pZBgFIAEoCRIPCgdzcGFuX2lkGAYgASgJEhYKDnBhcmVudF9zcGFuX2lkGAcgASgJEhEKCXNwYW5fbmFtZRgIIAEoCRJFCghtZXRhZGF0YRgJIAMoCzIzLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlJlcXVlc3RMb2dFdmVudC5NZXRhZGF0YUVudHJ5Eg4KBm1ldGhvZBgKIAEoCRIMCgRwYXRoGAsgASgJEhAKCHByb3ZpZGVyGAwgASgJEg0KBW1vZGVsGA0gASgJEhgKEGludGVncmF0aW9uX3NsdWcYDiABKAkSDgoGc3RhdHVzGA8gASgNEg4KBnN0cmVhbRgQIAEoCBIZCg1jcmVhdGVkX2F0X21zGBEgASgDQgIwARISCgpsYXRlbmN5X21zGBIgASgNEhQKDHJlcXVlc3RfYm9keRgTIAEoCRIVCg1yZXNwb25zZV9ib2R5GBQgASgJEi8KBXVzYWdlGBUgASgLMiAuc3dpdGNoeWFyZC5ldmVudHMudjEuVG9rZW5Vc2FnZRIMCgRjb3N0GBYgASgBEhUKDWVycm9yX21lc3NhZ2UYFyABKAkSFAoMY2FjaGVfc3RhdHVzGBggASgJEhMKC2NvbmZpZ19zbHVnGBkgASgJEhIKCnJvdXRlX3BhdGgYGiABKAkSEwoLcmV0cnlfY291bnQYGyABKA0SFwoPY2FjaGVfbmFtZXNwYWNlGBwgASgJEhsKE2NhY2hlX2ZvcmNlX3JlZnJlc2gYHSABKAgSFwoPbW9kZWxzX2VuZHBvaW50GB4gASgIEjMKBnBvbGljeRgfIAEoCzIjLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlBvbGljeU91dGNvbWUSOgoKZ3VhcmRyYWlscxggIAMoCzImLnN3aXRjaHlhcmQuZXZlbnRzLnYxLkd1YXJkcmFpbE91dGNvbWUaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIn8KDVBvbGljeU91dGNvbWUSEAoIZGVjaXNpb24YASABKAkSEQoJcG9saWN5X2lkGAIgASgJEgwKBGNvZGUYAyABKAkSOwoLYWRqdXN0bWVudHMYBCADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lBZGp1c3RtZW50Ik8KEFBvbGljeUFkanVzdG1lbnQSEQoJcG9saWN5X2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEaGVsZBgDIAEoARIMCgR1c2VkGAQgASgBIuQBChBHdWFyZHJhaWxPdXRjb21lEg0KBXBoYXNlGAEgASgJEhQKDGd1YXJkcmFpbF9pZBgCIAEoCRIMCgRzbHVnGAMgASgJEhIKCnZlcnNpb25faWQYBCABKAkSDgoGYWN0aW9uGAUgASgJEhMKC2V4cGxhbmF0aW9uGAYgASgJEhIKCnJlZGFjdGlvbnMYByABKA0SEwoLZHVyYXRpb25fbXMYCCABKAESOwoGY2hlY2tzGAkgAygLMisuc3dpdGNoeWFyZC5ldmVudHMudjEuR3VhcmRyYWlsQ2hlY2tPdXRjb21lImUKFUd1YXJkcmFpbENoZWNrT3V0Y29tZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnBhc3NlZBgDIAEoCBITCgtleHBsYW5hdGlvbhgEIAEoCRINCgVlcnJvchgFIAEoCSLXAQoKVXNhZ2VFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIcHJvdmlkZXIYBSABKAkSDQoFbW9kZWwYBiABKAkSLwoFdXNhZ2UYByABKAsyIC5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Ub2tlblVzYWdlEgwKBGNvc3QYCCABKAESGgoOb2NjdXJyZWRfYXRfbXMYCSABKANCAjABIs4BCgtDaGFuZ2VFdmVudBIKCgJpZBgBIAEoCRIOCgZlbnRpdHkYAiABKAkSEQoJZW50aXR5X2lkGAMgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSMgoGYWN0aW9uGAYgASgOMiIuc3dpdGNoeWFyZC5ldmVudHMudjEuQ2hhbmdlQWN0aW9uEhoKDm9jY3VycmVkX2F0X21zGAcgASgDQgIwARIRCgljYWNoZV9rZXkYCCABKAki3AIKCkF1ZGl0RXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRISCgphcGlfa2V5X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSEwoLYXV0aF9tZXRob2QYBiABKAkSEAoIa2V5X25hbWUYByABKAkSDgoGbWV0aG9kGAggASgJEg0KBXJvdXRlGAkgASgJEgwKBHBhdGgYCiABKAkSDQoFc2NvcGUYCyABKAkSDgoGc3RhdHVzGAwgASgNEhMKC3Jlc291cmNlX2lkGA0gASgJEhoKDm9jY3VycmVkX2F0X21zGA4gASgDQgIwARIRCgljbGllbnRfaXAYDyABKAkSEgoKdXNlcl9hZ2VudBgQIAEoCRISCgpyZXF1ZXN0X2lkGBEgASgJEg8KB3NlcnZpY2UYEiABKAkqfgoMQ2hhbmdlQWN0aW9uEh0KGUNIQU5HRV9BQ1RJT05fVU5TUEVDSUZJRUQQABIZChVDSEFOR0VfQUNUSU9OX0NSRUFURUQQARIZChVDSEFOR0VfQUNUSU9OX1VQREFURUQQAhIZChVDSEFOR0VfQUNUSU9OX0RFTEVURUQQA2IGcHJvdG8z',
+    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIoUBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDSLlBgoPUmVxdWVzdExvZ0V2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCgh0cmFjZV9pZBgFIAEoCRIPCgdzcGFuX2lkGAYgASgJEhYKDnBhcmVudF9zcGFuX2lkGAcgASgJEhEKCXNwYW5fbmFtZRgIIAEoCRJFCghtZXRhZGF0YRgJIAMoCzIzLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlJlcXVlc3RMb2dFdmVudC5NZXRhZGF0YUVudHJ5Eg4KBm1ldGhvZBgKIAEoCRIMCgRwYXRoGAsgASgJEhAKCHByb3ZpZGVyGAwgASgJEg0KBW1vZGVsGA0gASgJEhgKEGludGVncmF0aW9uX3NsdWcYDiABKAkSDgoGc3RhdHVzGA8gASgNEg4KBnN0cmVhbRgQIAEoCBIZCg1jcmVhdGVkX2F0X21zGBEgASgDQgIwARISCgpsYXRlbmN5X21zGBIgASgNEhQKDHJlcXVlc3RfYm9keRgTIAEoCRIVCg1yZXNwb25zZV9ib2R5GBQgASgJEi8KBXVzYWdlGBUgASgLMiAuc3dpdGNoeWFyZC5ldmVudHMudjEuVG9rZW5Vc2FnZRIMCgRjb3N0GBYgASgBEhUKDWVycm9yX21lc3NhZ2UYFyABKAkSFAoMY2FjaGVfc3RhdHVzGBggASgJEhMKC2NvbmZpZ19zbHVnGBkgASgJEhIKCnJvdXRlX3BhdGgYGiABKAkSEwoLcmV0cnlfY291bnQYGyABKA0SFwoPY2FjaGVfbmFtZXNwYWNlGBwgASgJEhsKE2NhY2hlX2ZvcmNlX3JlZnJlc2gYHSABKAgSFwoPbW9kZWxzX2VuZHBvaW50GB4gASgIEjMKBnBvbGljeRgfIAEoCzIjLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlBvbGljeU91dGNvbWUSOgoKZ3VhcmRyYWlscxggIAMoCzImLnN3aXRjaHlhcmQuZXZlbnRzLnYxLkd1YXJkcmFpbE91dGNvbWUaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIn8KDVBvbGljeU91dGNvbWUSEAoIZGVjaXNpb24YASABKAkSEQoJcG9saWN5X2lkGAIgASgJEgwKBGNvZGUYAyABKAkSOwoLYWRqdXN0bWVudHMYBCADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lBZGp1c3RtZW50Ik8KEFBvbGljeUFkanVzdG1lbnQSEQoJcG9saWN5X2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEaGVsZBgDIAEoARIMCgR1c2VkGAQgASgBIuQBChBHdWFyZHJhaWxPdXRjb21lEg0KBXBoYXNlGAEgASgJEhQKDGd1YXJkcmFpbF9pZBgCIAEoCRIMCgRzbHVnGAMgASgJEhIKCnZlcnNpb25faWQYBCABKAkSDgoGYWN0aW9uGAUgASgJEhMKC2V4cGxhbmF0aW9uGAYgASgJEhIKCnJlZGFjdGlvbnMYByABKA0SEwoLZHVyYXRpb25fbXMYCCABKAESOwoGY2hlY2tzGAkgAygLMisuc3dpdGNoeWFyZC5ldmVudHMudjEuR3VhcmRyYWlsQ2hlY2tPdXRjb21lImUKFUd1YXJkcmFpbENoZWNrT3V0Y29tZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnBhc3NlZBgDIAEoCBITCgtleHBsYW5hdGlvbhgEIAEoCRINCgVlcnJvchgFIAEoCSLXAQoKVXNhZ2VFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIcHJvdmlkZXIYBSABKAkSDQoFbW9kZWwYBiABKAkSLwoFdXNhZ2UYByABKAsyIC5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Ub2tlblVzYWdlEgwKBGNvc3QYCCABKAESGgoOb2NjdXJyZWRfYXRfbXMYCSABKANCAjABIs4BCgtDaGFuZ2VFdmVudBIKCgJpZBgBIAEoCRIOCgZlbnRpdHkYAiABKAkSEQoJZW50aXR5X2lkGAMgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSMgoGYWN0aW9uGAYgASgOMiIuc3dpdGNoeWFyZC5ldmVudHMudjEuQ2hhbmdlQWN0aW9uEhoKDm9jY3VycmVkX2F0X21zGAcgASgDQgIwARIRCgljYWNoZV9rZXkYCCABKAki3AIKCkF1ZGl0RXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRISCgphcGlfa2V5X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSEwoLYXV0aF9tZXRob2QYBiABKAkSEAoIa2V5X25hbWUYByABKAkSDgoGbWV0aG9kGAggASgJEg0KBXJvdXRlGAkgASgJEgwKBHBhdGgYCiABKAkSDQoFc2NvcGUYCyABKAkSDgoGc3RhdHVzGAwgASgNEhMKC3Jlc291cmNlX2lkGA0gASgJEhoKDm9jY3VycmVkX2F0X21zGA4gASgDQgIwARIRCgljbGllbnRfaXAYDyABKAkSEgoKdXNlcl9hZ2VudBgQIAEoCRISCgpyZXF1ZXN0X2lkGBEgASgJEg8KB3NlcnZpY2UYEiABKAki7QEKDUZlZWRiYWNrRXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIQCgh0cmFjZV9pZBgEIAEoCRINCgV2YWx1ZRgFIAEoBRIOCgZ3ZWlnaHQYBiABKAESFQoNbWV0YWRhdGFfanNvbhgHIAEoCRISCgpjcmVhdGVkX2J5GAggASgJEhkKDWNyZWF0ZWRfYXRfbXMYCSABKANCAjABEhkKDXVwZGF0ZWRfYXRfbXMYCiABKANCAjABEg8KB3ZlcnNpb24YCyABKA0qfgoMQ2hhbmdlQWN0aW9uEh0KGUNIQU5HRV9BQ1RJT05fVU5TUEVDSUZJRUQQABIZChVDSEFOR0VfQUNUSU9OX0NSRUFURUQQARIZChVDSEFOR0VfQUNUSU9OX1VQREFURUQQAhIZChVDSEFOR0VfQUNUSU9OX0RFTEVURUQQA2IGcHJvdG8z',
   );
 
 /**
@@ -685,6 +685,95 @@ export type AuditEvent = Message<'switchyard.events.v1.AuditEvent'> & {
 export const AuditEventSchema: GenMessage<AuditEvent> =
   /*@__PURE__*/
   messageDesc(file_switchyard_events_v1_events, 8);
+
+/**
+ * Topic "switchyard.feedback.v1", keyed by trace id: one feedback on a request as it stands
+ * after a write (created or updated). `version` grows by one with every write of the same
+ * feedback, so a consumer that meets an older version after a newer one (a replay, a
+ * redelivery) keeps the newer.
+ *
+ * @generated from message switchyard.events.v1.FeedbackEvent
+ */
+export type FeedbackEvent = Message<'switchyard.events.v1.FeedbackEvent'> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string organisation_id = 2;
+   */
+  organisationId: string;
+
+  /**
+   * Empty for feedback of the organisation (an organisation admin key that named no workspace).
+   *
+   * @generated from field: string workspace_id = 3;
+   */
+  workspaceId: string;
+
+  /**
+   * The trace id of the request(s) the feedback is on.
+   *
+   * @generated from field: string trace_id = 4;
+   */
+  traceId: string;
+
+  /**
+   * From -10 to 10.
+   *
+   * @generated from field: int32 value = 5;
+   */
+  value: number;
+
+  /**
+   * From 0 to 1.
+   *
+   * @generated from field: double weight = 6;
+   */
+  weight: number;
+
+  /**
+   * JSON text of the metadata object; "{}" for none.
+   *
+   * @generated from field: string metadata_json = 7;
+   */
+  metadataJson: string;
+
+  /**
+   * The user, else the API key, that sent it.
+   *
+   * @generated from field: string created_by = 8;
+   */
+  createdBy: string;
+
+  /**
+   * Unix epoch milliseconds.
+   *
+   * @generated from field: int64 created_at_ms = 9 [jstype = JS_STRING];
+   */
+  createdAtMs: string;
+
+  /**
+   * @generated from field: int64 updated_at_ms = 10 [jstype = JS_STRING];
+   */
+  updatedAtMs: string;
+
+  /**
+   * 1 when created, one more per update.
+   *
+   * @generated from field: uint32 version = 11;
+   */
+  version: number;
+};
+
+/**
+ * Describes the message switchyard.events.v1.FeedbackEvent.
+ * Use `create(FeedbackEventSchema)` to create a new message.
+ */
+export const FeedbackEventSchema: GenMessage<FeedbackEvent> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_events_v1_events, 9);
 
 /**
  * @generated from enum switchyard.events.v1.ChangeAction

@@ -99,6 +99,8 @@ const CATALOGUE = {
   'logs.view': ws(),
   'logs.list': ws(),
   'logs.export': ws(),
+  // Feedback on requests (a value, a weight, metadata): sending it and changing what was sent.
+  'feedback.write': ws(),
 
   // The audit log of management writes: the organisation's own record of who changed what.
   'audit_logs.list': org(),
@@ -181,6 +183,7 @@ export function scopesForWorkspaceRole(role: 'admin' | 'manager' | 'member'): re
         'integrations.list',
         'logs.view',
         'logs.list',
+        'feedback.write',
       ];
   }
 }

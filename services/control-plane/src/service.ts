@@ -27,6 +27,9 @@ import { GuardrailService } from './domain/guardrail.service.ts';
 import { guardrailEntities } from './store/guardrail.entities.ts';
 import { GuardrailRepository } from './store/guardrail.repository.ts';
 import { Guardrails1763700000024 } from './store/migrations/1763700000024-guardrails.ts';
+import { FeedbackService } from './domain/feedback.service.ts';
+import { FeedbackRepository } from './store/feedback.repository.ts';
+import { Feedback1763700000026 } from './store/migrations/1763700000026-feedback.ts';
 import { policyDirectoryCallers, policyDirectoryHandlers } from './grpc/policy-directory.handlers.ts';
 import {
   guardrailDirectoryCallers,
@@ -124,6 +127,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       Policies1763700000022,
       PolicyScopes1763700000023,
       Guardrails1763700000024,
+      Feedback1763700000026,
     ],
   },
   bus: true,
@@ -150,6 +154,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       describedOnly('sessions'),
       describedOnly('rate and usage limit policies'),
       describedOnly('guardrails'),
+      describedOnly('feedback'),
       bodyLimitsFrom(loadConfig(z.object(bodyLimitEnv), {})),
     ).routes(),
   async create({ db, bus, clients, env: processEnv, logger }) {
@@ -240,6 +245,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
           sessions,
           policies,
           guardrails,
+          new FeedbackService(new FeedbackRepository(manager), workspaces, events),
           bodyLimitsFrom(config),
         ),
       ),

@@ -9,6 +9,8 @@ import { apiKeyRouter } from './api-key.routes.ts';
 import { authRouter } from './auth.routes.ts';
 import type { SessionService } from '../domain/session.service.ts';
 import { configRouter } from './config.routes.ts';
+import type { FeedbackService } from '../domain/feedback.service.ts';
+import { feedbackRouter } from './feedback.routes.ts';
 import type { GuardrailService } from '../domain/guardrail.service.ts';
 import { guardrailRouter } from './guardrail.routes.ts';
 import type { PolicyService } from '../domain/policy.service.ts';
@@ -26,6 +28,7 @@ export function controlPlaneRouter(
   sessions: SessionService,
   policies: PolicyService,
   guardrails: GuardrailService,
+  feedback: FeedbackService,
   bodyLimits: BodyLimits,
 ): ScopedRouter {
   const router = new ScopedRouter();
@@ -34,6 +37,7 @@ export function controlPlaneRouter(
   v2.mount('/workspaces', workspaceRouter(identity.workspaces, bodyLimits.management));
   v2.mount('/api-keys', apiKeyRouter(identity.apiKeys, bodyLimits.management));
   v2.mount('/policies', policyRouter(policies, bodyLimits.management));
+  v2.mount('/feedback', feedbackRouter(feedback, bodyLimits.management));
 
   // SDKs address configs under the gateway's base URL too; the routing table sends /v1/configs here.
   const configRoutes = configRouter(configs, bodyLimits.management);

@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { redact } from '@switchyard/guardrails';
 import {
-  type GuardrailActions,
-  type GuardrailCheckId,
-  parseGuardrailChecks,
-  redact,
-  runGuardrail,
-  type Span,
-} from '@switchyard/guardrails';
+  answers,
+  cuts,
+  guardrail,
+  pii,
+  refusedSpans,
+  upstream,
+  words,
+  type CheckSpec,
+} from '../testing/guardrail-streams.ts';
 import { guardMessagesStream, guardResponsesStream } from './guardrail-event-streams.ts';
 import type { GuardStreamOptions } from './guardrail-stream.ts';
 import type { GuardrailRun, LoadedGuardrail } from './guardrails.ts';
@@ -16,32 +19,7 @@ import type { GuardrailRun, LoadedGuardrail } from './guardrails.ts';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- events as a client reads them, field by field
 type Json = Record<string, any>;
 
-let made = 0;
-function guardrail(
-  checks: Array<[GuardrailCheckId, Record<string, unknown>]>,
-  actions: Partial<GuardrailActions>,
-): LoadedGuardrail {
-  made += 1;
-  return {
-    id: `g${made}`,
-    slug: `guard_g${made}`,
-    workspaceId: '',
-    versionId: `v${made}`,
-    name: `g${made}`,
-    checks: parseGuardrailChecks(checks.map(([id, parameters]) => ({ id, parameters }))),
-    actions: { deny: false, async: false, redact: false, ...actions },
-  };
-}
-
-const pii: [GuardrailCheckId, Record<string, unknown>] = ['default.pii', { categories: ['email'] }];
-const words: [GuardrailCheckId, Record<string, unknown>] = [
-  'default.contains',
-  { operator: 'none', words: ['classified', 'top secret'] },
-];
-const code: [GuardrailCheckId, Record<string, unknown>] = [
-  'default.regexMatch',
-  { rule: 'code-[0-9]{4}', not: true, maxMatchLength: 9 },
-];
+const code: CheckSpec = ['default.regexMatch', { rule: 'code-[0-9]{4}', not: true, maxMatchLength: 9 }];
 
 const sse = (type: string, value: Json) => `event: ${type}\ndata: ${JSON.stringify({ type, ...value })}\n\n`;
 
@@ -135,22 +113,6 @@ function responsesEvents(pieces: string[], options: { deltas?: boolean } = {}): 
   ].join('');
 }
 
-/** The upstream's body as reads of the given pieces, noting how far it was read and whether it was stopped. */
-function upstream(reads: Uint8Array[]) {
-  const seen = { reads: 0, returned: false };
-  async function* body() {
-    try {
-      for (const read of reads) {
-        seen.reads += 1;
-        yield read;
-      }
-    } finally {
-      seen.returned = seen.reads < reads.length;
-    }
-  }
-  return { body: body(), seen };
-}
-
 interface Received {
   raw: string;
   /** Each event's name and data, in order. */
@@ -214,11 +176,6 @@ function responseTexts(got: Received) {
 }
 
 const types = (got: Received) => got.events.map((event) => event.data.type as string);
-
-function refusedSpans(guard: LoadedGuardrail, text: string): Span[] {
-  const verdict = runGuardrail(guard, { text, phase: 'output' });
-  return verdict.verdicts.filter((v) => !v.passed).flatMap((v) => v.matches ?? []);
-}
 
 describe('output guardrails on an Anthropic Messages stream', () => {
   test('warn: the stream passes byte for byte, and the verdict is recorded', async () => {
@@ -476,24 +433,10 @@ describe('output guardrails on an OpenAI Responses stream', () => {
 });
 
 // Answers mixing emails, forbidden words and codes with filler and near misses.
-const filler = fc.stringMatching(/^[a-z ,.\n]{0,12}$/);
-const email = fc
-  .tuple(
-    fc.stringMatching(/^[a-z][a-z0-9.]{0,8}$/),
-    fc.stringMatching(/^[a-z]{1,8}$/),
-    fc.constantFrom('com', 'org'),
-  )
-  .map(([local, domain, tld]) => `${local}@${domain}.${tld}`);
-const secret = fc.oneof(fc.constantFrom('classified', 'top secret'), fc.stringMatching(/^code-[0-9]{4}$/));
-const noise = fc.constantFrom('@', '.', 'x@y', 'top', 'code-12', 'é', '"quoted"', '\\');
-const piece = fc.oneof(
-  { arbitrary: filler, weight: 4 },
-  { arbitrary: email, weight: 1 },
-  { arbitrary: secret, weight: 1 },
-  { arbitrary: noise, weight: 2 },
+const answer = answers(
+  fc.oneof(fc.constantFrom('classified', 'top secret'), fc.stringMatching(/^code-[0-9]{4}$/)),
+  fc.constantFrom('@', '.', 'x@y', 'top', 'code-12', 'é', '"quoted"', '\\'),
 );
-const answer = fc.array(piece, { maxLength: 8 }).map((pieces) => pieces.join(' '));
-const cuts = fc.array(fc.nat(), { maxLength: 12 });
 
 /** `values` cut at the given positions. */
 function cut<T extends string | Uint8Array>(value: T, at: number[]): T[] {

@@ -1,42 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { redact, runGuardrail } from '@switchyard/guardrails';
 import {
-  type GuardrailActions,
-  type GuardrailCheckId,
-  parseGuardrailChecks,
-  redact,
-  runGuardrail,
-  type Span,
-} from '@switchyard/guardrails';
+  answers,
+  cuts,
+  guardrail,
+  pii,
+  refusedSpans,
+  upstream,
+  words,
+} from '../testing/guardrail-streams.ts';
 import { guardStream } from './guardrail-stream.ts';
 import type { GuardrailRun, LoadedGuardrail } from './guardrails.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- chunks as a client reads them, field by field
 type Json = Record<string, any>;
-
-let made = 0;
-function guardrail(
-  checks: Array<[GuardrailCheckId, Record<string, unknown>]>,
-  actions: Partial<GuardrailActions>,
-): LoadedGuardrail {
-  made += 1;
-  return {
-    id: `g${made}`,
-    slug: `guard_g${made}`,
-    workspaceId: '',
-    versionId: `v${made}`,
-    name: `g${made}`,
-    checks: parseGuardrailChecks(checks.map(([id, parameters]) => ({ id, parameters }))),
-    actions: { deny: false, async: false, redact: false, ...actions },
-  };
-}
-
-const pii: [GuardrailCheckId, Record<string, unknown>] = ['default.pii', { categories: ['email'] }];
-const words: [GuardrailCheckId, Record<string, unknown>] = [
-  'default.contains',
-  { operator: 'none', words: ['classified', 'top secret'] },
-];
 
 const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-x' };
 const sse = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
@@ -55,22 +34,6 @@ function upstreamEvents(pieces: string[], options: { usage?: boolean } = {}): st
       : [sse({ ...base, choices: [], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } })]),
     DONE,
   ].join('');
-}
-
-/** The upstream's body as reads of the given byte pieces, noting how far it was read and whether it was stopped. */
-function upstream(reads: Uint8Array[]) {
-  const seen = { reads: 0, returned: false };
-  async function* body() {
-    try {
-      for (const read of reads) {
-        seen.reads += 1;
-        yield read;
-      }
-    } finally {
-      seen.returned = seen.reads < reads.length;
-    }
-  }
-  return { body: body(), seen };
 }
 
 /** `bytes` cut at the given positions. */
@@ -330,24 +293,10 @@ describe('output guardrails on a stream', () => {
 });
 
 // Answers mixing emails and forbidden words with filler and near misses.
-const filler = fc.stringMatching(/^[a-z ,.\n]{0,12}$/);
-const email = fc
-  .tuple(
-    fc.stringMatching(/^[a-z][a-z0-9.]{0,8}$/),
-    fc.stringMatching(/^[a-z]{1,8}$/),
-    fc.constantFrom('com', 'org'),
-  )
-  .map(([local, domain, tld]) => `${local}@${domain}.${tld}`);
-const word = fc.constantFrom('classified', 'top secret', 'Classified');
-const noise = fc.constantFrom('@', '.', 'x@y', 'top', 'class', 'é', '"quoted"', '\\');
-const piece = fc.oneof(
-  { arbitrary: filler, weight: 4 },
-  { arbitrary: email, weight: 1 },
-  { arbitrary: word, weight: 1 },
-  { arbitrary: noise, weight: 2 },
+const answer = answers(
+  fc.constantFrom('classified', 'top secret', 'Classified'),
+  fc.constantFrom('@', '.', 'x@y', 'top', 'class', 'é', '"quoted"', '\\'),
 );
-const answer = fc.array(piece, { maxLength: 8 }).map((pieces) => pieces.join(' '));
-const cuts = fc.array(fc.nat(), { maxLength: 12 });
 
 /** `text` as content deltas cut at the given positions. */
 function deltas(text: string, at: number[]): string[] {
@@ -367,11 +316,6 @@ function byteSplits(bytes: Uint8Array, at: number[]): Uint8Array[][] {
   const out: Uint8Array[][] = [cutBytes(bytes, at)];
   for (let i = 0; i <= bytes.length; i++) out.push([bytes.subarray(0, i), bytes.subarray(i)]);
   return out;
-}
-
-function refusedSpans(guard: LoadedGuardrail, text: string): Span[] {
-  const verdict = runGuardrail(guard, { text, phase: 'output' });
-  return verdict.verdicts.filter((v) => !v.passed).flatMap((v) => v.matches ?? []);
 }
 
 describe('streams without leaks (properties)', () => {

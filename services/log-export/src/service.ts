@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { loadConfig, sharedEnv } from '@switchyard/core';
+import { env, loadConfig, sharedEnv } from '@switchyard/core';
 import { ApiKeyCache, jwtEnvSchema } from '@switchyard/access';
 import type { Subscription } from '@switchyard/adapters';
 import {
@@ -25,10 +25,21 @@ import { RequestOptions1763700000007 } from './store/migrations/1763700000007-re
 import { AuditLogs1763700000013 } from './store/migrations/1763700000013-audit-logs.ts';
 import { PolicyOutcome1763700000024 } from './store/migrations/1763700000024-policy-outcome.ts';
 import { GuardrailOutcome1763700000025 } from './store/migrations/1763700000025-guardrail-outcome.ts';
+import { PartitionedRequestLogs1763700000027 } from './store/migrations/1763700000027-partitioned-request-logs.ts';
 import { AuditLogRepository } from './store/audit-log.repository.ts';
 import { RequestLogRepository } from './store/request-log.repository.ts';
+import { RequestLogPartitions } from './store/request-log-partitions.ts';
 
-const configSchema = z.object({ HEADER_PREFIX: sharedEnv.HEADER_PREFIX });
+const configSchema = z.object({
+  HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
+  LOG_RETENTION_DAYS: env.int(30, 1, 3650).meta({
+    description:
+      'request logs older than this many days are deleted (a whole day at a time, checked on start and hourly)',
+  }),
+});
+
+/** How often the days ahead get their partitions and the days past retention are dropped. */
+const PARTITION_MAINTENANCE_MS = 3_600_000;
 
 /** Request logs and audit events from Kafka into Postgres: logs served per workspace, the audit log per organisation. */
 export const logExportService: ServiceDefinition = {
@@ -43,6 +54,7 @@ export const logExportService: ServiceDefinition = {
       AuditLogs1763700000013,
       PolicyOutcome1763700000024,
       GuardrailOutcome1763700000025,
+      PartitionedRequestLogs1763700000027,
     ],
   },
   bus: true,
@@ -63,6 +75,21 @@ export const logExportService: ServiceDefinition = {
     const identityClient = need(clients.identity, 'identity client');
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     const subscriptions: Subscription[] = [];
+    const partitions = new RequestLogPartitions(manager);
+    let maintenance: Promise<void> = Promise.resolve();
+    let maintenanceTimer: NodeJS.Timeout | undefined;
+    // A failure is logged and tried again next time: logs of a day without its partition are kept in the default one.
+    const maintain = () => {
+      maintenance = maintenance
+        .then(() => partitions.maintain(new Date(), config.LOG_RETENTION_DAYS))
+        .then(({ made, dropped }) => {
+          if (made.length > 0 || dropped.length > 0) logger.info('request log partitions', { made, dropped });
+        })
+        .catch((err: unknown) => {
+          logger.error('request log partition upkeep failed', { error: String(err) });
+        });
+      return maintenance;
+    };
     return {
       ...serveScoped(
         logExportRouter(
@@ -77,12 +104,17 @@ export const logExportService: ServiceDefinition = {
         ),
       ),
       async start() {
+        await maintain();
+        maintenanceTimer = setInterval(() => void maintain(), PARTITION_MAINTENANCE_MS);
+        maintenanceTimer.unref();
         subscriptions.push(await consumeRequestLogs(events, logger, logs));
         subscriptions.push(await consumeAuditEvents(events, logger, audit));
         subscriptions.push(await onChanges(events, logger, 'log-export', invalidateApiKeys(keys)));
       },
       async stop() {
+        clearInterval(maintenanceTimer);
         await Promise.all(subscriptions.map((s) => s.stop()));
+        await maintenance;
       },
     };
   },

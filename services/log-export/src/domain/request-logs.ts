@@ -9,6 +9,51 @@ function storable(text: string): string {
   return text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
 }
 
+/**
+ * Keys whose values are credentials: HTTP authorization, provider API keys (as an inline
+ * config or a provider's own body field may carry them), secrets, passwords and tokens.
+ * `max_tokens` and the like are not: the whole key must match.
+ */
+const SECRET_KEY =
+  /^(?:(?:proxy[-_]?)?authori[sz]ation|(?:x[-_]?)?api[-_]?key|[a-z0-9_-]*secret[a-z0-9_-]*|password|passwd|(?:access|refresh|session|bearer|id|auth)[-_]?token|private[-_]?key)$/i;
+/** A cheap look at the raw text first: most bodies hold no such key and are not parsed. */
+const MAY_HOLD_SECRET =
+  /"(?:(?:proxy[-_]?)?authori[sz]ation|(?:x[-_]?)?api[-_]?key|[a-z0-9_-]*secret[a-z0-9_-]*|password|passwd|(?:access|refresh|session|bearer|id|auth)[-_]?token|private[-_]?key)"\s*:/i;
+export const STRIPPED_SECRET = '[stripped]';
+
+function stripSecrets(value: unknown): boolean {
+  let stripped = false;
+  if (Array.isArray(value)) {
+    for (const item of value) stripped = stripSecrets(item) || stripped;
+  } else if (value !== null && typeof value === 'object') {
+    const object = value as Record<string, unknown>;
+    for (const [key, inner] of Object.entries(object)) {
+      if (SECRET_KEY.test(key) && inner !== null && inner !== '' && inner !== STRIPPED_SECRET) {
+        object[key] = STRIPPED_SECRET;
+        stripped = true;
+      } else {
+        stripped = stripSecrets(inner) || stripped;
+      }
+    }
+  }
+  return stripped;
+}
+
+/**
+ * A JSON request body with the value of every credential-like key, at any depth, replaced by
+ * STRIPPED_SECRET; a body without one (or not JSON) is kept as sent, byte for byte.
+ */
+export function withoutSecrets(body: string): string {
+  if (!MAY_HOLD_SECRET.test(body)) return body;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  return stripSecrets(parsed) ? JSON.stringify(parsed) : body;
+}
+
 export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
   const usage = event.usage;
   return {
@@ -32,7 +77,7 @@ export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
     stream: event.stream,
     createdAt: new Date(Number(event.createdAtMs)),
     latencyMs: event.latencyMs,
-    requestBody: storable(event.requestBody),
+    requestBody: storable(withoutSecrets(event.requestBody)),
     responseBody: storable(event.responseBody),
     usage: {
       prompt_tokens: usage?.promptTokens ?? 0,
@@ -89,6 +134,11 @@ export class RequestLogService {
   /** Idempotent: replaying the topic creates no duplicates. */
   record(event: events.RequestLogEvent): Promise<boolean> {
     return this.repo.insertOnce(requestLogFromEvent(event));
+  }
+
+  /** Stores a batch at once, idempotently; returns how many logs were new. */
+  async recordAll(batch: events.RequestLogEvent[]): Promise<number> {
+    return (await this.repo.insertBatch(batch.map(requestLogFromEvent))).length;
   }
 
   /** Workspace keys see their workspace's logs; another workspace's log is "not found". */

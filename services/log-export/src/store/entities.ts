@@ -86,7 +86,8 @@ export const RequestLogEntity = new EntitySchema<RequestLog>({
     integrationSlug: { name: 'integration_slug', type: 'text', nullable: true },
     status: { type: 'int' },
     stream: { type: 'boolean' },
-    createdAt: { name: 'created_at', type: 'timestamptz' },
+    // With id, the primary key: the table is partitioned by created_at.
+    createdAt: { name: 'created_at', type: 'timestamptz', primary: true },
     latencyMs: { name: 'latency_ms', type: 'int' },
     requestBody: { name: 'request_body', type: 'text' },
     responseBody: { name: 'response_body', type: 'text' },

@@ -1,21 +1,107 @@
 import type { EntityManager } from 'typeorm';
 import { RequestLogEntity, type RequestLog } from './entities.ts';
+import { rollupsOf } from './request-rollups.ts';
+
+/** The columns of a log, as the rows handed to Postgres name them. */
+function rowOf(log: RequestLog) {
+  return {
+    id: log.id,
+    organisation_id: log.organisationId,
+    workspace_id: log.workspaceId,
+    api_key_id: log.apiKeyId,
+    trace_id: log.traceId,
+    span_id: log.spanId,
+    parent_span_id: log.parentSpanId,
+    span_name: log.spanName,
+    metadata: log.metadata,
+    method: log.method,
+    path: log.path,
+    provider: log.provider,
+    model: log.model,
+    integration_slug: log.integrationSlug,
+    status: log.status,
+    stream: log.stream,
+    created_at: log.createdAt.toISOString(),
+    latency_ms: log.latencyMs,
+    request_body: log.requestBody,
+    response_body: log.responseBody,
+    usage: log.usage,
+    cost: log.cost,
+    error_message: log.errorMessage,
+    cache_status: log.cacheStatus,
+    config_slug: log.configSlug,
+    route_path: log.routePath,
+    retry_count: log.retryCount,
+    cache_namespace: log.cacheNamespace,
+    cache_force_refresh: log.cacheForceRefresh,
+    models_endpoint: log.modelsEndpoint,
+    policy: log.policy,
+    guardrails: log.guardrails,
+  };
+}
+
+const COLUMNS = Object.keys(rowOf({ createdAt: new Date(0) } as RequestLog)).join(', ');
+
+/** The rows of a batch come as one JSON parameter: one statement, whatever the batch's size. */
+const INSERT_LOGS = `
+  INSERT INTO log_export.request_logs (${COLUMNS})
+  SELECT ${COLUMNS} FROM json_populate_recordset(NULL::log_export.request_logs, $1::json)
+  ON CONFLICT DO NOTHING
+  RETURNING id`;
+
+const ROLLUP_SUMS = [
+  'requests',
+  'errors',
+  'cost',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'cached_tokens',
+  'reasoning_tokens',
+  'latency_ms_sum',
+];
+const ROLLUP_COLUMNS = `bucket, organisation_id, workspace_id, api_key_id, provider, model, status, cache_status,
+  ${ROLLUP_SUMS.join(', ')}, latency_ms_histogram`;
+
+const UPSERT_ROLLUPS = `
+  INSERT INTO log_export.request_rollups AS r (${ROLLUP_COLUMNS})
+  SELECT ${ROLLUP_COLUMNS} FROM json_populate_recordset(NULL::log_export.request_rollups, $1::json)
+  ON CONFLICT (organisation_id, workspace_id, bucket, api_key_id, provider, model, status, cache_status)
+  DO UPDATE SET ${ROLLUP_SUMS.map((c) => `${c} = r.${c} + excluded.${c}`).join(', ')},
+    latency_ms_histogram = ARRAY(
+      SELECT a + b FROM unnest(r.latency_ms_histogram, excluded.latency_ms_histogram) WITH ORDINALITY AS h(a, b, i)
+      ORDER BY i
+    )`;
 
 export class RequestLogRepository {
   constructor(private readonly manager: EntityManager) {}
 
   /** Inserts once; a replayed event with the same id changes nothing. */
   async insertOnce(log: RequestLog): Promise<boolean> {
-    const result = await this.manager
-      .createQueryBuilder()
-      .insert()
-      .into(RequestLogEntity)
-      .values(log)
-      .orIgnore()
-      .execute();
-    return (result.raw as unknown[]).length > 0;
+    return (await this.insertBatch([log])).length > 0;
   }
 
+  /**
+   * Stores a batch of logs in one transaction: those not stored before, and the hourly rollups
+   * of exactly those (a replayed log is neither stored nor counted again). Returns the logs
+   * stored now. One row the database rejects fails the whole batch.
+   */
+  async insertBatch(logs: RequestLog[]): Promise<RequestLog[]> {
+    const byId = new Map<string, RequestLog>();
+    for (const log of logs) if (!byId.has(log.id)) byId.set(log.id, log);
+    if (byId.size === 0) return [];
+    return this.manager.transaction(async (m) => {
+      const inserted: Array<{ id: string }> = await m.query(INSERT_LOGS, [
+        JSON.stringify([...byId.values()].map(rowOf)),
+      ]);
+      const stored = inserted.map((row) => byId.get(row.id)!);
+      const rollups = rollupsOf(stored);
+      if (rollups.length > 0) await m.query(UPSERT_ROLLUPS, [JSON.stringify(rollups)]);
+      return stored;
+    });
+  }
+
+  /** By id alone (the API knows no time): each day's partition is searched through its primary key. */
   async find(
     id: string,
     scope: { organisationId: string; workspaceId: string | null },

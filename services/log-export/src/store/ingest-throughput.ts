@@ -9,11 +9,12 @@ import { createDataSource, migrate } from '@switchyard/adapters';
 import { createLogger } from '@switchyard/core';
 import { events } from '@switchyard/proto';
 import { requestLogFromEvent } from '../domain/request-logs.ts';
-import { REQUEST_LOG_BATCH } from '../events/request-log.consumer.ts';
 import { logExportService } from '../service.ts';
 import { RequestLogPartitions } from './request-log-partitions.ts';
 import { RequestLogRepository } from './request-log.repository.ts';
 
+/** As the consumer's (REQUEST_LOG_BATCH). */
+const REQUEST_LOG_BATCH = 500;
 const total = Number(process.argv[2] ?? 200_000);
 const writers = Number(process.argv[3] ?? 1);
 const url = process.env.DATABASE_URL;

@@ -16,6 +16,9 @@ import {
 import { AuditLogService } from './domain/audit-logs.ts';
 import { RequestLogService } from './domain/request-logs.ts';
 import { consumeAuditEvents } from './events/audit-log.consumer.ts';
+import { consumeFeedback } from './events/feedback.consumer.ts';
+import { FeedbackRepository } from './store/feedback.repository.ts';
+import { Feedback1763700000026 } from './store/migrations/1763700000026-feedback.ts';
 import { consumeRequestLogs } from './events/request-log.consumer.ts';
 import { logExportRouter } from './http/routes.ts';
 import { SCHEMA, entities } from './store/entities.ts';
@@ -54,6 +57,7 @@ export const logExportService: ServiceDefinition = {
       AuditLogs1763700000013,
       PolicyOutcome1763700000024,
       GuardrailOutcome1763700000025,
+      Feedback1763700000026,
       PartitionedRequestLogs1763700000027,
     ],
   },
@@ -72,6 +76,7 @@ export const logExportService: ServiceDefinition = {
     const manager = need(db, 'database').manager;
     const logs = new RequestLogService(new RequestLogRepository(manager));
     const audit = new AuditLogService(new AuditLogRepository(manager));
+    const feedback = new FeedbackRepository(manager);
     const identityClient = need(clients.identity, 'identity client');
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     const subscriptions: Subscription[] = [];
@@ -109,6 +114,7 @@ export const logExportService: ServiceDefinition = {
         maintenanceTimer.unref();
         subscriptions.push(await consumeRequestLogs(events, logger, logs));
         subscriptions.push(await consumeAuditEvents(events, logger, audit));
+        subscriptions.push(await consumeFeedback(events, logger, feedback));
         subscriptions.push(await onChanges(events, logger, 'log-export', invalidateApiKeys(keys)));
       },
       async stop() {

@@ -291,6 +291,21 @@ describe('changing feedback', () => {
     assert.equal((await stored(id))!.version, 1);
   });
 
+  test('the SDK path /v1/feedback serves the same routes', async () => {
+    const created = await h.request('POST', '/v1/feedback', {
+      key: h.workspaceKey,
+      json: { trace_id: 'sdk-trace', value: 5 },
+    });
+    assert.equal(created.status, 200, created.text);
+    const [id] = created.body.feedback_ids as string[];
+    const updated = await h.request('PUT', `/v1/feedback/${id}`, {
+      key: h.workspaceKey,
+      json: { value: -2 },
+    });
+    assert.equal(updated.status, 200, updated.text);
+    assert.equal((await stored(id!))!.value, -2);
+  });
+
   test('an id that names no feedback is a 404', async () => {
     for (const id of [randomUUID(), 'not-a-uuid']) {
       const res = await put(id, { value: 1 });

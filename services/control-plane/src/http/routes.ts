@@ -37,7 +37,10 @@ export function controlPlaneRouter(
   v2.mount('/workspaces', workspaceRouter(identity.workspaces, bodyLimits.management));
   v2.mount('/api-keys', apiKeyRouter(identity.apiKeys, bodyLimits.management));
   v2.mount('/policies', policyRouter(policies, bodyLimits.management));
-  v2.mount('/feedback', feedbackRouter(feedback, bodyLimits.management));
+  const feedbackRoutes = feedbackRouter(feedback, bodyLimits.management);
+  v2.mount('/feedback', feedbackRoutes);
+  // The SDKs send feedback to the gateway's base URL; the ingress routes /v1/feedback here.
+  router.mount('/v1/feedback', feedbackRoutes, authenticated);
 
   // SDKs address configs under the gateway's base URL too; the routing table sends /v1/configs here.
   const configRoutes = configRouter(configs, bodyLimits.management);

@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { DataSource } from 'typeorm';
 import { createDataSource, MemoryEventBus, migrate, publishEvent, Topics } from '@switchyard/adapters';
 import { createLogger } from '@switchyard/core';
@@ -207,7 +206,7 @@ describe('batched writes', () => {
 });
 
 describe('consuming in batches', () => {
-  const event = (overrides: Partial<MessageInitShape<typeof events.RequestLogEventSchema>> = {}) => ({
+  const event = (overrides: Partial<Omit<events.RequestLogEvent, '$typeName' | '$unknown'>> = {}) => ({
     id: randomUUID(),
     organisationId,
     workspaceId,

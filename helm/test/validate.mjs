@@ -91,6 +91,7 @@ const ENV_BY_COMPONENT = {
   ],
   policy: ['GRPC_PORT', 'GRPC_HOST', 'KAFKA_BROKERS', 'KAFKA_CLIENT_ID', 'REDIS_URL'],
   'log-export': [
+    'LOG_RETENTION_DAYS',
     'DATABASE_URL',
     'DB_POOL_SIZE',
     'DB_QUERY_TIMEOUT_MS',

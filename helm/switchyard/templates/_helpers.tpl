@@ -429,6 +429,10 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- $_ := set $env "TRUSTED_CUSTOM_HOSTS" (join "," $trusted) -}}
 {{- end -}}
 {{- end -}}
+{{- if eq .component "log-export" -}}
+{{- $l := $c.logExport | default dict -}}
+{{- $_ := set $env "LOG_RETENTION_DAYS" (toString ($l.logRetentionDays | default 30)) -}}
+{{- end -}}
 {{- if eq .component "policy" -}}
 {{- $p := $c.policy | default dict -}}
 {{- $_ := set $env "RATE_LIMIT_FAILURE_MODE" (toString ($p.rateLimitFailureMode | default "open")) -}}

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { env, loadConfig, sharedEnv } from '@switchyard/core';
 import { ApiKeyCache, jwtEnvSchema } from '@switchyard/access';
-import type { Subscription } from '@switchyard/adapters';
+import { publishEvent, Topics, type Subscription } from '@switchyard/adapters';
+import { events as eventSchemas } from '@switchyard/proto';
 import {
   invalidateApiKeys,
   need,
@@ -14,6 +15,7 @@ import {
   type ServiceDefinition,
 } from '@switchyard/runtime';
 import { AuditLogService } from './domain/audit-logs.ts';
+import { LogSearchService } from './domain/log-search.ts';
 import { RequestLogService } from './domain/request-logs.ts';
 import { consumeAuditEvents } from './events/audit-log.consumer.ts';
 import { consumeFeedback } from './events/feedback.consumer.ts';
@@ -31,6 +33,7 @@ import { GuardrailOutcome1763700000025 } from './store/migrations/1763700000025-
 import { PartitionedRequestLogs1763700000027 } from './store/migrations/1763700000027-partitioned-request-logs.ts';
 import { AuditLogRepository } from './store/audit-log.repository.ts';
 import { RequestLogRepository } from './store/request-log.repository.ts';
+import { RequestLogSearch } from './store/request-log.search.ts';
 import { RequestLogPartitions } from './store/request-log-partitions.ts';
 
 const configSchema = z.object({
@@ -66,7 +69,7 @@ export const logExportService: ServiceDefinition = {
   settings: configSchema.extend(jwtEnvSchema.shape),
   describeRoutes: () =>
     logExportRouter(
-      describedOnly('the request logs'),
+      describedOnly('the logs API'),
       describedOnly('the audit log'),
       describedOnly('authentication'),
     ).routes(),
@@ -77,6 +80,16 @@ export const logExportService: ServiceDefinition = {
     const logs = new RequestLogService(new RequestLogRepository(manager));
     const audit = new AuditLogService(new AuditLogRepository(manager));
     const feedback = new FeedbackRepository(manager);
+    // Custom logs are published as the gateway publishes its logs, and stored by the same consumer.
+    const logSearch = new LogSearchService(logs, new RequestLogSearch(manager), feedback, (event) =>
+      publishEvent(
+        events,
+        Topics.requestLogs,
+        eventSchemas.RequestLogEventSchema,
+        event.workspaceId ?? '',
+        event,
+      ),
+    );
     const identityClient = need(clients.identity, 'identity client');
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     const subscriptions: Subscription[] = [];
@@ -98,7 +111,7 @@ export const logExportService: ServiceDefinition = {
     return {
       ...serveScoped(
         logExportRouter(
-          logs,
+          logSearch,
           audit,
           callerAuthentication({
             keys,

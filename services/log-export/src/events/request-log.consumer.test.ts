@@ -91,6 +91,7 @@ describe('storing request logs', () => {
       id: event.id,
       object: 'log',
       created_at: '2026-03-14T12:30:15.250Z',
+      source: 'gateway',
       organisation_id: h.organisationId,
       workspace_id: h.workspaceId,
       api_key_id: event.apiKeyId,
@@ -128,6 +129,7 @@ describe('storing request logs', () => {
         body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
       },
       response: { status: 200, body: { id: 'chatcmpl-1', choices: [] } },
+      feedback: [],
     });
   });
 

@@ -1,28 +1,97 @@
-import { camelKeys, listBody } from '@switchyard/core';
+import { isUtf8 } from 'node:buffer';
+import { assertStorableInput, BadRequest, camelKeys, listBody } from '@switchyard/core';
 import { requirePrincipal } from '@switchyard/access';
 import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
-import type { RequestHandler } from 'express';
+import express, { type RequestHandler } from 'express';
 import { z } from 'zod';
 import type { AuditLogService } from '../domain/audit-logs.ts';
 import { listAuditLogsQuery } from '../domain/audit-logs.schemas.ts';
-import type { RequestLogService } from '../domain/request-logs.ts';
-import { presentAuditLog, presentRequestLog } from './presenters.ts';
+import type { LogSearchService } from '../domain/log-search.ts';
+import { createCustomLogsBody, customLogsResponse, listLogsQuery } from '../domain/log-search.schemas.ts';
+import { presentAuditLog, presentLogSummary, presentRequestLog } from './presenters.ts';
 
 const logId = z.string().regex(/^[\w.:-]{1,128}$/, 'a log id');
 
+/** The largest `POST /v1/logs` body: up to 100 custom logs, each with its bodies. */
+const CUSTOM_LOGS_BODY_LIMIT = '10mb';
+
+/**
+ * Reads a JSON body as the other services do: malformed JSON a 400, oversize a 413, bytes that
+ * are not UTF-8 or text no store can hold a 400.
+ */
+function jsonBody(limit: string): RequestHandler {
+  const parse = express.json({
+    limit,
+    type: ['application/json', 'application/*+json'],
+    verify: (_req, _res, bytes, encoding) => {
+      if ((encoding === 'utf-8' || encoding === 'utf8') && !isUtf8(bytes)) {
+        throw new BadRequest('Request body is not valid UTF-8.', { code: 'invalid_text' });
+      }
+    },
+  });
+  return (req, res, next) =>
+    parse(req, res, (err?: unknown) => {
+      if (err !== undefined) {
+        next(err);
+        return;
+      }
+      try {
+        assertStorableInput(req.body);
+      } catch (refused) {
+        next(refused);
+        return;
+      }
+      next();
+    });
+}
+
 export function logExportRouter(
-  logs: RequestLogService,
+  logs: LogSearchService,
   audit: AuditLogService,
   authentication: RequestHandler,
 ): ScopedRouter {
   const router = new ScopedRouter();
-  const logRoutes = new ScopedRouter();
+  const logRoutes = new ScopedRouter({ body: jsonBody(CUSTOM_LOGS_BODY_LIMIT) });
   router.mount('/v1/logs', logRoutes, authentication);
+  logRoutes.get(
+    '/',
+    {
+      scope: 'logs.list',
+      summary:
+        "Request logs of the key's workspace (an organisation admin key's: of every workspace), newest first, filtered and paged by cursor.",
+      description:
+        'Summaries without bodies, each with the feedback on its trace. Besides the parameters below, `metadata.<key>=<value>` ' +
+        'keeps the logs whose metadata holds that value (up to 10 of them, all holding). The time range is the last 24 hours ' +
+        'unless given, at most 31 days; later pages keep the range of the first, and take its filters again with the cursor.',
+      query: listLogsQuery,
+    },
+    async (req, res, _next, input) => {
+      const page = await logs.list(requirePrincipal(req), input.query(req));
+      res.json({ object: 'list', data: page.logs.map(presentLogSummary), next_cursor: page.nextCursor });
+    },
+  );
+  logRoutes.post(
+    '/',
+    {
+      // Custom logs record model calls a client made itself: the right to call models.
+      scope: 'completions.write',
+      summary:
+        "Logs requests a client made to a provider itself (one, or a list of them), in the key's workspace.",
+      query: 'none',
+      body: createCustomLogsBody,
+      response: customLogsResponse,
+    },
+    (req, res, _next, input) => {
+      const body = input.body(req);
+      const ids = logs.createCustom(requirePrincipal(req), Array.isArray(body) ? body : [body]);
+      res.json({ status: 'success', message: 'Logs successfully saved', log_ids: ids });
+    },
+  );
   logRoutes.get(
     '/:id',
     {
       scope: 'logs.view',
-      summary: "One request log of the key's workspace, by its request id.",
+      summary: "One request log of the key's workspace, by its request id, with the feedback on its trace.",
       params: z.object({ id: logId }),
       query: 'none',
     },

@@ -305,6 +305,13 @@ function standaloneSchema(definition: ServiceDefinition) {
     KAFKA_TOPIC_PREFIX: env
       .string('')
       .meta({ description: 'prepended to every topic and consumer group, to share a cluster' }),
+    EVENT_SPILL_DIR: env.optionalString().meta({
+      description:
+        'folder where events go, in order, instead of being dropped, once the in-memory buffer (100,000 events) is full while Kafka is away; sent when Kafka is back, also by the next process if this one is killed. Unset: they are dropped. One process per folder',
+    }),
+    EVENT_SPILL_MAX_BYTES: env.int(1024 * 1024 * 1024, 1).meta({
+      description: 'bytes of events the spill folder holds at most; events past it are dropped',
+    }),
     REDIS_URL: required(
       definition.kv,
       env.url().meta({
@@ -333,7 +340,15 @@ export function standaloneSettings(definition: ServiceDefinition): z.ZodObject {
     ...(definition.database
       ? []
       : ['DATABASE_URL', 'DB_POOL_SIZE', 'MIGRATE_ON_START', 'DB_QUERY_TIMEOUT_MS', 'DB_CONNECT_TIMEOUT_MS']),
-    ...(definition.bus ? [] : ['KAFKA_BROKERS', 'KAFKA_CLIENT_ID', 'KAFKA_TOPIC_PREFIX']),
+    ...(definition.bus
+      ? []
+      : [
+          'KAFKA_BROKERS',
+          'KAFKA_CLIENT_ID',
+          'KAFKA_TOPIC_PREFIX',
+          'EVENT_SPILL_DIR',
+          'EVENT_SPILL_MAX_BYTES',
+        ]),
     ...(definition.kv ? [] : ['REDIS_URL']),
     ...(servesGrpc ? [] : ['GRPC_HOST', 'GRPC_PORT']),
     ...(clients.length > 0 ? [] : ['GRPC_DEADLINE_MS']),
@@ -394,6 +409,8 @@ export async function runStandalone(
       KAFKA_BROKERS: string[];
       KAFKA_CLIENT_ID: string;
       KAFKA_TOPIC_PREFIX: string;
+      EVENT_SPILL_DIR?: string;
+      EVENT_SPILL_MAX_BYTES: number;
       REDIS_URL?: string;
       GRPC_HOST: string;
       GRPC_PORT: number;
@@ -429,6 +446,9 @@ export async function runStandalone(
       clientId: config.KAFKA_CLIENT_ID,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
       logger,
+      spill: config.EVENT_SPILL_DIR
+        ? { dir: config.EVENT_SPILL_DIR, maxBytes: config.EVENT_SPILL_MAX_BYTES }
+        : undefined,
     });
     bus = kafka;
     lifecycle.onStop('kafka', () => kafka.close(config.SHUTDOWN_GRACE_MS));

@@ -43,7 +43,10 @@ export interface Subscription {
 }
 
 export interface PublishStats {
+  /** Messages waiting in memory. */
   buffered: number;
+  /** Messages waiting on local disk, past the memory bound (see spill-file.ts). */
+  spilled: number;
   published: number;
   dropped: number;
   failedAttempts: number;

@@ -1,5 +1,5 @@
-import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { crc32 } from 'node:zlib';
+import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync } from 'node:fs';
+import { frame as frameRecord, readFrames, writeFully } from './framing.ts';
 
 /** A published message as the journal keeps it, with the offset the bus gave it. */
 export interface JournalMessage {
@@ -29,11 +29,8 @@ export interface EventJournalOptions {
   onError?: (err: unknown) => void;
 }
 
-const HEADER_BYTES = 8;
 const MESSAGE = 1;
 const COMMIT = 2;
-/** A length beyond this cannot be a record the bus wrote: the frame is garbage, not a huge event. */
-const MAX_RECORD_BYTES = 256 * 1024 * 1024;
 const DEFAULT_COMPACT_AT_BYTES = 8 * 1024 * 1024;
 
 /**
@@ -178,18 +175,12 @@ export class EventJournal {
   }
 }
 
-function writeFully(fd: number, data: Buffer): void {
-  let written = 0;
-  while (written < data.length) written += writeSync(fd, data, written);
-}
-
+// A record's body starts with its kind.
 function frame(kind: number, body: number, fill: (buffer: Buffer, at: number) => void): Buffer {
-  const buffer = Buffer.allocUnsafe(HEADER_BYTES + 1 + body);
-  buffer.writeUInt32LE(1 + body, 0);
-  buffer.writeUInt8(kind, HEADER_BYTES);
-  fill(buffer, HEADER_BYTES + 1);
-  buffer.writeUInt32LE(crc32(buffer.subarray(HEADER_BYTES)), 4);
-  return buffer;
+  return frameRecord(1 + body, (buffer, at) => {
+    buffer.writeUInt8(kind, at);
+    fill(buffer, at + 1);
+  });
 }
 
 // Message: offset (6 bytes) | topic length (2) | topic | key length (4) | key | value.
@@ -223,20 +214,14 @@ function encodeCommit(commit: JournalCommit): Buffer {
 function readRecords(data: Buffer): { content: JournalContent; validBytes: number } {
   const messages: JournalMessage[] = [];
   const commits = new Map<string, JournalCommit>();
-  let at = 0;
-  while (at + HEADER_BYTES <= data.length) {
-    const length = data.readUInt32LE(at);
-    const end = at + HEADER_BYTES + length;
-    if (length === 0 || length > MAX_RECORD_BYTES || end > data.length) break;
-    const record = data.subarray(at + HEADER_BYTES, end);
-    if (crc32(record) !== data.readUInt32LE(at + 4)) break;
+  const validBytes = readFrames(data, (record) => {
     const decoded = decodeRecord(record);
-    if (!decoded) break;
+    if (!decoded) return false;
     if ('value' in decoded) messages.push(decoded);
     else commits.set(`${decoded.groupId}\u0000${decoded.topic}`, decoded);
-    at = end;
-  }
-  return { content: { messages, commits: [...commits.values()] }, validBytes: at };
+    return true;
+  });
+  return { content: { messages, commits: [...commits.values()] }, validBytes };
 }
 
 function decodeRecord(record: Buffer): JournalMessage | JournalCommit | undefined {

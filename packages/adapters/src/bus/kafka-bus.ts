@@ -31,6 +31,7 @@ import {
   type PackLimits,
 } from './packing.ts';
 import { PublishBuffer } from './publish-buffer.ts';
+import { SpillFile } from './spill-file.ts';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -47,6 +48,11 @@ export interface KafkaBusOptions {
   maxMessageBytes?: number;
   /** How events of one topic and key are packed into records (see packing.ts). */
   packing?: Partial<PackLimits>;
+  /**
+   * Where events go once `maxBuffered` are waiting for a broker that is away, instead of being
+   * dropped (see spill-file.ts); the file is named after the client id. Without it, they are dropped.
+   */
+  spill?: { dir: string; maxBytes?: number };
 }
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 1_000_000;
@@ -166,20 +172,56 @@ export class KafkaEventBus implements EventBus {
     this.producer.on(this.producer.events.DISCONNECT, () => {
       this.producerConnected = undefined;
     });
+    const logger = options.logger;
+    const spill = options.spill && this.openSpill(options.spill);
     this.buffer = new PublishBuffer({
       maxBuffered: options.maxBuffered,
+      spill,
       send: (batch) => this.send(batch),
       onError: (err, attempt) => {
         if (attempt === 1 || attempt % 20 === 0) {
-          options.logger.warn('kafka publish failed; events kept in buffer', {
+          const { buffered, spilled } = this.buffer.stats();
+          logger.warn('kafka publish failed; events kept in buffer', {
             attempt,
-            buffered: this.buffer.stats().buffered,
+            buffered,
+            spilled,
             error: err instanceof Error ? err.message : String(err),
           });
         }
       },
-      onDrop: (message) => options.logger.error('event buffer full; event dropped', { topic: message.topic }),
+      onDrop: (message) => logger.error('event buffer full; event dropped', { topic: message.topic }),
     });
+  }
+
+  private openSpill(settings: { dir: string; maxBytes?: number }): SpillFile {
+    const logger = this.options.logger;
+    const name = `${this.options.clientId.replace(/[^\w.-]/g, '_')}.spill`;
+    const spill = new SpillFile({
+      dir: settings.dir,
+      name,
+      maxBytes: settings.maxBytes,
+      // Called from the constructor too, when the file cannot be opened.
+      onError: (err, failures) =>
+        logger.error('event spill file failed; events past the buffer are dropped', {
+          dir: settings.dir,
+          name,
+          failures,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+    });
+    if (spill.skippedBytes > 0) {
+      logger.warn('event spill file ended in a torn record; dropped it', {
+        path: spill.path,
+        bytes: spill.skippedBytes,
+      });
+    }
+    if (spill.recovered > 0) {
+      logger.warn('sending events an earlier process left on disk', {
+        path: spill.path,
+        events: spill.recovered,
+      });
+    }
+    return spill;
   }
 
   publish(message: OutgoingMessage): void {

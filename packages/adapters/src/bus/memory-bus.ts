@@ -236,7 +236,7 @@ export class MemoryEventBus implements EventBus {
   async check(): Promise<void> {}
 
   stats(): PublishStats {
-    return { buffered: 0, published: this.published, dropped: 0, failedAttempts: 0 };
+    return { buffered: 0, spilled: 0, published: this.published, dropped: 0, failedAttempts: 0 };
   }
 
   async close(): Promise<void> {

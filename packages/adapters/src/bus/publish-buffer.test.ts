@@ -1,7 +1,11 @@
 import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { OutgoingMessage } from './event-bus.ts';
 import { PublishBuffer, type PublishBufferOptions } from './publish-buffer.ts';
+import { SpillFile } from './spill-file.ts';
 import { deferred, eventually, sleep, timed } from '@switchyard/core/testing';
 
 function message(n: number, topic = 'events'): OutgoingMessage {
@@ -73,7 +77,13 @@ describe('PublishBuffer', () => {
         [6, 7],
       ],
     );
-    assert.deepEqual(h.buffer.stats(), { buffered: 0, published: 8, dropped: 0, failedAttempts: 0 });
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 0,
+      spilled: 0,
+      published: 8,
+      dropped: 0,
+      failedAttempts: 0,
+    });
   });
 
   test('messages pushed while a batch is in flight follow in a later batch', async (t) => {
@@ -144,7 +154,13 @@ describe('PublishBuffer', () => {
     assert.ok(gaps[1]! >= 190, `second retry after ${gaps[1]} ms, expected about 200`);
     assert.ok(gaps[2]! >= 390, `third retry after ${gaps[2]} ms, expected about 400`);
     assert.ok(gaps[2]! > gaps[0]!, 'the backoff grows');
-    assert.deepEqual(h.buffer.stats(), { buffered: 0, published: 5, dropped: 0, failedAttempts: 3 });
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 0,
+      spilled: 0,
+      published: 5,
+      dropped: 0,
+      failedAttempts: 3,
+    });
   });
 
   test('counts buffered messages, including the batch in flight', async (t) => {
@@ -163,13 +179,25 @@ describe('PublishBuffer', () => {
     const h = harness(t, () => broker.promise, { maxBuffered: 3, lingerMs: 1 });
     for (let i = 0; i < 6; i++) h.buffer.push(message(i));
     assert.deepEqual(h.dropped, [3, 4, 5], 'the newest messages are the ones dropped');
-    assert.deepEqual(h.buffer.stats(), { buffered: 3, published: 0, dropped: 3, failedAttempts: 0 });
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 3,
+      spilled: 0,
+      published: 0,
+      dropped: 3,
+      failedAttempts: 0,
+    });
 
     broker.resolve();
     await eventually(() => assert.deepEqual(h.delivered, [0, 1, 2]));
     h.buffer.push(message(6));
     await eventually(() => assert.deepEqual(h.delivered, [0, 1, 2, 6]), { timeoutMs: 1_000 });
-    assert.deepEqual(h.buffer.stats(), { buffered: 0, published: 4, dropped: 3, failedAttempts: 0 });
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 0,
+      spilled: 0,
+      published: 4,
+      dropped: 3,
+      failedAttempts: 0,
+    });
   });
 
   test('keeps what it holds while the broker is away, up to maxBuffered', async (t) => {
@@ -251,6 +279,200 @@ describe('PublishBuffer', () => {
     assert.deepEqual(h.dropped, [1]);
     await sleep(20);
     assert.deepEqual(h.delivered, [0]);
-    assert.deepEqual(h.buffer.stats(), { buffered: 0, published: 1, dropped: 1, failedAttempts: 0 });
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 0,
+      spilled: 0,
+      published: 1,
+      dropped: 1,
+      failedAttempts: 0,
+    });
+  });
+});
+
+describe('PublishBuffer with a spill file', () => {
+  function tempDir(t: TestContext): string {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-spill-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    return dir;
+  }
+
+  /** A broker that refuses every send until `up` is set; retries come at once. */
+  function outage() {
+    const broker = { up: false };
+    const outcome = () => {
+      if (!broker.up) throw new Error('broker away');
+    };
+    return { broker, outcome, options: { lingerMs: 1, retryDelayMs: () => 1 } };
+  }
+
+  const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
+  test('past maxBuffered, messages wait on disk while the broker is away and are all sent once, in order, when it returns', async (t) => {
+    const spill = new SpillFile({ dir: tempDir(t) });
+    const gate = deferred();
+    let up = false;
+    const h = harness(
+      t,
+      async () => {
+        if (!up) throw new Error('broker away');
+        await gate.promise;
+      },
+      { maxBuffered: 4, maxBatch: 2, lingerMs: 1, retryDelayMs: () => 1, spill },
+    );
+    for (let i = 0; i < 10; i++) h.buffer.push(message(i));
+    assert.deepEqual(h.dropped, []);
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 4,
+      spilled: 6,
+      published: 0,
+      dropped: 0,
+      failedAttempts: 0,
+    });
+    await eventually(() => assert.ok(h.errors.length >= 2, 'the broker refused'));
+
+    up = true;
+    const refused = h.attempts.length;
+    await eventually(() => assert.ok(h.attempts.length > refused, 'a send is in flight'));
+    // The disk still holds older messages: new ones go after them, not ahead into memory.
+    h.buffer.push(message(10));
+    h.buffer.push(message(11));
+    assert.equal(h.buffer.stats().spilled, 8);
+    gate.resolve();
+    await h.buffer.flush(5_000);
+
+    assert.deepEqual(h.delivered, range(0, 12), 'every message, once, in order');
+    assert.deepEqual(h.dropped, []);
+    const { failedAttempts, ...stats } = h.buffer.stats();
+    assert.deepEqual(stats, { buffered: 0, spilled: 0, published: 12, dropped: 0 });
+    assert.equal(failedAttempts, h.errors.length);
+    assert.equal(statSync(spill.path).size, 0, 'the file is emptied');
+
+    h.buffer.push(message(12));
+    assert.deepEqual(h.buffer.stats().spilled, 0, 'with the disk empty, messages wait in memory again');
+    await h.buffer.flush(5_000);
+    assert.deepEqual(h.delivered, range(0, 13));
+  });
+
+  test('past the spill bound, messages are dropped and counted', async (t) => {
+    const dir = tempDir(t);
+    const probe = new SpillFile({ dir: join(dir, 'probe') });
+    probe.append(message(0));
+    const recordBytes = probe.bytes();
+    probe.close();
+
+    const { broker, outcome, options } = outage();
+    const spill = new SpillFile({ dir, maxBytes: 3 * recordBytes });
+    const h = harness(t, outcome, { ...options, maxBuffered: 2, spill });
+    for (let i = 0; i < 8; i++) h.buffer.push(message(i));
+    assert.deepEqual(h.dropped, [5, 6, 7], 'the newest past both bounds are dropped');
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 2,
+      spilled: 3,
+      published: 0,
+      dropped: 3,
+      failedAttempts: 0,
+    });
+
+    broker.up = true;
+    await h.buffer.flush(5_000);
+    assert.deepEqual(h.delivered, [0, 1, 2, 3, 4]);
+    const { failedAttempts: _, ...stats } = h.buffer.stats();
+    assert.deepEqual(stats, { buffered: 0, spilled: 0, published: 5, dropped: 3 });
+  });
+
+  test('messages a previous process left on disk are sent on start, ahead of new ones', async (t) => {
+    const dir = tempDir(t);
+    const earlier = new SpillFile({ dir });
+    for (let i = 0; i < 5; i++) earlier.append(message(i));
+    earlier.close();
+
+    const h = harness(t, () => {}, { maxBuffered: 3, lingerMs: 1, spill: new SpillFile({ dir }) });
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 3,
+      spilled: 2,
+      published: 0,
+      dropped: 0,
+      failedAttempts: 0,
+    });
+    h.buffer.push(message(5));
+    await eventually(() => assert.deepEqual(h.delivered, range(0, 6)));
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 0,
+      spilled: 0,
+      published: 6,
+      dropped: 0,
+      failedAttempts: 0,
+    });
+  });
+
+  test('a torn last record left by a killed process is skipped; the whole ones before it are sent', async (t) => {
+    const dir = tempDir(t);
+    const earlier = new SpillFile({ dir });
+    for (let i = 0; i < 4; i++) earlier.append(message(i));
+    earlier.close();
+    truncateSync(earlier.path, earlier.bytes() - 2);
+
+    const spill = new SpillFile({ dir });
+    assert.ok(spill.skippedBytes > 0);
+    const h = harness(t, () => {}, { lingerMs: 1, spill });
+    await h.buffer.flush(5_000);
+    assert.deepEqual(h.delivered, [0, 1, 2]);
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 0,
+      spilled: 0,
+      published: 3,
+      dropped: 0,
+      failedAttempts: 0,
+    });
+  });
+
+  test('a spill folder that cannot be made: messages past maxBuffered are dropped and counted, push never throws', async (t) => {
+    const file = join(tempDir(t), 'not-a-folder');
+    writeFileSync(file, 'x');
+    const spillErrors: unknown[] = [];
+    const spill = new SpillFile({ dir: file, onError: (err) => spillErrors.push(err) });
+    const { broker, outcome, options } = outage();
+    const h = harness(t, outcome, { ...options, maxBuffered: 2, spill });
+    for (let i = 0; i < 5; i++) h.buffer.push(message(i));
+    assert.deepEqual(h.dropped, [2, 3, 4]);
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 2,
+      spilled: 0,
+      published: 0,
+      dropped: 3,
+      failedAttempts: 0,
+    });
+    assert.equal(spillErrors.length, 1, 'the failure is reported, once');
+
+    broker.up = true;
+    await h.buffer.flush(5_000);
+    assert.deepEqual(h.delivered, [0, 1]);
+  });
+
+  test('a spill write that fails (a full disk) drops and counts the message, push never throws', async (t) => {
+    const dir = tempDir(t);
+    // Every write to /dev/full fails with ENOSPC.
+    symlinkSync('/dev/full', join(dir, 'events.spill'));
+    const spillErrors: string[] = [];
+    const spill = new SpillFile({
+      dir,
+      onError: (err) => spillErrors.push(String((err as NodeJS.ErrnoException).code)),
+    });
+    const { broker, outcome, options } = outage();
+    const h = harness(t, outcome, { ...options, maxBuffered: 2, spill });
+    for (let i = 0; i < 6; i++) h.buffer.push(message(i));
+    assert.deepEqual(h.dropped, [2, 3, 4, 5]);
+    assert.deepEqual(h.buffer.stats(), {
+      buffered: 2,
+      spilled: 0,
+      published: 0,
+      dropped: 4,
+      failedAttempts: 0,
+    });
+    assert.deepEqual(spillErrors, ['ENOSPC'], 'reported once for the four failures');
+
+    broker.up = true;
+    await h.buffer.flush(5_000);
+    assert.deepEqual(h.delivered, [0, 1]);
   });
 });

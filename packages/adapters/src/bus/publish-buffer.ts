@@ -1,4 +1,5 @@
 import type { OutgoingMessage, PublishStats } from './event-bus.ts';
+import type { SpillFile } from './spill-file.ts';
 
 export interface PublishBufferOptions {
   /** Sends one batch; throws when nothing of it was accepted. */
@@ -8,12 +9,24 @@ export interface PublishBufferOptions {
   maxBuffered?: number;
   maxBatch?: number;
   lingerMs?: number;
+  /**
+   * Where messages go while the memory queue is full, instead of being dropped; what it holds
+   * (also what a previous process left) is read back in order as the queue drains. The buffer
+   * closes it when it closes.
+   */
+  spill?: SpillFile;
+  /** The wait before retrying a failed send, by attempt (1, 2, …). */
+  retryDelayMs?: (attempt: number) => number;
 }
+
+const defaultRetryDelayMs = (attempt: number) => Math.min(5_000, 50 * 2 ** Math.min(attempt, 7));
 
 /**
  * Bounded, non-blocking outbox in front of a broker. A failed send keeps the batch and
  * retries with capped exponential backoff, so a broker that is away loses nothing until
- * the buffer is full; beyond that, new messages are dropped and counted.
+ * the buffer is full; beyond that, new messages go to the spill file (while it holds
+ * anything, every new message does, so that order is kept) or, without one or past its
+ * bound, are dropped and counted.
  */
 export class PublishBuffer {
   private queue: OutgoingMessage[] = [];
@@ -25,26 +38,34 @@ export class PublishBuffer {
   private readonly maxBuffered: number;
   private readonly maxBatch: number;
   private readonly lingerMs: number;
+  private readonly retryDelayMs: (attempt: number) => number;
 
   constructor(private readonly options: PublishBufferOptions) {
     this.maxBuffered = options.maxBuffered ?? 100_000;
     this.maxBatch = options.maxBatch ?? 500;
     // Events never wait on the client's path; a longer linger makes fewer, larger batches.
     this.lingerMs = options.lingerMs ?? 50;
+    this.retryDelayMs = options.retryDelayMs ?? defaultRetryDelayMs;
+    // What a previous process left on disk goes first.
+    this.refill();
+    if (this.queue.length > 0) this.schedule(0);
   }
 
   push(message: OutgoingMessage): void {
-    if (this.queue.length >= this.maxBuffered || this.closed) {
-      this.counters.dropped++;
-      this.options.onDrop(message);
+    const spill = this.options.spill;
+    if (this.closed) return this.drop(message);
+    if (spill && (spill.count > 0 || this.queue.length >= this.maxBuffered)) {
+      if (!spill.append(message)) return this.drop(message);
+      this.schedule(this.lingerMs);
       return;
     }
+    if (this.queue.length >= this.maxBuffered) return this.drop(message);
     this.queue.push(message);
     this.schedule(this.lingerMs);
   }
 
   stats(): PublishStats {
-    return { buffered: this.queue.length, ...this.counters };
+    return { buffered: this.queue.length, spilled: this.options.spill?.count ?? 0, ...this.counters };
   }
 
   /** Waits until the buffer is empty or the timeout passes. */
@@ -63,10 +84,26 @@ export class PublishBuffer {
     });
   }
 
+  /** Flushes; what is still on disk then stays there for the next process, what is in memory is lost. */
   async close(timeoutMs: number): Promise<void> {
     await this.flush(timeoutMs);
     this.closed = true;
     clearTimeout(this.timer);
+    this.options.spill?.close();
+  }
+
+  private drop(message: OutgoingMessage): void {
+    this.counters.dropped++;
+    this.options.onDrop(message);
+  }
+
+  /** Moves the oldest messages on disk into the memory queue, as far as it has room. */
+  private refill(): void {
+    const spill = this.options.spill;
+    if (!spill || spill.count === 0 || this.queue.length >= this.maxBuffered) return;
+    const { messages, lost } = spill.take(this.maxBuffered - this.queue.length);
+    for (const message of messages) this.queue.push(message);
+    this.counters.dropped += lost;
   }
 
   private schedule(delayMs: number): void {
@@ -88,6 +125,7 @@ export class PublishBuffer {
         await this.options.send(batch);
         this.queue.splice(0, batch.length);
         this.counters.published += batch.length;
+        this.refill();
         attempt = 0;
         // What arrived while the batch was in flight waits for the linger like any other event,
         // so that under steady load batches stay few and large (one per linger, not one per
@@ -97,7 +135,7 @@ export class PublishBuffer {
         attempt++;
         this.counters.failedAttempts++;
         this.options.onError(err, attempt);
-        await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 50 * 2 ** Math.min(attempt, 7))));
+        await new Promise((resolve) => setTimeout(resolve, this.retryDelayMs(attempt)));
       }
     }
     this.sending = false;

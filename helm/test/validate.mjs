@@ -447,6 +447,19 @@ async function validateCase(tc, routes) {
         );
       }
     }
+    // Events published while Kafka is away spill to disk past the memory bound (all services publish).
+    const spillDir = env.get('EVENT_SPILL_DIR')?.value;
+    const spillMount = spillDir && (c.volumeMounts ?? []).find((m) => m.mountPath === spillDir);
+    const spillVolume = spillMount && (podSpec.volumes ?? []).find((v) => v.name === spillMount.name);
+    check(
+      `${w}: events spill to a writable, size-limited emptyDir (EVENT_SPILL_DIR)`,
+      Boolean(spillVolume?.emptyDir?.sizeLimit) && spillMount.readOnly !== true,
+      spillDir,
+    );
+    check(
+      `${w}: EVENT_SPILL_MAX_BYTES is a byte count`,
+      /^[1-9][0-9]*$/.test(env.get('EVENT_SPILL_MAX_BYTES')?.value ?? ''),
+    );
     const required = [...ENV_ALL, ...ENV_BY_COMPONENT[comp], ...(tc.mtls ? ENV_TLS : [])];
     for (const name of required) check(`${w}: env ${name}`, env.has(name));
     for (const name of SECRET_ENV) {

@@ -81,6 +81,12 @@ spec:
             {{- end }}
           env:
             {{- include "switchyard.componentSecretEnv" $ctx | nindent 12 }}
+            {{- if and $spec.kafka $v.eventSpill.enabled }}
+            - name: EVENT_SPILL_DIR
+              value: /var/spill
+            - name: EVENT_SPILL_MAX_BYTES
+              value: {{ $v.eventSpill.maxBytes | int64 | toString | quote }}
+            {{- end }}
             {{- with $v.extraEnv }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -112,6 +118,10 @@ spec:
           volumeMounts:
             - name: tmp
               mountPath: /tmp
+            {{- if and $spec.kafka $v.eventSpill.enabled }}
+            - name: event-spill
+              mountPath: /var/spill
+            {{- end }}
             {{- if $root.Values.grpcTls.enabled }}
             - name: grpc-tls
               mountPath: {{ $root.Values.grpcTls.mountPath }}
@@ -120,6 +130,10 @@ spec:
       volumes:
         - name: tmp
           emptyDir: {{ if $v.tmpSizeLimit }}{ sizeLimit: {{ $v.tmpSizeLimit }} }{{ else }}{}{{ end }}
+        {{- if and $spec.kafka $v.eventSpill.enabled }}
+        - name: event-spill
+          emptyDir: {{ if $v.eventSpill.sizeLimit }}{ sizeLimit: {{ $v.eventSpill.sizeLimit }} }{{ else }}{}{{ end }}
+        {{- end }}
         {{- if $root.Values.grpcTls.enabled }}
         - name: grpc-tls
           secret:

@@ -39,6 +39,8 @@ const ds = createDataSource({
   entities: database.entities,
   migrations: database.migrations,
   poolSize: writers + 1,
+  // ANALYZE of a million logs may take longer than a request's query may.
+  queryTimeoutMs: null,
   logger,
 });
 
@@ -175,8 +177,23 @@ try {
   await timings('30-day feedback graph', () =>
     analytics.feedbacks(admin, analyticsFeedbackQuery.parse(month)),
   );
+} catch (err) {
+  console.error(err);
+  process.exitCode = 1;
 } finally {
   await ds.destroy().catch(() => undefined);
-  await owner.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  // Autovacuum may still be busy with the fresh tables, and only a superuser may end it: wait for it.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await owner.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      break;
+    } catch (err) {
+      if (attempt === 60) {
+        console.error(`database ${name} is left behind:`, err);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+    }
+  }
   await owner.destroy();
 }

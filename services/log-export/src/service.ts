@@ -14,7 +14,9 @@ import {
   describedOnly,
   type ServiceDefinition,
 } from '@switchyard/runtime';
+import { AnalyticsService } from './domain/analytics.ts';
 import { AuditLogService } from './domain/audit-logs.ts';
+import { AnalyticsRepository } from './store/analytics.repository.ts';
 import { LogSearchService } from './domain/log-search.ts';
 import { RequestLogService } from './domain/request-logs.ts';
 import { consumeAuditEvents } from './events/audit-log.consumer.ts';
@@ -71,6 +73,7 @@ export const logExportService: ServiceDefinition = {
     logExportRouter(
       describedOnly('the logs API'),
       describedOnly('the audit log'),
+      describedOnly('analytics'),
       describedOnly('authentication'),
     ).routes(),
   async create({ db, bus, clients, env: processEnv, logger }) {
@@ -92,6 +95,8 @@ export const logExportService: ServiceDefinition = {
     );
     const identityClient = need(clients.identity, 'identity client');
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
+    const workspaces = remoteWorkspaceLookup(identityClient);
+    const analytics = new AnalyticsService(new AnalyticsRepository(manager), { workspaces });
     const subscriptions: Subscription[] = [];
     const partitions = new RequestLogPartitions(manager);
     let maintenance: Promise<void> = Promise.resolve();
@@ -113,11 +118,12 @@ export const logExportService: ServiceDefinition = {
         logExportRouter(
           logSearch,
           audit,
+          analytics,
           callerAuthentication({
             keys,
             headerPrefix: config.HEADER_PREFIX,
             env: processEnv,
-            workspaces: remoteWorkspaceLookup(identityClient),
+            workspaces,
           }),
         ),
       ),

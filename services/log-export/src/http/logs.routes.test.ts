@@ -671,3 +671,43 @@ describe('custom logs', () => {
     assert.equal(res.body.error.code, 'workspace_key_required');
   });
 });
+
+describe('analytics over the stored logs', () => {
+  test('a graph counts the workspace’s logs of the range; another organisation counts none of them', async () => {
+    const { start } = hourOfItsOwn();
+    const range = `time_of_generation_min=${new Date(start).toISOString()}&time_of_generation_max=${new Date(start + 3_600_000).toISOString()}`;
+    await publishAll([
+      requestLog({ createdAtMs: String(start + 60_000) }),
+      requestLog({ createdAtMs: String(start + 120_000), status: 500 }),
+      requestLog({ createdAtMs: String(start + 180_000), model: 'gpt-4o' }),
+    ]);
+    const graph = await eventually(
+      async () => {
+        const res = await h.request('GET', `/v2/analytics/graphs/requests?${range}`, { key: h.workspaceKey });
+        assert.equal(res.status, 200, res.text);
+        return res.body.summary.total === 3 ? res.body : undefined;
+      },
+      { what: 'three requests in the graph' },
+    );
+    assert.equal(graph.data_points.length, 1);
+    const errors = await h.request('GET', `/v2/analytics/graphs/errors?${range}`, { key: h.workspaceKey });
+    assert.equal(errors.status, 200, errors.text);
+    assert.equal(errors.body.summary.total, 1);
+    const models = await h.request('GET', `/v2/analytics/groups/ai-models?${range}`, { key: h.workspaceKey });
+    assert.equal(models.status, 200, models.text);
+    assert.deepEqual(
+      (models.body.data as Array<{ ai_model: string }>).map((group) => group.ai_model).sort(),
+      ['gpt-4o', 'gpt-4o-mini'],
+    );
+    const elsewhere = await h.request('GET', `/v2/analytics/graphs/requests?${range}`, {
+      key: otherOrganisationKey,
+    });
+    assert.equal(elsewhere.status, 200, elsewhere.text);
+    assert.equal(elsewhere.body.summary.total, 0);
+    const refused = await h.request('GET', '/v2/analytics/graphs/requests?time_of_generation_min=yesterday', {
+      key: h.workspaceKey,
+    });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.error.param, 'time_of_generation_min');
+  });
+});

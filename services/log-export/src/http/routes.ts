@@ -4,7 +4,9 @@ import { requirePrincipal } from '@switchyard/access';
 import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
 import express, { type RequestHandler } from 'express';
 import { z } from 'zod';
+import type { AnalyticsService } from '../domain/analytics.ts';
 import type { AuditLogService } from '../domain/audit-logs.ts';
+import { analyticsRouter } from './analytics.routes.ts';
 import { listAuditLogsQuery } from '../domain/audit-logs.schemas.ts';
 import type { LogSearchService } from '../domain/log-search.ts';
 import { createCustomLogsBody, customLogsResponse, listLogsQuery } from '../domain/log-search.schemas.ts';
@@ -48,6 +50,7 @@ function jsonBody(limit: string): RequestHandler {
 export function logExportRouter(
   logs: LogSearchService,
   audit: AuditLogService,
+  analytics: AnalyticsService,
   authentication: RequestHandler,
 ): ScopedRouter {
   const router = new ScopedRouter();
@@ -99,6 +102,8 @@ export function logExportRouter(
       res.json(presentRequestLog(await logs.get(requirePrincipal(req), input.param(req, 'id'))));
     },
   );
+
+  router.mount('/v2/analytics', analyticsRouter(analytics), authentication);
 
   const auditRoutes = new ScopedRouter();
   router.mount('/v1/audit-logs', auditRoutes, authentication);

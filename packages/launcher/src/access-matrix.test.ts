@@ -98,8 +98,14 @@ function assertPermitted(res: HarnessResponse, call: Call, who: string): void {
     res.status !== 401 && res.status !== 403,
     `${who}: ${label(call)} was refused with ${res.status}: ${res.text}`,
   );
-  assert.ok(res.status < 500, `${who}: ${label(call)} failed with ${res.status}: ${res.text}`);
+  assert.ok(
+    res.status < 500 || notBuilt(res),
+    `${who}: ${label(call)} failed with ${res.status}: ${res.text}`,
+  );
 }
+
+/** A route whose feature is not built yet answers 501 saying so, to every caller it lets through. */
+const notBuilt = (res: HarnessResponse) => res.status === 501 && /not built yet/.test(res.text);
 
 function assertRefused(res: HarnessResponse, call: Call, who: string, code: string): void {
   assert.equal(res.status, 403, `${who}: ${label(call)} was not refused: ${res.status} ${res.text}`);
@@ -465,7 +471,9 @@ describe('tenancy: keys of another organisation or workspace', () => {
       for (const stranger of strangers) {
         if (stranger.level === 'workspace' && scopeLevel(call.scope) === 'organisation') continue;
         const res = await send(call, stranger.key, path);
-        if (call.method === 'GET' || call.method === 'DELETE') {
+        if (notBuilt(res)) {
+          // Nothing of it exists to be seen.
+        } else if (call.method === 'GET' || call.method === 'DELETE') {
           assert.equal(res.status, 404, `${stranger.who}: ${call.method} ${path}: ${res.text}`);
         } else {
           // A body is validated before anything is looked up: a 400 says nothing of the resource either.

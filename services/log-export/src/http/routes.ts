@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { assertStorableInput, BadRequest, camelKeys, listBody } from '@switchyard/core';
+import { assertStorableInput, BadRequest, camelKeys, listBody, NotImplemented } from '@switchyard/core';
 import { requirePrincipal } from '@switchyard/access';
 import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
 import express, { type RequestHandler } from 'express';
@@ -90,6 +90,34 @@ export function logExportRouter(
       res.json({ status: 'success', message: 'Logs successfully saved', log_ids: ids });
     },
   );
+  // Log exports are not built yet: their routes say so (before `/:id` takes `exports` for a log id).
+  const exportsNotBuilt = async () => {
+    throw new NotImplemented('Log exports are not built yet.', { code: 'not_implemented' });
+  };
+  const exportId = z.object({ id: logId });
+  const notBuilt = { scope: 'logs.export', summary: 'Log exports: not built yet (501).' } as const;
+  logRoutes.get('/exports', { ...notBuilt, query: 'none' }, exportsNotBuilt);
+  logRoutes.post('/exports', { ...notBuilt, query: 'none', body: 'none' }, exportsNotBuilt);
+  logRoutes.get('/exports/field-restrictions', { ...notBuilt, query: 'none' }, exportsNotBuilt);
+  logRoutes.get('/exports/:id', { ...notBuilt, params: exportId, query: 'none' }, exportsNotBuilt);
+  logRoutes.put(
+    '/exports/:id',
+    { ...notBuilt, params: exportId, query: 'none', body: 'none' },
+    exportsNotBuilt,
+  );
+  logRoutes.delete(
+    '/exports/:id',
+    { ...notBuilt, params: exportId, query: 'none', body: 'none' },
+    exportsNotBuilt,
+  );
+  for (const action of ['start', 'cancel'] as const) {
+    logRoutes.post(
+      `/exports/:id/${action}`,
+      { ...notBuilt, params: exportId, query: 'none', body: 'none' },
+      exportsNotBuilt,
+    );
+  }
+  logRoutes.get('/exports/:id/download', { ...notBuilt, params: exportId, query: 'none' }, exportsNotBuilt);
   logRoutes.get(
     '/:id',
     {

@@ -30,3 +30,4 @@ export {
   type PostgresConnector,
 } from './store/data-source.ts';
 export { startEmbeddedPostgres } from './store/embedded-postgres.ts';
+export { startScratchDatabase, type ScratchDatabase } from './store/scratch-database.ts';

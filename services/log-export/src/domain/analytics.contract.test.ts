@@ -7,17 +7,15 @@ import { after, before, describe, test } from 'node:test';
 import express from 'express';
 import type { DataSource } from 'typeorm';
 import type { Principal } from '@switchyard/access';
-import { createDataSource, migrate } from '@switchyard/adapters';
-import { createLogger, toAppError } from '@switchyard/core';
-import { requireServiceEnv, uniqueSuffix } from '@switchyard/core/testing';
+import { toAppError } from '@switchyard/core';
 import { ScopedRouter } from '@switchyard/runtime';
 import { analyticsRouter } from '../http/analytics.routes.ts';
-import { logExportService } from '../service.ts';
 import { AnalyticsRepository } from '../store/analytics.repository.ts';
 import type { RequestLog } from '../store/entities.ts';
 import { FeedbackRepository } from '../store/feedback.repository.ts';
 import { RequestLogPartitions } from '../store/request-log-partitions.ts';
 import { RequestLogRepository } from '../store/request-log.repository.ts';
+import { startContractDatabase } from '../testing/contract-database.ts';
 import { AnalyticsService, latencyQuantile } from './analytics.ts';
 import { analyticsFeedbackQuery, analyticsQuery, type AnalyticsQuery } from './analytics.schemas.ts';
 
@@ -159,36 +157,9 @@ let dropDatabase: () => Promise<void>;
 let analytics: AnalyticsService;
 
 before(async () => {
-  const maintenanceUrl = requireServiceEnv('DATABASE_URL');
-  const logger = createLogger('analytics-contract', 'error');
-  logger.silent = true;
-  const owner = createDataSource({
-    url: maintenanceUrl,
-    schema: 'public',
-    entities: [],
-    migrations: [],
-    poolSize: 1,
-    logger,
-  });
-  await owner.initialize();
-  const name = `analytics_contract_${uniqueSuffix()}`;
-  await owner.query(`CREATE DATABASE "${name}"`);
-  dropDatabase = async () => {
-    await owner.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await owner.destroy();
-  };
-  const url = new URL(maintenanceUrl);
-  url.pathname = `/${name}`;
-  const database = logExportService.database!;
-  ds = createDataSource({
-    url: url.toString(),
-    schema: database.schema,
-    entities: database.entities,
-    migrations: database.migrations,
-    poolSize: 4,
-    logger,
-  });
-  await migrate(ds, database.schema, logger);
+  const database = await startContractDatabase('analytics-contract');
+  ({ ds } = database);
+  dropDatabase = () => database.close();
   const partitions = new RequestLogPartitions(ds.manager);
   for (const day of ['2026-03-13', '2026-03-14', '2026-03-15'])
     await partitions.create(new Date(`${day}T00:00:00Z`));

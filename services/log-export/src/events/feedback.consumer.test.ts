@@ -4,64 +4,29 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { DataSource } from 'typeorm';
-import { createDataSource, migrate, MemoryEventBus, publishEvent, Topics } from '@switchyard/adapters';
-import { createLogger } from '@switchyard/core';
-import { requireServiceEnv, uniqueSuffix } from '@switchyard/core/testing';
+import { MemoryEventBus, publishEvent, Topics, type ScratchDatabase } from '@switchyard/adapters';
+import { captureLogger } from '@switchyard/core/testing';
 import { events } from '@switchyard/proto';
 import { eventually } from '@switchyard/testing';
 import { consumeFeedback } from './feedback.consumer.ts';
 import { FeedbackRepository, type Feedback } from '../store/feedback.repository.ts';
 import { Feedback1763700000026 } from '../store/migrations/1763700000026-feedback.ts';
+import { startContractDatabase } from '../testing/contract-database.ts';
 
 type FeedbackInit = MessageInitShape<typeof events.FeedbackEventSchema>;
 
-const logger = createLogger('feedback-contract', 'error');
-logger.silent = true;
-
-const maintenanceUrl = requireServiceEnv('DATABASE_URL');
-const databaseName = `feedback_contract_${uniqueSuffix()}`;
-let ds: DataSource;
+let database: ScratchDatabase;
+let ds: ScratchDatabase['ds'];
 let repo: FeedbackRepository;
 
-/** Runs one statement on the server's own database (to create and drop the test's). */
-async function asOwner(sql: string): Promise<void> {
-  const owner = createDataSource({
-    url: maintenanceUrl,
-    schema: 'public',
-    entities: [],
-    migrations: [],
-    poolSize: 1,
-    logger,
-  });
-  await owner.initialize();
-  try {
-    await owner.query(sql);
-  } finally {
-    await owner.destroy();
-  }
-}
-
 before(async () => {
-  await asOwner(`CREATE DATABASE "${databaseName}"`);
-  const url = new URL(maintenanceUrl);
-  url.pathname = `/${databaseName}`;
-  ds = createDataSource({
-    url: url.toString(),
-    schema: 'log_export',
-    entities: [],
-    migrations: [Feedback1763700000026],
-    poolSize: 4,
-    logger,
-  });
-  await migrate(ds, 'log_export', logger);
+  // Only the feedback migration: what it makes must stand on its own.
+  database = await startContractDatabase('feedback-contract', { migrations: [Feedback1763700000026] });
+  ds = database.ds;
   repo = new FeedbackRepository(ds.manager);
 });
 
-after(async () => {
-  if (ds?.isInitialized) await ds.destroy();
-  await asOwner(`DROP DATABASE IF EXISTS "${databaseName}" WITH (FORCE)`);
-});
+after(() => database?.close());
 
 const organisationId = randomUUID();
 const workspaceId = randomUUID();
@@ -185,7 +150,7 @@ describe('consuming feedback events', () => {
 
   before(async () => {
     bus = new MemoryEventBus();
-    const subscription = await consumeFeedback(bus, logger, repo);
+    const subscription = await consumeFeedback(bus, captureLogger('feedback-consumer').logger, repo);
     stop = () => subscription.stop();
   });
   after(async () => {

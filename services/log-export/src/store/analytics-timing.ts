@@ -5,7 +5,7 @@
 //   node --import tsx services/log-export/src/store/analytics-timing.ts [logs=1000000] [writers=2]
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '@switchyard/access';
-import { createDataSource, migrate } from '@switchyard/adapters';
+import { startScratchDatabase } from '@switchyard/adapters';
 import { createLogger } from '@switchyard/core';
 import { AnalyticsService } from '../domain/analytics.ts';
 import { analyticsFeedbackQuery, analyticsQuery } from '../domain/analytics.schemas.ts';
@@ -26,15 +26,10 @@ if (!url) throw new Error('DATABASE_URL is not set');
 
 const logger = createLogger('analytics-timing', 'error');
 logger.silent = true;
-const owner = createDataSource({ url, schema: 'public', entities: [], migrations: [], poolSize: 1, logger });
-await owner.initialize();
-const name = `analytics_timing_${Date.now()}`;
-await owner.query(`CREATE DATABASE "${name}"`);
-const scratch = new URL(url);
-scratch.pathname = `/${name}`;
 const database = logExportService.database!;
-const ds = createDataSource({
-  url: scratch.toString(),
+const scratch = await startScratchDatabase({
+  url,
+  label: 'analytics-timing',
   schema: database.schema,
   entities: database.entities,
   migrations: database.migrations,
@@ -43,9 +38,9 @@ const ds = createDataSource({
   queryTimeoutMs: null,
   logger,
 });
+const { ds } = scratch;
 
 try {
-  await migrate(ds, database.schema, logger);
   const end = new Date('2026-03-15T00:00:00Z');
   const start = new Date(end.getTime() - DAYS * DAY_MS);
   const partitions = new RequestLogPartitions(ds.manager);
@@ -181,19 +176,5 @@ try {
   console.error(err);
   process.exitCode = 1;
 } finally {
-  await ds.destroy().catch(() => undefined);
-  // Autovacuum may still be busy with the fresh tables, and only a superuser may end it: wait for it.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await owner.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      break;
-    } catch (err) {
-      if (attempt === 60) {
-        console.error(`database ${name} is left behind:`, err);
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
-    }
-  }
-  await owner.destroy();
+  await scratch.close();
 }

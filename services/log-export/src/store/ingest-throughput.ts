@@ -5,7 +5,7 @@
 //   node --import tsx services/log-export/src/store/ingest-throughput.ts [events=200000] [writers=1]
 import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
-import { createDataSource, migrate } from '@switchyard/adapters';
+import { startScratchDatabase } from '@switchyard/adapters';
 import { createLogger } from '@switchyard/core';
 import { events } from '@switchyard/proto';
 import { requestLogFromEvent } from '../domain/request-logs.ts';
@@ -22,24 +22,19 @@ if (!url) throw new Error('DATABASE_URL is not set');
 
 const logger = createLogger('ingest-throughput', 'error');
 logger.silent = true;
-const owner = createDataSource({ url, schema: 'public', entities: [], migrations: [], poolSize: 1, logger });
-await owner.initialize();
-const name = `ingest_throughput_${Date.now()}`;
-await owner.query(`CREATE DATABASE "${name}"`);
-const scratch = new URL(url);
-scratch.pathname = `/${name}`;
 const database = logExportService.database!;
-const ds = createDataSource({
-  url: scratch.toString(),
+const scratch = await startScratchDatabase({
+  url,
+  label: 'ingest-throughput',
   schema: database.schema,
   entities: database.entities,
   migrations: database.migrations,
   poolSize: writers + 1,
   logger,
 });
+const { ds } = scratch;
 
 try {
-  await migrate(ds, database.schema, logger);
   const now = new Date();
   await new RequestLogPartitions(ds.manager).prepare(new Date(now.getTime() - 2 * 86_400_000), 3);
   const repo = new RequestLogRepository(ds.manager);
@@ -128,7 +123,5 @@ try {
     ),
   );
 } finally {
-  await ds.destroy().catch(() => undefined);
-  await owner.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await owner.destroy();
+  await scratch.close();
 }

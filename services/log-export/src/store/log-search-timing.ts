@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { create } from '@bufbuild/protobuf';
 import type { Principal } from '@switchyard/access';
-import { createDataSource, migrate } from '@switchyard/adapters';
+import { startScratchDatabase } from '@switchyard/adapters';
 import { createLogger } from '@switchyard/core';
 import { events } from '@switchyard/proto';
 import { LogSearchService } from '../domain/log-search.ts';
@@ -26,24 +26,19 @@ if (!url) throw new Error('DATABASE_URL is not set');
 
 const logger = createLogger('log-search-timing', 'error');
 logger.silent = true;
-const owner = createDataSource({ url, schema: 'public', entities: [], migrations: [], poolSize: 1, logger });
-await owner.initialize();
-const name = `log_search_timing_${Date.now()}`;
-await owner.query(`CREATE DATABASE "${name}"`);
-const scratch = new URL(url);
-scratch.pathname = `/${name}`;
 const database = logExportService.database!;
-const ds = createDataSource({
-  url: scratch.toString(),
+const scratch = await startScratchDatabase({
+  url,
+  label: 'log-search-timing',
   schema: database.schema,
   entities: database.entities,
   migrations: database.migrations,
   poolSize: 2,
   logger,
 });
+const { ds } = scratch;
 
 try {
-  await migrate(ds, database.schema, logger);
   const now = new Date();
   await new RequestLogPartitions(ds.manager).prepare(new Date(now.getTime() - 2 * 86_400_000), 2);
   const repo = new RequestLogRepository(ds.manager);
@@ -154,18 +149,5 @@ try {
     cost_min: '0.005',
   });
 } finally {
-  await ds.destroy().catch(() => undefined);
-  // An autovacuum worker on the new tables may hold the database a moment: FORCE cannot end it.
-  for (let attempt = 1; attempt <= 10; attempt++) {
-    const dropped = await owner.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).then(
-      () => true,
-      (err: unknown) => {
-        if (attempt === 10) console.error(`could not drop database ${name}: ${String(err)}`);
-        return false;
-      },
-    );
-    if (dropped) break;
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-  }
-  await owner.destroy();
+  await scratch.close();
 }

@@ -4,69 +4,29 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import type { DataSource } from 'typeorm';
-import { createDataSource, MemoryEventBus, migrate, publishEvent, Topics } from '@switchyard/adapters';
-import { createLogger } from '@switchyard/core';
-import { captureLogger, requireServiceEnv, uniqueSuffix } from '@switchyard/core/testing';
+import {
+  createDataSource,
+  MemoryEventBus,
+  migrate,
+  publishEvent,
+  Topics,
+  type ScratchDatabase,
+} from '@switchyard/adapters';
+import { captureLogger } from '@switchyard/core/testing';
 import { events } from '@switchyard/proto';
 import { RequestLogService } from '../domain/request-logs.ts';
 import { consumeRequestLogs } from '../events/request-log.consumer.ts';
 import { logExportService } from '../service.ts';
+import { startContractDatabase } from '../testing/contract-database.ts';
 import type { RequestLog } from './entities.ts';
 import { RequestLogPartitions, partitionName } from './request-log-partitions.ts';
 import { RequestLogRepository } from './request-log.repository.ts';
 
-interface ScratchDatabase {
-  ds: DataSource;
-  close(): Promise<void>;
-}
-
 /** A database of its own on the PostgreSQL of `DATABASE_URL`, migrated with `migrations`. */
-async function scratchDatabase(
+const scratchDatabase = (
   label: string,
-  migrations = logExportService.database!.migrations,
-): Promise<ScratchDatabase> {
-  const maintenanceUrl = requireServiceEnv('DATABASE_URL');
-  const logger = createLogger(label, 'error');
-  logger.silent = true;
-  const asOwner = async (sql: string) => {
-    const owner = createDataSource({
-      url: maintenanceUrl,
-      schema: 'public',
-      entities: [],
-      migrations: [],
-      poolSize: 1,
-      logger,
-    });
-    await owner.initialize();
-    try {
-      await owner.query(sql);
-    } finally {
-      await owner.destroy();
-    }
-  };
-  const name = `${label.replaceAll('-', '_')}_${uniqueSuffix()}`;
-  await asOwner(`CREATE DATABASE "${name}"`);
-  const url = new URL(maintenanceUrl);
-  url.pathname = `/${name}`;
-  const database = logExportService.database!;
-  const ds = createDataSource({
-    url: url.toString(),
-    schema: database.schema,
-    entities: database.entities,
-    migrations,
-    poolSize: 4,
-    logger,
-  });
-  await migrate(ds, database.schema, logger);
-  return {
-    ds,
-    async close() {
-      if (ds.isInitialized) await ds.destroy();
-      await asOwner(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    },
-  };
-}
+  migrations?: NonNullable<typeof logExportService.database>['migrations'],
+) => startContractDatabase(label, migrations ? { migrations } : {});
 
 const organisationId = randomUUID();
 const workspaceId = randomUUID();

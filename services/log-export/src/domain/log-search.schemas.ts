@@ -172,14 +172,9 @@ export const listLogsQuery = z
       .meta({
         description: `How many logs a page holds, 1 to ${MAX_PAGE_SIZE}; ${DEFAULT_PAGE_SIZE} when not given.`,
       }),
-    cursor: z
-      .string()
-      .min(1)
-      .max(2048)
-      .optional()
-      .meta({
-        description: "The previous page's next_cursor, with the same filters, for the page after it.",
-      }),
+    cursor: z.string().min(1).max(2048).optional().meta({
+      description: "The previous page's next_cursor, with the same filters, for the page after it.",
+    }),
   })
   .catchall(z.string().max(1024, 'at most 1024 characters'))
   .superRefine((query, ctx) => {

@@ -714,7 +714,9 @@ test('every write route takes hostile bodies, path parameters and query strings 
             signal: AbortSignal.timeout(15_000),
           });
           const call = `${route.method} ${path.slice(0, 300)} (seed ${SEED}) answered ${res.status}`;
-          assert.ok(res.status < 500, `${call}: ${res.text.slice(0, 500)}`);
+          // A route whose feature is not built yet answers 501 saying so, whatever it is sent.
+          const notBuilt = res.status === 501 && /not built yet/.test(res.text);
+          assert.ok(res.status < 500 || notBuilt, `${call}: ${res.text.slice(0, 500)}`);
           if (res.status >= 400) {
             const problem = errorShapeProblem(route, res);
             assert.equal(problem, null, `${call}: ${problem}: ${res.text.slice(0, 500)}`);

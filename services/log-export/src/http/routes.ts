@@ -1,8 +1,8 @@
-import { isUtf8 } from 'node:buffer';
-import { assertStorableInput, BadRequest, camelKeys, listBody, NotImplemented } from '@switchyard/core';
+import { camelKeys, listBody, NotImplemented } from '@switchyard/core';
+import { jsonBody } from '@switchyard/http';
 import { requirePrincipal } from '@switchyard/access';
 import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
-import express, { type RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import { z } from 'zod';
 import type { AnalyticsService } from '../domain/analytics.ts';
 import type { AuditLogService } from '../domain/audit-logs.ts';
@@ -16,36 +16,6 @@ const logId = z.string().regex(/^[\w.:-]{1,128}$/, 'a log id');
 
 /** The largest `POST /v1/logs` body: up to 100 custom logs, each with its bodies. */
 const CUSTOM_LOGS_BODY_LIMIT = '10mb';
-
-/**
- * Reads a JSON body as the other services do: malformed JSON a 400, oversize a 413, bytes that
- * are not UTF-8 or text no store can hold a 400.
- */
-function jsonBody(limit: string): RequestHandler {
-  const parse = express.json({
-    limit,
-    type: ['application/json', 'application/*+json'],
-    verify: (_req, _res, bytes, encoding) => {
-      if ((encoding === 'utf-8' || encoding === 'utf8') && !isUtf8(bytes)) {
-        throw new BadRequest('Request body is not valid UTF-8.', { code: 'invalid_text' });
-      }
-    },
-  });
-  return (req, res, next) =>
-    parse(req, res, (err?: unknown) => {
-      if (err !== undefined) {
-        next(err);
-        return;
-      }
-      try {
-        assertStorableInput(req.body);
-      } catch (refused) {
-        next(refused);
-        return;
-      }
-      next();
-    });
-}
 
 export function logExportRouter(
   logs: LogSearchService,

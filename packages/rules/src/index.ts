@@ -67,3 +67,4 @@ export {
   type Resolver,
   systemResolver,
 } from './unsafe-host.ts';
+export { EXPORT_FIELDS, type ExportField, isExportField } from './export-fields.ts';

@@ -109,6 +109,20 @@ render no-ingress off off off sy "$CHART" --namespace sy \
   --set ingress.enabled=false --set grpcTls.enabled=false \
   --set secrets.existingSecret=sy-app-secrets
 
+# Log exports: a volume by default (emptyDir, a claim the chart makes, or one of yours), or a bucket.
+expect "log exports: a volume at EXPORT_DIR by default, a claim the chart makes when sized" \
+  bash -c '"$0" template x "$1" --show-only templates/log-export/deployment.yaml > "$2/lx.yaml" \
+    && grep -q "mountPath: /var/lib/switchyard/exports" "$2/lx.yaml" && grep -q "emptyDir: {}" "$2/lx.yaml" \
+    && "$0" template x "$1" --set config.logExport.exports.volume.size=20Gi > "$2/lx-pvc.yaml" \
+    && grep -q "claimName: x-switchyard-log-export-exports" "$2/lx-pvc.yaml" \
+    && grep -q "storage: \"20Gi\"" "$2/lx-pvc.yaml" \
+    && "$0" template x "$1" --set config.logExport.exports.volume.existingClaim=shared-rwx \
+      --show-only templates/log-export/deployment.yaml | grep -q "claimName: shared-rwx"' "$HELM" "$CHART" "$OUT"
+expect "log exports: the s3 store sets the bucket and its credentials, and mounts no volume" \
+  bash -c '"$0" template x "$1" --set config.logExport.exports.store=s3 --set config.logExport.exports.s3.bucket=logs \
+    --set config.logExport.exports.s3.credentialsSecret=s3-creds > "$2/lx-s3.yaml" \
+    && grep -q "EXPORT_S3_BUCKET: \"logs\"" "$2/lx-s3.yaml" && grep -q "EXPORT_STORE: \"s3\"" "$2/lx-s3.yaml" \
+    && grep -q "name: s3-creds" "$2/lx-s3.yaml" && ! grep -q "/var/lib/switchyard/exports" "$2/lx-s3.yaml"' "$HELM" "$CHART" "$OUT"
 # Values the chart must refuse to render.
 echo "helm-check: refused values"
 refuse "refuses mTLS without grpcTls.existingSecret" \
@@ -169,6 +183,10 @@ refuse "refuses a misspelt service name (values.schema.json)" \
   "$HELM" template x "$CHART" --set components.gatway.replicaCount=2
 refuse "refuses a Kafka broker without a port (values.schema.json)" \
   "$HELM" template x "$CHART" --set 'kafka.brokers[0]=kafka'
+refuse "refuses the s3 export store without a bucket" \
+  "$HELM" template x "$CHART" --set config.logExport.exports.store=s3
+refuse "refuses an export store that is not local or s3 (values.schema.json)" \
+  "$HELM" template x "$CHART" --set config.logExport.exports.store=gcs
 refuse "refuses autoscaling minReplicas > maxReplicas" \
   "$HELM" template x "$CHART" --set components.gateway.autoscaling.enabled=true \
   --set components.gateway.autoscaling.minReplicas=9 --set components.gateway.autoscaling.maxReplicas=3

@@ -432,6 +432,25 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- if eq .component "log-export" -}}
 {{- $l := $c.logExport | default dict -}}
 {{- $_ := set $env "LOG_RETENTION_DAYS" (toString ($l.logRetentionDays | default 30)) -}}
+{{- /* Log exports check the organisation's denied fields with admin. */ -}}
+{{- $_ := set $env "ADMIN_GRPC_ADDRESS" (include "switchyard.grpcAddress" (dict "root" $root "key" "admin" "component" "admin")) -}}
+{{- $x := $l.exports | default dict -}}
+{{- $store := toString ($x.store | default "local") -}}
+{{- if not (has $store (list "local" "s3")) -}}
+{{- fail (printf "config.logExport.exports.store must be local or s3, not %s" $store) -}}
+{{- end -}}
+{{- $_ := set $env "EXPORT_STORE" $store -}}
+{{- $_ := set $env "EXPORT_LINK_TTL_SECONDS" (toString ($x.linkTtlSeconds | default 900)) -}}
+{{- if eq $store "local" -}}
+{{- $_ := set $env "EXPORT_DIR" "/var/lib/switchyard/exports" -}}
+{{- else -}}
+{{- $s3 := $x.s3 | default dict -}}
+{{- $_ := set $env "EXPORT_S3_BUCKET" (required "config.logExport.exports.s3.bucket is required when config.logExport.exports.store is s3" $s3.bucket) -}}
+{{- $_ := set $env "EXPORT_S3_REGION" (toString ($s3.region | default "us-east-1")) -}}
+{{- $_ := set $env "EXPORT_S3_ENDPOINT" (toString ($s3.endpoint | default "")) -}}
+{{- $_ := set $env "EXPORT_S3_FORCE_PATH_STYLE" (toString ($s3.forcePathStyle | default false)) -}}
+{{- $_ := set $env "EXPORT_S3_PREFIX" (toString ($s3.prefix | default "")) -}}
+{{- end -}}
 {{- end -}}
 {{- if eq .component "policy" -}}
 {{- $p := $c.policy | default dict -}}
@@ -482,12 +501,25 @@ Usage: include "switchyard.componentSecretEnv" (dict "root" $ "component" "gatew
     secretKeyRef:
       {{- include "switchyard.redisSecretRef" $root | nindent 6 }}
 {{- end }}
-{{- if has .component (list "admin" "control-plane") }}
+{{- if has .component (list "admin" "control-plane" "log-export") }}
 - name: SWITCHYARD_ENCRYPTION_KEY
   valueFrom:
     secretKeyRef:
       name: {{ $app }}
       key: {{ ternary $keys.encryptionKey "SWITCHYARD_ENCRYPTION_KEY" (not (empty $root.Values.secrets.existingSecret)) }}
+{{- end }}
+{{- $exports := (($root.Values.config.logExport | default dict).exports | default dict) -}}
+{{- if and (eq .component "log-export") (eq (toString ($exports.store | default "local")) "s3") (($exports.s3 | default dict).credentialsSecret) }}
+- name: AWS_ACCESS_KEY_ID
+  valueFrom:
+    secretKeyRef:
+      name: {{ $exports.s3.credentialsSecret }}
+      key: AWS_ACCESS_KEY_ID
+- name: AWS_SECRET_ACCESS_KEY
+  valueFrom:
+    secretKeyRef:
+      name: {{ $exports.s3.credentialsSecret }}
+      key: AWS_SECRET_ACCESS_KEY
 {{- end }}
 {{- if eq .component "control-plane" }}
 - name: SWITCHYARD_ADMIN_KEY

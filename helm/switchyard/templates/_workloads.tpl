@@ -13,6 +13,12 @@ templates/<service>/ renders one of these for its service:
 {{- $v := include "switchyard.componentValues" $ctx | fromYaml -}}
 {{- $spec := include "switchyard.componentSpec" $ctx | fromYaml -}}
 {{- $fullname := include "switchyard.componentFullname" $ctx -}}
+{{- /* The volume of log exports kept locally (log-export with the local store only). */ -}}
+{{- $exportVolume := dict -}}
+{{- $exports := (($root.Values.config.logExport | default dict).exports | default dict) -}}
+{{- if and (eq $component "log-export") (eq (toString ($exports.store | default "local")) "local") -}}
+{{- $exportVolume = merge (dict "enabled" true) ($exports.volume | default dict) -}}
+{{- end -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -122,6 +128,10 @@ spec:
             - name: event-spill
               mountPath: /var/spill
             {{- end }}
+            {{- if $exportVolume }}
+            - name: exports
+              mountPath: /var/lib/switchyard/exports
+            {{- end }}
             {{- if $root.Values.grpcTls.enabled }}
             - name: grpc-tls
               mountPath: {{ $root.Values.grpcTls.mountPath }}
@@ -133,6 +143,18 @@ spec:
         {{- if and $spec.kafka $v.eventSpill.enabled }}
         - name: event-spill
           emptyDir: {{ if $v.eventSpill.sizeLimit }}{ sizeLimit: {{ $v.eventSpill.sizeLimit }} }{{ else }}{}{{ end }}
+        {{- end }}
+        {{- if $exportVolume }}
+        - name: exports
+          {{- if $exportVolume.existingClaim }}
+          persistentVolumeClaim:
+            claimName: {{ $exportVolume.existingClaim }}
+          {{- else if $exportVolume.size }}
+          persistentVolumeClaim:
+            claimName: {{ $fullname }}-exports
+          {{- else }}
+          emptyDir: {}
+          {{- end }}
         {{- end }}
         {{- if $root.Values.grpcTls.enabled }}
         - name: grpc-tls

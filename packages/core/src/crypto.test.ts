@@ -28,6 +28,17 @@ describe('SecretBox', () => {
     assert.ok(!rawOf(ciphertext).includes(Buffer.from('sk-provider-key')));
   });
 
+  test('a MAC verifies for its message and purpose only, and under its key only', () => {
+    const mac = box.mac('links', 'export 1 until 2026');
+    assert.match(mac, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(box.mac('links', 'export 1 until 2026'), mac);
+    assert.ok(box.verifyMac('links', 'export 1 until 2026', mac));
+    assert.ok(!box.verifyMac('links', 'export 2 until 2026', mac));
+    assert.ok(!box.verifyMac('other', 'export 1 until 2026', mac));
+    assert.ok(!box.verifyMac('links', 'export 1 until 2026', mac.slice(0, -1)));
+    assert.ok(!new SecretBox(SecretBox.generateKey()).verifyMac('links', 'export 1 until 2026', mac));
+  });
+
   test('encrypting the same plaintext twice gives different ciphertexts', () => {
     assert.notEqual(box.encrypt('same'), box.encrypt('same'));
   });

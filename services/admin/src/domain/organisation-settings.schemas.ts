@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CamelKeys } from '@switchyard/core';
 import { DATA_PLANE_SCOPES } from '@switchyard/access';
+import { EXPORT_FIELDS, isExportField } from '@switchyard/rules';
 
 /** A field left out keeps its choice; null drops it, so that the default applies again. */
 const setting = z.boolean({ error: 'must be true, false or null' }).nullable().optional();
@@ -11,6 +12,26 @@ const rotationPeriod = z
     error: 'must be a number of days from 1 to 365, weekly, monthly or null',
   })
   .transform((value) => (value === 'weekly' ? 7 : value === 'monthly' ? 30 : value));
+
+/** Fields of request logs that log exports may not hold: each a known field, each once. */
+const exportSettings = z.strictObject({
+  deniedFields: z
+    .array(
+      z.string().refine(isExportField, {
+        error: (issue) => `'${String(issue.input)}' is not an exportable field`,
+      }),
+    )
+    .max(EXPORT_FIELDS.length)
+    .superRefine((fields, ctx) => {
+      // A repeated field is refused rather than merged: the list is then exactly what is stored.
+      const seen = new Set<string>();
+      fields.forEach((field, index) => {
+        if (seen.has(field))
+          ctx.addIssue({ code: 'custom', message: `'${field}' is listed twice`, path: [index] });
+        seen.add(field);
+      });
+    }),
+});
 
 export const updateOrganisationSettingsBody = z.strictObject({
   block_inline_config: setting,
@@ -34,6 +55,7 @@ export const updateOrganisationSettingsBody = z.strictObject({
     .max(32)
     .nullable()
     .optional(),
+  export_settings: exportSettings.nullable().optional(),
 });
 
 /** null drops a choice, so that the default applies again; undefined leaves it as it is. */

@@ -41,6 +41,8 @@ export interface KeySettingsStore {
 export interface EffectiveOrganisationSettings {
   blockInlineConfig: boolean;
   blockInlineConfigSource: SettingSource;
+  /** Fields log exports may not hold; empty when the organisation never chose. */
+  exportDeniedFields: string[];
   keys: KeySettings;
 }
 
@@ -69,7 +71,7 @@ export class OrganisationSettingsService {
     return effective(choices, keys, principal);
   }
 
-  /** Gateways drop their cached choices on the change event. */
+  /** Gateways and log exports drop their cached choices on the change event. */
   async update(
     principal: Principal,
     update: OrganisationSettingsUpdate,
@@ -91,6 +93,9 @@ export class OrganisationSettingsService {
     if (update.blockInlineConfig === null) change.clear.push('block_inline_config');
     else if (update.blockInlineConfig !== undefined)
       change.set.block_inline_config = update.blockInlineConfig;
+    if (update.exportSettings === null) change.clear.push('export_settings');
+    else if (update.exportSettings !== undefined)
+      change.set.export_settings = { deniedFields: update.exportSettings.deniedFields };
     const saved = await this.repo.update(principal.organisationId, change, principal.apiKeyId);
     publishChange(this.bus, {
       entity: 'organisation_settings',
@@ -123,6 +128,7 @@ function effective(
       forced: false,
     }),
     blockInlineConfigSource: typeof explicit === 'boolean' ? 'organisation' : 'default',
+    exportDeniedFields: choices.export_settings?.deniedFields ?? [],
     keys,
   };
 }

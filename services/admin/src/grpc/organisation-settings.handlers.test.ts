@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { controlPlane } from '@switchyard/control-plane';
+import { GrpcStatus } from '@switchyard/runtime';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { adminService } from '../service.ts';
 
@@ -84,4 +85,41 @@ test('GetOrganisationSettings carries the default guardrail ids and the excluded
   assert.deepEqual(delivered.outputGuardrailExcludedWorkspaceIds, [h.workspaceId]);
   // Another organisation's answer carries none of them.
   assert.deepEqual((await settingsOf(randomUUID())).inputGuardrailIds, []);
+});
+
+test('GetOrganisationSettings answers the fields log exports may not hold, empty until chosen and once cleared', async () => {
+  const deny = async (export_settings: { deniedFields: string[] } | null) => {
+    const res = await h.request('PUT', '/v1/admin/organisation/settings', {
+      key: h.adminKey,
+      json: { export_settings },
+    });
+    assert.equal(res.status, 200, res.text);
+  };
+  assert.deepEqual((await settingsOf(h.organisationId)).exportDeniedFields, []);
+  await deny({ deniedFields: ['response', 'request', 'cost'] });
+  assert.deepEqual((await settingsOf(h.organisationId)).exportDeniedFields, ['response', 'request', 'cost']);
+  // Another organisation's answer carries none of them.
+  assert.deepEqual((await settingsOf(randomUUID())).exportDeniedFields, []);
+  await deny(null);
+  assert.deepEqual((await settingsOf(h.organisationId)).exportDeniedFields, []);
+});
+
+test('GetOrganisationSettings serves gateway and log-export, and refuses every other service', async () => {
+  for (const caller of ['gateway', 'log-export'] as const) {
+    const response = await h.client('organisationSettings', caller).getOrganisationSettings({
+      organisationId: h.organisationId,
+    });
+    assert.deepEqual(response.exportDeniedFields, [], caller);
+  }
+  for (const caller of ['admin', 'control-plane', 'policy'] as const) {
+    await assert.rejects(
+      h.client('organisationSettings', caller).getOrganisationSettings({ organisationId: h.organisationId }),
+      (err: Error) => {
+        assert.match(err.message, new RegExp(`GetOrganisationSettings is not open to ${caller} `));
+        assert.equal((err.cause as { code?: number }).code, GrpcStatus.PERMISSION_DENIED);
+        return true;
+      },
+      caller,
+    );
+  }
 });

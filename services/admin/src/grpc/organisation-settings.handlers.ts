@@ -5,9 +5,12 @@ import type { admin } from '@switchyard/proto';
 import type { OrganisationSettingsService } from '../domain/organisation-settings.service.ts';
 import type { GuardrailDefaultsService } from '../domain/guardrail-defaults.service.ts';
 
-/** The gateway reads whether inline provider choices are blocked, and the default guardrails it runs. */
+/**
+ * The gateway reads whether inline provider choices are blocked, and the default guardrails it
+ * runs; log-export reads the fields its exports may not hold.
+ */
 export const organisationSettingsCallers: CallerRules<typeof admin.OrganisationSettingsService> = {
-  getOrganisationSettings: ['gateway'],
+  getOrganisationSettings: ['gateway', 'log-export'],
 };
 
 export function organisationSettingsHandlers(
@@ -24,6 +27,7 @@ export function organisationSettingsHandlers(
         outputGuardrailIds: defaults.guardrailIds.output,
         inputGuardrailExcludedWorkspaceIds: defaults.excludedWorkspaceIds.input,
         outputGuardrailExcludedWorkspaceIds: defaults.excludedWorkspaceIds.output,
+        exportDeniedFields: choices.export_settings?.deniedFields ?? [],
       };
     },
   };

@@ -4,6 +4,7 @@ import { fromBinary } from '@bufbuild/protobuf';
 import { scopesForKind } from '@switchyard/access';
 import { Topics } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
+import { EXPORT_FIELDS } from '@switchyard/rules';
 import { controlPlane } from '@switchyard/control-plane';
 import { keyMaterialOf, IdentityRepository } from '@switchyard/control-plane/testing';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
@@ -221,5 +222,137 @@ describe('who may', () => {
   test('no key is a 401', async () => {
     assert.equal((await h.request('GET', path)).status, 401);
     assert.equal((await h.request('PUT', path, { json: { block_inline_config: false } })).status, 401);
+  });
+});
+
+describe('export_settings.deniedFields', () => {
+  const deniedFields = async (key: string) => {
+    const res = await h.request('GET', path, { key });
+    assert.equal(res.status, 200, res.text);
+    return res.body.export_settings;
+  };
+  const storedSettings = async (organisationId: string) => {
+    const [row] = await h
+      .db('admin')
+      .query(`SELECT settings FROM admin.organisation_settings WHERE organisation_id = $1`, [organisationId]);
+    return row?.settings;
+  };
+
+  test('is an empty list while the organisation has not chosen', async () => {
+    const fresh = await organisationCreatedAt('2026-09-01T00:00:00Z', 'export-fresh');
+    assert.deepEqual(await deniedFields(fresh.adminKey), { deniedFields: [] });
+  });
+
+  test('is stored as sent, shown by PUT and GET, and announced as a change', async () => {
+    const chooser = await organisationCreatedAt('2026-09-02T00:00:00Z', 'export-set');
+    const announced = () =>
+      h.bus
+        .log(Topics.changes)
+        .map((message) => fromBinary(events.ChangeEventSchema, message.value))
+        .filter(
+          (change) => change.entity === 'organisation_settings' && change.organisationId === chooser.id,
+        );
+    const seen = announced().length;
+    const written = await put(chooser.adminKey, {
+      export_settings: { deniedFields: ['response', 'cost', 'request'] },
+    });
+    assert.equal(written.status, 200, written.text);
+    assert.deepEqual(written.body.export_settings, { deniedFields: ['response', 'cost', 'request'] });
+    assert.deepEqual(await deniedFields(chooser.adminKey), { deniedFields: ['response', 'cost', 'request'] });
+    assert.deepEqual(await storedSettings(chooser.id), {
+      export_settings: { deniedFields: ['response', 'cost', 'request'] },
+    });
+    assert.equal(announced().length, seen + 1);
+    // Another organisation is untouched.
+    assert.deepEqual(await deniedFields(h.adminKey), { deniedFields: [] });
+  });
+
+  test('a new list replaces the old one, and every exportable field may be denied at once', async () => {
+    const chooser = await organisationCreatedAt('2026-09-03T00:00:00Z', 'export-replace');
+    await put(chooser.adminKey, { export_settings: { deniedFields: ['metadata'] } });
+    const all = [...EXPORT_FIELDS];
+    const res = await put(chooser.adminKey, { export_settings: { deniedFields: all } });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(await deniedFields(chooser.adminKey), { deniedFields: all });
+    const none = await put(chooser.adminKey, { export_settings: { deniedFields: [] } });
+    assert.equal(none.status, 200, none.text);
+    assert.deepEqual(await deniedFields(chooser.adminKey), { deniedFields: [] });
+  });
+
+  test('a body without export_settings keeps the list, and other settings keep theirs', async () => {
+    const chooser = await organisationCreatedAt('2026-09-04T00:00:00Z', 'export-keep');
+    await put(chooser.adminKey, { export_settings: { deniedFields: ['feedback'] } });
+    const other = await put(chooser.adminKey, { block_inline_config: false });
+    assert.equal(other.status, 200, other.text);
+    assert.deepEqual(other.body.export_settings, { deniedFields: ['feedback'] });
+    assert.deepEqual(await deniedFields(chooser.adminKey), { deniedFields: ['feedback'] });
+    await put(chooser.adminKey, { export_settings: { deniedFields: ['cost'] } });
+    assert.deepEqual(inlineSetting((await h.request('GET', path, { key: chooser.adminKey })).body), {
+      block_inline_config: false,
+      block_inline_config_source: 'organisation',
+    });
+  });
+
+  test('null clears the list', async () => {
+    const chooser = await organisationCreatedAt('2026-09-05T00:00:00Z', 'export-clear');
+    await put(chooser.adminKey, {
+      export_settings: { deniedFields: ['request', 'response'] },
+      block_inline_config: true,
+    });
+    const cleared = await put(chooser.adminKey, { export_settings: null });
+    assert.equal(cleared.status, 200, cleared.text);
+    assert.deepEqual(cleared.body.export_settings, { deniedFields: [] });
+    assert.deepEqual(await deniedFields(chooser.adminKey), { deniedFields: [] });
+    assert.deepEqual(await storedSettings(chooser.id), { block_inline_config: true });
+  });
+
+  test('an unknown field is a 400 naming it, and changes nothing', async () => {
+    const chooser = await organisationCreatedAt('2026-09-06T00:00:00Z', 'export-unknown');
+    await put(chooser.adminKey, { export_settings: { deniedFields: ['cost'] } });
+    for (const field of ['foo', 'COST', 'request.body', '']) {
+      const res = await put(chooser.adminKey, { export_settings: { deniedFields: ['request', field] } });
+      assert.equal(res.status, 400, field);
+      assert.equal(res.body.error.type, 'invalid_request_error');
+      assert.equal(res.body.error.param, 'export_settings.deniedFields[1]');
+      assert.ok(
+        res.body.error.message.includes(`'${field}' is not an exportable field`),
+        res.body.error.message,
+      );
+    }
+    assert.deepEqual(await deniedFields(chooser.adminKey), { deniedFields: ['cost'] });
+  });
+
+  test('a field listed twice is a 400 naming it, and changes nothing', async () => {
+    const chooser = await organisationCreatedAt('2026-09-07T00:00:00Z', 'export-twice');
+    await put(chooser.adminKey, { export_settings: { deniedFields: ['cost'] } });
+    const res = await put(chooser.adminKey, {
+      export_settings: { deniedFields: ['request', 'response', 'request'] },
+    });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.error.param, 'export_settings.deniedFields[2]');
+    assert.match(res.body.error.message, /'request' is listed twice/);
+    assert.deepEqual(await deniedFields(chooser.adminKey), { deniedFields: ['cost'] });
+  });
+
+  test('a value of the wrong shape is a 400 naming where it is', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ deniedFields: 'cost' }, 'export_settings.deniedFields'],
+      [{ deniedFields: { cost: true } }, 'export_settings.deniedFields'],
+      [{ deniedFields: null }, 'export_settings.deniedFields'],
+      [{ deniedFields: [1] }, 'export_settings.deniedFields[0]'],
+      [{ deniedFields: [['cost']] }, 'export_settings.deniedFields[0]'],
+      [{}, 'export_settings.deniedFields'],
+      [{ deniedFields: [], denied_fields: ['cost'] }, 'export_settings.denied_fields'],
+      [['cost'], 'export_settings'],
+      ['cost', 'export_settings'],
+      [true, 'export_settings'],
+    ];
+    for (const [value, param] of cases) {
+      const res = await put(h.adminKey, { export_settings: value });
+      assert.equal(res.status, 400, JSON.stringify(value));
+      assert.equal(res.body.error.type, 'invalid_request_error', JSON.stringify(value));
+      assert.equal(res.body.error.param, param, JSON.stringify(value));
+    }
+    assert.deepEqual(await deniedFields(h.adminKey), { deniedFields: [] });
   });
 });

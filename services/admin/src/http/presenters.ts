@@ -55,6 +55,7 @@ export function presentOrganisationSettings(settings: EffectiveOrganisationSetti
     user_api_key_auto_create_scopes: settings.keys.userApiKeyAutoCreateScopes ?? null,
     user_api_key_rotation_period: settings.keys.userApiKeyRotationPeriod ?? null,
     workspace_security_settings_override: settings.keys.workspaceSecuritySettingsOverride ?? [],
+    export_settings: { deniedFields: settings.exportDeniedFields },
   };
 }
 

@@ -134,7 +134,7 @@ function organisationSettingsRouter(settings: OrganisationSettingsService, bodyL
     {
       scope: 'organisation_settings.update',
       summary:
-        "Changes the organisation's settings: inline configs, user keys, what workspaces may override.",
+        "Changes the organisation's settings: inline configs, user keys, what workspaces may override, the fields log exports may not hold.",
       query: 'none',
       body: updateOrganisationSettingsBody,
     },

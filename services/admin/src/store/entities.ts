@@ -80,6 +80,8 @@ export const IntegrationEntity = new EntitySchema<Integration>({
 /** The choices an organisation made. A setting it never chose is absent: its default applies. */
 export interface OrganisationSettingValues {
   block_inline_config?: boolean;
+  /** Fields of request logs that log exports may not hold (names from EXPORT_FIELDS). */
+  export_settings?: { deniedFields: string[] };
 }
 
 export type OrganisationSettingName = keyof OrganisationSettingValues;

@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_admin_v1_organisation_settings: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'Ci9zd2l0Y2h5YXJkL2FkbWluL3YxL29yZ2FuaXNhdGlvbl9zZXR0aW5ncy5wcm90bxITc3dpdGNoeWFyZC5hZG1pbi52MSI5Ch5HZXRPcmdhbmlzYXRpb25TZXR0aW5nc1JlcXVlc3QSFwoPb3JnYW5pc2F0aW9uX2lkGAEgASgJIvcBCh9HZXRPcmdhbmlzYXRpb25TZXR0aW5nc1Jlc3BvbnNlEiAKE2Jsb2NrX2lubGluZV9jb25maWcYASABKAhIAIgBARIbChNpbnB1dF9ndWFyZHJhaWxfaWRzGAIgAygJEhwKFG91dHB1dF9ndWFyZHJhaWxfaWRzGAMgAygJEi4KJmlucHV0X2d1YXJkcmFpbF9leGNsdWRlZF93b3Jrc3BhY2VfaWRzGAQgAygJEi8KJ291dHB1dF9ndWFyZHJhaWxfZXhjbHVkZWRfd29ya3NwYWNlX2lkcxgFIAMoCUIWChRfYmxvY2tfaW5saW5lX2NvbmZpZzKpAQobT3JnYW5pc2F0aW9uU2V0dGluZ3NTZXJ2aWNlEokBChdHZXRPcmdhbmlzYXRpb25TZXR0aW5ncxIzLnN3aXRjaHlhcmQuYWRtaW4udjEuR2V0T3JnYW5pc2F0aW9uU2V0dGluZ3NSZXF1ZXN0GjQuc3dpdGNoeWFyZC5hZG1pbi52MS5HZXRPcmdhbmlzYXRpb25TZXR0aW5nc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw',
+    'Ci9zd2l0Y2h5YXJkL2FkbWluL3YxL29yZ2FuaXNhdGlvbl9zZXR0aW5ncy5wcm90bxITc3dpdGNoeWFyZC5hZG1pbi52MSI5Ch5HZXRPcmdhbmlzYXRpb25TZXR0aW5nc1JlcXVlc3QSFwoPb3JnYW5pc2F0aW9uX2lkGAEgASgJIpUCCh9HZXRPcmdhbmlzYXRpb25TZXR0aW5nc1Jlc3BvbnNlEiAKE2Jsb2NrX2lubGluZV9jb25maWcYASABKAhIAIgBARIbChNpbnB1dF9ndWFyZHJhaWxfaWRzGAIgAygJEhwKFG91dHB1dF9ndWFyZHJhaWxfaWRzGAMgAygJEi4KJmlucHV0X2d1YXJkcmFpbF9leGNsdWRlZF93b3Jrc3BhY2VfaWRzGAQgAygJEi8KJ291dHB1dF9ndWFyZHJhaWxfZXhjbHVkZWRfd29ya3NwYWNlX2lkcxgFIAMoCRIcChRleHBvcnRfZGVuaWVkX2ZpZWxkcxgGIAMoCUIWChRfYmxvY2tfaW5saW5lX2NvbmZpZzKpAQobT3JnYW5pc2F0aW9uU2V0dGluZ3NTZXJ2aWNlEokBChdHZXRPcmdhbmlzYXRpb25TZXR0aW5ncxIzLnN3aXRjaHlhcmQuYWRtaW4udjEuR2V0T3JnYW5pc2F0aW9uU2V0dGluZ3NSZXF1ZXN0GjQuc3dpdGNoeWFyZC5hZG1pbi52MS5HZXRPcmdhbmlzYXRpb25TZXR0aW5nc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw',
   );
 
 /**
@@ -68,6 +68,14 @@ export type GetOrganisationSettingsResponse =
      * @generated from field: repeated string output_guardrail_excluded_workspace_ids = 5;
      */
     outputGuardrailExcludedWorkspaceIds: string[];
+
+    /**
+     * Fields of request logs that log exports may not hold (the names log exports use); empty
+     * when the organisation never chose.
+     *
+     * @generated from field: repeated string export_denied_fields = 6;
+     */
+    exportDeniedFields: string[];
   };
 
 /**

@@ -71,7 +71,7 @@ export class OrganisationSettingsService {
     return effective(choices, keys, principal);
   }
 
-  /** Gateways and log exports drop their cached choices on the change event. */
+  /** Gateways drop their cached choices on the change event. */
   async update(
     principal: Principal,
     update: OrganisationSettingsUpdate,

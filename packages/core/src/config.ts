@@ -185,7 +185,7 @@ export const sharedEnv = {
 export function encryptionKeyMeta() {
   return {
     description:
-      '32 bytes, base64 or hex: encrypts secrets at rest (provider credentials in admin, the headers of webhook guardrail checks in control-plane; the same key in both). All-in-one, when it is unset, generates one once into its data folder',
+      '32 bytes, base64 or hex: encrypts secrets at rest (provider credentials in admin, the headers of webhook guardrail checks in control-plane) and signs log export download links (log-export); the same key in all three. All-in-one, when it is unset, generates one once into its data folder',
   };
 }
 

@@ -196,6 +196,7 @@ describe('the route/permission matrix', () => {
         'GET /v1/auth/sso/login',
         'GET /v1/auth/sso/callback',
         'GET /openapi.json',
+        'GET /v1/logs/exports/:id/file',
         'GET /openapi.json',
       ],
       'only these routes need no caller at all (each tested on its own)',
@@ -224,6 +225,12 @@ describe('the route/permission matrix', () => {
       assert.ok(res.status < 500, `${call}: ${res.status} ${res.text}`);
       if (route.path.startsWith('/v1/auth/sso/')) {
         // The SSO login (sso-login.test.ts): without its parameters, a 400 in the one error shape.
+        assert.equal(res.status, 400, `${call}: ${res.text}`);
+        assert.equal(res.body.error.type, 'invalid_request_error', `${call}: ${res.text}`);
+        continue;
+      }
+      if (route.path.startsWith('/v1/logs/exports/')) {
+        // A signed download link proves itself: without its token, a 400 in the one error shape.
         assert.equal(res.status, 400, `${call}: ${res.text}`);
         assert.equal(res.body.error.type, 'invalid_request_error', `${call}: ${res.text}`);
         continue;
@@ -394,6 +401,12 @@ describe('tenancy: keys of another organisation or workspace', () => {
     });
     assert.equal(domain.status, 200, domain.text);
     owned.emailDomain = 'matrix-owned.example';
+    const logExport = await h.request('POST', '/v1/logs/exports', {
+      key: h.workspaceKey,
+      json: { filters: {}, requested_data: ['id'] },
+    });
+    assert.equal(logExport.status, 200, logExport.text);
+    owned.export = logExport.body.id;
     await h.instance<Admin>('admin').ensureMockIntegration(h.organisationId);
     const completion = await h.request('POST', '/v1/chat/completions', {
       key: h.workspaceKey,
@@ -421,6 +434,7 @@ describe('tenancy: keys of another organisation or workspace', () => {
       .replace(/\/users\/:(id|userId)\b/, `/users/${owned.user}`)
       .replace(/\/integrations\/:slug\b/, `/integrations/${owned.integration}`)
       .replace(/\/logs\/:id\b/, `/logs/${owned.log}`)
+      .replace(/\/exports\/:id\b/, `/exports/${owned.export}`)
       .replace(/\/sso\/:client_id\b/, `/sso/${owned.ssoClient}`)
       .replace(/\/email-domains\/:domain\b/, `/email-domains/${owned.emailDomain}`)
       .replace('/:type/:sub', '/workspace/service');
@@ -436,6 +450,7 @@ describe('tenancy: keys of another organisation or workspace', () => {
       `/v1/admin/workspaces/${h.workspaceId}/users`,
       `/admin/v2/integrations/${owned.integration}`,
       `/v1/logs/${owned.log}`,
+      `/v1/logs/exports/${owned.export}`,
       `/v1/admin/organisation/sso/${owned.ssoClient}`,
       '/v1/admin/organisation/email-domains',
     ];

@@ -119,6 +119,8 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
   const serviceEnv = {
     ...processEnv,
     SWITCHYARD_ENCRYPTION_KEY: encryptionKey(dataDir, config.SWITCHYARD_ENCRYPTION_KEY),
+    // Log exports are kept in the data folder unless said otherwise.
+    EXPORT_DIR: processEnv.EXPORT_DIR || join(dataDir, 'exports'),
     TRUSTED_CUSTOM_HOSTS: [processEnv.TRUSTED_CUSTOM_HOSTS, ...seededBaseUrlHosts(processEnv)]
       .filter(Boolean)
       .join(','),

@@ -43,7 +43,7 @@ describe('the configuration table', () => {
       'required',
     ]);
     assert.deepEqual(row('SWITCHYARD_ENCRYPTION_KEY'), [
-      'control-plane, admin, all-in-one',
+      'control-plane, admin, log-export, all-in-one',
       'required (all-in-one: none)',
     ]);
     assert.deepEqual(row('KAFKA_CLIENT_ID'), ['every service', '`switchyard-<service>`']);
@@ -53,6 +53,8 @@ describe('the configuration table', () => {
     assert.deepEqual(row('OPENAI_API_KEY'), ['all-in-one', 'none']);
     // Every service that calls control-plane needs its address, whichever of its clients it uses.
     assert.deepEqual(row('CONTROL_PLANE_GRPC_ADDRESS'), ['gateway, admin, policy, log-export', 'required']);
+    assert.deepEqual(row('ADMIN_GRPC_ADDRESS'), ['gateway, log-export', 'required']);
+    assert.deepEqual(row('EXPORT_STORE'), ['log-export, all-in-one', '`local`']);
   });
 
   test('gives variables described alike, read alike and defaulted alike one row', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig, sharedEnv } from '@switchyard/core';
+import { env, loadConfig, SecretBox, ServiceUnavailable, sharedEnv } from '@switchyard/core';
 import { ApiKeyCache, jwtEnvSchema } from '@switchyard/access';
 import { publishEvent, Topics, type Subscription } from '@switchyard/adapters';
 import { events as eventSchemas } from '@switchyard/proto';
@@ -33,6 +33,14 @@ import { AuditLogs1763700000013 } from './store/migrations/1763700000013-audit-l
 import { PolicyOutcome1763700000024 } from './store/migrations/1763700000024-policy-outcome.ts';
 import { GuardrailOutcome1763700000025 } from './store/migrations/1763700000025-guardrail-outcome.ts';
 import { PartitionedRequestLogs1763700000027 } from './store/migrations/1763700000027-partitioned-request-logs.ts';
+import { LogExports1763700000028 } from './store/migrations/1763700000028-log-exports.ts';
+import { LogExportRepository } from './store/log-export.repository.ts';
+import { LogExportService } from './domain/log-exports.ts';
+import { ExportRunner } from './domain/export-runner.ts';
+import type { ExportFileStore } from './files/export-files.ts';
+import { LocalExportFileStore } from './files/local-store.ts';
+import { S3ExportFileStore } from './files/s3-store.ts';
+import { exportLine } from './http/presenters.ts';
 import { AuditLogRepository } from './store/audit-log.repository.ts';
 import { RequestLogRepository } from './store/request-log.repository.ts';
 import { RequestLogSearch } from './store/request-log.search.ts';
@@ -40,6 +48,31 @@ import { RequestLogPartitions } from './store/request-log-partitions.ts';
 
 const configSchema = z.object({
   HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
+  SWITCHYARD_ENCRYPTION_KEY: sharedEnv.SWITCHYARD_ENCRYPTION_KEY,
+  EXPORT_STORE: env
+    .string('local')
+    .pipe(z.enum(['local', 's3'], 'local or s3'))
+    .meta({ description: 'where finished log exports are kept: `local` (EXPORT_DIR) or `s3` (EXPORT_S3_*)' }),
+  EXPORT_DIR: env.string('.data/switchyard/exports').meta({
+    description:
+      'the folder of finished log exports when EXPORT_STORE is local; keep it on a volume that outlives the process (Helm mounts one). All-in-one: the `exports` folder of SWITCHYARD_DATA_DIR',
+  }),
+  EXPORT_S3_BUCKET: env.string('').meta({ description: 'the bucket of log exports when EXPORT_STORE is s3' }),
+  EXPORT_S3_REGION: env.string('us-east-1').meta({ description: "the bucket's region" }),
+  EXPORT_S3_ENDPOINT: env.string('').meta({
+    description:
+      'the endpoint of an S3-compatible store (MinIO, R2, …); AWS S3 when empty. Credentials come from the usual AWS variables or the workload identity',
+  }),
+  EXPORT_S3_FORCE_PATH_STYLE: env.bool(false).meta({
+    description:
+      'address the bucket in the path rather than the host name (most S3-compatible stores want this)',
+  }),
+  EXPORT_S3_PREFIX: env
+    .string('')
+    .meta({ description: 'a prefix for the keys of log exports in the bucket' }),
+  EXPORT_LINK_TTL_SECONDS: env.int(900, 60, 604_800).meta({
+    description: 'how long a log export download link stays valid, in seconds',
+  }),
   LOG_RETENTION_DAYS: env.int(30, 1, 3650).meta({
     description:
       'request logs older than this many days are deleted (a whole day at a time, checked on start and hourly)',
@@ -64,16 +97,18 @@ export const logExportService: ServiceDefinition = {
       GuardrailOutcome1763700000025,
       Feedback1763700000026,
       PartitionedRequestLogs1763700000027,
+      LogExports1763700000028,
     ],
   },
   bus: true,
-  clients: ['identity'],
+  clients: ['identity', 'organisationSettings'],
   settings: configSchema.extend(jwtEnvSchema.shape),
   describeRoutes: () =>
     logExportRouter(
       describedOnly('the logs API'),
       describedOnly('the audit log'),
       describedOnly('analytics'),
+      describedOnly('log exports'),
       describedOnly('authentication'),
     ).routes(),
   async create({ db, bus, clients, env: processEnv, logger }) {
@@ -97,6 +132,37 @@ export const logExportService: ServiceDefinition = {
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     const workspaces = remoteWorkspaceLookup(identityClient);
     const analytics = new AnalyticsService(new AnalyticsRepository(manager), { workspaces });
+    const settingsClient = need(clients.organisationSettings, 'organisation settings client');
+    const files = exportFileStore(config);
+    const exportRepo = new LogExportRepository(manager);
+    const search = new RequestLogSearch(manager);
+    const runner = new ExportRunner({ repo: exportRepo, search, feedback, files, line: exportLine, logger });
+    const exports = new LogExportService(
+      exportRepo,
+      search,
+      async (organisationId) => {
+        try {
+          const settings = await settingsClient.getOrganisationSettings(
+            { organisationId },
+            { deadlineMs: 2_000 },
+          );
+          return settings.exportDeniedFields;
+        } catch (err) {
+          logger.warn('organisation settings unavailable for a log export', { error: String(err) });
+          // Which fields are denied is not known: nothing is exported until it is.
+          throw new ServiceUnavailable(
+            "The organisation's export settings cannot be read right now; try again shortly.",
+          );
+        }
+      },
+      {
+        files,
+        box: new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY),
+        linkTtlSeconds: config.EXPORT_LINK_TTL_SECONDS,
+        workspaces,
+        started: () => runner.kick(),
+      },
+    );
     const subscriptions: Subscription[] = [];
     const partitions = new RequestLogPartitions(manager);
     let maintenance: Promise<void> = Promise.resolve();
@@ -119,6 +185,7 @@ export const logExportService: ServiceDefinition = {
           logSearch,
           audit,
           analytics,
+          exports,
           callerAuthentication({
             keys,
             headerPrefix: config.HEADER_PREFIX,
@@ -135,12 +202,27 @@ export const logExportService: ServiceDefinition = {
         subscriptions.push(await consumeAuditEvents(events, logger, audit));
         subscriptions.push(await consumeFeedback(events, logger, feedback));
         subscriptions.push(await onChanges(events, logger, 'log-export', invalidateApiKeys(keys)));
+        runner.start();
       },
       async stop() {
         clearInterval(maintenanceTimer);
+        await runner.stop();
         await Promise.all(subscriptions.map((s) => s.stop()));
         await maintenance;
       },
     };
   },
 };
+
+/** The store of finished exports the settings choose. */
+function exportFileStore(config: z.output<typeof configSchema>): ExportFileStore {
+  if (config.EXPORT_STORE === 'local') return new LocalExportFileStore(config.EXPORT_DIR);
+  if (config.EXPORT_S3_BUCKET === '') throw new Error('EXPORT_S3_BUCKET must be set when EXPORT_STORE is s3');
+  return new S3ExportFileStore({
+    bucket: config.EXPORT_S3_BUCKET,
+    region: config.EXPORT_S3_REGION,
+    ...(config.EXPORT_S3_ENDPOINT ? { endpoint: config.EXPORT_S3_ENDPOINT } : {}),
+    forcePathStyle: config.EXPORT_S3_FORCE_PATH_STYLE,
+    prefix: config.EXPORT_S3_PREFIX,
+  });
+}

@@ -9,12 +9,12 @@ import { z } from 'zod';
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 50;
 /** How many alternatives one comma list, and how many `metadata.<key>` filters, a query may hold. */
-const MAX_ALTERNATIVES = 20;
-const MAX_METADATA_FILTERS = 10;
+export const MAX_ALTERNATIVES = 20;
+export const MAX_METADATA_FILTERS = 10;
 /** The longest metadata key, as the gateway's metadata header takes them. */
-const MAX_METADATA_KEY = 128;
+export const MAX_METADATA_KEY = 128;
 /** The longest trace id the gateway takes in its trace-id header. */
-const MAX_TRACE_ID = 1024;
+export const MAX_TRACE_ID = 1024;
 
 /** `metadata.<key>`: a filter on one metadata key, which may hold dots itself. */
 export const METADATA_PARAMETER = /^metadata\.(.+)$/;
@@ -33,7 +33,7 @@ const milliseconds = z
   .transform(Number);
 
 /** A comma-separated list of what `item` takes; a bad item names the parameter, not its place in the list. */
-function commaList<T>(item: z.ZodType<T, string>, what: string) {
+export function commaList<T>(item: z.ZodType<T, string>, what: string) {
   return z.string().transform((value, ctx) => {
     const parts = value.split(',').map((part) => part.trim());
     if (parts.length > MAX_ALTERNATIVES) {
@@ -57,7 +57,7 @@ function commaList<T>(item: z.ZodType<T, string>, what: string) {
 }
 
 /** `429` (one status) or `4xx` (a class), as an inclusive range. */
-const statusItem = z
+export const statusItem = z
   .string()
   .regex(/^(?:[1-5]\d\d|[1-5]xx)$/i, 'a status code or class, e.g. 429 or 5xx')
   .transform((value) => {
@@ -68,19 +68,19 @@ const statusItem = z
     return { min: Number(value), max: Number(value) };
   });
 
-const name = z.string().min(1, 'a name').max(256, 'a name of at most 256 characters');
+export const name = z.string().min(1, 'a name').max(256, 'a name of at most 256 characters');
 
-const cacheStatus = z
+export const cacheStatus = z
   .string()
   .transform((value) => value.toUpperCase())
   .pipe(z.enum(['HIT', 'MISS', 'REFRESH', 'DISABLED'], 'HIT, MISS, REFRESH or DISABLED'));
 
-const guardrailAction = z
+export const guardrailAction = z
   .string()
   .transform((value) => value.toLowerCase())
   .pipe(z.enum(['allow', 'warn', 'redact', 'deny'], 'allow, warn, redact or deny'));
 
-const policyDecision = z
+export const policyDecision = z
   .string()
   .transform((value) => value.toLowerCase())
   .pipe(

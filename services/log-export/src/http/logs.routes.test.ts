@@ -711,24 +711,3 @@ describe('analytics over the stored logs', () => {
     assert.equal(refused.body.error.param, 'time_of_generation_min');
   });
 });
-
-describe('log exports', () => {
-  test('are not built yet: each export route says so with a 501, whatever it is sent', async () => {
-    const id = randomUUID();
-    for (const [method, path, json] of [
-      ['GET', '/v1/logs/exports?workspace_id=' + h.workspaceId, undefined],
-      ['POST', '/v1/logs/exports', { workspace_id: h.workspaceId, filters: {}, requested_data: ['id'] }],
-      ['GET', `/v1/logs/exports/field-restrictions?workspace_id=${h.workspaceId}`, undefined],
-      ['GET', `/v1/logs/exports/${id}`, undefined],
-      ['PUT', `/v1/logs/exports/${id}`, { filters: {} }],
-      ['DELETE', `/v1/logs/exports/${id}`, undefined],
-      ['POST', `/v1/logs/exports/${id}/start`, undefined],
-      ['POST', `/v1/logs/exports/${id}/cancel`, undefined],
-      ['GET', `/v1/logs/exports/${id}/download`, undefined],
-    ] as const) {
-      const res = await h.request(method, path, { key: h.workspaceKey, ...(json ? { json } : {}) });
-      assert.equal(res.status, 501, `${method} ${path}: ${res.text}`);
-      assert.match(res.body.error.message, /Log exports are not built yet/);
-    }
-  });
-});

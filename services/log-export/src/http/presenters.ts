@@ -1,6 +1,8 @@
+import type { ExportField } from '@switchyard/rules';
 import { isCustomLog, type WithFeedback } from '../domain/log-search.ts';
 import type { AuditLog, RequestLog } from '../store/entities.ts';
 import type { Feedback } from '../store/feedback.repository.ts';
+import type { LogExport } from '../store/log-export.repository.ts';
 import type { RequestLogSummary } from '../store/request-log.search.ts';
 
 function parsedOrText(body: string): unknown {
@@ -132,4 +134,79 @@ export function presentAuditLog(entry: AuditLog) {
     request_id: entry.requestId,
     client: { ip: entry.clientIp, user_agent: entry.userAgent },
   };
+}
+
+/** A log export as the API shows it, with its progress. */
+export function presentExport(record: LogExport) {
+  return {
+    id: record.id,
+    object: 'export' as const,
+    organisation_id: record.organisationId,
+    workspace_id: record.workspaceId,
+    description: record.description,
+    filters: record.filters,
+    requested_data: record.requestedData,
+    status: record.status,
+    created_by: record.createdBy,
+    created_at: record.createdAt.toISOString(),
+    last_updated_at: record.lastUpdatedAt.toISOString(),
+    started_at: record.startedAt?.toISOString() ?? null,
+    finished_at: record.finishedAt?.toISOString() ?? null,
+    // How far the current or last run got: `exported` of `total` logs.
+    progress: {
+      exported: record.exported,
+      total: record.total,
+      percent:
+        record.status === 'success'
+          ? 100
+          : record.total === 0
+            ? 0
+            : Math.min(99, Math.floor((record.exported / record.total) * 100)),
+    },
+    bytes: record.bytes,
+    error: record.error,
+  };
+}
+
+/** The value of each exportable field of a log, as an exported line holds it. */
+const EXPORT_VALUES: Record<ExportField, (log: RequestLog, feedback: Feedback[]) => unknown> = {
+  id: (log) => log.id,
+  trace_id: (log) => log.traceId,
+  created_at: (log) => log.createdAt.toISOString(),
+  request: (log) => ({ method: log.method, path: log.path, body: parsedOrText(log.requestBody) }),
+  response: (log) => ({ status: log.status, body: parsedOrText(log.responseBody) }),
+  is_success: (log) => log.status < 400,
+  ai_org: (log) => log.provider,
+  ai_model: (log) => log.model,
+  req_units: (log) => log.usage.prompt_tokens,
+  res_units: (log) => log.usage.completion_tokens,
+  total_units: (log) => log.usage.total_tokens,
+  request_url: (log) => log.path,
+  cost: (log) => log.cost,
+  cost_currency: () => 'USD',
+  response_time: (log) => log.latencyMs,
+  response_status_code: (log) => log.status,
+  mode: (log) => (log.stream ? 'stream' : 'sync'),
+  config: (log) => log.configSlug,
+  // Prompts are not kept with logs yet.
+  prompt_slug: () => null,
+  metadata: (log) => log.metadata,
+  workspace_id: (log) => log.workspaceId,
+  api_key_id: (log) => log.apiKeyId,
+  span_id: (log) => log.spanId,
+  parent_span_id: (log) => log.parentSpanId,
+  span_name: (log) => log.spanName,
+  cache_status: (log) => log.cacheStatus,
+  retry_count: (log) => log.retryCount,
+  guardrails: (log) => log.guardrails ?? [],
+  policy: (log) => log.policy,
+  error_message: (log) => log.errorMessage,
+  feedback: (_log, feedback) => feedback.map(presentFeedback),
+};
+
+/** One exported log: a JSON object of the fields asked for, in their order. */
+export function exportLine(log: RequestLog, feedback: Feedback[], fields: readonly string[]): string {
+  const line: Record<string, unknown> = {};
+  for (const field of fields) line[field] = EXPORT_VALUES[field as ExportField](log, feedback);
+  return JSON.stringify(line);
 }

@@ -1,4 +1,4 @@
-import { camelKeys, listBody, NotImplemented } from '@switchyard/core';
+import { camelKeys, listBody } from '@switchyard/core';
 import { jsonBody } from '@switchyard/http';
 import { requirePrincipal } from '@switchyard/access';
 import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
@@ -7,6 +7,8 @@ import { z } from 'zod';
 import type { AnalyticsService } from '../domain/analytics.ts';
 import type { AuditLogService } from '../domain/audit-logs.ts';
 import { analyticsRouter } from './analytics.routes.ts';
+import { exportLinkRoutes, exportRoutes } from './log-exports.routes.ts';
+import type { LogExportService } from '../domain/log-exports.ts';
 import { listAuditLogsQuery } from '../domain/audit-logs.schemas.ts';
 import type { LogSearchService } from '../domain/log-search.ts';
 import { createCustomLogsBody, customLogsResponse, listLogsQuery } from '../domain/log-search.schemas.ts';
@@ -21,9 +23,12 @@ export function logExportRouter(
   logs: LogSearchService,
   audit: AuditLogService,
   analytics: AnalyticsService,
+  exports: LogExportService,
   authentication: RequestHandler,
 ): ScopedRouter {
   const router = new ScopedRouter();
+  // Signed download links carry their own proof: served before the logs API asks for a key.
+  router.mount('/v1/logs/exports', exportLinkRoutes(exports));
   const logRoutes = new ScopedRouter({ body: jsonBody(CUSTOM_LOGS_BODY_LIMIT) });
   router.mount('/v1/logs', logRoutes, authentication);
   logRoutes.get(
@@ -60,34 +65,7 @@ export function logExportRouter(
       res.json({ status: 'success', message: 'Logs successfully saved', log_ids: ids });
     },
   );
-  // Log exports are not built yet: their routes say so (before `/:id` takes `exports` for a log id).
-  const exportsNotBuilt = async () => {
-    throw new NotImplemented('Log exports are not built yet.', { code: 'not_implemented' });
-  };
-  const exportId = z.object({ id: logId });
-  const notBuilt = { scope: 'logs.export', summary: 'Log exports: not built yet (501).' } as const;
-  logRoutes.get('/exports', { ...notBuilt, query: 'none' }, exportsNotBuilt);
-  logRoutes.post('/exports', { ...notBuilt, query: 'none', body: 'none' }, exportsNotBuilt);
-  logRoutes.get('/exports/field-restrictions', { ...notBuilt, query: 'none' }, exportsNotBuilt);
-  logRoutes.get('/exports/:id', { ...notBuilt, params: exportId, query: 'none' }, exportsNotBuilt);
-  logRoutes.put(
-    '/exports/:id',
-    { ...notBuilt, params: exportId, query: 'none', body: 'none' },
-    exportsNotBuilt,
-  );
-  logRoutes.delete(
-    '/exports/:id',
-    { ...notBuilt, params: exportId, query: 'none', body: 'none' },
-    exportsNotBuilt,
-  );
-  for (const action of ['start', 'cancel'] as const) {
-    logRoutes.post(
-      `/exports/:id/${action}`,
-      { ...notBuilt, params: exportId, query: 'none', body: 'none' },
-      exportsNotBuilt,
-    );
-  }
-  logRoutes.get('/exports/:id/download', { ...notBuilt, params: exportId, query: 'none' }, exportsNotBuilt);
+  exportRoutes(logRoutes, exports);
   logRoutes.get(
     '/:id',
     {

@@ -32,6 +32,20 @@ export interface RequestLogFilter {
   /** Logs on which at least one guardrail run ended with one of these actions. */
   guardrailActions?: string[] | undefined;
   policyDecisions?: string[] | undefined;
+  /** Token counts of the log's usage, each bound inclusive. */
+  totalTokensMin?: number | undefined;
+  totalTokensMax?: number | undefined;
+  promptTokensMin?: number | undefined;
+  promptTokensMax?: number | undefined;
+  completionTokensMin?: number | undefined;
+  completionTokensMax?: number | undefined;
+  /** Provider and model pairs, any of them. */
+  providerModels?: Array<{ provider: string; model: string }> | undefined;
+  integrationSlugs?: string[] | undefined;
+  configSlugs?: string[] | undefined;
+  /** The weighted mean of the feedback on the log's trace (sum of value × weight over sum of weight); logs without feedback are left out. */
+  weightedFeedbackMin?: number | undefined;
+  weightedFeedbackMax?: number | undefined;
 }
 
 /** Where the previous page ended: its last log's `created_at` (to the microsecond) and id. */
@@ -174,6 +188,30 @@ function conditionsOf(
   if (filter.policyDecisions?.length) {
     where.push(`l.policy->>'decision' = ANY(${p(filter.policyDecisions)}::text[])`);
   }
+  const tokens = [
+    ['total_tokens', filter.totalTokensMin, filter.totalTokensMax],
+    ['prompt_tokens', filter.promptTokensMin, filter.promptTokensMax],
+    ['completion_tokens', filter.completionTokensMin, filter.completionTokensMax],
+  ] as const;
+  for (const [key, min, max] of tokens) {
+    if (min !== undefined) where.push(`(l.usage->>'${key}')::bigint >= ${p(min)}`);
+    if (max !== undefined) where.push(`(l.usage->>'${key}')::bigint <= ${p(max)}`);
+  }
+  if (filter.providerModels?.length) {
+    const pairs = filter.providerModels.map(({ provider, model }) => JSON.stringify([provider, model]));
+    where.push(`jsonb_build_array(l.provider, l.model) = ANY(${p(pairs)}::jsonb[])`);
+  }
+  if (filter.integrationSlugs?.length) {
+    where.push(`l.integration_slug = ANY(${p(filter.integrationSlugs)}::text[])`);
+  }
+  if (filter.configSlugs?.length) where.push(`l.config_slug = ANY(${p(filter.configSlugs)}::text[])`);
+  if (filter.weightedFeedbackMin !== undefined || filter.weightedFeedbackMax !== undefined) {
+    const mean = `(SELECT sum(f.value * f.weight) / nullif(sum(f.weight), 0) FROM log_export.feedback f
+                    WHERE f.organisation_id = l.organisation_id AND f.trace_id = l.trace_id
+                      AND (f.workspace_id IS NULL OR f.workspace_id = l.workspace_id))`;
+    if (filter.weightedFeedbackMin !== undefined) where.push(`${mean} >= ${p(filter.weightedFeedbackMin)}`);
+    if (filter.weightedFeedbackMax !== undefined) where.push(`${mean} <= ${p(filter.weightedFeedbackMax)}`);
+  }
   return where;
 }
 
@@ -196,17 +234,62 @@ export class RequestLogSearch {
     after: RequestLogKey | undefined,
     limit: number,
   ): Promise<RequestLogSummary[]> {
+    return (await this.read(filter, after, limit, SUMMARY_COLUMNS)).map(fromRow);
+  }
+
+  /** As `page`, with the request and response bodies: what an export writes. */
+  async pageWithBodies(
+    filter: RequestLogFilter,
+    after: RequestLogKey | undefined,
+    limit: number,
+  ): Promise<Array<RequestLog & { key: RequestLogKey }>> {
+    const rows = await this.read(filter, after, limit, `${SUMMARY_COLUMNS}, l.request_body, l.response_body`);
+    return rows.map((row) => ({
+      ...fromRow(row),
+      requestBody: row.request_body ?? '',
+      responseBody: row.response_body ?? '',
+    }));
+  }
+
+  /** How many logs the filter matches; null when counting them takes longer than `deadlineMs`. */
+  async count(filter: RequestLogFilter, deadlineMs: number): Promise<number | null> {
+    const params: unknown[] = [];
+    const where = conditionsOf(filter, undefined, params);
+    if (filter.workspaceId !== null)
+      where.push(`l.workspace_id = ${param(params, filter.workspaceId)}::uuid`);
+    try {
+      return await this.manager.transaction(async (m) => {
+        await m.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.trunc(deadlineMs))}`);
+        const [row] = (await m.query(
+          `SELECT count(*)::bigint AS n FROM log_export.request_logs l WHERE ${where.join(' AND ')}`,
+          params,
+        )) as Array<{ n: string }>;
+        return Number(row?.n ?? 0);
+      });
+    } catch (err) {
+      // 57014: cancelled by the statement timeout.
+      if ((err as { driverError?: { code?: string } }).driverError?.code === '57014') return null;
+      throw err;
+    }
+  }
+
+  private async read(
+    filter: RequestLogFilter,
+    after: RequestLogKey | undefined,
+    limit: number,
+    columns: string,
+  ): Promise<Array<SummaryRow & { request_body?: string; response_body?: string }>> {
     const params: unknown[] = [];
     const where = conditionsOf(filter, after, params);
     let sql: string;
     if (filter.workspaceId !== null) {
       where.push(`l.workspace_id = ${param(params, filter.workspaceId)}::uuid`);
-      sql = `SELECT ${SUMMARY_COLUMNS} FROM log_export.request_logs l
+      sql = `SELECT ${columns} FROM log_export.request_logs l
               WHERE ${where.join(' AND ')}
               ORDER BY l.created_at DESC, l.id DESC LIMIT ${param(params, limit)}`;
     } else if (filter.apiKeyId !== undefined || filter.traceId !== undefined) {
       // Their own indexes find these rows across workspaces.
-      sql = `SELECT ${SUMMARY_COLUMNS} FROM log_export.request_logs l
+      sql = `SELECT ${columns} FROM log_export.request_logs l
               WHERE ${where.join(' AND ')}
               ORDER BY l.created_at DESC, l.id DESC LIMIT ${param(params, limit)}`;
     } else {
@@ -226,7 +309,7 @@ export class RequestLogSearch {
                  FROM workspaces w WHERE w.workspace_id IS NOT NULL
              )
              SELECT page.* FROM workspaces w CROSS JOIN LATERAL (
-               SELECT ${SUMMARY_COLUMNS} FROM log_export.request_logs l
+               SELECT ${columns} FROM log_export.request_logs l
                 WHERE l.workspace_id = w.workspace_id AND ${where.join(' AND ')}
                 ORDER BY l.created_at DESC, l.id DESC LIMIT ${n}
              ) page
@@ -236,9 +319,11 @@ export class RequestLogSearch {
     // enough to compile the query first (JIT), which costs far more than the page itself.
     const rows = await this.manager.transaction(async (m) => {
       await m.query('SET LOCAL jit = off');
-      return (await m.query(sql, params)) as SummaryRow[];
+      return (await m.query(sql, params)) as Array<
+        SummaryRow & { request_body?: string; response_body?: string }
+      >;
     });
-    return rows.map(fromRow);
+    return rows;
   }
 }
 

@@ -102,7 +102,8 @@ test('feedback: POST /v2/feedback, then operation 5 (PUT /v2/feedback/{id}) chan
       const found = await stack.request('GET', `/v1/logs/${requestIds[0]}`, { key: serviceKey });
       return found.status === 200 && found.body.feedback?.[0]?.value === 5 ? found.body : undefined;
     },
-    { timeoutMs: 30_000 },
+    // The feedback topic is made by its first event: log-export's consumer finds it at its next metadata refresh.
+    { timeoutMs: 60_000 },
   );
   assert.deepEqual(
     { value: log.feedback[0].value, weight: log.feedback[0].weight, metadata: log.feedback[0].metadata },

@@ -305,9 +305,13 @@ function standaloneSchema(definition: ServiceDefinition) {
     KAFKA_TOPIC_PREFIX: env
       .string('')
       .meta({ description: 'prepended to every topic and consumer group, to share a cluster' }),
+    EVENT_BUFFER_MAX_EVENTS: env.int(100_000, 1, 10_000_000).meta({
+      description:
+        'events a process holds in memory while Kafka is away, before spilling them (EVENT_SPILL_DIR) or dropping them',
+    }),
     EVENT_SPILL_DIR: env.optionalString().meta({
       description:
-        'folder where events go, in order, instead of being dropped, once the in-memory buffer (100,000 events) is full while Kafka is away; sent when Kafka is back, also by the next process if this one is killed. Unset: they are dropped. One process per folder',
+        'folder where events go, in order, instead of being dropped, once the in-memory buffer (EVENT_BUFFER_MAX_EVENTS) is full while Kafka is away; sent when Kafka is back, also by the next process if this one is killed. Unset: they are dropped. One process per folder',
     }),
     EVENT_SPILL_MAX_BYTES: env.int(1024 * 1024 * 1024, 1).meta({
       description: 'bytes of events the spill folder holds at most; events past it are dropped',
@@ -346,6 +350,7 @@ export function standaloneSettings(definition: ServiceDefinition): z.ZodObject {
           'KAFKA_BROKERS',
           'KAFKA_CLIENT_ID',
           'KAFKA_TOPIC_PREFIX',
+          'EVENT_BUFFER_MAX_EVENTS',
           'EVENT_SPILL_DIR',
           'EVENT_SPILL_MAX_BYTES',
         ]),
@@ -409,6 +414,7 @@ export async function runStandalone(
       KAFKA_BROKERS: string[];
       KAFKA_CLIENT_ID: string;
       KAFKA_TOPIC_PREFIX: string;
+      EVENT_BUFFER_MAX_EVENTS: number;
       EVENT_SPILL_DIR?: string;
       EVENT_SPILL_MAX_BYTES: number;
       REDIS_URL?: string;
@@ -446,6 +452,7 @@ export async function runStandalone(
       clientId: config.KAFKA_CLIENT_ID,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
       logger,
+      maxBuffered: config.EVENT_BUFFER_MAX_EVENTS,
       spill: config.EVENT_SPILL_DIR
         ? { dir: config.EVENT_SPILL_DIR, maxBytes: config.EVENT_SPILL_MAX_BYTES }
         : undefined,

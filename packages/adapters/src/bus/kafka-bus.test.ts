@@ -1,7 +1,11 @@
-import { describe, test } from 'node:test';
+import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Partitioners, type PartitionerArgs } from 'kafkajs';
-import { rememberingPartitioner } from './kafka-bus.ts';
+import { captureLogger } from '@switchyard/core/testing';
+import { KafkaEventBus, rememberingPartitioner, type KafkaBusOptions } from './kafka-bus.ts';
 
 function args(topic: string, partitions: number, key: string | null, partition?: number): PartitionerArgs {
   return {
@@ -82,5 +86,45 @@ describe('stopIdleRequestQueueLoop', () => {
     } finally {
       queue.destroy();
     }
+  });
+});
+
+describe('the in-memory bound (maxBuffered)', () => {
+  // Nothing listens on port 1: the broker stays away, so every event waits.
+  function awayBus(t: TestContext, options: Partial<KafkaBusOptions>) {
+    const bus = new KafkaEventBus({
+      brokers: ['127.0.0.1:1'],
+      clientId: 'switchyard-bound',
+      logger: captureLogger('kafka-bound').logger,
+      ...options,
+    });
+    t.after(() => bus.close(0));
+    const publish = (count: number) => {
+      for (let i = 0; i < count; i++) {
+        bus.publish({ topic: 'logs', key: 'workspace-1', value: new TextEncoder().encode(`event ${i}`) });
+      }
+    };
+    return { bus, publish };
+  }
+
+  test('holds at most maxBuffered events in memory and spills the rest to the spill folder', (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'kafka-bound-'));
+    const { bus, publish } = awayBus(t, { maxBuffered: 3, spill: { dir } });
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    publish(5);
+    const stats = bus.stats();
+    assert.equal(stats.buffered, 3);
+    assert.equal(stats.spilled, 2);
+    assert.equal(stats.dropped, 0);
+    assert.ok(statSync(join(dir, 'switchyard-bound.spill')).size > 0, 'the spill file holds the two');
+  });
+
+  test('without a spill folder, drops what is past maxBuffered and counts it', (t) => {
+    const { bus, publish } = awayBus(t, { maxBuffered: 3 });
+    publish(5);
+    const stats = bus.stats();
+    assert.equal(stats.buffered, 3);
+    assert.equal(stats.spilled, 0);
+    assert.equal(stats.dropped, 2);
   });
 });

@@ -18,6 +18,7 @@ import { RequestLogRepository } from '../store/request-log.repository.ts';
 import { startContractDatabase } from '../testing/contract-database.ts';
 import { AnalyticsService, latencyQuantile } from './analytics.ts';
 import { analyticsFeedbackQuery, analyticsQuery, type AnalyticsQuery } from './analytics.schemas.ts';
+import { storedRequestLog } from '../testing/request-logs.ts';
 
 const organisationId = randomUUID();
 const otherOrganisationId = randomUUID();
@@ -45,47 +46,13 @@ const orgKey = principal(null);
 const ws1Key = principal(ws1);
 
 function log(at: string, overrides: Partial<RequestLog> = {}): RequestLog {
-  return {
-    id: randomUUID(),
+  return storedRequestLog({
     organisationId,
     workspaceId: ws1,
     apiKeyId: key1,
-    traceId: null,
-    spanId: null,
-    parentSpanId: null,
-    spanName: null,
-    metadata: {},
-    method: 'POST',
-    path: '/v1/chat/completions',
-    provider: 'openai',
-    model: 'gpt-4o',
-    integrationSlug: null,
-    status: 200,
-    stream: false,
     createdAt: new Date(at),
-    latencyMs: 100,
-    requestBody: '{}',
-    responseBody: '{}',
-    usage: {
-      prompt_tokens: 10,
-      completion_tokens: 5,
-      total_tokens: 15,
-      cached_tokens: 0,
-      reasoning_tokens: 0,
-    },
-    cost: 0,
-    errorMessage: null,
-    cacheStatus: null,
-    configSlug: null,
-    routePath: null,
-    retryCount: 0,
-    cacheNamespace: null,
-    cacheForceRefresh: false,
-    modelsEndpoint: false,
-    policy: null,
-    guardrails: [],
     ...overrides,
-  };
+  });
 }
 
 const claude = { provider: 'anthropic', model: 'claude-sonnet-4' };

@@ -25,6 +25,7 @@ import { RequestLogSearch } from '../store/request-log.search.ts';
 import { startContractDatabase } from '../testing/contract-database.ts';
 import { ExportRunner } from './export-runner.ts';
 import { exportFileKey, LogExportService } from './log-exports.ts';
+import { storedRequestLog } from '../testing/request-logs.ts';
 
 const organisationId = randomUUID();
 const otherOrganisationId = randomUUID();
@@ -62,47 +63,16 @@ const KEYS: Record<string, Principal> = {
 };
 
 function log(at: string, overrides: Partial<RequestLog> = {}): RequestLog {
-  return {
-    id: randomUUID(),
+  return storedRequestLog({
     organisationId,
     workspaceId: ws1,
-    apiKeyId: randomUUID(),
-    traceId: null,
-    spanId: null,
-    parentSpanId: null,
-    spanName: null,
-    metadata: {},
-    method: 'POST',
-    path: '/v1/chat/completions',
-    provider: 'openai',
-    model: 'gpt-4o',
-    integrationSlug: 'openai-prod',
-    status: 200,
-    stream: false,
     createdAt: new Date(at),
-    latencyMs: 100,
+    integrationSlug: 'openai-prod',
     requestBody: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }),
     responseBody: JSON.stringify({ choices: [{ message: { content: 'hello' } }] }),
-    usage: {
-      prompt_tokens: 10,
-      completion_tokens: 5,
-      total_tokens: 15,
-      cached_tokens: 0,
-      reasoning_tokens: 0,
-    },
     cost: 0.001,
-    errorMessage: null,
-    cacheStatus: null,
-    configSlug: null,
-    routePath: null,
-    retryCount: 0,
-    cacheNamespace: null,
-    cacheForceRefresh: false,
-    modelsEndpoint: false,
-    policy: null,
-    guardrails: [],
     ...overrides,
-  };
+  });
 }
 
 /** Workspace 1: twelve logs of 14 March 2026 (every hour from 01:00), two of them by Claude; workspace 2 and another organisation: one each. */

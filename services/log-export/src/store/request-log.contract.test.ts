@@ -21,6 +21,7 @@ import { startContractDatabase } from '../testing/contract-database.ts';
 import type { RequestLog } from './entities.ts';
 import { RequestLogPartitions, partitionName } from './request-log-partitions.ts';
 import { RequestLogRepository } from './request-log.repository.ts';
+import { storedRequestLog } from '../testing/request-logs.ts';
 
 /** A database of its own on the PostgreSQL of `DATABASE_URL`, migrated with `migrations`. */
 const scratchDatabase = (
@@ -32,47 +33,17 @@ const organisationId = randomUUID();
 const workspaceId = randomUUID();
 
 function log(overrides: Partial<RequestLog> = {}): RequestLog {
-  return {
-    id: randomUUID(),
+  return storedRequestLog({
     organisationId,
     workspaceId,
-    apiKeyId: randomUUID(),
     traceId: 'trace-1',
-    spanId: null,
-    parentSpanId: null,
-    spanName: null,
     metadata: { team: 'search' },
-    method: 'POST',
-    path: '/v1/chat/completions',
-    provider: 'openai',
     model: 'gpt-4o-mini',
-    integrationSlug: null,
-    status: 200,
-    stream: false,
     createdAt: new Date('2026-03-14T12:30:00Z'),
     latencyMs: 120,
-    requestBody: '{}',
-    responseBody: '{}',
-    usage: {
-      prompt_tokens: 10,
-      completion_tokens: 5,
-      total_tokens: 15,
-      cached_tokens: 0,
-      reasoning_tokens: 0,
-    },
     cost: 0.25,
-    errorMessage: null,
-    cacheStatus: null,
-    configSlug: null,
-    routePath: null,
-    retryCount: 0,
-    cacheNamespace: null,
-    cacheForceRefresh: false,
-    modelsEndpoint: false,
-    policy: null,
-    guardrails: [],
     ...overrides,
-  };
+  });
 }
 
 let db: ScratchDatabase;

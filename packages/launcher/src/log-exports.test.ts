@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { adminService, type Admin } from '@switchyard/admin';
-import { controlPlane } from '@switchyard/control-plane';
-import { gatewayService } from '@switchyard/gateway';
-import { logExportService } from '@switchyard/log-export';
-import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/runtime';
+import type { Admin } from '@switchyard/admin';
 import { eventually, startServiceHarness, type ServiceHarness } from '@switchyard/testing';
+import { allServices } from './services.ts';
 
 /**
  * Log exports in the assembled services: a request through the gateway is logged, an export
@@ -14,19 +10,11 @@ import { eventually, startServiceHarness, type ServiceHarness } from '@switchyar
  * run by log-export's runner, downloaded through its signed link, and deleted.
  */
 
-const services = [
-  controlPlane,
-  policyService,
-  adminService,
-  logExportService,
-  gatewayService,
-] as ServiceDefinition[];
-
 let h: ServiceHarness;
 let requestId: string;
 
 before(async () => {
-  h = await startServiceHarness({ services });
+  h = await startServiceHarness({ services: allServices });
   await h.instance<Admin>('admin').ensureMockIntegration(h.organisationId);
   const completion = await h.request('POST', '/v1/chat/completions', {
     key: h.workspaceKey,

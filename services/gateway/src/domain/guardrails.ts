@@ -60,6 +60,8 @@ export interface GuardrailRun {
   redactions: number;
   durationMs: number;
   checks: Array<{ id: string; name: string; passed: boolean; explanation: string; error?: string }>;
+  /** The feedback the guardrail gives the request's trace: its `on_success` when it passed, else its `on_fail`. */
+  feedback?: { value: number; weight: number; metadata: string } | undefined;
 }
 
 /** The organisation's default guardrail ids of each phase, as they apply to the caller's workspace. */
@@ -187,6 +189,8 @@ function runOf(
       explanation: v.explanation,
       ...(v.error === undefined ? {} : { error: v.error }),
     })),
+    feedback: (verdict.action === 'allow' ? guardrail.actions.on_success : guardrail.actions.on_fail)
+      ?.feedback,
   };
 }
 

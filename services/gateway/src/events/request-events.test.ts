@@ -159,6 +159,77 @@ describe('publishRequestEvents', () => {
     );
     assert.deepEqual(without!.guardrails, []);
   });
+
+  test("a guardrail's on_success / on_fail feedback goes to the request's trace as a feedback event; one without gives none", () => {
+    const sent: OutgoingMessage[] = [];
+    const bus = { publish: (m: OutgoingMessage) => sent.push(m) } as unknown as EventBus;
+    const run = {
+      phase: 'output' as const,
+      guardrailId: 'g-3',
+      slug: 'guard_tone-1a2b3c4d',
+      versionId: 'v-2',
+      action: 'warn' as const,
+      explanation: 'rude',
+      redactions: 0,
+      durationMs: 1,
+      checks: [],
+    };
+    publishRequestEvents(bus, {
+      requestId: 'req-3',
+      principal: { organisationId: 'org', workspaceId: 'ws', apiKeyId: 'key' } as never,
+      headers: { traceId: 'trace-9', metadata: {} } as never,
+      method: 'POST',
+      path: '/v1/chat/completions',
+      provider: 'openai',
+      model: 'gpt-4o',
+      integrationSlug: undefined,
+      status: 200,
+      stream: false,
+      createdAtMs: 1_700_000_000_000,
+      latencyMs: 12,
+      requestBody: '{}',
+      responseBody: '{}',
+      errorMessage: undefined,
+      guardrails: [
+        { ...run, feedback: { value: -2.6, weight: 0.5, metadata: 'tone' } },
+        { ...run, guardrailId: 'g-4', action: 'allow' as const },
+      ],
+    });
+    const feedback = sent.filter((m) => m.topic === Topics.feedback);
+    assert.equal(feedback.length, 1);
+    assert.equal(feedback[0]!.key, 'trace-9');
+    const event = fromBinary(events.FeedbackEventSchema, feedback[0]!.value);
+    assert.deepEqual(
+      {
+        organisationId: event.organisationId,
+        workspaceId: event.workspaceId,
+        traceId: event.traceId,
+        value: event.value,
+        weight: event.weight,
+        createdBy: event.createdBy,
+        version: event.version,
+        createdAtMs: event.createdAtMs,
+      },
+      {
+        organisationId: 'org',
+        workspaceId: 'ws',
+        traceId: 'trace-9',
+        value: -3,
+        weight: 0.5,
+        createdBy: 'guardrail:g-3',
+        version: 1,
+        createdAtMs: '1700000000000',
+      },
+    );
+    assert.deepEqual(JSON.parse(event.metadataJson), {
+      source: 'guardrail',
+      guardrail_id: 'g-3',
+      guardrail: 'guard_tone-1a2b3c4d',
+      phase: 'output',
+      passed: false,
+      metadata: 'tone',
+    });
+  });
 });
 
 describe('extractUsage', () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Principal } from '@switchyard/access';
-import { Topics, type EventBus } from '@switchyard/adapters';
+import { publishEvent, Topics, type EventBus } from '@switchyard/adapters';
+import { events } from '@switchyard/proto';
 import {
   encodeRequestLogEvent,
   encodeUsageEvent,
@@ -207,4 +208,42 @@ export function publishRequestEvents(
       }),
     });
   }
+  for (const run of done.guardrails ?? []) {
+    if (run.feedback) publishGuardrailFeedback(bus, done, run, run.feedback);
+  }
+}
+
+/**
+ * A guardrail's `on_success` / `on_fail` feedback on the request's trace, as feedback sent
+ * through the API travels: scored like it, and shown on the request's log. The feedback
+ * takes whole values; its metadata says which guardrail gave it.
+ */
+function publishGuardrailFeedback(
+  bus: EventBus,
+  done: CompletedRequest,
+  run: GuardrailRun,
+  feedback: NonNullable<GuardrailRun['feedback']>,
+): void {
+  const p = done.principal;
+  const at = String(done.createdAtMs);
+  publishEvent(bus, Topics.feedback, events.FeedbackEventSchema, done.headers.traceId, {
+    id: randomUUID(),
+    organisationId: p.organisationId,
+    workspaceId: p.workspaceId ?? '',
+    traceId: done.headers.traceId,
+    value: Math.round(feedback.value),
+    weight: feedback.weight,
+    metadataJson: JSON.stringify({
+      source: 'guardrail',
+      guardrail_id: run.guardrailId,
+      guardrail: run.slug,
+      phase: run.phase,
+      passed: run.action === 'allow',
+      ...(feedback.metadata === '' ? {} : { metadata: feedback.metadata }),
+    }),
+    createdBy: `guardrail:${run.guardrailId}`,
+    createdAtMs: at,
+    updatedAtMs: at,
+    version: 1,
+  });
 }

@@ -24,6 +24,11 @@ export interface StackOptions {
   /** Extra environment for every service process. */
   env?: Record<string, string>;
   /**
+   * Extra environment for the processes of one service, over `env` (say, the gateway's
+   * EVENT_SPILL_DIR: one process per spill folder, so a service with one replica only).
+   */
+  serviceEnv?: Partial<Record<ServiceName, Record<string, string>>>;
+  /**
    * Processes per service (1 unless named). Replicas share the database, Kafka and Redis;
    * their clients reach every replica of a gRPC peer (a comma-separated address list).
    */
@@ -173,6 +178,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       processes.get(service)!.push(
         new ServiceProcess(name, [service], {
           ...shared,
+          ...options.serviceEnv?.[service],
           PORT: String(httpPorts.get(service)![replica]),
           GRPC_PORT: String(grpcPorts.get(service)![replica]),
         }),

@@ -8,6 +8,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually, killKafka, startKafka, startStack, type Stack } from './harness/index.ts';
 
 const UPSTREAM_KEY = 'sk-upstream-ingestion';
@@ -83,7 +84,7 @@ test('with the broker killed and started again and log-export killed and started
       const now = Date.now();
       const startAt = Math.max(now, nextStart);
       nextStart = startAt + REQUEST_SPACING_MS;
-      if (startAt > now) await new Promise((resolve) => setTimeout(resolve, startAt - now));
+      if (startAt > now) await sleep(startAt - now);
       const prompt = `ingestion ${w}-${i}`;
       const response = await stack.request('POST', '/v1/chat/completions', {
         key: serviceKey,
@@ -108,16 +109,19 @@ test('with the broker killed and started again and log-export killed and started
   );
   workers.catch(() => undefined);
 
-  /** Waits while the workers send, until `condition` holds; fails at once if a worker failed. */
-  const whileSending = (what: string, condition: () => Promise<boolean> | boolean) =>
-    eventually(
-      what,
-      async () => {
-        if (failure) throw new Error(`a request failed, so the run stopped: ${failure.message}`);
-        return (await condition()) ? true : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 100, describe: () => `${answered.length} requests answered` },
-    );
+  /** Waits (up to 120 s) while the workers send, until `condition` holds; fails at once if a request failed. */
+  const whileSending = async (what: string, condition: () => Promise<boolean> | boolean) => {
+    const deadline = Date.now() + 120_000;
+    while (!(await condition())) {
+      if (failure) throw new Error(`a request failed while waiting for ${what}: ${failure.message}`);
+      if (Date.now() >= deadline) {
+        throw new Error(
+          `Timed out after 120000 ms waiting for ${what}; ${answered.length} requests answered`,
+        );
+      }
+      await sleep(100);
+    }
+  };
 
   let brokerDown = false;
   let outageAnswered = 0;
@@ -151,7 +155,7 @@ test('with the broker killed and started again and log-export killed and started
     const sampler = (async () => {
       while (sampling) {
         spillPeak = Math.max(spillPeak, await spilledBytes());
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
     })();
     try {
@@ -170,6 +174,10 @@ test('with the broker killed and started again and log-export killed and started
       () => answered.length - restartedAt >= PHASE_REQUESTS,
     );
     await stack.startService('log-export');
+  } catch (err) {
+    // The run is over: the workers stop too.
+    failure ??= new Error('the run stopped');
+    throw err;
   } finally {
     phasesDone = true;
     if (brokerDown) await startKafka();
@@ -181,6 +189,7 @@ test('with the broker killed and started again and log-export killed and started
   assert.equal(ids.length, requests, 'every request has its own x-request-id');
 
   const reconciling = Date.now();
+  let storedCount = 0;
   await eventually(
     `all ${requests} request logs stored`,
     async () => {
@@ -188,12 +197,14 @@ test('with the broker killed and started again and log-export killed and started
         'SELECT count(*) FROM log_export.request_logs WHERE id = ANY($1)',
         [ids],
       );
-      return Number(rows[0]!.count) >= requests ? true : undefined;
+      storedCount = Number(rows[0]!.count);
+      return storedCount >= requests ? true : undefined;
     },
     {
       timeoutMs: 120_000,
       intervalMs: 500,
-      describe: () => `gateway spill folder: see ${spillDir}; log-export log: .data/e2e-logs/log-export.log`,
+      describe: () =>
+        `${storedCount} of them stored; ${requests - storedCount} missing (gateway: .data/e2e-logs/gateway.log, log-export: .data/e2e-logs/log-export.log)`,
     },
   );
   const reconcileSeconds = (Date.now() - reconciling) / 1000;

@@ -5,7 +5,15 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import { eventually, startStack, type Json, type Stack } from './harness/index.ts';
+import {
+  addFakeOpenAi,
+  createServiceKey,
+  createWorkspace,
+  eventually,
+  startStack,
+  type Json,
+  type Stack,
+} from './harness/index.ts';
 
 const UPSTREAM_KEY = 'sk-upstream-guardrails';
 
@@ -14,28 +22,9 @@ let workspaceKey: string;
 
 before(async () => {
   stack = await startStack({ upstreamKey: UPSTREAM_KEY });
-  const workspace = await stack.request('POST', '/v2/workspaces', {
-    key: stack.adminKey,
-    body: { name: `Guardrails ${stack.runId}` },
-  });
-  assert.equal(workspace.status, 200, workspace.text);
-  const key = await stack.request('POST', '/v2/api-keys/workspace/service', {
-    key: stack.adminKey,
-    body: { name: 'guardrails', workspace_id: workspace.body.id },
-  });
-  assert.equal(key.status, 200, key.text);
-  workspaceKey = key.body.key;
-  const integration = await stack.request('POST', '/admin/v2/integrations', {
-    key: stack.adminKey,
-    body: {
-      name: 'Fake OpenAI',
-      slug: 'fake-openai',
-      ai_provider_id: 'openai',
-      key: UPSTREAM_KEY,
-      configurations: { custom_host: stack.upstream.baseUrl },
-    },
-  });
-  assert.equal(integration.status, 200, integration.text);
+  workspaceKey = (await createServiceKey(stack, await createWorkspace(stack, 'Guardrails'), 'guardrails'))
+    .key;
+  await addFakeOpenAi(stack, UPSTREAM_KEY);
 });
 
 after(() => stack?.stop());

@@ -9,7 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { eventually, killKafka, startKafka, startStack, type Stack } from './harness/index.ts';
+import {
+  createServiceKey,
+  createWorkspace,
+  eventually,
+  killKafka,
+  startKafka,
+  startStack,
+  type Stack,
+} from './harness/index.ts';
 
 const UPSTREAM_KEY = 'sk-upstream-ingestion';
 /** About how many requests the run sends (more if the broker is slow to come back). */
@@ -42,17 +50,8 @@ before(async () => {
       gateway: { EVENT_SPILL_DIR: spillDir, EVENT_BUFFER_MAX_EVENTS: String(BUFFER_MAX_EVENTS) },
     },
   });
-  const workspace = await stack.request('POST', '/v2/workspaces', {
-    key: stack.adminKey,
-    body: { name: `Ingestion ${stack.runId}` },
-  });
-  assert.equal(workspace.status, 200, workspace.text);
-  const key = await stack.request('POST', '/v2/api-keys/workspace/service', {
-    key: stack.adminKey,
-    body: { name: 'ingestion e2e', workspace_id: workspace.body.id },
-  });
-  assert.equal(key.status, 200, key.text);
-  serviceKey = key.body.key;
+  serviceKey = (await createServiceKey(stack, await createWorkspace(stack, 'Ingestion'), 'ingestion e2e'))
+    .key;
   const mock = await stack.request('POST', '/admin/v2/integrations', {
     key: stack.adminKey,
     body: { name: 'Mock', slug: 'e2e-mock', ai_provider_id: 'mock' },

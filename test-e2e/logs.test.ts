@@ -9,7 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
-import { eventually, startStack, type Stack } from './harness/index.ts';
+import {
+  addFakeOpenAi,
+  createServiceKey,
+  createWorkspace,
+  eventually,
+  startStack,
+  type Stack,
+} from './harness/index.ts';
 
 const UPSTREAM_KEY = 'sk-upstream-logs';
 
@@ -23,29 +30,9 @@ const requestIds: string[] = [];
 before(async () => {
   exportDir = await mkdtemp(join(tmpdir(), 'switchyard-e2e-exports-'));
   stack = await startStack({ upstreamKey: UPSTREAM_KEY, env: { EXPORT_DIR: exportDir } });
-  const workspace = await stack.request('POST', '/v2/workspaces', {
-    key: stack.adminKey,
-    body: { name: `Logs ${stack.runId}` },
-  });
-  assert.equal(workspace.status, 200, workspace.text);
-  workspaceId = workspace.body.id;
-  const key = await stack.request('POST', '/v2/api-keys/workspace/service', {
-    key: stack.adminKey,
-    body: { name: 'logs e2e', workspace_id: workspaceId },
-  });
-  assert.equal(key.status, 200, key.text);
-  serviceKey = key.body.key;
-  const integration = await stack.request('POST', '/admin/v2/integrations', {
-    key: stack.adminKey,
-    body: {
-      name: 'Fake OpenAI',
-      slug: 'fake-openai',
-      ai_provider_id: 'openai',
-      key: UPSTREAM_KEY,
-      configurations: { custom_host: stack.upstream.baseUrl },
-    },
-  });
-  assert.equal(integration.status, 200, integration.text);
+  workspaceId = await createWorkspace(stack, 'Logs');
+  serviceKey = (await createServiceKey(stack, workspaceId, 'logs e2e')).key;
+  await addFakeOpenAi(stack, UPSTREAM_KEY);
 
   const client = new OpenAI({ apiKey: serviceKey, baseURL: `${stack.url('gateway')}/v1`, maxRetries: 0 });
   for (let i = 0; i < 3; i++) {
@@ -225,16 +212,7 @@ test("another workspace's key neither sees nor changes a workspace's export; the
     body: { filters: { trace_id: traceId }, requested_data: ['id'] },
   });
   assert.equal(mine.status, 200, mine.text);
-  const workspace = await stack.request('POST', '/v2/workspaces', {
-    key: stack.adminKey,
-    body: { name: `Logs elsewhere ${stack.runId}` },
-  });
-  const otherKey = await stack.request('POST', '/v2/api-keys/workspace/service', {
-    key: stack.adminKey,
-    body: { name: 'elsewhere', workspace_id: workspace.body.id },
-  });
-  assert.equal(otherKey.status, 200, otherKey.text);
-  const key = otherKey.body.key as string;
+  const { key } = await createServiceKey(stack, await createWorkspace(stack, 'Logs elsewhere'), 'elsewhere');
   assert.equal((await stack.request('GET', `/v1/logs/exports/${mine.body.id}`, { key })).status, 404);
   assert.equal((await stack.request('POST', `/v1/logs/exports/${mine.body.id}/start`, { key })).status, 404);
   assert.equal((await stack.request('DELETE', `/v1/logs/exports/${mine.body.id}`, { key })).status, 404);

@@ -10,6 +10,9 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import {
+  addFakeOpenAi,
+  createServiceKey,
+  createWorkspace,
   eventually,
   freePorts,
   httpRequest,
@@ -44,23 +47,8 @@ before(async () => {
       POLICY_TIMEOUT_MS: '2000',
     },
   });
-  const workspace = await stack.request('POST', '/v2/workspaces', {
-    key: stack.adminKey,
-    body: { name: `Policies ${stack.runId}` },
-  });
-  assert.equal(workspace.status, 200, workspace.text);
-  workspaceId = workspace.body.id;
-  const integration = await stack.request('POST', '/admin/v2/integrations', {
-    key: stack.adminKey,
-    body: {
-      name: 'Fake OpenAI',
-      slug: 'fake-openai',
-      ai_provider_id: 'openai',
-      key: UPSTREAM_KEY,
-      configurations: { custom_host: stack.upstream.baseUrl },
-    },
-  });
-  assert.equal(integration.status, 200, integration.text);
+  workspaceId = await createWorkspace(stack, 'Policies');
+  await addFakeOpenAi(stack, UPSTREAM_KEY);
 });
 
 after(async () => {
@@ -69,14 +57,7 @@ after(async () => {
 });
 
 /** A fresh workspace service key: each scenario counts against its own. */
-async function newKey(name: string): Promise<{ id: string; key: string }> {
-  const created = await stack.request('POST', '/v2/api-keys/workspace/service', {
-    key: stack.adminKey,
-    body: { name, workspace_id: workspaceId },
-  });
-  assert.equal(created.status, 200, created.text);
-  return { id: created.body.id, key: created.body.key };
-}
+const newKey = (name: string) => createServiceKey(stack, workspaceId, name);
 
 function admin(method: string, path: string, body?: unknown): Promise<ApiResponse> {
   return stack.request(method, path, { key: stack.adminKey, body });

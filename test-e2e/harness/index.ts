@@ -3,6 +3,7 @@ export { eventually, httpRequest, type ApiResponse, type Json, type RequestOptio
 export { KafkaProbe } from './kafka.ts';
 export { ServiceProcess, logDir } from './processes.ts';
 export { startPrivateRedis, type PrivateRedis } from './redis.ts';
+export { addFakeOpenAi, createServiceKey, createWorkspace } from './setup.ts';
 export {
   freePorts,
   serviceOrder,

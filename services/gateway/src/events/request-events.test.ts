@@ -28,29 +28,35 @@ describe('truncateUtf8', () => {
   });
 });
 
+/** A completed chat completion of 12 ms with empty bodies, as the gateway hands it over; `overrides` over it. */
+function completed(overrides: Partial<Parameters<typeof publishRequestEvents>[1]> = {}) {
+  return {
+    requestId: 'req-1',
+    principal: { organisationId: 'org', workspaceId: 'ws', apiKeyId: 'key' } as never,
+    headers: { traceId: 't', metadata: {} } as never,
+    method: 'POST',
+    path: '/v1/chat/completions',
+    provider: 'openai',
+    model: 'gpt-4o',
+    integrationSlug: undefined,
+    status: 200,
+    stream: false,
+    createdAtMs: Date.now(),
+    latencyMs: 12,
+    requestBody: '{}',
+    responseBody: '{}',
+    errorMessage: undefined,
+    ...overrides,
+  };
+}
+
 describe('publishRequestEvents', () => {
   test('a request log with huge bodies still fits in one Kafka message: each body is cut to its byte limit', () => {
     const sent: OutgoingMessage[] = [];
     const bus = { publish: (m: OutgoingMessage) => sent.push(m) } as unknown as EventBus;
     const requestBody = JSON.stringify({ messages: [{ role: 'user', content: '€'.repeat(900_000) }] });
     const responseBody = JSON.stringify({ choices: [{ message: { content: '😀'.repeat(600_000) } }] });
-    publishRequestEvents(bus, {
-      requestId: 'req-1',
-      principal: { organisationId: 'org', workspaceId: 'ws', apiKeyId: 'key' } as never,
-      headers: { traceId: 't', metadata: {} } as never,
-      method: 'POST',
-      path: '/v1/chat/completions',
-      provider: 'openai',
-      model: 'gpt-4o',
-      integrationSlug: undefined,
-      status: 200,
-      stream: false,
-      createdAtMs: Date.now(),
-      latencyMs: 12,
-      requestBody,
-      responseBody,
-      errorMessage: undefined,
-    });
+    publishRequestEvents(bus, completed({ requestBody, responseBody }));
     const log = sent.find((m) => m.topic === Topics.requestLogs);
     assert.ok(log);
     assert.ok(log.value.byteLength < DEFAULT_MAX_MESSAGE_BYTES, `${log.value.byteLength} bytes`);
@@ -68,23 +74,7 @@ describe('publishRequestEvents', () => {
   test("the request log carries what each guardrail did, in the order they ran, with every check's verdict", () => {
     const sent: OutgoingMessage[] = [];
     const bus = { publish: (m: OutgoingMessage) => sent.push(m) } as unknown as EventBus;
-    const request = {
-      requestId: 'req-2',
-      principal: { organisationId: 'org', workspaceId: 'ws', apiKeyId: 'key' } as never,
-      headers: { traceId: 't', metadata: {} } as never,
-      method: 'POST',
-      path: '/v1/chat/completions',
-      provider: 'openai',
-      model: 'gpt-4o',
-      integrationSlug: undefined,
-      status: 200,
-      stream: false,
-      createdAtMs: Date.now(),
-      latencyMs: 12,
-      requestBody: '{}',
-      responseBody: '{}',
-      errorMessage: undefined,
-    };
+    const request = completed({ requestId: 'req-2' });
     publishRequestEvents(bus, {
       ...request,
       guardrails: [
@@ -174,27 +164,18 @@ describe('publishRequestEvents', () => {
       durationMs: 1,
       checks: [],
     };
-    publishRequestEvents(bus, {
-      requestId: 'req-3',
-      principal: { organisationId: 'org', workspaceId: 'ws', apiKeyId: 'key' } as never,
-      headers: { traceId: 'trace-9', metadata: {} } as never,
-      method: 'POST',
-      path: '/v1/chat/completions',
-      provider: 'openai',
-      model: 'gpt-4o',
-      integrationSlug: undefined,
-      status: 200,
-      stream: false,
-      createdAtMs: 1_700_000_000_000,
-      latencyMs: 12,
-      requestBody: '{}',
-      responseBody: '{}',
-      errorMessage: undefined,
-      guardrails: [
-        { ...run, feedback: { value: -2.6, weight: 0.5, metadata: 'tone' } },
-        { ...run, guardrailId: 'g-4', action: 'allow' as const },
-      ],
-    });
+    publishRequestEvents(
+      bus,
+      completed({
+        requestId: 'req-3',
+        headers: { traceId: 'trace-9', metadata: {} } as never,
+        createdAtMs: 1_700_000_000_000,
+        guardrails: [
+          { ...run, feedback: { value: -2.6, weight: 0.5, metadata: 'tone' } },
+          { ...run, guardrailId: 'g-4', action: 'allow' as const },
+        ],
+      }),
+    );
     const feedback = sent.filter((m) => m.topic === Topics.feedback);
     assert.equal(feedback.length, 1);
     assert.equal(feedback[0]!.key, 'trace-9');

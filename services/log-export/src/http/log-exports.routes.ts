@@ -1,3 +1,4 @@
+import { pipeline } from 'node:stream';
 import { listBody } from '@switchyard/core';
 import { requirePrincipal } from '@switchyard/access';
 import { ScopedRouter } from '@switchyard/runtime';
@@ -195,8 +196,8 @@ export function exportLinkRoutes(exports: LogExportService): ScopedRouter {
       res.setHeader('content-length', String(file.bytes));
       res.setHeader('content-disposition', `attachment; filename="${filename}"`);
       res.setHeader('cache-control', 'private, no-store');
-      file.stream.on('error', (err) => res.destroy(err));
-      file.stream.pipe(res);
+      // A download cut short closes the file; a file that fails mid-way cuts the download.
+      pipeline(file.stream, res, () => undefined);
     },
   );
   return router;

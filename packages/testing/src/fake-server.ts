@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 export interface RecordedRequest {
   method: string;
@@ -34,13 +34,23 @@ export async function startFakeServer<S extends FakeServer>(
       handle(req, res, body, state).catch(() => res.destroy());
     });
   });
+  Object.assign(state, await listenOnLoopback(server, port));
+  return state;
+}
+
+/** Starts a test server on 127.0.0.1 (any free port unless `port`); answers its base URL and how to stop it, open connections and all. */
+export async function listenOnLoopback(
+  server: Server,
+  port = 0,
+): Promise<{ url: string; close: () => Promise<void> }> {
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const address = server.address();
-  state.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  state.close = () =>
-    new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-  return state;
+  return {
+    url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

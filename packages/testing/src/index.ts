@@ -6,3 +6,4 @@ export * from './fake-openai.ts';
 export * from './service-harness.ts';
 export * from './fake-identity-provider.ts';
 export * from './fake-oidc-provider.ts';
+export { listenOnLoopback } from './fake-server.ts';

@@ -119,7 +119,8 @@ export const logExportService: ServiceDefinition = {
     const audit = new AuditLogService(new AuditLogRepository(manager));
     const feedback = new FeedbackRepository(manager);
     // Custom logs are published as the gateway publishes its logs, and stored by the same consumer.
-    const logSearch = new LogSearchService(logs, new RequestLogSearch(manager), feedback, (event) =>
+    const search = new RequestLogSearch(manager);
+    const logSearch = new LogSearchService(logs, search, feedback, (event) =>
       publishEvent(
         events,
         Topics.requestLogs,
@@ -135,7 +136,6 @@ export const logExportService: ServiceDefinition = {
     const settingsClient = need(clients.organisationSettings, 'organisation settings client');
     const files = exportFileStore(config);
     const exportRepo = new LogExportRepository(manager);
-    const search = new RequestLogSearch(manager);
     const runner = new ExportRunner({ repo: exportRepo, search, feedback, files, line: exportLine, logger });
     const exports = new LogExportService(
       exportRepo,

@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import { adminService } from '@switchyard/admin';
-import { controlPlane } from '@switchyard/control-plane';
-import { logExportService } from '@switchyard/log-export';
-import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/runtime';
 import {
   startFakeOpenAi,
   startServiceHarness,
   type FakeOpenAi,
   type ServiceHarness,
 } from '@switchyard/testing';
-import { gatewayService } from '../service.ts';
+import { everyService } from '../testing/services.ts';
 
 const upstreamKey = 'sk-upstream-forward-0123456789';
 let h: ServiceHarness;
@@ -22,13 +17,7 @@ let sdk: OpenAI;
 before(async () => {
   fake = await startFakeOpenAi({ apiKey: upstreamKey });
   h = await startServiceHarness({
-    services: [
-      controlPlane,
-      policyService,
-      adminService,
-      logExportService,
-      gatewayService,
-    ] as ServiceDefinition[],
+    services: everyService,
   });
   const created = await h.request('POST', '/admin/v2/integrations', {
     key: h.adminKey,

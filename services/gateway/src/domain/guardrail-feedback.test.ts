@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { adminService } from '@switchyard/admin';
-import { controlPlane } from '@switchyard/control-plane';
-import { logExportService } from '@switchyard/log-export';
-import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/runtime';
 import { eventually } from '@switchyard/testing';
-import { gatewayService } from '../service.ts';
 import { startGuardrailHarness, type GuardrailHarness, type Json } from '../testing/guardrails.ts';
+import { everyService } from '../testing/services.ts';
 
 /** A guardrail's on_success / on_fail feedback, from the gateway through the event bus onto the request's log. */
 
@@ -15,13 +10,7 @@ let g: GuardrailHarness;
 
 before(async () => {
   g = await startGuardrailHarness({
-    services: [
-      controlPlane,
-      policyService,
-      adminService,
-      logExportService,
-      gatewayService,
-    ] as ServiceDefinition[],
+    services: everyService,
   });
 });
 after(() => g?.close());

@@ -1,13 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { logExportService } from '@switchyard/log-export';
-import { adminService } from '@switchyard/admin';
-import { controlPlane } from '@switchyard/control-plane';
-import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/runtime';
 import { eventually, type ServiceHarness } from '@switchyard/testing';
-import { gatewayService } from '../service.ts';
 import { startGuardrailHarness, type GuardrailHarness, type Json } from '../testing/guardrails.ts';
+import { everyService } from '../testing/services.ts';
 
 let g: GuardrailHarness;
 let h: ServiceHarness;
@@ -15,13 +10,7 @@ let h: ServiceHarness;
 before(async () => {
   g = await startGuardrailHarness({
     upstreamKey: 'sk-guardrail-log-upstream-0123456789',
-    services: [
-      controlPlane,
-      policyService,
-      adminService,
-      logExportService,
-      gatewayService,
-    ] as ServiceDefinition[],
+    services: everyService,
   });
   ({ h } = g);
 });

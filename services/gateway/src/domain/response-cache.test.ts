@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { adminService } from '@switchyard/admin';
-import { controlPlane } from '@switchyard/control-plane';
-import { logExportService } from '@switchyard/log-export';
-import { policyService } from '@switchyard/policy';
-import type { ServiceDefinition } from '@switchyard/runtime';
 import {
   startFakeOpenAi,
   startServiceHarness,
   type FakeOpenAi,
   type ServiceHarness,
 } from '@switchyard/testing';
-import { gatewayService } from '../service.ts';
+import { everyService } from '../testing/services.ts';
 
 const upstreamKey = 'sk-cache-upstream-0123456789';
 let h: ServiceHarness;
@@ -20,13 +15,7 @@ let fake: FakeOpenAi;
 before(async () => {
   fake = await startFakeOpenAi({ apiKey: upstreamKey });
   h = await startServiceHarness({
-    services: [
-      controlPlane,
-      policyService,
-      adminService,
-      logExportService,
-      gatewayService,
-    ] as ServiceDefinition[],
+    services: everyService,
   });
   const created = await h.request('POST', '/admin/v2/integrations', {
     key: h.adminKey,

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { listenOnLoopback } from '@switchyard/testing';
 
 export interface FakeS3Object {
   body: Buffer;
@@ -246,14 +247,7 @@ export async function startFakeS3(options: { bucket?: string; now?: () => number
     return undefined;
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  state.url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  state.close = () =>
-    new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
+  Object.assign(state, await listenOnLoopback(server));
   return state;
 }
 

@@ -1,6 +1,6 @@
-import type { DataSource, EntitySchema, MixedList } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { Logger } from '@switchyard/core';
-import { createDataSource, migrate } from './data-source.ts';
+import { createDataSource, migrate, type StoreOptions } from './data-source.ts';
 
 export interface ScratchDatabase {
   ds: DataSource;
@@ -37,17 +37,12 @@ async function asOwner(url: string, logger: Logger, sql: string): Promise<void> 
  * the shared database. Services' migrations name their schema, so each gets a database, not a
  * schema. `close` drops it.
  */
-export async function startScratchDatabase(options: {
-  url: string;
-  label: string;
-  schema: string;
-  entities: EntitySchema[];
-  migrations: MixedList<new () => unknown>;
-  poolSize: number;
-  logger: Logger;
-  /** Longest a query may run; null for none (a measurement's long statements). */
-  queryTimeoutMs?: number | null;
-}): Promise<ScratchDatabase> {
+export async function startScratchDatabase(
+  options: Pick<
+    StoreOptions,
+    'url' | 'schema' | 'entities' | 'migrations' | 'poolSize' | 'logger' | 'queryTimeoutMs'
+  > & { label: string },
+): Promise<ScratchDatabase> {
   const { url: serverUrl, label, logger } = options;
   const name = `${label.replaceAll('-', '_')}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   await asOwner(serverUrl, logger, `CREATE DATABASE "${name}"`);

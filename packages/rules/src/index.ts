@@ -1,5 +1,5 @@
 // `@switchyard/rules`: shared domain rules: routing configs, organisation settings, the unsafe-host
-// check, the provider descriptors and registry, and the keys and periods of limit policies.
+// check, the provider descriptors, registry and listed prices, and the keys and periods of limit policies.
 export {
   CALLER_KEYS,
   conditionKeysOf,
@@ -43,6 +43,7 @@ export {
   providerRegistry,
   type RegisteredProvider,
 } from './providers/registry.ts';
+export { listedPrice } from './providers/prices.ts';
 export {
   type ConditionOperators,
   type ConditionQuery,

@@ -1,6 +1,8 @@
 import type { EffectiveOrganisationSettings } from '../domain/organisation-settings.service.ts';
 import type { ShownGuardrailDefaults } from '../domain/guardrail-defaults.service.ts';
+import type { ModelPrice } from '@switchyard/rules';
 import { SECRET_SETTINGS } from '../domain/integration.schemas.ts';
+import type { ProviderDetail } from '../domain/provider-details.ts';
 import type { Integration, OrganisationEmailDomain, SsoConnection } from '../store/entities.ts';
 
 export function presentIntegration(integration: Integration) {
@@ -88,5 +90,43 @@ export function presentEmailDomain(claim: OrganisationEmailDomain) {
     domain: claim.domain,
     allow_subdomains: claim.allowSubdomains,
     created_at: claim.createdAt.toISOString(),
+  };
+}
+
+export function presentProviderDetail(detail: ProviderDetail) {
+  return {
+    id: detail.id,
+    name: detail.name,
+    provider_auth_types: detail.authKinds,
+    default_base_url: detail.defaultBaseUrl,
+    configurations: detail.configurations.map((field) => ({
+      name: field.name,
+      secret: field.secret,
+      description: field.description,
+    })),
+    priced_models: detail.pricedModels,
+    object: 'provider' as const,
+  };
+}
+
+/** USD per million tokens, as the registry lists prices, to USD cents per token, as the pricing API answers. */
+const centsPerToken = (usdPerMillion: number) => ({ price: usdPerMillion / 10_000 });
+
+/**
+ * A model's price as the gateway charges it: prompt tokens at the input price, cached ones at
+ * the cached-input price (the input price when none is listed), completion tokens at the output
+ * price, and reasoning tokens at their own price when the model lists one.
+ */
+export function presentModelPricing(price: ModelPrice) {
+  return {
+    pay_as_you_go: {
+      request_token: centsPerToken(price.input),
+      response_token: centsPerToken(price.output),
+      cache_read_input_token: centsPerToken(price.cachedInput ?? price.input),
+      ...(price.reasoning === undefined
+        ? {}
+        : { additional_units: { thinking_token: centsPerToken(price.reasoning) } }),
+    },
+    currency: 'USD' as const,
   };
 }

@@ -16,9 +16,18 @@ import {
   presentGuardrailDefaults,
   presentIntegration,
   presentIntegrationDetail,
+  presentModelPricing,
   presentOrganisationSettings,
+  presentProviderDetail,
   presentSsoConnection,
 } from './presenters.ts';
+import {
+  modelPricing,
+  providerDetail,
+  providerDetails,
+  refuseIncludedConfigurations,
+} from '../domain/provider-details.ts';
+import { modelParam, providerDetailsQuery, providerIdParam } from '../domain/provider-details.schemas.ts';
 import {
   createIntegrationBody,
   integrationSlug,
@@ -34,6 +43,8 @@ import { scimAdminRouter, scimProtocolRouter, scimTokenRouter, type ScimDomain }
 
 const integrationPath = z.object({ slug: integrationSlug });
 const ssoConnectionPath = z.object({ client_id: ssoClientId });
+const providerPath = z.object({ provider: providerIdParam });
+const modelPricingPath = z.object({ provider: providerIdParam, model: modelParam });
 
 function integrationsRouter(integrations: IntegrationService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
@@ -115,6 +126,61 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
     async (req, res, _next, input) => {
       await integrations.delete(requirePrincipal(req), input.param(req, 'slug'));
       res.json({});
+    },
+  );
+  return router;
+}
+
+/** The provider kinds integrations may name, from the provider registry. */
+function providerDetailsRouter(): ScopedRouter {
+  const router = new ScopedRouter();
+  router.get(
+    '/',
+    {
+      scope: 'integrations.list',
+      summary:
+        'The provider kinds an integration may name: auth types, the configuration fields it takes and which are secret, the models with listed prices.',
+      description:
+        'include_configurations=true (the integrations of each kind with their masked configurations) is for system authentication only and is refused to every other caller.',
+      query: providerDetailsQuery,
+    },
+    (req, res, _next, input) => {
+      if (input.query(req).include_configurations) refuseIncludedConfigurations();
+      const list = providerDetails().map(presentProviderDetail);
+      res.json(listBody(list, list.length));
+    },
+  );
+  router.get(
+    '/:provider',
+    {
+      scope: 'integrations.read',
+      summary: 'One provider kind, by the id integrations name (ai_provider_id).',
+      params: providerPath,
+      query: providerDetailsQuery,
+    },
+    (req, res, _next, input) => {
+      const provider = input.param(req, 'provider');
+      if (input.query(req).include_configurations) refuseIncludedConfigurations();
+      res.json(presentProviderDetail(providerDetail(provider)));
+    },
+  );
+  return router;
+}
+
+/** The prices the gateway charges with, as its cost computation looks them up. Public list prices: no credential needed. */
+function modelPricingRouter(): ScopedRouter {
+  const router = new ScopedRouter();
+  router.get(
+    '/:provider/:model',
+    {
+      scope: 'public',
+      summary: 'The price the gateway charges for a model, in USD cents per token.',
+      params: modelPricingPath,
+      query: 'none',
+    },
+    (req, res, _next, input) => {
+      const { provider, model } = input.params(req);
+      res.json(presentModelPricing(modelPricing(provider, model)));
     },
   );
   return router;
@@ -343,6 +409,9 @@ export function adminRouter(
         integrationsRouter(domain.integrations, bodyLimits.management),
         authentication,
       )
+      .mount('/v1/providers/details', providerDetailsRouter(), authentication)
+      // List prices are public, as the pricing API's clients expect.
+      .mount(['/model-configs/pricing', '/v1/model-configs/pricing'], modelPricingRouter())
       .mount(
         '/v1/admin/organisation/settings',
         organisationSettingsRouter(domain.organisationSettings, bodyLimits.management),

@@ -1,0 +1,134 @@
+import { Forbidden, NotFound } from '@switchyard/core';
+import {
+  listedPrice,
+  providerDescriptor,
+  providerRegistry,
+  type AuthKind,
+  type ModelPrice,
+  type ProviderFamily,
+  type RegisteredProvider,
+} from '@switchyard/rules';
+import type { IntegrationConfigurations } from '../store/entities.ts';
+import { SECRET_SETTINGS } from './integration.schemas.ts';
+
+/**
+ * What an integration of each provider kind takes, for clients that build integration forms:
+ * the provider registry's descriptors (packages/rules), with the settings the gateway's adapter
+ * of each family reads.
+ */
+
+/** A setting an integration may hold: `key` (the provider key) or one of its configurations. */
+export type ConfigurationField = 'key' | keyof IntegrationConfigurations;
+
+const FIELD_DESCRIPTIONS: Readonly<Record<ConfigurationField, string>> = {
+  key: 'The provider key, sent as the provider expects it.',
+  custom_host: 'Where requests go instead of the default base URL (checked by the unsafe-host check).',
+  headers: 'Extra headers sent upstream; their values are stored encrypted.',
+  api_version: 'The Azure OpenAI API version.',
+  resource_name:
+    'The Azure resource: requests go to https://{resource_name}.openai.azure.com unless custom_host is set.',
+  deployment: 'The Azure deployment; without it the request model names the deployment.',
+  aws_region: 'The AWS region of the Bedrock Runtime endpoint and of the request signatures.',
+  aws_access_key_id: 'The AWS access key id requests are signed with.',
+  aws_secret_access_key: 'The AWS secret access key requests are signed with.',
+  aws_session_token: 'The session token of temporary AWS credentials.',
+};
+
+/** The settings only one family's adapter reads, after custom_host and headers, which every upstream takes. */
+const FAMILY_SETTINGS: Readonly<Record<ProviderFamily, readonly ConfigurationField[]>> = {
+  openai: [],
+  'azure-openai': ['resource_name', 'deployment', 'api_version'],
+  anthropic: [],
+  google: [],
+  bedrock: ['aws_region', 'aws_access_key_id', 'aws_secret_access_key', 'aws_session_token'],
+  'openai-compatible': [],
+  // No upstream: nothing to configure.
+  mock: [],
+};
+
+/** The auth kinds that send the integration's key (`aws-sigv4` signs with AWS credentials, `none` sends nothing). */
+const KEY_AUTH_KINDS: readonly AuthKind[] = ['bearer', 'api-key', 'x-api-key', 'x-goog-api-key'];
+
+/** Header values and the provider key are credentials, like the secret settings: stored encrypted, shown masked. */
+function isSecret(field: ConfigurationField): boolean {
+  return field === 'key' || field === 'headers' || (SECRET_SETTINGS as readonly string[]).includes(field);
+}
+
+export interface ProviderConfigurationField {
+  name: ConfigurationField;
+  secret: boolean;
+  description: string;
+}
+
+export interface ProviderDetail {
+  id: string;
+  name: string;
+  authKinds: readonly AuthKind[];
+  defaultBaseUrl: string | null;
+  configurations: ProviderConfigurationField[];
+  /** The models the gateway lists prices for (see `modelPricing`); empty when it charges 0 for every model. */
+  pricedModels: string[];
+}
+
+function detailOf(provider: RegisteredProvider): ProviderDetail {
+  const fields: ConfigurationField[] = [
+    ...(provider.authKinds.some((kind) => KEY_AUTH_KINDS.includes(kind)) ? (['key'] as const) : []),
+    ...(provider.family === 'mock' ? [] : (['custom_host', 'headers'] as const)),
+    ...FAMILY_SETTINGS[provider.family],
+  ];
+  return {
+    id: provider.id,
+    name: provider.name,
+    authKinds: provider.authKinds,
+    defaultBaseUrl: provider.defaultBaseUrl ?? null,
+    configurations: fields.map((name) => ({
+      name,
+      secret: isSecret(name),
+      description: FIELD_DESCRIPTIONS[name],
+    })),
+    pricedModels: typeof provider.prices === 'string' ? [] : Object.keys(provider.prices),
+  };
+}
+
+/** Every provider kind an integration may name, in the registry's order. */
+export function providerDetails(): ProviderDetail[] {
+  return providerRegistry.map(detailOf);
+}
+
+/** One provider kind, by the id integrations name (`ai_provider_id`). */
+export function providerDetail(id: string): ProviderDetail {
+  const provider = providerDescriptor(id);
+  if (!provider) throw new NotFound(`Provider '${id}' not found.`, { param: 'provider' });
+  return detailOf(provider);
+}
+
+/**
+ * `include_configurations=true` asks for the organisation's integrations of a kind with their
+ * configurations (secrets masked), which only another Switchyard service may see. Services call
+ * one another over gRPC with their service token; no HTTP credential (API key, JWT, OAuth
+ * token or session) is a service's, so the request is refused to every caller.
+ */
+export function refuseIncludedConfigurations(): never {
+  throw new Forbidden(
+    'include_configurations=true is for system (service-to-service) authentication only; API keys, JWTs, OAuth tokens and sessions may not ask for it.',
+    { param: 'include_configurations', code: 'system_auth_required' },
+  );
+}
+
+/**
+ * The price the gateway charges for a model: the registry's listed price, matched as the
+ * gateway's cost computation matches it. Unregistered providers, providers that list no prices
+ * and unlisted models are not found: the gateway records their requests at cost 0.
+ */
+export function modelPricing(provider: string, model: string): ModelPrice {
+  const descriptor = providerDescriptor(provider);
+  if (!descriptor) throw new NotFound(`Provider '${provider}' not found.`, { param: 'provider' });
+  const price = listedPrice(provider, model);
+  if (!price) {
+    throw new NotFound(
+      `No price is listed for model '${model}' of provider '${provider}': the gateway records its requests at cost 0.`,
+      { param: 'model' },
+    );
+  }
+  return price;
+}

@@ -30,6 +30,7 @@ import { Guardrails1763700000024 } from './store/migrations/1763700000024-guardr
 import { FeedbackService } from './domain/feedback.service.ts';
 import { FeedbackRepository } from './store/feedback.repository.ts';
 import { Feedback1763700000026 } from './store/migrations/1763700000026-feedback.ts';
+import { WorkspaceArchive1763700000029 } from './store/migrations/1763700000029-workspace-archive.ts';
 import { policyDirectoryCallers, policyDirectoryHandlers } from './grpc/policy-directory.handlers.ts';
 import {
   guardrailDirectoryCallers,
@@ -128,6 +129,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       PolicyScopes1763700000023,
       Guardrails1763700000024,
       Feedback1763700000026,
+      WorkspaceArchive1763700000029,
     ],
   },
   bus: true,

@@ -53,6 +53,16 @@ export const updateWorkspaceBody = z
     error: 'give at least one of name, description, defaults, settings or security_settings',
   });
 
+/**
+ * Body of `DELETE /v2/workspaces/:id`, optional as a whole. `name`, when given, must be the
+ * workspace's name: a confirmation that the right workspace goes. `force_delete` is taken as
+ * the reference names it; nothing blocks a delete today, so it changes nothing.
+ */
+export const deleteWorkspaceBody = z.strictObject({
+  name: workspaceName.optional(),
+  force_delete: z.boolean({ error: 'must be true or false' }).optional(),
+});
+
 /** Query of `GET /v2/workspaces/:id`; what each format shows is described in domain/workspace-names.ts. */
 export const getWorkspaceQuery = z.object({
   name_format: z.enum(['display', 'plain']).default('display'),

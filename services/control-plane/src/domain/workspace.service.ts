@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { NotFound, type CamelKeys, type PageQuery } from '@switchyard/core';
+import { BadRequest, Conflict, NotFound, type CamelKeys, type PageQuery } from '@switchyard/core';
 import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
 import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
@@ -10,7 +10,8 @@ import type { IdentityRepository } from '../store/identity.repository.ts';
 import { mergeSecuritySettings } from './key-settings.ts';
 import type { KeySettingsService } from './key-settings.service.ts';
 import { slugFrom } from './slugs.ts';
-import type { createWorkspaceBody, updateWorkspaceBody } from './workspace.schemas.ts';
+import type { ArchivedWorkspace } from '../store/workspace-archive.repository.ts';
+import type { createWorkspaceBody, deleteWorkspaceBody, updateWorkspaceBody } from './workspace.schemas.ts';
 
 /** A workspace as clients see it: defaults name the config by slug, whatever it is stored by. */
 export interface WorkspaceDetails {
@@ -28,6 +29,8 @@ export type CreateWorkspaceInput = CamelKeys<z.output<typeof createWorkspaceBody
  */
 export type UpdateWorkspaceInput = CamelKeys<z.output<typeof updateWorkspaceBody>>;
 
+export type DeleteWorkspaceInput = CamelKeys<z.output<typeof deleteWorkspaceBody>>;
+
 /** What workspace defaults need of saved configs. */
 export interface SavedConfigLookup {
   findActiveInWorkspace(
@@ -39,6 +42,9 @@ export interface SavedConfigLookup {
 }
 
 const USER_API_KEY_CONFIG = 'defaults.user_api_key_config';
+
+/** The workspace an organisation starts with; see key-settings.ts. */
+const DEFAULT_WORKSPACE_SLUG = 'default';
 
 /** An organisation's workspaces: who may see which, their defaults and security settings. */
 export class WorkspaceService {
@@ -130,6 +136,48 @@ export class WorkspaceService {
     return details!;
   }
 
+  /**
+   * Deletes a workspace: organisation admin keys only; a workspace of another organisation is
+   * "not found", as is one deleted already (of concurrent deletes, one succeeds).
+   *
+   * Blocks (409): the organisation's default workspace (slug `default`, the one the
+   * organisation starts with and `default_workspace_user_api_key_auto_create` speaks of).
+   * Nothing else blocks. Nothing outside a workspace can point at what it holds: a workspace's
+   * default config must be one of its own configs, its configs name guardrails of their own
+   * workspace or of the organisation, and its policies, keys, members, tokens and sessions are
+   * its own. Shared prompts and partials, which the specification says block a delete, do not
+   * exist yet; they join the blocks when they do.
+   *
+   * Cascades, in one transaction with the workspace row locked: the workspace is archived (no
+   * get, list, key or JWT finds it again, and its slug is free); its API keys are revoked, its
+   * OAuth tokens and browser sessions too; its configs, guardrails, rate-limit and usage-limit
+   * policies are archived by the same repository writes their own deletes use; its members
+   * are removed. After the commit each change is announced as the per-item deletes announce
+   * it, so gateways drop the keys, tokens, configs, guardrails and policies they hold at once.
+   *
+   * Left alone: integrations (admin service), whose workspace access may still name the
+   * workspace. Control-plane has no path to admin, and such access is harmless: nothing can
+   * authenticate into an archived workspace any more.
+   */
+  async deleteWorkspace(principal: Principal, idOrSlug: string, input: DeleteWorkspaceInput): Promise<void> {
+    assertOrganisationAdmin(principal);
+    const workspace = await this.getWorkspace(principal, idOrSlug);
+    if (input.name !== undefined && input.name !== workspace.name) {
+      throw new BadRequest(`name must be the workspace's name, '${workspace.name}', to delete it.`, {
+        param: 'name',
+      });
+    }
+    if (workspace.slug === DEFAULT_WORKSPACE_SLUG) {
+      throw new Conflict(
+        `Workspace '${workspace.slug}' is the organisation's default workspace and cannot be deleted.`,
+        { code: 'default_workspace' },
+      );
+    }
+    const archived = await this.repo.archiveWorkspace(workspace.id, principal.userId ?? principal.apiKeyId);
+    if (!archived) throw new NotFound(`Workspace '${idOrSlug}' not found.`);
+    this.announceArchived(archived);
+  }
+
   /** Defaults as clients name them: a config by its current slug. */
   private async withDefaults(workspaces: Workspace[]): Promise<WorkspaceDetails[]> {
     const slugs = await this.configs.slugsByIds(
@@ -143,6 +191,61 @@ export class WorkspaceService {
           : null,
       },
     }));
+  }
+
+  /** Each change as its own delete announces it: caches keyed by a key's or token's hash, a config's or guardrail's slug, drop them. */
+  private announceArchived(archived: ArchivedWorkspace): void {
+    const { workspace } = archived;
+    const deleted = events.ChangeAction.DELETED;
+    const owner = { organisationId: workspace.organisationId, workspaceId: workspace.id, action: deleted };
+    for (const apiKey of archived.apiKeys) {
+      publishChange(this.bus, { ...owner, entity: 'api_key', entityId: apiKey.id, cacheKey: apiKey.keyHash });
+    }
+    for (const token of archived.oauthTokens) {
+      publishChange(this.bus, {
+        ...owner,
+        entity: 'oauth_token',
+        entityId: token.id,
+        cacheKey: token.tokenHash,
+      });
+    }
+    // Sessions are announced as api_key changes keyed by their hash, as closing one is.
+    for (const session of archived.sessions) {
+      publishChange(this.bus, {
+        ...owner,
+        entity: 'api_key',
+        entityId: workspace.id,
+        cacheKey: session.tokenHash,
+      });
+    }
+    for (const config of archived.configs) {
+      publishChange(this.bus, {
+        ...owner,
+        entity: 'config',
+        entityId: config.id,
+        cacheKey: `${config.organisationId}:${config.slug}`,
+      });
+    }
+    for (const guardrail of archived.guardrails) {
+      publishChange(this.bus, {
+        ...owner,
+        entity: 'guardrail',
+        entityId: guardrail.id,
+        cacheKey: `${guardrail.organisationId}:${guardrail.slug}`,
+      });
+    }
+    for (const policy of archived.policies) {
+      publishChange(this.bus, {
+        ...owner,
+        entity: 'policy',
+        entityId: policy.id,
+        cacheKey: policy.organisationId,
+      });
+    }
+    for (const userId of archived.members) {
+      publishChange(this.bus, { ...owner, entity: 'workspace_member', entityId: userId });
+    }
+    this.announceWorkspace(workspace, deleted);
   }
 
   private announceWorkspace(workspace: Workspace, action: events.ChangeAction): void {

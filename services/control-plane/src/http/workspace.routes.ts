@@ -4,7 +4,12 @@ import { requirePrincipal } from '@switchyard/access';
 import { ScopedRouter } from '@switchyard/runtime';
 import type { WorkspaceService } from '../domain/workspace.service.ts';
 import { presentWorkspace } from './presenters.ts';
-import { createWorkspaceBody, getWorkspaceQuery, updateWorkspaceBody } from '../domain/workspace.schemas.ts';
+import {
+  createWorkspaceBody,
+  deleteWorkspaceBody,
+  getWorkspaceQuery,
+  updateWorkspaceBody,
+} from '../domain/workspace.schemas.ts';
 
 /** `/v2/workspaces`, behind API-key authentication. */
 export function workspaceRouter(workspaces: WorkspaceService, bodyLimit: string): ScopedRouter {
@@ -68,6 +73,24 @@ export function workspaceRouter(workspaces: WorkspaceService, bodyLimit: string)
           ),
         ),
       );
+    },
+  );
+  router.delete(
+    '/:id',
+    {
+      scope: 'workspaces.delete',
+      summary:
+        'Deletes a workspace: revokes its API keys, archives its configs, guardrails and limit policies and removes its members.',
+      query: 'none',
+      body: { contentTypes: ['application/json'], schema: deleteWorkspaceBody, optional: true },
+    },
+    async (req, res, _next, input) => {
+      await workspaces.deleteWorkspace(
+        requirePrincipal(req),
+        String(req.params.id),
+        camelKeys(input.body(req)),
+      );
+      res.json({});
     },
   );
 

@@ -24,6 +24,8 @@ export interface Workspace {
   securitySettings: Record<string, object | string | number | boolean>;
   createdAt: Date;
   updatedAt: Date;
+  /** When the workspace was deleted; an archived workspace is found by nothing. */
+  archivedAt: Date | null;
 }
 
 export type ApiKeyStatus = 'active' | 'revoked';
@@ -79,6 +81,7 @@ export const WorkspaceEntity = new EntitySchema<Workspace>({
     userApiKeyAutoCreate: { name: 'user_api_key_auto_create', type: 'boolean', nullable: true },
     securitySettings: { name: 'security_settings', type: 'jsonb' },
     ...timestamps,
+    archivedAt: { name: 'archived_at', type: 'timestamptz', nullable: true },
   },
 });
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { In, type EntityManager } from 'typeorm';
+import { In, IsNull, type EntityManager } from 'typeorm';
 import { Conflict } from '@switchyard/core';
 import { isUniqueViolation } from '@switchyard/adapters';
 import {
@@ -11,6 +11,7 @@ import {
   type Workspace,
 } from './entities.ts';
 import type { OrganisationRole, WorkspaceRole } from '../domain/roles.ts';
+import { WorkspaceArchiveRepository, type ArchivedWorkspace } from './workspace-archive.repository.ts';
 import { isUuid } from '../domain/ids.ts';
 
 /*
@@ -82,6 +83,7 @@ export class IdentityRepository {
       securitySettings: {},
       createdAt: now,
       updatedAt: now,
+      archivedAt: null,
       ...input,
     };
     try {
@@ -94,14 +96,14 @@ export class IdentityRepository {
     return workspace;
   }
 
-  /** By id or slug, only within the organisation. */
+  /** By id or slug, only within the organisation; archived (deleted) workspaces are not found. */
   async findWorkspace(organisationId: string, idOrSlug: string): Promise<Workspace | null> {
     const repo = this.manager.getRepository(WorkspaceEntity);
     if (isUuid(idOrSlug)) {
-      const byId = await repo.findOneBy({ organisationId, id: idOrSlug });
+      const byId = await repo.findOneBy({ organisationId, id: idOrSlug, archivedAt: IsNull() });
       if (byId) return byId;
     }
-    return repo.findOneBy({ organisationId, slug: idOrSlug });
+    return repo.findOneBy({ organisationId, slug: idOrSlug, archivedAt: IsNull() });
   }
 
   /** A workspace and its organisation, each by id or slug. */
@@ -124,7 +126,7 @@ export class IdentityRepository {
     onlyId?: string,
   ): Promise<[Workspace[], number]> {
     return this.manager.getRepository(WorkspaceEntity).findAndCount({
-      where: onlyId ? { organisationId, id: onlyId } : { organisationId },
+      where: { organisationId, archivedAt: IsNull(), ...(onlyId ? { id: onlyId } : {}) },
       order: { createdAt: 'ASC', id: 'ASC' },
       skip: page.offset,
       take: page.limit,
@@ -158,6 +160,11 @@ export class IdentityRepository {
       await workspaces.update({ id }, { ...changes, updatedAt: new Date() });
       return workspaces.findOneByOrFail({ id });
     });
+  }
+
+  /** Deletes the workspace and everything of it in one transaction; null when it is archived already (see WorkspaceArchiveRepository). */
+  archiveWorkspace(id: string, actorId: string): Promise<ArchivedWorkspace | null> {
+    return new WorkspaceArchiveRepository(this.manager).archive(id, actorId);
   }
 
   async insertApiKey(input: NewApiKey): Promise<ApiKey> {

@@ -193,6 +193,8 @@ describe('the route/permission matrix', () => {
         'POST /oauth/revoke',
         'POST /oauth/introspect',
         'GET /openapi.json',
+        'GET /model-configs/pricing/:provider/:model',
+        'GET /v1/model-configs/pricing/:provider/:model',
         'GET /v1/auth/sso/login',
         'GET /v1/auth/sso/callback',
         'GET /openapi.json',
@@ -220,7 +222,9 @@ describe('the route/permission matrix', () => {
 
   test('public routes are reached without a key: the metadata answers, the OAuth endpoints answer in the RFC shape', async () => {
     for (const route of publicRoutes) {
-      const res = await h.request(route.method, route.path, route.method === 'GET' ? {} : { json: {} });
+      // The price list answers for a model it lists.
+      const path = route.path.replace('/:provider/:model', '/openai/gpt-4o');
+      const res = await h.request(route.method, path, route.method === 'GET' ? {} : { json: {} });
       const call = `${route.method} ${route.path}`;
       assert.ok(res.status < 500, `${call}: ${res.status} ${res.text}`);
       if (route.path.startsWith('/v1/auth/sso/')) {
@@ -425,6 +429,8 @@ describe('tenancy: keys of another organisation or workspace', () => {
     if (!template.includes(':')) return null;
     // A grouping key, not a resource: each organisation's answer is of its own logs.
     if (template.includes(':metadataKey')) return null;
+    // Provider kinds are the gateway's, the same for every organisation.
+    if (template.includes(':provider')) return null;
     return template
       .replace(/\/workspaces\/:id\b/, `/workspaces/${h.workspaceId}`)
       .replace(/\/workspaces\/:workspaceId\b/, `/workspaces/${h.workspaceId}`)

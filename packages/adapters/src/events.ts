@@ -72,6 +72,8 @@ export interface EventBatchSubscription<D extends DescMessage> {
   fromBeginning?: boolean;
   /** The most events handed over at once (see SubscribeBatchOptions). */
   maxEvents: number;
+  /** Batches of this many partitions handled at once (see SubscribeBatchOptions). */
+  concurrency?: number;
   /** Gets the decodable events of a batch, in order; none is committed before it resolves. */
   handler: (events: Array<MessageShape<D>>) => Promise<void>;
 }
@@ -87,6 +89,7 @@ export function subscribeEventBatches<D extends DescMessage>(
     topics: [options.topic],
     fromBeginning: options.fromBeginning ?? true,
     maxMessages: options.maxEvents,
+    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
     handler: async (messages) => {
       const decoded: Array<MessageShape<D>> = [];
       for (const message of messages) {

@@ -305,6 +305,10 @@ function standaloneSchema(definition: ServiceDefinition) {
     KAFKA_TOPIC_PREFIX: env
       .string('')
       .meta({ description: 'prepended to every topic and consumer group, to share a cluster' }),
+    KAFKA_TOPIC_PARTITIONS: env.int(6, 1, 1_000).meta({
+      description:
+        'partitions of the topics a process creates (topics that exist are left as they are); the replicas of a consumer share them, so more replicas than partitions sit idle',
+    }),
     EVENT_BUFFER_MAX_EVENTS: env.int(100_000, 1, 10_000_000).meta({
       description:
         'events a process holds in memory while Kafka is away, before spilling them (EVENT_SPILL_DIR) or dropping them',
@@ -350,6 +354,7 @@ export function standaloneSettings(definition: ServiceDefinition): z.ZodObject {
           'KAFKA_BROKERS',
           'KAFKA_CLIENT_ID',
           'KAFKA_TOPIC_PREFIX',
+          'KAFKA_TOPIC_PARTITIONS',
           'EVENT_BUFFER_MAX_EVENTS',
           'EVENT_SPILL_DIR',
           'EVENT_SPILL_MAX_BYTES',
@@ -414,6 +419,7 @@ export async function runStandalone(
       KAFKA_BROKERS: string[];
       KAFKA_CLIENT_ID: string;
       KAFKA_TOPIC_PREFIX: string;
+      KAFKA_TOPIC_PARTITIONS: number;
       EVENT_BUFFER_MAX_EVENTS: number;
       EVENT_SPILL_DIR?: string;
       EVENT_SPILL_MAX_BYTES: number;
@@ -451,6 +457,7 @@ export async function runStandalone(
       brokers: config.KAFKA_BROKERS,
       clientId: config.KAFKA_CLIENT_ID,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
+      topicPartitions: config.KAFKA_TOPIC_PARTITIONS,
       logger,
       maxBuffered: config.EVENT_BUFFER_MAX_EVENTS,
       spill: config.EVENT_SPILL_DIR

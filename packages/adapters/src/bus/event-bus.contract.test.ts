@@ -433,6 +433,51 @@ describe('KafkaEventBus (real broker)', () => {
     deliveryTimeoutMs: 30_000,
   }));
 
+  test('topics are created with the partitions asked for, and batches of two partitions are handled at once', async (t) => {
+    const bus = new KafkaEventBus({
+      brokers,
+      clientId: 'switchyard-contract',
+      logger: captureLogger('kafka-partitions').logger,
+      topicPrefix: prefix,
+      topicPartitions: 3,
+    });
+    await eventually(() => bus.check(), { timeoutMs: 60_000, intervalMs: 500 });
+    t.after(() => bus.close());
+    const topic = `partitioned-${uniqueSuffix()}`;
+    // Keys that land on different partitions, several events each.
+    for (let i = 0; i < 60; i++) bus.publish({ topic, key: `key-${i % 6}`, value: encoder.encode(`e${i}`) });
+    await bus.flush();
+    const admin = new Kafka({ clientId: 'contract-partitions', brokers, logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    try {
+      const metadata = await admin.fetchTopicMetadata({ topics: [prefix + topic] });
+      assert.equal(metadata.topics[0]?.partitions.length, 3);
+    } finally {
+      await admin.disconnect();
+    }
+    // Each batch takes a while, so that batches of two partitions overlap when handled at once.
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const seen: string[] = [];
+    const subscription = await bus.subscribeBatches({
+      groupId: `group-partitioned-${uniqueSuffix()}`,
+      topics: [topic],
+      fromBeginning: true,
+      maxMessages: 5,
+      concurrency: 2,
+      handler: async (messages) => {
+        mostInFlight = Math.max(mostInFlight, ++inFlight);
+        await sleep(300);
+        seen.push(...messages.map(text));
+        inFlight--;
+      },
+    });
+    t.after(() => subscription.stop());
+    await eventually(() => assert.equal(seen.length, 60), { timeoutMs: 60_000, intervalMs: 50 });
+    assert.equal(new Set(seen).size, 60);
+    assert.equal(mostInFlight, 2);
+  });
+
   describe('packing and size limits', () => {
     async function kafkaBus(
       t: TestContext,

@@ -35,6 +35,8 @@ export interface SubscribeBatchOptions {
    * bus never waits for more to fill it.
    */
   maxMessages: number;
+  /** Batches of this many partitions handled at once (each partition's in order); 1 by default. */
+  concurrency?: number;
   handler: BatchHandler;
 }
 

@@ -49,6 +49,11 @@ export interface KafkaBusOptions {
   /** How events of one topic and key are packed into records (see packing.ts). */
   packing?: Partial<PackLimits>;
   /**
+   * The partitions of a topic this process creates; the broker's default when not given.
+   * Consumers of a group share a topic's partitions, so at most this many work at once.
+   */
+  topicPartitions?: number;
+  /**
    * Where events go once `maxBuffered` are waiting for a broker that is away, instead of being
    * dropped (see spill-file.ts); the file is named after the client id. Without it, they are dropped.
    */
@@ -283,14 +288,18 @@ export class KafkaEventBus implements EventBus {
     }
   }
 
-  /** Creates missing topics with the broker's defaults; safe to call repeatedly. */
+  /** Creates missing topics (with `topicPartitions`, else the broker's defaults); safe to call repeatedly. */
   async ensureTopics(topics: string[]): Promise<void> {
     const missing = [...new Set(topics)].filter((t) => !this.knownTopics.has(t));
     if (missing.length === 0) return;
     const admin = this.kafka.admin();
     await admin.connect();
     try {
-      await admin.createTopics({ topics: missing.map((topic) => ({ topic })), waitForLeaders: true });
+      const numPartitions = this.options.topicPartitions;
+      await admin.createTopics({
+        topics: missing.map((topic) => (numPartitions ? { topic, numPartitions } : { topic })),
+        waitForLeaders: true,
+      });
       for (const t of missing) this.knownTopics.add(t);
     } finally {
       await admin.disconnect();
@@ -362,7 +371,12 @@ export class KafkaEventBus implements EventBus {
         if (pending.length > 0) await handOver(pending.splice(0));
         await resolve();
       };
-      return { autoCommit: true, eachBatchAutoResolve: false, eachBatch: handle };
+      return {
+        autoCommit: true,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: Math.max(1, Math.floor(options.concurrency ?? 1)),
+        eachBatch: handle,
+      };
     });
   }
 

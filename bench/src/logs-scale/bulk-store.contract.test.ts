@@ -1,6 +1,6 @@
-// The scale scenario's bulk path against real PostgreSQL: it stores exactly the rows and the
-// rollups that the consumer's batch path (RequestLogRepository.insertBatch) stores for the same
-// logs, and refuses an hour stored before instead of counting it twice.
+// The scale scenario's bulk path against real PostgreSQL: it stores exactly the rows that the
+// consumer's batch path (RequestLogRepository.insertBatch) stores for the same logs, and
+// refuses logs stored before instead of storing them twice.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ScratchDatabase } from '@switchyard/adapters';
@@ -91,14 +91,13 @@ before(async () => {
 after(() => Promise.all([batchDb?.close(), bulkDb?.close()]));
 
 const LOGS = `SELECT to_jsonb(l) AS row FROM log_export.request_logs l ORDER BY id`;
-const ROLLUPS = `SELECT to_jsonb(r) - 'cost' AS row, cost FROM log_export.request_rollups r
-  ORDER BY organisation_id, workspace_id, bucket, api_key_id, provider, model, status, cache_status`;
+const WORKSPACES = `SELECT organisation_id, workspace_id FROM log_export.log_workspaces ORDER BY 1, 2`;
 
-test('the bulk path stores the rows and the rollups that insertBatch stores', async () => {
+test('the bulk path stores the rows and notes the workspaces that insertBatch does', async () => {
   const hours = logsOfHours();
   const all = hours.flat();
   const repo = new RequestLogRepository(batchDb.ds.manager);
-  // As the consumer: batches of 500, across hour boundaries, so rollups are added to.
+  // As the consumer: batches of 500, across hour boundaries.
   for (let at = 0; at < all.length; at += 500) await repo.insertBatch(all.slice(at, at + 500));
   for (const hour of hours) await bulkStore(bulkDb.ds, hour);
 
@@ -107,35 +106,17 @@ test('the bulk path stores the rows and the rollups that insertBatch stores', as
   assert.equal(batchLogs.length, all.length);
   assert.deepEqual(bulkLogs, batchLogs);
 
-  const batchRollups: Array<{ row: unknown; cost: number }> = await batchDb.ds.query(ROLLUPS);
-  const bulkRollups: Array<{ row: unknown; cost: number }> = await bulkDb.ds.query(ROLLUPS);
-  assert.ok(batchRollups.length > HOURS);
-  assert.deepEqual(
-    bulkRollups.map((r) => r.row),
-    batchRollups.map((r) => r.row),
-  );
-  // Costs are sums of doubles, added in another order by the batch path's upserts: equal to
-  // the last few bits.
-  bulkRollups.forEach((r, k) => {
-    const expected = batchRollups[k]!.cost;
-    assert.ok(
-      Math.abs(r.cost - expected) <= 1e-12 * Math.max(1, Math.abs(expected)),
-      `${r.cost} ${expected}`,
-    );
-  });
+  const batchWorkspaces: unknown[] = await batchDb.ds.query(WORKSPACES);
+  assert.ok(batchWorkspaces.length > 1);
+  assert.deepEqual(await bulkDb.ds.query(WORKSPACES), batchWorkspaces);
 });
 
-test('an hour the bulk path stored before is refused whole, and nothing is counted twice', async () => {
+test('logs stored before fail the whole COPY: nothing is stored twice or in part', async () => {
   const hour = logsOfHours()[0]!;
-  const [before] = await bulkDb.ds.query(
-    `SELECT (SELECT count(*) FROM log_export.request_logs)::int AS logs,
-            (SELECT sum(requests) FROM log_export.request_rollups)::int AS requests`,
-  );
-  // New logs (other ids) of an hour whose rollups are stored, as the same world's traffic.
+  await bulkStore(bulkDb.ds, hour.slice(0, 10));
+  const count = async () =>
+    (await bulkDb.ds.query(`SELECT count(*)::int AS n FROM log_export.request_logs`))[0].n as number;
+  const before = await count();
   await assert.rejects(bulkStore(bulkDb.ds, hour), /duplicate key/);
-  const [afterwards] = await bulkDb.ds.query(
-    `SELECT (SELECT count(*) FROM log_export.request_logs)::int AS logs,
-            (SELECT sum(requests) FROM log_export.request_rollups)::int AS requests`,
-  );
-  assert.deepEqual(afterwards, before);
+  assert.equal(await count(), before);
 });

@@ -1,13 +1,11 @@
 /**
- * The bulk path of the logs scale scenario: request logs and their hourly rollups written with
- * `COPY ... FROM STDIN`, the same rows and the same rollups `RequestLogRepository.insertBatch`
- * stores (bulk-store.contract.test.ts holds it to that), at a fraction of the cost. It is
- * meant for whole hours not stored before: rollups are copied, not added to, so an hour stored
- * twice fails on the rollups' primary key rather than counting twice.
+ * The bulk path of the logs scale scenario: request logs written with `COPY ... FROM STDIN`,
+ * the same rows `RequestLogRepository.insertBatch` stores (bulk-store.contract.test.ts holds
+ * it to that), at a fraction of the cost. Logs must not repeat: a log stored twice fails the
+ * whole COPY on the primary key. Rollups are then made by the rollup job, as for any logs.
  */
 import type { ScratchDatabase } from '@switchyard/adapters';
 import type { RequestLog } from '../../../services/log-export/src/store/entities.ts';
-import { rollupsOf, type RequestRollup } from '../../../services/log-export/src/store/request-rollups.ts';
 
 /** What this module needs of a pg client: `query` of a submittable, and `release` to its pool. */
 interface PgClient {
@@ -81,6 +79,13 @@ function json(value: unknown): string {
 
 const bool = (value: boolean): string => (value ? 't' : 'f');
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function uuid(value: string): string {
+  if (!UUID.test(value)) throw new Error(`not a UUID: ${value}`);
+  return value;
+}
+
 /** The columns `insertBatch` writes, each as COPY's text format spells the log's value. */
 const LOG_COLUMNS: Array<[string, (log: RequestLog) => string]> = [
   ['id', (l) => text(l.id)],
@@ -117,27 +122,6 @@ const LOG_COLUMNS: Array<[string, (log: RequestLog) => string]> = [
   ['guardrails', (l) => json(l.guardrails)],
 ];
 
-const ROLLUP_COLUMNS: Array<[string, (r: RequestRollup) => string]> = [
-  ['bucket', (r) => r.bucket],
-  ['organisation_id', (r) => r.organisation_id],
-  ['workspace_id', (r) => r.workspace_id],
-  ['api_key_id', (r) => r.api_key_id],
-  ['provider', (r) => text(r.provider)],
-  ['model', (r) => text(r.model)],
-  ['status', (r) => String(r.status)],
-  ['cache_status', (r) => text(r.cache_status)],
-  ['requests', (r) => String(r.requests)],
-  ['errors', (r) => String(r.errors)],
-  ['cost', (r) => String(r.cost)],
-  ['prompt_tokens', (r) => String(r.prompt_tokens)],
-  ['completion_tokens', (r) => String(r.completion_tokens)],
-  ['total_tokens', (r) => String(r.total_tokens)],
-  ['cached_tokens', (r) => String(r.cached_tokens)],
-  ['reasoning_tokens', (r) => String(r.reasoning_tokens)],
-  ['latency_ms_sum', (r) => String(r.latency_ms_sum)],
-  ['latency_ms_histogram', (r) => `{${r.latency_ms_histogram.join(',')}}`],
-];
-
 function copyData<T>(columns: Array<[string, (row: T) => string]>, rows: readonly T[]): Buffer {
   const lines: string[] = [];
   for (const row of rows) lines.push(columns.map(([, value]) => value(row)).join('\t'));
@@ -146,19 +130,20 @@ function copyData<T>(columns: Array<[string, (row: T) => string]>, rows: readonl
 }
 
 const COPY_LOGS = `COPY log_export.request_logs (${LOG_COLUMNS.map(([c]) => c).join(', ')}) FROM STDIN`;
-const COPY_ROLLUPS = `COPY log_export.request_rollups (${ROLLUP_COLUMNS.map(([c]) => c).join(', ')}) FROM STDIN`;
 
 /**
- * Stores logs of whole hours none of which is stored yet, and their rollups, in one
+ * Stores logs not stored yet, and notes their workspaces as `insertBatch` does, in one
  * transaction on a connection of the pool. Logs with the same id must not repeat (unlike
  * `insertBatch`, which skips them, COPY fails on them).
  */
 export async function bulkStore(ds: ScratchDatabase['ds'], logs: readonly RequestLog[]): Promise<void> {
   if (logs.length === 0) return;
   const pool = (ds.driver as unknown as { master: { connect(): Promise<PgClient> } }).master;
-  const rollups = rollupsOf([...logs]);
   const logData = copyData(LOG_COLUMNS, logs);
-  const rollupData = copyData(ROLLUP_COLUMNS, rollups);
+  // Ids of the logs' scopes (UUIDs, as the rows hold them), written out as literals.
+  const scopes = [...new Set(logs.map((l) => `('${uuid(l.organisationId)}', '${uuid(l.workspaceId)}')`))];
+  const noteWorkspaces = `INSERT INTO log_export.log_workspaces (organisation_id, workspace_id)
+    VALUES ${scopes.sort().join(', ')} ON CONFLICT DO NOTHING`;
   const client = await pool.connect();
   let failed: Error | undefined;
   try {
@@ -170,7 +155,7 @@ export async function bulkStore(ds: ScratchDatabase['ds'], logs: readonly Reques
     await run('BEGIN', Buffer.alloc(0));
     try {
       await run(COPY_LOGS, logData);
-      await run(COPY_ROLLUPS, rollupData);
+      await run(noteWorkspaces, Buffer.alloc(0));
       await run('COMMIT', Buffer.alloc(0));
     } catch (err) {
       await run('ROLLBACK', Buffer.alloc(0));

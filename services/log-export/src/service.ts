@@ -23,6 +23,8 @@ import { consumeAuditEvents } from './events/audit-log.consumer.ts';
 import { consumeFeedback } from './events/feedback.consumer.ts';
 import { FeedbackRepository } from './store/feedback.repository.ts';
 import { Feedback1763700000026 } from './store/migrations/1763700000026-feedback.ts';
+import { MaterialisedRollups1763700000029 } from './store/migrations/1763700000029-materialised-rollups.ts';
+import { RollupMaterialiser } from './store/rollups.ts';
 import { consumeRequestLogs } from './events/request-log.consumer.ts';
 import { logExportRouter } from './http/routes.ts';
 import { SCHEMA, entities } from './store/entities.ts';
@@ -73,6 +75,10 @@ const configSchema = z.object({
   EXPORT_LINK_TTL_SECONDS: env.int(900, 60, 604_800).meta({
     description: 'how long a log export download link stays valid, in seconds',
   }),
+  LOG_INGEST_CONCURRENCY: env.int(2, 1, 64).meta({
+    description:
+      'batches of request logs a replica stores at once, one per Kafka partition (see KAFKA_TOPIC_PARTITIONS)',
+  }),
   LOG_RETENTION_DAYS: env.int(30, 1, 3650).meta({
     description:
       'request logs older than this many days are deleted (a whole day at a time, checked on start and hourly)',
@@ -81,6 +87,10 @@ const configSchema = z.object({
 
 /** How often the days ahead get their partitions and the days past retention are dropped. */
 const PARTITION_MAINTENANCE_MS = 3_600_000;
+/** How often the rollup job makes the hours that are over and those changed since (store/rollups.ts). */
+const ROLLUP_INTERVAL_MS = 30_000;
+/** At most this many hours per run, so that a long backlog does not hold up a stop. */
+const ROLLUP_HOURS_PER_RUN = 24;
 
 /** Request logs and audit events from Kafka into Postgres: logs served per workspace, the audit log per organisation. */
 export const logExportService: ServiceDefinition = {
@@ -98,6 +108,7 @@ export const logExportService: ServiceDefinition = {
       Feedback1763700000026,
       PartitionedRequestLogs1763700000027,
       LogExports1763700000028,
+      MaterialisedRollups1763700000029,
     ],
   },
   bus: true,
@@ -179,6 +190,21 @@ export const logExportService: ServiceDefinition = {
         });
       return maintenance;
     };
+    const materialiser = new RollupMaterialiser(manager);
+    let rollups: Promise<void> = Promise.resolve();
+    let rollupTimer: NodeJS.Timeout | undefined;
+    // A failure is logged and tried again next time: meanwhile analytics read those hours from the logs.
+    const rollUp = () => {
+      rollups = rollups
+        .then(() => materialiser.run(new Date(), ROLLUP_HOURS_PER_RUN))
+        .then(({ hours }) => {
+          if (hours.length > 0) logger.debug('rolled up', { hours: hours.length, last: hours.at(-1) });
+        })
+        .catch((err: unknown) => {
+          logger.error('rollup job failed', { error: String(err) });
+        });
+      return rollups;
+    };
     return {
       ...serveScoped(
         logExportRouter(
@@ -198,7 +224,10 @@ export const logExportService: ServiceDefinition = {
         await maintain();
         maintenanceTimer = setInterval(() => void maintain(), PARTITION_MAINTENANCE_MS);
         maintenanceTimer.unref();
-        subscriptions.push(await consumeRequestLogs(events, logger, logs));
+        void rollUp();
+        rollupTimer = setInterval(() => void rollUp(), ROLLUP_INTERVAL_MS);
+        rollupTimer.unref();
+        subscriptions.push(await consumeRequestLogs(events, logger, logs, config.LOG_INGEST_CONCURRENCY));
         subscriptions.push(await consumeAuditEvents(events, logger, audit));
         subscriptions.push(await consumeFeedback(events, logger, feedback));
         subscriptions.push(await onChanges(events, logger, 'log-export', invalidateApiKeys(keys)));
@@ -206,9 +235,11 @@ export const logExportService: ServiceDefinition = {
       },
       async stop() {
         clearInterval(maintenanceTimer);
+        clearInterval(rollupTimer);
         await runner.stop();
         await Promise.all(subscriptions.map((s) => s.stop()));
         await maintenance;
+        await rollups;
       },
     };
   },

@@ -7,7 +7,7 @@ import type {
   AnalyticsScope,
   BucketTotals,
 } from '../store/analytics.repository.ts';
-import { LATENCY_BUCKETS_MS } from '../store/request-rollups.ts';
+import { LATENCY_BUCKETS_MS } from '../store/rollups.ts';
 import type { AnalyticsQuery, AnalyticsRangeQuery } from './analytics.schemas.ts';
 
 const HOUR_MS = 3_600_000;

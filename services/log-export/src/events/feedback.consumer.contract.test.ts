@@ -20,8 +20,7 @@ let ds: ScratchDatabase['ds'];
 let repo: FeedbackRepository;
 
 before(async () => {
-  // Only the feedback migration: what it makes must stand on its own.
-  database = await startContractDatabase('feedback-contract', { migrations: [Feedback1763700000026] });
+  database = await startContractDatabase('feedback-contract');
   ds = database.ds;
   repo = new FeedbackRepository(ds.manager);
 });

@@ -9,18 +9,21 @@ export const REQUEST_LOG_BATCH = 500;
 /**
  * One consumer group for all replicas: each request log is stored by exactly one of them (at
  * least once). Logs are stored a batch at a time, what has arrived up to REQUEST_LOG_BATCH;
- * the batch's offsets are committed only once it is stored.
+ * the batch's offsets are committed only once it is stored. Batches of up to `concurrency`
+ * partitions are stored at once.
  */
 export function consumeRequestLogs(
   bus: EventBus,
   logger: Logger,
   logs: RequestLogService,
+  concurrency = 1,
 ): Promise<Subscription> {
   return subscribeEventBatches(bus, logger, {
     groupId: 'log-export.request-logs',
     topic: Topics.requestLogs,
     schema: events.RequestLogEventSchema,
     maxEvents: REQUEST_LOG_BATCH,
+    concurrency,
     handler: async (batch) => {
       try {
         await logs.recordAll(batch);

@@ -1,9 +1,19 @@
 import type { EntityManager } from 'typeorm';
-import { LATENCY_BUCKETS_MS } from './request-rollups.ts';
+import {
+  HISTOGRAM_SUMS as ROLLUP_HISTOGRAM_SUMS,
+  LATENCY_BUCKETS_MS,
+  METADATA_KEY_MAX,
+  METADATA_VALUE_MAX,
+} from './rollups.ts';
 
-/* SQL only: what analytics read, from the hourly rollups wherever they hold the answer. */
+/*
+ * SQL only: what analytics read, from the rollups wherever they hold the answer (the hours and
+ * days the rollup job has made and nothing has changed since, see store/rollups.ts), and from
+ * the logs for the rest of the range.
+ */
 
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 
 /** Whose requests are counted: always one organisation, and one workspace of it when given. */
 export interface AnalyticsScope {
@@ -121,9 +131,10 @@ const LOG_AS_ROLLUP = `
 const ROLLUP_COLUMNS = `bucket, workspace_id, api_key_id, provider, model, status, cache_status, requests,
   errors, cost, prompt_tokens, completion_tokens, total_tokens, latency_ms_sum, latency_ms_histogram`;
 
-const HISTOGRAM_SUMS = `ARRAY[${LATENCY_BUCKETS_MS.map((_, i) => `sum(latency_ms_histogram[${i + 1}])`)
-  .concat(`sum(latency_ms_histogram[${LATENCY_BUCKETS_MS.length + 1}])`)
-  .join(', ')}]::float8[]`;
+const HISTOGRAM_SUMS = `${ROLLUP_HISTOGRAM_SUMS}::float8[]`;
+
+/** A daily rollup row as an hourly one: its API key is not known. */
+const DAILY_COLUMNS = ROLLUP_COLUMNS.replace('api_key_id', 'NULL::uuid AS api_key_id');
 
 /** The filters both tables hold, with `column` naming each as the table's rows give it. */
 function commonFilters(p: Params, filter: AnalyticsFilter, column: (name: string) => string): string[] {
@@ -181,30 +192,100 @@ function logConditions(
 const ceilHour = (at: Date) => new Date(Math.ceil(at.getTime() / HOUR_MS) * HOUR_MS);
 const floorHour = (at: Date) => new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
 
+/** From (included) to (not). */
+type Interval = [Date, Date];
+
+/** Which parts of a range are read from where: clean days, clean hours, and the logs. */
+export interface Coverage {
+  days: Interval[];
+  hours: Interval[];
+  logs: Interval[];
+}
+
+/** Adjacent intervals as one. */
+function merged(intervals: Interval[]): Interval[] {
+  const out: Interval[] = [];
+  for (const [from, to] of intervals) {
+    const last = out.at(-1);
+    if (last && last[1].getTime() === from.getTime()) last[1] = to;
+    else out.push([from, to]);
+  }
+  return out;
+}
+
 /**
- * Rollup-shaped rows of the requests counted: the whole hours of the range from the rollups,
- * and the part hours at either end (or everything, when the filter needs them) from the logs,
- * so that the range's bounds are exact whatever they are.
+ * Splits `[from, to)` by the clean hours given (hour starts, in ms): whole days of clean
+ * hours when `days` is set, the remaining clean hours, and what is left for the logs.
  */
-function requestRows(
-  p: Params,
-  scope: AnalyticsScope,
-  range: AnalyticsRange,
-  filter: AnalyticsFilter,
-): string {
-  const fromLogs = (from: Date, to: Date) =>
-    `SELECT ${LOG_AS_ROLLUP} FROM log_export.request_logs WHERE ${logConditions(p, scope, from, to, filter)}`;
-  const firstHour = ceilHour(range.from);
-  const lastHour = floorHour(range.to);
-  if (needsLogs(filter) || firstHour >= lastHour) return fromLogs(range.from, range.to);
+export function coverageOf(from: Date, to: Date, clean: ReadonlySet<number>, days: boolean): Coverage {
+  const dayParts: Interval[] = [];
+  const hourParts: Interval[] = [];
+  const logParts: Interval[] = [];
+  const firstHour = ceilHour(from);
+  const lastHour = floorHour(to);
+  if (firstHour >= lastHour) return { days: [], hours: [], logs: [[from, to]] };
+  if (from < firstHour) logParts.push([from, firstHour]);
+  for (let t = firstHour.getTime(); t < lastHour.getTime();) {
+    if (days && t % DAY_MS === 0 && t + DAY_MS <= lastHour.getTime()) {
+      let whole = true;
+      for (let h = t; h < t + DAY_MS && whole; h += HOUR_MS) whole = clean.has(h);
+      if (whole) {
+        dayParts.push([new Date(t), new Date(t + DAY_MS)]);
+        t += DAY_MS;
+        continue;
+      }
+    }
+    (clean.has(t) ? hourParts : logParts).push([new Date(t), new Date(t + HOUR_MS)]);
+    t += HOUR_MS;
+  }
+  if (lastHour < to) logParts.push([lastHour, to]);
+  return {
+    days: merged(dayParts),
+    hours: merged(hourParts),
+    logs: merged(logParts.sort((a, b) => a[0].getTime() - b[0].getTime())),
+  };
+}
+
+/** `column` in any of the intervals. */
+function inIntervals(p: Params, column: string, intervals: Interval[]): string {
+  return `(${intervals
+    .map(
+      ([from, to]) =>
+        `${column} >= ${p.add(from.toISOString())}::timestamptz AND ${column} < ${p.add(to.toISOString())}::timestamptz`,
+    )
+    .join(' OR ')})`;
+}
+
+/** The scope's conditions on a rollup table. */
+function rollupScope(p: Params, scope: AnalyticsScope): string[] {
   const where = [`organisation_id = ${p.add(scope.organisationId)}::uuid`];
   if (scope.workspaceId) where.push(`workspace_id = ${p.add(scope.workspaceId)}::uuid`);
-  where.push(`bucket >= ${p.add(firstHour.toISOString())}::timestamptz`);
-  where.push(`bucket < ${p.add(lastHour.toISOString())}::timestamptz`);
-  where.push(...commonFilters(p, filter, (name) => name));
-  const branches = [`SELECT ${ROLLUP_COLUMNS} FROM log_export.request_rollups WHERE ${where.join(' AND ')}`];
-  if (range.from < firstHour) branches.push(fromLogs(range.from, firstHour));
-  if (lastHour < range.to) branches.push(fromLogs(lastHour, range.to));
+  return where;
+}
+
+/**
+ * Rollup-shaped rows of the requests counted: clean days from the daily rollups, clean hours
+ * from the hourly ones, and the rest (or everything, when the filter needs them) from the
+ * logs, so that the answer is exact whatever the range's bounds.
+ */
+function requestRows(p: Params, scope: AnalyticsScope, coverage: Coverage, filter: AnalyticsFilter): string {
+  const branches: string[] = [];
+  const fromRollups = (table: string, columns: string, intervals: Interval[]) => {
+    if (intervals.length === 0) return;
+    const where = [
+      ...rollupScope(p, scope),
+      inIntervals(p, 'bucket', intervals),
+      ...commonFilters(p, filter, (name) => name),
+    ];
+    branches.push(`SELECT ${columns} FROM log_export.${table} WHERE ${where.join(' AND ')}`);
+  };
+  fromRollups('request_rollups_daily', DAILY_COLUMNS, coverage.days);
+  fromRollups('request_rollups', ROLLUP_COLUMNS, coverage.hours);
+  for (const [from, to] of coverage.logs) {
+    branches.push(
+      `SELECT ${LOG_AS_ROLLUP} FROM log_export.request_logs WHERE ${logConditions(p, scope, from, to, filter)}`,
+    );
+  }
   return branches.join(' UNION ALL ');
 }
 
@@ -285,6 +366,36 @@ export type GroupPage<T> = [T[], number];
 export class AnalyticsRepository {
   constructor(private readonly manager: EntityManager) {}
 
+  /**
+   * Where each part of the range is read from. Daily rollups serve when `days` is set (data
+   * points of a day, or none) and the filter names no API key, which they do not hold.
+   */
+  private async coverage(range: AnalyticsRange, filter: AnalyticsFilter, days: boolean): Promise<Coverage> {
+    if (needsLogs(filter)) return { days: [], hours: [], logs: [[range.from, range.to]] };
+    const clean = (await this.manager.query(
+      `SELECT bucket FROM log_export.rollup_hours
+        WHERE bucket >= $1 AND bucket < $2 AND version = materialised_version`,
+      [ceilHour(range.from).toISOString(), floorHour(range.to).toISOString()],
+    )) as Array<{ bucket: Date }>;
+    return coverageOf(
+      range.from,
+      range.to,
+      new Set(clean.map((row) => row.bucket.getTime())),
+      days && filter.apiKeyIds === undefined,
+    );
+  }
+
+  /**
+   * Runs a read. JIT compilation is off: these statements read few rows, though the planner
+   * may think otherwise of those over logs, and compiling costs more than running them.
+   */
+  private query(sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
+    return this.manager.transaction(async (m) => {
+      await m.query('SET LOCAL jit = off');
+      return (await m.query(sql, params)) as Array<Record<string, unknown>>;
+    });
+  }
+
   /** The sums of each data point that holds requests, oldest first. */
   async totals(
     scope: AnalyticsScope,
@@ -292,10 +403,10 @@ export class AnalyticsRepository {
     filter: AnalyticsFilter,
   ): Promise<BucketTotals[]> {
     const p = new Params();
-    const rows = requestRows(p, scope, range, filter);
+    const rows = requestRows(p, scope, await this.coverage(range, filter, range.unit === 'day'), filter);
     const hit = `cache_status = 'HIT'`;
     const miss = `cache_status = 'MISS'`;
-    const result = (await this.manager.query(
+    const result = (await this.query(
       `SELECT ${pointOf(range.unit, 'bucket')} AS at,
               sum(requests)::float8 AS requests, sum(errors)::float8 AS errors, sum(cost)::float8 AS cost,
               sum(prompt_tokens)::float8 AS prompt_tokens, sum(completion_tokens)::float8 AS completion_tokens,
@@ -334,9 +445,10 @@ export class AnalyticsRepository {
     perPoint: boolean,
   ): Promise<StatusCount[]> {
     const p = new Params();
-    const rows = requestRows(p, scope, range, filter);
+    const coverage = await this.coverage(range, filter, !perPoint || range.unit === 'day');
+    const rows = requestRows(p, scope, coverage, filter);
     const at = perPoint ? pointOf(range.unit, 'bucket') : 'NULL::timestamptz';
-    const result = (await this.manager.query(
+    const result = (await this.query(
       `SELECT ${at} AS at, status, sum(requests)::float8 AS count
          FROM (${rows}) r WHERE status >= 400
         GROUP BY 1, 2 ORDER BY 1, 3 DESC, 2`,
@@ -354,8 +466,8 @@ export class AnalyticsRepository {
     page: { offset: number; limit: number },
   ): Promise<GroupPage<GroupTotals>> {
     const p = new Params();
-    const rows = requestRows(p, scope, range, filter);
-    const result = (await this.manager.query(
+    const rows = requestRows(p, scope, await this.coverage(range, filter, by !== 'api_key_id'), filter);
+    const result = (await this.query(
       `SELECT ${by}::text AS key, sum(requests)::float8 AS requests, sum(errors)::float8 AS errors,
               sum(cost)::float8 AS cost, sum(total_tokens)::float8 AS total_tokens,
               sum(latency_ms_sum)::float8 AS latency_ms_sum, count(*) OVER ()::int AS total
@@ -385,8 +497,8 @@ export class AnalyticsRepository {
     by: string,
   ): Promise<number> {
     const p = new Params();
-    const rows = requestRows(p, scope, range, filter);
-    const [row] = (await this.manager.query(
+    const rows = requestRows(p, scope, await this.coverage(range, filter, by !== 'api_key_id'), filter);
+    const [row] = (await this.query(
       `SELECT count(DISTINCT ${by})::int AS n FROM (${rows}) r`,
       p.values,
     )) as Array<{ n: number }>;
@@ -400,8 +512,8 @@ export class AnalyticsRepository {
     filter: AnalyticsFilter,
   ): Promise<{ hits: ModelSavings[]; costs: ModelCost[] }> {
     const p = new Params();
-    const rows = requestRows(p, scope, range, filter);
-    const result = (await this.manager.query(
+    const rows = requestRows(p, scope, await this.coverage(range, filter, range.unit === 'day'), filter);
+    const result = (await this.query(
       `SELECT ${pointOf(range.unit, 'bucket')} AS at, provider, model,
               sum(requests) FILTER (WHERE cache_status = 'HIT')::float8 AS hits,
               sum(requests) FILTER (WHERE cache_status <> 'HIT' AND status < 400)::float8 AS paid,
@@ -441,7 +553,7 @@ export class AnalyticsRepository {
   async users(scope: AnalyticsScope, range: AnalyticsRange, filter: AnalyticsFilter): Promise<UserPoint[]> {
     const p = new Params();
     const where = logConditions(p, scope, range.from, range.to, filter);
-    const result = (await this.manager.query(
+    const result = (await this.query(
       `SELECT ${pointOf(range.unit, 'created_at')} AS at, count(DISTINCT metadata->>'_user')::float8 AS users,
               count(*)::float8 AS requests
          FROM log_export.request_logs
@@ -460,7 +572,7 @@ export class AnalyticsRepository {
   ): Promise<RescuedCount[]> {
     const p = new Params();
     const where = logConditions(p, scope, range.from, range.to, filter);
-    const result = (await this.manager.query(
+    const result = (await this.query(
       `SELECT ${pointOf(range.unit, 'created_at')} AS at, retry_count, count(*)::float8 AS count
          FROM log_export.request_logs
         WHERE ${where} AND retry_count > 0 AND status < 400
@@ -479,7 +591,7 @@ export class AnalyticsRepository {
   ): Promise<GroupPage<UserGroup>> {
     const p = new Params();
     const where = logConditions(p, scope, range.from, range.to, filter);
-    const result = (await this.manager.query(
+    const result = (await this.query(
       `SELECT metadata->>'_user' AS user, count(*)::float8 AS requests, sum(cost)::float8 AS cost,
               count(*) OVER ()::int AS total
          FROM log_export.request_logs
@@ -491,7 +603,7 @@ export class AnalyticsRepository {
     let total = result[0]?.total ?? 0;
     if (result.length === 0 && page.offset > 0) {
       const q = new Params();
-      const [row] = (await this.manager.query(
+      const [row] = (await this.query(
         `SELECT count(DISTINCT metadata->>'_user')::int AS n FROM log_export.request_logs
           WHERE ${logConditions(q, scope, range.from, range.to, filter)} AND metadata ? '_user'`,
         q.values,
@@ -515,26 +627,21 @@ export class AnalyticsRepository {
     key: string,
     page: { offset: number; limit: number },
   ): Promise<GroupPage<MetadataGroup>> {
+    // The metadata rollups hold no other attribute of a request, so any filter reads the logs.
+    const unfiltered = Object.values(filter).every((value) => value === undefined);
+    const coverage =
+      unfiltered && key.length <= METADATA_KEY_MAX
+        ? await this.coverage(range, filter, false)
+        : { days: [], hours: [], logs: [[range.from, range.to]] as Interval[] };
     const p = new Params();
-    const keyParam = p.add(key);
-    const where = logConditions(p, scope, range.from, range.to, filter);
-    const feedbackWhere = [`organisation_id = ${p.add(scope.organisationId)}::uuid`];
-    if (scope.workspaceId) feedbackWhere.push(`workspace_id = ${p.add(scope.workspaceId)}::uuid`);
-    const result = (await this.manager.query(
-      `WITH logs AS (
-         SELECT metadata->>${keyParam}::text AS value, trace_id, cost, ${TOKENS('total_tokens')} AS tokens, created_at
-           FROM log_export.request_logs
-          WHERE ${where} AND metadata ? ${keyParam}::text
-       ), feedback AS (
-         SELECT trace_id, avg(value * weight) AS weighted
-           FROM log_export.feedback
-          WHERE ${feedbackWhere.join(' AND ')} AND trace_id IN (SELECT trace_id FROM logs WHERE trace_id IS NOT NULL)
-          GROUP BY trace_id
-       )
-       SELECT l.value, count(*)::float8 AS requests, sum(l.cost)::float8 AS cost, avg(l.tokens)::float8 AS avg_tokens,
-              avg(f.weighted)::float8 AS avg_weighted, count(f.trace_id)::float8 AS with_feedback,
-              max(l.created_at) AS last_seen, count(*) OVER ()::int AS total
-         FROM logs l LEFT JOIN feedback f ON f.trace_id = l.trace_id
+    const parts = metadataParts(p, scope, coverage, filter, key);
+    const result = (await this.query(
+      `SELECT value, sum(requests)::float8 AS requests, sum(cost)::float8 AS cost,
+              (sum(tokens) / sum(requests))::float8 AS avg_tokens,
+              (sum(feedback_weighted) / nullif(sum(feedback_requests), 0))::float8 AS avg_weighted,
+              sum(feedback_requests)::float8 AS with_feedback, max(last_seen) AS last_seen,
+              count(*) OVER ()::int AS total
+         FROM (${parts}) parts
         GROUP BY 1 ORDER BY 2 DESC, 1
         LIMIT ${p.add(page.limit)} OFFSET ${p.add(page.offset)}`,
       p.values,
@@ -542,10 +649,8 @@ export class AnalyticsRepository {
     let total = result.length > 0 ? num(result[0]!.total) : 0;
     if (result.length === 0 && page.offset > 0) {
       const q = new Params();
-      const k = q.add(key);
-      const [row] = (await this.manager.query(
-        `SELECT count(DISTINCT metadata->>${k}::text)::int AS n FROM log_export.request_logs
-          WHERE ${logConditions(q, scope, range.from, range.to, filter)} AND metadata ? ${k}::text`,
+      const [row] = (await this.query(
+        `SELECT count(DISTINCT value)::int AS n FROM (${metadataParts(q, scope, coverage, filter, key)}) parts`,
         q.values,
       )) as Array<{ n: number }>;
       total = row?.n ?? 0;
@@ -567,7 +672,7 @@ export class AnalyticsRepository {
   /** Feedback sent in the range (by its time), per data point, then over the whole range (`at` null). */
   async feedback(scope: AnalyticsScope, range: AnalyticsRange): Promise<FeedbackPoint[]> {
     const p = new Params();
-    const result = (await this.manager.query(
+    const result = (await this.query(
       `SELECT ${pointOf(range.unit, 'created_at')} AS at, count(*)::float8 AS count,
               sum(value * weight)::float8 AS weighted
          FROM log_export.feedback WHERE ${feedbackConditions(p, scope, range)}
@@ -580,7 +685,7 @@ export class AnalyticsRepository {
   /** Feedback sent in the range per value, lowest first. */
   async feedbackScores(scope: AnalyticsScope, range: AnalyticsRange): Promise<FeedbackScore[]> {
     const p = new Params();
-    const result = (await this.manager.query(
+    const result = (await this.query(
       `SELECT value, count(*)::float8 AS count FROM log_export.feedback
         WHERE ${feedbackConditions(p, scope, range)} GROUP BY 1 ORDER BY 1`,
       p.values,
@@ -596,7 +701,7 @@ export class AnalyticsRepository {
     const p = new Params();
     const feedbackWhere = feedbackConditions(p, scope, range, 'f.');
     const logWhere = logConditions(p, scope, range.from, range.to, {});
-    const result = (await this.manager.query(
+    const result = (await this.query(
       `SELECT m.model, count(*)::float8 AS count, avg(f.value * f.weight)::float8 AS weighted
          FROM log_export.feedback f
          JOIN LATERAL (
@@ -618,4 +723,56 @@ function feedbackConditions(p: Params, scope: AnalyticsScope, range: AnalyticsRa
   where.push(`${alias}created_at >= ${p.add(range.from.toISOString())}::timestamptz`);
   where.push(`${alias}created_at < ${p.add(range.to.toISOString())}::timestamptz`);
   return where.join(' AND ');
+}
+
+/**
+ * Partial sums per value of metadata `key` (requests, cost, tokens, the newest request, and
+ * the requests with feedback on their trace with the sum of their traces' average weighted
+ * feedback): from the metadata rollups for the clean hours, from the logs for the rest.
+ * Feedback counts as the scope sees it: its workspace's own, or all of the organisation's.
+ */
+function metadataParts(
+  p: Params,
+  scope: AnalyticsScope,
+  coverage: Coverage,
+  filter: AnalyticsFilter,
+  key: string,
+): string {
+  const keyParam = p.add(key);
+  const branches: string[] = [];
+  const hours = [...coverage.days, ...coverage.hours].sort((a, b) => a[0].getTime() - b[0].getTime());
+  if (hours.length > 0) {
+    const feedback = scope.workspaceId ? 'workspace_feedback' : 'organisation_feedback';
+    branches.push(
+      `SELECT value, requests, cost, total_tokens AS tokens, last_seen,
+              ${feedback}_requests AS feedback_requests, ${feedback}_weighted AS feedback_weighted
+         FROM log_export.metadata_rollups
+        WHERE ${[...rollupScope(p, scope), `key = ${keyParam}::text`, inIntervals(p, 'bucket', merged(hours))].join(' AND ')}`,
+    );
+  }
+  if (coverage.logs.length > 0) {
+    const logs = coverage.logs
+      .map(
+        ([from, to]) =>
+          `SELECT metadata->>${keyParam}::text AS value, trace_id, cost, ${TOKENS('total_tokens')} AS tokens, created_at
+             FROM log_export.request_logs
+            WHERE ${logConditions(p, scope, from, to, filter)} AND metadata->>${keyParam}::text IS NOT NULL
+              AND length(metadata->>${keyParam}::text) <= ${METADATA_VALUE_MAX}`,
+      )
+      .join(' UNION ALL ');
+    const feedbackWhere = [`organisation_id = ${p.add(scope.organisationId)}::uuid`];
+    if (scope.workspaceId) feedbackWhere.push(`workspace_id = ${p.add(scope.workspaceId)}::uuid`);
+    branches.push(
+      `SELECT l.value, 1 AS requests, l.cost, l.tokens, l.created_at AS last_seen,
+              (f.weighted IS NOT NULL)::int AS feedback_requests, coalesce(f.weighted, 0) AS feedback_weighted
+         FROM (${logs}) l
+         LEFT JOIN (
+           SELECT trace_id, avg(value * weight) AS weighted FROM log_export.feedback
+            WHERE ${feedbackWhere.join(' AND ')}
+              AND trace_id IN (SELECT trace_id FROM (${logs}) t WHERE trace_id IS NOT NULL)
+            GROUP BY trace_id
+         ) f ON f.trace_id = l.trace_id`,
+    );
+  }
+  return branches.join(' UNION ALL ');
 }

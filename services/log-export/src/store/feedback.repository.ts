@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { lockHoursShared, touchHours } from './rollups.ts';
 
 /* SQL only: an upsert that keeps the newest version, and one read of many trace ids. */
 
@@ -58,8 +59,9 @@ export class FeedbackRepository {
    * delivered twice, or after a newer one, changes nothing. True when it was stored.
    */
   async upsertNewest(feedback: Feedback): Promise<boolean> {
-    const rows = (await this.manager.query(
-      `INSERT INTO log_export.feedback AS stored
+    return this.manager.transaction(async (m) => {
+      const rows = (await m.query(
+        `INSERT INTO log_export.feedback AS stored
          (id, organisation_id, workspace_id, trace_id, value, weight, metadata, version, created_by, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11)
        ON CONFLICT (id) DO UPDATE SET
@@ -70,21 +72,32 @@ export class FeedbackRepository {
          updated_at = EXCLUDED.updated_at
        WHERE stored.version < EXCLUDED.version AND stored.organisation_id = EXCLUDED.organisation_id
        RETURNING id`,
-      [
-        feedback.id,
-        feedback.organisationId,
-        feedback.workspaceId,
-        feedback.traceId,
-        feedback.value,
-        feedback.weight,
-        JSON.stringify(feedback.metadata),
-        feedback.version,
-        feedback.createdBy,
-        feedback.createdAt,
-        feedback.updatedAt,
-      ],
-    )) as Array<{ id: string }>;
-    return rows.length > 0;
+        [
+          feedback.id,
+          feedback.organisationId,
+          feedback.workspaceId,
+          feedback.traceId,
+          feedback.value,
+          feedback.weight,
+          JSON.stringify(feedback.metadata),
+          feedback.version,
+          feedback.createdBy,
+          feedback.createdAt,
+          feedback.updatedAt,
+        ],
+      )) as Array<{ id: string }>;
+      if (rows.length === 0) return false;
+      // The hours of the trace's requests are rolled up again with it (see store/rollups.ts).
+      const rowsOfHours = (await m.query(
+        `SELECT DISTINCT date_trunc('hour', created_at, 'UTC') AS bucket FROM log_export.request_logs
+          WHERE trace_id = $1 AND organisation_id = $2 ORDER BY 1`,
+        [feedback.traceId, feedback.organisationId],
+      )) as Array<{ bucket: Date }>;
+      const hours = rowsOfHours.map((h) => h.bucket);
+      await lockHoursShared(m, hours);
+      await touchHours(m, hours);
+      return true;
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { RequestLogEntity, type RequestLog } from './entities.ts';
-import { rollupsOf } from './request-rollups.ts';
+import { hoursOf, lockHoursShared, touchHours } from './rollups.ts';
 
 /** The columns of a log, as the rows handed to Postgres name them. */
 function rowOf(log: RequestLog) {
@@ -49,29 +49,11 @@ const INSERT_LOGS = `
   ON CONFLICT DO NOTHING
   RETURNING id`;
 
-const ROLLUP_SUMS = [
-  'requests',
-  'errors',
-  'cost',
-  'prompt_tokens',
-  'completion_tokens',
-  'total_tokens',
-  'cached_tokens',
-  'reasoning_tokens',
-  'latency_ms_sum',
-];
-const ROLLUP_COLUMNS = `bucket, organisation_id, workspace_id, api_key_id, provider, model, status, cache_status,
-  ${ROLLUP_SUMS.join(', ')}, latency_ms_histogram`;
-
-const UPSERT_ROLLUPS = `
-  INSERT INTO log_export.request_rollups AS r (${ROLLUP_COLUMNS})
-  SELECT ${ROLLUP_COLUMNS} FROM json_populate_recordset(NULL::log_export.request_rollups, $1::json)
-  ON CONFLICT (organisation_id, workspace_id, bucket, api_key_id, provider, model, status, cache_status)
-  DO UPDATE SET ${ROLLUP_SUMS.map((c) => `${c} = r.${c} + excluded.${c}`).join(', ')},
-    latency_ms_histogram = ARRAY(
-      SELECT a + b FROM unnest(r.latency_ms_histogram, excluded.latency_ms_histogram) WITH ORDINALITY AS h(a, b, i)
-      ORDER BY i
-    )`;
+/** The workspaces that have logs, for the searches of a whole organisation. */
+const NOTE_WORKSPACES = `
+  INSERT INTO log_export.log_workspaces (organisation_id, workspace_id)
+  SELECT DISTINCT o, w FROM unnest($1::uuid[], $2::uuid[]) AS s(o, w) ORDER BY o, w
+  ON CONFLICT DO NOTHING`;
 
 export class RequestLogRepository {
   constructor(private readonly manager: EntityManager) {}
@@ -82,21 +64,28 @@ export class RequestLogRepository {
   }
 
   /**
-   * Stores a batch of logs in one transaction: those not stored before, and the hourly rollups
-   * of exactly those (a replayed log is neither stored nor counted again). Returns the logs
-   * stored now. One row the database rejects fails the whole batch.
+   * Stores a batch of logs in one transaction, those not stored before (a replayed log is
+   * neither stored nor counted again), and marks the hours they fall in for the rollup job
+   * (see store/rollups.ts). Returns the logs stored now. One row the database rejects fails
+   * the whole batch.
    */
   async insertBatch(logs: RequestLog[]): Promise<RequestLog[]> {
     const byId = new Map<string, RequestLog>();
     for (const log of logs) if (!byId.has(log.id)) byId.set(log.id, log);
     if (byId.size === 0) return [];
     return this.manager.transaction(async (m) => {
+      await lockHoursShared(m, hoursOf([...byId.values()].map((log) => log.createdAt)));
       const inserted: Array<{ id: string }> = await m.query(INSERT_LOGS, [
         JSON.stringify([...byId.values()].map(rowOf)),
       ]);
       const stored = inserted.map((row) => byId.get(row.id)!);
-      const rollups = rollupsOf(stored);
-      if (rollups.length > 0) await m.query(UPSERT_ROLLUPS, [JSON.stringify(rollups)]);
+      if (stored.length === 0) return stored;
+      const scopes = new Map(stored.map((log) => [`${log.organisationId}/${log.workspaceId}`, log]));
+      await m.query(NOTE_WORKSPACES, [
+        [...scopes.values()].map((log) => log.organisationId),
+        [...scopes.values()].map((log) => log.workspaceId),
+      ]);
+      await touchHours(m, hoursOf(stored.map((log) => log.createdAt)));
       return stored;
     });
   }

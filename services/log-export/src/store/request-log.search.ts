@@ -295,15 +295,15 @@ export class RequestLogSearch {
     } else {
       // The whole organisation: the scope index is ordered by time within each workspace only,
       // so each workspace's newest page is read on its own and the pages merged. The
-      // organisation's workspaces come from the rollups (stored with every log, never pruned),
+      // organisation's workspaces come from log_workspaces (noted with every batch, never pruned),
       // one index step each.
       const organisation = '$1'; // the first condition's
       const n = param(params, limit);
       sql = `WITH RECURSIVE workspaces AS (
-               (SELECT workspace_id FROM log_export.request_rollups
+               (SELECT workspace_id FROM log_export.log_workspaces
                  WHERE organisation_id = ${organisation} ORDER BY workspace_id LIMIT 1)
                UNION ALL
-               SELECT (SELECT r.workspace_id FROM log_export.request_rollups r
+               SELECT (SELECT r.workspace_id FROM log_export.log_workspaces r
                         WHERE r.organisation_id = ${organisation} AND r.workspace_id > w.workspace_id
                         ORDER BY r.workspace_id LIMIT 1)
                  FROM workspaces w WHERE w.workspace_id IS NOT NULL

@@ -1,4 +1,10 @@
-import { NO_PRICES, providerRegistry, type ModelPrice, type ModelPrices } from '@switchyard/rules';
+import {
+  NO_PRICES,
+  listedPrice,
+  providerRegistry,
+  type ModelPrice,
+  type ModelPrices,
+} from '@switchyard/rules';
 
 export type { ModelPrice };
 
@@ -18,35 +24,16 @@ export const PRICES: Record<string, ModelPrices> = Object.fromEntries(
 const found = new Map<string, ModelPrice | null>();
 const MAX_FOUND = 10_000;
 
-/** The price of a model, by the longest listed prefix of its name. */
+/** The price of a model, by the longest listed prefix of its name (see listedPrice). */
 export function priceOf(provider: string, model: string): ModelPrice | undefined {
   const key = `${provider}\u0000${model}`;
   let price = found.get(key);
   if (price === undefined) {
-    price = lookUp(provider, model) ?? null;
+    price = listedPrice(provider, model) ?? null;
     if (found.size >= MAX_FOUND) found.clear();
     found.set(key, price);
   }
   return price ?? undefined;
-}
-
-function lookUp(provider: string, model: string): ModelPrice | undefined {
-  const models = PRICES[provider];
-  if (!models) return undefined;
-  const name = model.toLowerCase().replace(/^(us|eu|apac)\./, '');
-  let best: string | undefined;
-  for (const listed of Object.keys(models)) {
-    if (
-      (name === listed ||
-        name.startsWith(`${listed}-`) ||
-        name.startsWith(`${listed}@`) ||
-        name.startsWith(`${listed}:`)) &&
-      (!best || listed.length > best.length)
-    ) {
-      best = listed;
-    }
-  }
-  return best ? models[best] : undefined;
 }
 
 /** Models listed for a provider, for the model catalogue. */

@@ -198,53 +198,25 @@ export class WorkspaceService {
     const { workspace } = archived;
     const deleted = events.ChangeAction.DELETED;
     const owner = { organisationId: workspace.organisationId, workspaceId: workspace.id, action: deleted };
-    for (const apiKey of archived.apiKeys) {
-      publishChange(this.bus, { ...owner, entity: 'api_key', entityId: apiKey.id, cacheKey: apiKey.keyHash });
-    }
-    for (const token of archived.oauthTokens) {
-      publishChange(this.bus, {
-        ...owner,
-        entity: 'oauth_token',
-        entityId: token.id,
-        cacheKey: token.tokenHash,
-      });
-    }
-    // Sessions are announced as api_key changes keyed by their hash, as closing one is.
-    for (const session of archived.sessions) {
-      publishChange(this.bus, {
-        ...owner,
-        entity: 'api_key',
-        entityId: workspace.id,
-        cacheKey: session.tokenHash,
-      });
-    }
-    for (const config of archived.configs) {
-      publishChange(this.bus, {
-        ...owner,
+    const changes: Array<{ entity: string; entityId: string; cacheKey?: string }> = [
+      ...archived.apiKeys.map((k) => ({ entity: 'api_key', entityId: k.id, cacheKey: k.keyHash })),
+      ...archived.oauthTokens.map((t) => ({ entity: 'oauth_token', entityId: t.id, cacheKey: t.tokenHash })),
+      // Sessions are announced as api_key changes keyed by their hash, as closing one is.
+      ...archived.sessions.map((s) => ({ entity: 'api_key', entityId: workspace.id, cacheKey: s.tokenHash })),
+      ...archived.configs.map((c) => ({
         entity: 'config',
-        entityId: config.id,
-        cacheKey: `${config.organisationId}:${config.slug}`,
-      });
-    }
-    for (const guardrail of archived.guardrails) {
-      publishChange(this.bus, {
-        ...owner,
+        entityId: c.id,
+        cacheKey: `${c.organisationId}:${c.slug}`,
+      })),
+      ...archived.guardrails.map((g) => ({
         entity: 'guardrail',
-        entityId: guardrail.id,
-        cacheKey: `${guardrail.organisationId}:${guardrail.slug}`,
-      });
-    }
-    for (const policy of archived.policies) {
-      publishChange(this.bus, {
-        ...owner,
-        entity: 'policy',
-        entityId: policy.id,
-        cacheKey: policy.organisationId,
-      });
-    }
-    for (const userId of archived.members) {
-      publishChange(this.bus, { ...owner, entity: 'workspace_member', entityId: userId });
-    }
+        entityId: g.id,
+        cacheKey: `${g.organisationId}:${g.slug}`,
+      })),
+      ...archived.policies.map((p) => ({ entity: 'policy', entityId: p.id, cacheKey: p.organisationId })),
+      ...archived.members.map((userId) => ({ entity: 'workspace_member', entityId: userId })),
+    ];
+    for (const change of changes) publishChange(this.bus, { ...owner, ...change });
     this.announceWorkspace(workspace, deleted);
   }
 

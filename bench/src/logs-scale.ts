@@ -392,7 +392,8 @@ function toMarkdown(r: Results): string {
       '`. Queries read the largest organisation (60% of the traffic) and its largest workspace (half of that), ' +
       `through the services the routes call, after ANALYZE. Ingestion runs last, ` +
       'into the table at that size: events as the gateway publishes them, `requestLogFromEvent`, and ' +
-      `\`insertBatch\` in batches of ${REQUEST_LOG_BATCH} (the consumer's), wall clock including building the events.`,
+      `\`insertBatch\` in batches of ${REQUEST_LOG_BATCH} (the consumer's), wall clock including building the events; ` +
+      'one log-export replica stores 2 batches at once by default (`LOG_INGEST_CONCURRENCY`).',
     '',
     '## Ingestion (batch path)',
     '',

@@ -83,6 +83,13 @@ const CATALOGUE = {
   'integrations.update': org(),
   'integrations.delete': org(),
 
+  // Deployments: the organisation's gateway deployments and their authentication settings.
+  'deployments.create': org(),
+  'deployments.read': org(),
+  'deployments.list': org(),
+  'deployments.update': org(),
+  'deployments.delete': org(),
+
   // People.
   'organisation_users.create': org(),
   'organisation_users.read': org(),

@@ -38,6 +38,7 @@ export {
   UnprocessableEntity,
   UpstreamError,
 } from './errors.ts';
+export { HEADER_TOKEN, headerNameProblem } from './headers.ts';
 export { Lifecycle } from './lifecycle.ts';
 export { createLogger, type Logger, maskSecret } from './logger.ts';
 export { createMetrics, type Metrics } from './metrics.ts';

@@ -1,4 +1,4 @@
-import { httpUrl } from '@switchyard/core';
+import { headerNameProblem, httpUrl } from '@switchyard/core';
 import { Ajv, type ValidateFunction } from 'ajv';
 import safeRegex from 'safe-regex2';
 import { z } from 'zod';
@@ -96,46 +96,8 @@ export function compileJsonSchema(schema: Record<string, unknown>): ValidateFunc
   }
 }
 
-/** HTTP header names (RFC 9110 tokens). */
-const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Header values: visible characters, spaces and tabs (no CR, LF or NUL). */
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-
-/**
- * Headers a webhook check may neither send nor forward: credentials of the caller, hop-by-hop
- * and framing headers, and the gateway's own headers (`x-vendor-*` by default, `x-switchyard-*`);
- * but for its own `authorization`.
- */
-const RESTRICTED_HEADERS = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-  'host',
-  'content-length',
-  'connection',
-  'transfer-encoding',
-  'te',
-  'upgrade',
-  'keep-alive',
-]);
-const RESTRICTED_HEADER_PREFIXES = ['x-vendor-', 'x-switchyard-'];
-
-/**
- * Why a header name cannot be used by a webhook check, or undefined if it can. `authorization`
- * may be sent (`own`): it is how the webhook knows the gateway; it is never forwarded.
- */
-function headerNameProblem(name: string, gatewayPrefix: string | undefined, own = false): string | undefined {
-  if (!HEADER_TOKEN.test(name)) return 'is not a valid HTTP header name';
-  const lower = name.toLowerCase();
-  if (RESTRICTED_HEADERS.has(lower) && !(own && lower === 'authorization')) return 'is a restricted header';
-  const prefixes = gatewayPrefix
-    ? [...RESTRICTED_HEADER_PREFIXES, gatewayPrefix.toLowerCase()]
-    : RESTRICTED_HEADER_PREFIXES;
-  const prefix = prefixes.find((p) => lower.startsWith(p));
-  if (prefix !== undefined) return `is one of the gateway's own headers (${prefix}*)`;
-  return undefined;
-}
 
 const not = z.boolean().default(false);
 const operator = z.enum(['any', 'all', 'none']);

@@ -40,6 +40,7 @@ import { SsoLoginRepository } from './store/sso-login.repository.ts';
 import { SsoLogin1763700000008 } from './store/migrations/1763700000008-sso-login.ts';
 import { GuardrailDefaults1763700000009 } from './store/migrations/1763700000009-guardrail-defaults.ts';
 import { GuardrailDefaultsRepository } from './store/guardrail-defaults.repository.ts';
+import { IntegrationModels1763700000011 } from './store/migrations/1763700000011-integration-models.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { IntegrationRepository } from './store/integration.repository.ts';
 import { Init1763700000001 } from './store/migrations/1763700000001-init.ts';
@@ -90,6 +91,7 @@ export const adminService: ServiceDefinition<Admin> = {
       PluginCredentials1763700000007,
       SsoLogin1763700000008,
       GuardrailDefaults1763700000009,
+      IntegrationModels1763700000011,
     ],
   },
   bus: true,

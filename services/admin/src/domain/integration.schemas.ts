@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { CamelKeys } from '@switchyard/core';
+import { headerNameProblem, type CamelKeys } from '@switchyard/core';
 import { providerIds } from './providers.ts';
 
 /**
@@ -147,3 +147,80 @@ export type CreateIntegrationInput = CamelKeys<z.output<typeof createIntegration
 
 /** What may change; a credential set to null is removed, the others given are set, the rest kept. */
 export type UpdateIntegrationInput = CamelKeys<z.output<typeof updateIntegrationBody>>;
+
+/** How many models one integration may have set. */
+export const MAX_INTEGRATION_MODELS = 1000;
+
+/** How many custom headers one model may have. */
+export const MAX_MODEL_HEADERS = 50;
+
+/** A model as requests name it after the `@integration/` prefix, e.g. `gpt-4o` or `ft:gpt-4o:acme::id`. */
+const modelSlug = z
+  .string()
+  .regex(/^[\w.:/@+-]{1,256}$/, 'a model name: letters, digits and . : / @ + - _, up to 256 characters');
+
+/**
+ * A model's custom headers: names are HTTP tokens the gateway does not reserve for itself or
+ * for framing and credentials (the rule webhook checks' headers follow); values hold no CR,
+ * LF or control characters.
+ */
+function customHeaders(headerPrefix: string | undefined) {
+  return z
+    .record(
+      z.string(),
+      z
+        .string()
+        .max(8192)
+        .regex(/^[\t\x20-\x7e\x80-\xff]*$/, 'header values hold no CR, LF or control characters'),
+    )
+    .superRefine((headers, ctx) => {
+      const names = Object.keys(headers);
+      if (names.length > MAX_MODEL_HEADERS)
+        ctx.addIssue({ code: 'custom', message: `at most ${MAX_MODEL_HEADERS} headers` });
+      const seen = new Set<string>();
+      for (const name of names) {
+        const problem = headerNameProblem(name, headerPrefix);
+        if (problem !== undefined)
+          ctx.addIssue({ code: 'custom', path: [name], message: `'${name}' ${problem}` });
+        else if (seen.has(name.toLowerCase()))
+          ctx.addIssue({ code: 'custom', path: [name], message: `'${name}' is given twice` });
+        seen.add(name.toLowerCase());
+      }
+    });
+}
+
+/** `headerPrefix`: the gateway's own header prefix, refused as a custom header name too. */
+export function setIntegrationModelsBody(headerPrefix?: string) {
+  return z.strictObject({
+    models: z
+      .array(
+        z.strictObject({
+          slug: modelSlug,
+          enabled: z.boolean().default(true),
+          is_custom: z.boolean().nullable().optional(),
+          is_finetune: z.boolean().nullable().optional(),
+          base_model_slug: modelSlug.nullable().optional(),
+          /** The model's own settings; when given, at least one. */
+          configurations: z
+            .strictObject({
+              custom_host: z.url({ protocol: /^https?$/, message: 'an http(s) URL' }).optional(),
+            })
+            .refine((value) => Object.keys(value).length > 0, 'must hold at least one setting')
+            .optional(),
+          custom_headers: customHeaders(headerPrefix).default({}),
+        }),
+      )
+      .max(MAX_INTEGRATION_MODELS)
+      .superRefine((models, ctx) => {
+        const seen = new Set<string>();
+        models.forEach((model, i) => {
+          if (seen.has(model.slug))
+            ctx.addIssue({ code: 'custom', path: [i, 'slug'], message: `'${model.slug}' is given twice` });
+          seen.add(model.slug);
+        });
+      }),
+  });
+}
+
+/** The whole list of an integration's models, replacing the one it had. */
+export type SetIntegrationModelsInput = z.output<ReturnType<typeof setIntegrationModelsBody>>;

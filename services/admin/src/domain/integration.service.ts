@@ -6,16 +6,17 @@ import {
   type PageQuery,
   type SecretBox,
 } from '@switchyard/core';
-import { checkCustomHost, providerRegistry, type Resolver } from '@switchyard/rules';
+import { checkCustomHost, providerDescriptor, providerRegistry, type Resolver } from '@switchyard/rules';
 import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
 import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
-import type { IntegrationRepository } from '../store/integration.repository.ts';
+import type { IntegrationModelSetting, IntegrationRepository } from '../store/integration.repository.ts';
 import type { Integration, IntegrationConfigurations } from '../store/entities.ts';
 import {
   MAX_CREDENTIALS,
   SECRET_SETTINGS,
   type CreateIntegrationInput,
+  type SetIntegrationModelsInput,
   type UpdateIntegrationInput,
 } from './integration.schemas.ts';
 import type { OrganisationDirectory } from './organisation-directory.ts';
@@ -31,7 +32,16 @@ export interface DecryptedIntegration {
   apiKey: string;
   headers: Record<string, string>;
   settings: Record<string, string>;
+  models: IntegrationModelSetting[];
 }
+
+/** One of an integration's models as its model list shows it: listed by its provider, set, or both. */
+export interface ShownIntegrationModel extends IntegrationModelSetting {
+  /** True when the model's settings were set (PUT .../integration-models). */
+  set: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Where a saved custom host may point: the unsafe-host check's trusted hosts and resolver. */
 export interface CustomHostPolicy {
@@ -94,6 +104,17 @@ export class IntegrationService {
     const integration = await this.repo.findLive(principal.organisationId, slug, principal.workspaceId);
     if (!integration) throw new NotFound(`Integration '${slug}' not found.`);
     return integration;
+  }
+
+  /** By slug, or by id when no integration has that slug (the models routes take either). */
+  private async getBySlugOrId(principal: Principal, slugOrId: string): Promise<Integration> {
+    const bySlug = await this.repo.findLive(principal.organisationId, slugOrId, principal.workspaceId);
+    if (bySlug) return bySlug;
+    const byId = UUID.test(slugOrId)
+      ? await this.repo.findLiveById(principal.organisationId, slugOrId, principal.workspaceId)
+      : null;
+    if (!byId) throw new NotFound(`Integration '${slugOrId}' not found.`);
+    return byId;
   }
 
   list(principal: Principal, page: PageQuery): Promise<[Integration[], number]> {
@@ -167,6 +188,78 @@ export class IntegrationService {
     return updated;
   }
 
+  /**
+   * Replaces the models set on the integration, all at once: each custom host passes the
+   * unsafe-host check first, and nothing is stored if one does not. Gateways drop the cached
+   * integration on the change event.
+   */
+  async setModels(
+    principal: Principal,
+    slug: string,
+    input: SetIntegrationModelsInput,
+  ): Promise<ShownIntegrationModel[]> {
+    assertOrganisationAdmin(principal);
+    const integration = await this.getBySlugOrId(principal, slug);
+    const models: IntegrationModelSetting[] = [];
+    for (const [i, model] of input.models.entries()) {
+      const configurations = model.configurations ?? {};
+      await this.checkCustomHost(configurations.custom_host, `models[${i}].configurations.custom_host`);
+      models.push({
+        slug: model.slug,
+        enabled: model.enabled,
+        is_custom: model.is_custom ?? null,
+        is_finetune: model.is_finetune ?? null,
+        base_model_slug: model.base_model_slug ?? null,
+        configurations,
+        custom_headers: model.custom_headers,
+      });
+    }
+    if (!(await this.repo.setModels(integration.id, models)))
+      throw new NotFound(`Integration '${slug}' not found.`);
+    publishChange(this.bus, {
+      entity: 'integration',
+      entityId: integration.id,
+      organisationId: integration.organisationId,
+      workspaceId: integration.workspaceId ?? '',
+      action: events.ChangeAction.UPDATED,
+      cacheKey: `${integration.organisationId}:${integration.slug}`,
+    });
+    return this.shownModels(integration, models);
+  }
+
+  /** The integration's models: those its provider lists prices for, and those set on it. */
+  async models(principal: Principal, slug: string): Promise<ShownIntegrationModel[]> {
+    const integration = await this.getBySlugOrId(principal, slug);
+    const saved = (await this.repo.modelsOf([integration.id])).get(integration.id) ?? [];
+    return this.shownModels(integration, saved);
+  }
+
+  /** The provider's listed models first (in its order), then the other models set, in theirs. */
+  private shownModels(integration: Integration, saved: IntegrationModelSetting[]): ShownIntegrationModel[] {
+    const bySlug = new Map(saved.map((model) => [model.slug, model]));
+    const prices = integration.provider ? providerDescriptor(integration.provider)?.prices : undefined;
+    const listed = prices && typeof prices !== 'string' ? Object.keys(prices) : [];
+    const shown: ShownIntegrationModel[] = listed.map((slug) => {
+      const model = bySlug.get(slug);
+      if (model) return { ...model, set: true };
+      return {
+        slug,
+        enabled: true,
+        is_custom: false,
+        is_finetune: false,
+        base_model_slug: null,
+        configurations: {},
+        custom_headers: {},
+        set: false,
+      };
+    });
+    const listedSet = new Set(listed);
+    for (const model of saved) {
+      if (!listedSet.has(model.slug)) shown.push({ ...model, is_custom: model.is_custom ?? true, set: true });
+    }
+    return shown;
+  }
+
   private async workspaceOf(principal: Principal, workspaceId: string): Promise<string> {
     const workspace = await this.workspaces.findWorkspace(principal.organisationId, workspaceId);
     if (!workspace) {
@@ -230,6 +323,11 @@ export class IntegrationService {
     return [usable, usable.length];
   }
 
+  /** The models set on each of these integrations, by integration id. */
+  modelSettings(integrations: readonly Integration[]): Promise<Map<string, IntegrationModelSetting[]>> {
+    return this.repo.modelsOf(integrations.map((integration) => integration.id));
+  }
+
   /** For the gateway only, over the authenticated service channel. */
   async credentials(
     organisationId: string,
@@ -250,11 +348,13 @@ export class IntegrationService {
         ? this.secrets.decrypt(value)
         : value;
     }
+    const models = (await this.repo.modelsOf([integration.id])).get(integration.id) ?? [];
     return {
       integration,
       apiKey: integration.encryptedKey ? this.secrets.decrypt(integration.encryptedKey) : '',
       headers,
       settings,
+      models,
     };
   }
 

@@ -2,6 +2,7 @@ import type { CallerRules, ServiceHandlers } from '@switchyard/runtime';
 import type { admin } from '@switchyard/proto';
 import type { IntegrationService } from '../domain/integration.service.ts';
 import type { Integration } from '../store/entities.ts';
+import type { IntegrationModelSetting } from '../store/integration.repository.ts';
 
 /** Provider credentials go to the gateway alone, which calls the providers. */
 export const integrationCallers: CallerRules<typeof admin.IntegrationService> = {
@@ -15,14 +16,20 @@ export function integrationHandlers(
   return {
     listIntegrations: async ({ organisationId, workspaceId }) => {
       const [integrations] = await service.listForWorkspace(organisationId, workspaceId);
+      const models = await service.modelSettings(integrations);
       return {
-        integrations: integrations.map((i) => ({ slug: i.slug, provider: i.provider, name: i.name })),
+        integrations: integrations.map((i) => ({
+          slug: i.slug,
+          provider: i.provider,
+          name: i.name,
+          models: (models.get(i.id) ?? []).map(modelMessage),
+        })),
       };
     },
     getIntegrationCredentials: async ({ organisationId, workspaceId, slug }) => {
       const found = await service.credentials(organisationId, workspaceId, slug);
       if (!found) return {};
-      const { integration, apiKey, headers, settings } = found;
+      const { integration, apiKey, headers, settings, models } = found;
       return {
         integration: {
           integrationId: integration.id,
@@ -33,9 +40,19 @@ export function integrationHandlers(
           headers,
           settings,
           pricingMultiplier: pricingMultiplier(integration.pricingAdjustments),
+          models: models.map(modelMessage),
         },
       };
     },
+  };
+}
+
+function modelMessage(model: IntegrationModelSetting) {
+  return {
+    slug: model.slug,
+    enabled: model.enabled,
+    customHost: model.configurations.custom_host ?? '',
+    customHeaders: model.custom_headers,
   };
 }
 

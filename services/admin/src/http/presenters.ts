@@ -3,6 +3,7 @@ import type { ShownGuardrailDefaults } from '../domain/guardrail-defaults.servic
 import type { ModelPrice } from '@switchyard/rules';
 import { SECRET_SETTINGS } from '../domain/integration.schemas.ts';
 import type { ProviderDetail } from '../domain/provider-details.ts';
+import type { ShownIntegrationModel } from '../domain/integration.service.ts';
 import type { Integration, OrganisationEmailDomain, SsoConnection } from '../store/entities.ts';
 
 export function presentIntegration(integration: Integration) {
@@ -45,6 +46,23 @@ export function presentIntegrationDetail(
     credentials: maskedCredentials,
     configurations,
     pricing_adjustments: integration.pricingAdjustments,
+  };
+}
+
+/** An integration's models (GET and PUT .../models); custom header values are not secrets and are shown. */
+export function presentIntegrationModels(models: ShownIntegrationModel[]) {
+  return {
+    total: models.length,
+    models: models.map((model) => ({
+      slug: model.slug,
+      name: model.slug,
+      enabled: model.enabled,
+      is_custom: model.is_custom,
+      is_finetune: model.is_finetune,
+      base_model_slug: model.base_model_slug,
+      configurations: model.configurations,
+      custom_headers: model.custom_headers,
+    })),
   };
 }
 

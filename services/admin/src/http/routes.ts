@@ -16,6 +16,7 @@ import {
   presentGuardrailDefaults,
   presentIntegration,
   presentIntegrationDetail,
+  presentIntegrationModels,
   presentModelPricing,
   presentOrganisationSettings,
   presentProviderDetail,
@@ -31,6 +32,7 @@ import { modelParam, providerDetailsQuery, providerIdParam } from '../domain/pro
 import {
   createIntegrationBody,
   integrationSlug,
+  setIntegrationModelsBody,
   updateIntegrationBody,
 } from '../domain/integration.schemas.ts';
 import { updateOrganisationSettingsBody } from '../domain/organisation-settings.schemas.ts';
@@ -114,6 +116,39 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
       );
     },
   );
+  router.get(
+    '/:slug/models',
+    {
+      scope: 'integrations.read',
+      summary:
+        "An integration's models: those its provider lists and those set on it, each with its settings and custom headers.",
+      params: integrationPath,
+      query: 'none',
+    },
+    async (req, res, _next, input) => {
+      const models = await integrations.models(requirePrincipal(req), input.param(req, 'slug'));
+      res.json(presentIntegrationModels(models));
+    },
+  );
+  const setModels = setIntegrationModelsBody();
+  for (const path of ['/:slug/models', '/:slug/integration-models']) {
+    router.put(
+      path,
+      {
+        scope: 'integrations.update',
+        summary:
+          'Replaces the models set on an integration: whether each is enabled, its configurations (custom_host) and custom_headers.',
+        params: integrationPath,
+        query: 'none',
+        body: setModels,
+      },
+      async (req, res, _next, input) => {
+        const slug = input.param(req, 'slug');
+        const models = await integrations.setModels(requirePrincipal(req), slug, input.body(req));
+        res.json(presentIntegrationModels(models));
+      },
+    );
+  }
   router.delete(
     '/:slug',
     {

@@ -4,6 +4,20 @@ import { Conflict } from '@switchyard/core';
 import { isUniqueViolation } from '@switchyard/adapters';
 import { IntegrationEntity, type Integration } from './entities.ts';
 
+/**
+ * One model set on an integration (PUT .../integration-models), as stored in the
+ * integration's `models` column. Custom header values are not credentials: stored as given.
+ */
+export interface IntegrationModelSetting {
+  slug: string;
+  enabled: boolean;
+  is_custom: boolean | null;
+  is_finetune: boolean | null;
+  base_model_slug: string | null;
+  configurations: { custom_host?: string };
+  custom_headers: Record<string, string>;
+}
+
 export class IntegrationRepository {
   constructor(private readonly manager: EntityManager) {}
 
@@ -35,6 +49,20 @@ export class IntegrationRepository {
     const integration = await this.manager
       .getRepository(IntegrationEntity)
       .findOneBy({ organisationId, slug, status: 'active' });
+    if (!integration) return null;
+    if (workspaceId && integration.workspaceId && integration.workspaceId !== workspaceId) return null;
+    return integration;
+  }
+
+  /** The live integration with this id, as findLive limits it to the workspace. */
+  async findLiveById(
+    organisationId: string,
+    id: string,
+    workspaceId: string | null,
+  ): Promise<Integration | null> {
+    const integration = await this.manager
+      .getRepository(IntegrationEntity)
+      .findOneBy({ organisationId, id, status: 'active' });
     if (!integration) return null;
     if (workspaceId && integration.workspaceId && integration.workspaceId !== workspaceId) return null;
     return integration;
@@ -74,5 +102,28 @@ export class IntegrationRepository {
       .getRepository(IntegrationEntity)
       .update({ id, status: 'active' }, { status: 'archived', updatedAt: new Date() });
     return Boolean(affected);
+  }
+
+  /**
+   * Replaces the live integration's models in one statement: of concurrent replacements one
+   * whole list stays. False when the integration was archived meanwhile.
+   */
+  async setModels(id: string, models: IntegrationModelSetting[]): Promise<boolean> {
+    const [, affected] = (await this.manager.query(
+      `UPDATE admin.integrations SET models = $2::jsonb, updated_at = now()
+        WHERE id = $1 AND status = 'active'`,
+      [id, JSON.stringify(models)],
+    )) as [unknown, number];
+    return affected > 0;
+  }
+
+  /** The models set on each of these integrations, by integration id (absent: none set). */
+  async modelsOf(ids: readonly string[]): Promise<Map<string, IntegrationModelSetting[]>> {
+    if (ids.length === 0) return new Map();
+    const rows = (await this.manager.query(
+      `SELECT id, models FROM admin.integrations WHERE id = ANY($1::uuid[])`,
+      [ids],
+    )) as Array<{ id: string; models: IntegrationModelSetting[] }>;
+    return new Map(rows.map((row) => [row.id, row.models]));
   }
 }

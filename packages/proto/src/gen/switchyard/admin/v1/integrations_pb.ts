@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_admin_v1_integrations: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiZzd2l0Y2h5YXJkL2FkbWluL3YxL2ludGVncmF0aW9ucy5wcm90bxITc3dpdGNoeWFyZC5hZG1pbi52MSJIChdMaXN0SW50ZWdyYXRpb25zUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIkIKEkludGVncmF0aW9uU3VtbWFyeRIMCgRzbHVnGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEgwKBG5hbWUYAyABKAkiWQoYTGlzdEludGVncmF0aW9uc1Jlc3BvbnNlEj0KDGludGVncmF0aW9ucxgBIAMoCzInLnN3aXRjaHlhcmQuYWRtaW4udjEuSW50ZWdyYXRpb25TdW1tYXJ5Il8KIEdldEludGVncmF0aW9uQ3JlZGVudGlhbHNSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDAoEc2x1ZxgDIAEoCSKwAwoWSW50ZWdyYXRpb25DcmVkZW50aWFscxIWCg5pbnRlZ3JhdGlvbl9pZBgBIAEoCRIMCgRzbHVnGAIgASgJEhAKCHByb3ZpZGVyGAMgASgJEg8KB2FwaV9rZXkYBCABKAkSEAoIYmFzZV91cmwYBSABKAkSSQoHaGVhZGVycxgGIAMoCzI4LnN3aXRjaHlhcmQuYWRtaW4udjEuSW50ZWdyYXRpb25DcmVkZW50aWFscy5IZWFkZXJzRW50cnkSSwoIc2V0dGluZ3MYByADKAsyOS5zd2l0Y2h5YXJkLmFkbWluLnYxLkludGVncmF0aW9uQ3JlZGVudGlhbHMuU2V0dGluZ3NFbnRyeRJCChJwcmljaW5nX211bHRpcGxpZXIYCCABKAsyJi5zd2l0Y2h5YXJkLmFkbWluLnYxLlByaWNpbmdNdWx0aXBsaWVyGi4KDEhlYWRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBGi8KDVNldHRpbmdzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASLHAgoRUHJpY2luZ011bHRpcGxpZXISFAoHZGVmYXVsdBgBIAEoAUgAiAEBEhoKDXJlcXVlc3RfdG9rZW4YAiABKAFIAYgBARIbCg5yZXNwb25zZV90b2tlbhgDIAEoAUgCiAEBEiMKFmNhY2hlX3JlYWRfaW5wdXRfdG9rZW4YBCABKAFIA4gBARIkChdjYWNoZV93cml0ZV9pbnB1dF90b2tlbhgFIAEoAUgEiAEBEhwKD3JlYXNvbmluZ190b2tlbhgGIAEoAUgFiAEBQgoKCF9kZWZhdWx0QhAKDl9yZXF1ZXN0X3Rva2VuQhEKD19yZXNwb25zZV90b2tlbkIZChdfY2FjaGVfcmVhZF9pbnB1dF90b2tlbkIaChhfY2FjaGVfd3JpdGVfaW5wdXRfdG9rZW5CEgoQX3JlYXNvbmluZ190b2tlbiJlCiFHZXRJbnRlZ3JhdGlvbkNyZWRlbnRpYWxzUmVzcG9uc2USQAoLaW50ZWdyYXRpb24YASABKAsyKy5zd2l0Y2h5YXJkLmFkbWluLnYxLkludGVncmF0aW9uQ3JlZGVudGlhbHMynAIKEkludGVncmF0aW9uU2VydmljZRKPAQoZR2V0SW50ZWdyYXRpb25DcmVkZW50aWFscxI1LnN3aXRjaHlhcmQuYWRtaW4udjEuR2V0SW50ZWdyYXRpb25DcmVkZW50aWFsc1JlcXVlc3QaNi5zd2l0Y2h5YXJkLmFkbWluLnYxLkdldEludGVncmF0aW9uQ3JlZGVudGlhbHNSZXNwb25zZSIDkAIBEnQKEExpc3RJbnRlZ3JhdGlvbnMSLC5zd2l0Y2h5YXJkLmFkbWluLnYxLkxpc3RJbnRlZ3JhdGlvbnNSZXF1ZXN0Gi0uc3dpdGNoeWFyZC5hZG1pbi52MS5MaXN0SW50ZWdyYXRpb25zUmVzcG9uc2UiA5ACAWIGcHJvdG8z',
+    'CiZzd2l0Y2h5YXJkL2FkbWluL3YxL2ludGVncmF0aW9ucy5wcm90bxITc3dpdGNoeWFyZC5hZG1pbi52MSJIChdMaXN0SW50ZWdyYXRpb25zUmVxdWVzdBIXCg9vcmdhbmlzYXRpb25faWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJInkKEkludGVncmF0aW9uU3VtbWFyeRIMCgRzbHVnGAEgASgJEhAKCHByb3ZpZGVyGAIgASgJEgwKBG5hbWUYAyABKAkSNQoGbW9kZWxzGAQgAygLMiUuc3dpdGNoeWFyZC5hZG1pbi52MS5JbnRlZ3JhdGlvbk1vZGVsIs4BChBJbnRlZ3JhdGlvbk1vZGVsEgwKBHNsdWcYASABKAkSDwoHZW5hYmxlZBgCIAEoCBITCgtjdXN0b21faG9zdBgDIAEoCRJQCg5jdXN0b21faGVhZGVycxgEIAMoCzI4LnN3aXRjaHlhcmQuYWRtaW4udjEuSW50ZWdyYXRpb25Nb2RlbC5DdXN0b21IZWFkZXJzRW50cnkaNAoSQ3VzdG9tSGVhZGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiWQoYTGlzdEludGVncmF0aW9uc1Jlc3BvbnNlEj0KDGludGVncmF0aW9ucxgBIAMoCzInLnN3aXRjaHlhcmQuYWRtaW4udjEuSW50ZWdyYXRpb25TdW1tYXJ5Il8KIEdldEludGVncmF0aW9uQ3JlZGVudGlhbHNSZXF1ZXN0EhcKD29yZ2FuaXNhdGlvbl9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDAoEc2x1ZxgDIAEoCSLnAwoWSW50ZWdyYXRpb25DcmVkZW50aWFscxIWCg5pbnRlZ3JhdGlvbl9pZBgBIAEoCRIMCgRzbHVnGAIgASgJEhAKCHByb3ZpZGVyGAMgASgJEg8KB2FwaV9rZXkYBCABKAkSEAoIYmFzZV91cmwYBSABKAkSSQoHaGVhZGVycxgGIAMoCzI4LnN3aXRjaHlhcmQuYWRtaW4udjEuSW50ZWdyYXRpb25DcmVkZW50aWFscy5IZWFkZXJzRW50cnkSSwoIc2V0dGluZ3MYByADKAsyOS5zd2l0Y2h5YXJkLmFkbWluLnYxLkludGVncmF0aW9uQ3JlZGVudGlhbHMuU2V0dGluZ3NFbnRyeRJCChJwcmljaW5nX211bHRpcGxpZXIYCCABKAsyJi5zd2l0Y2h5YXJkLmFkbWluLnYxLlByaWNpbmdNdWx0aXBsaWVyEjUKBm1vZGVscxgJIAMoCzIlLnN3aXRjaHlhcmQuYWRtaW4udjEuSW50ZWdyYXRpb25Nb2RlbBouCgxIZWFkZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARovCg1TZXR0aW5nc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEixwIKEVByaWNpbmdNdWx0aXBsaWVyEhQKB2RlZmF1bHQYASABKAFIAIgBARIaCg1yZXF1ZXN0X3Rva2VuGAIgASgBSAGIAQESGwoOcmVzcG9uc2VfdG9rZW4YAyABKAFIAogBARIjChZjYWNoZV9yZWFkX2lucHV0X3Rva2VuGAQgASgBSAOIAQESJAoXY2FjaGVfd3JpdGVfaW5wdXRfdG9rZW4YBSABKAFIBIgBARIcCg9yZWFzb25pbmdfdG9rZW4YBiABKAFIBYgBAUIKCghfZGVmYXVsdEIQCg5fcmVxdWVzdF90b2tlbkIRCg9fcmVzcG9uc2VfdG9rZW5CGQoXX2NhY2hlX3JlYWRfaW5wdXRfdG9rZW5CGgoYX2NhY2hlX3dyaXRlX2lucHV0X3Rva2VuQhIKEF9yZWFzb25pbmdfdG9rZW4iZQohR2V0SW50ZWdyYXRpb25DcmVkZW50aWFsc1Jlc3BvbnNlEkAKC2ludGVncmF0aW9uGAEgASgLMisuc3dpdGNoeWFyZC5hZG1pbi52MS5JbnRlZ3JhdGlvbkNyZWRlbnRpYWxzMpwCChJJbnRlZ3JhdGlvblNlcnZpY2USjwEKGUdldEludGVncmF0aW9uQ3JlZGVudGlhbHMSNS5zd2l0Y2h5YXJkLmFkbWluLnYxLkdldEludGVncmF0aW9uQ3JlZGVudGlhbHNSZXF1ZXN0GjYuc3dpdGNoeWFyZC5hZG1pbi52MS5HZXRJbnRlZ3JhdGlvbkNyZWRlbnRpYWxzUmVzcG9uc2UiA5ACARJ0ChBMaXN0SW50ZWdyYXRpb25zEiwuc3dpdGNoeWFyZC5hZG1pbi52MS5MaXN0SW50ZWdyYXRpb25zUmVxdWVzdBotLnN3aXRjaHlhcmQuYWRtaW4udjEuTGlzdEludGVncmF0aW9uc1Jlc3BvbnNlIgOQAgFiBnByb3RvMw',
   );
 
 /**
@@ -56,6 +56,13 @@ export type IntegrationSummary = Message<'switchyard.admin.v1.IntegrationSummary
    * @generated from field: string name = 3;
    */
   name: string;
+
+  /**
+   * The models set on the integration (PUT .../integration-models), for the model catalogue.
+   *
+   * @generated from field: repeated switchyard.admin.v1.IntegrationModel models = 4;
+   */
+  models: IntegrationModel[];
 };
 
 /**
@@ -65,6 +72,47 @@ export type IntegrationSummary = Message<'switchyard.admin.v1.IntegrationSummary
 export const IntegrationSummarySchema: GenMessage<IntegrationSummary> =
   /*@__PURE__*/
   messageDesc(file_switchyard_admin_v1_integrations, 1);
+
+/**
+ * One model set on an integration, with its own settings.
+ *
+ * @generated from message switchyard.admin.v1.IntegrationModel
+ */
+export type IntegrationModel = Message<'switchyard.admin.v1.IntegrationModel'> & {
+  /**
+   * The model as requests name it, without the `@integration/` prefix.
+   *
+   * @generated from field: string slug = 1;
+   */
+  slug: string;
+
+  /**
+   * @generated from field: bool enabled = 2;
+   */
+  enabled: boolean;
+
+  /**
+   * Replaces the integration's base URL for this model; empty means the integration's.
+   *
+   * @generated from field: string custom_host = 3;
+   */
+  customHost: string;
+
+  /**
+   * Added to each upstream request for this model.
+   *
+   * @generated from field: map<string, string> custom_headers = 4;
+   */
+  customHeaders: { [key: string]: string };
+};
+
+/**
+ * Describes the message switchyard.admin.v1.IntegrationModel.
+ * Use `create(IntegrationModelSchema)` to create a new message.
+ */
+export const IntegrationModelSchema: GenMessage<IntegrationModel> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_admin_v1_integrations, 2);
 
 /**
  * @generated from message switchyard.admin.v1.ListIntegrationsResponse
@@ -82,7 +130,7 @@ export type ListIntegrationsResponse = Message<'switchyard.admin.v1.ListIntegrat
  */
 export const ListIntegrationsResponseSchema: GenMessage<ListIntegrationsResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_admin_v1_integrations, 2);
+  messageDesc(file_switchyard_admin_v1_integrations, 3);
 
 /**
  * @generated from message switchyard.admin.v1.GetIntegrationCredentialsRequest
@@ -111,7 +159,7 @@ export type GetIntegrationCredentialsRequest =
  */
 export const GetIntegrationCredentialsRequestSchema: GenMessage<GetIntegrationCredentialsRequest> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_admin_v1_integrations, 3);
+  messageDesc(file_switchyard_admin_v1_integrations, 4);
 
 /**
  * @generated from message switchyard.admin.v1.IntegrationCredentials
@@ -165,6 +213,13 @@ export type IntegrationCredentials = Message<'switchyard.admin.v1.IntegrationCre
    * @generated from field: switchyard.admin.v1.PricingMultiplier pricing_multiplier = 8;
    */
   pricingMultiplier?: PricingMultiplier | undefined;
+
+  /**
+   * The models set on the integration, with their custom hosts and headers.
+   *
+   * @generated from field: repeated switchyard.admin.v1.IntegrationModel models = 9;
+   */
+  models: IntegrationModel[];
 };
 
 /**
@@ -173,7 +228,7 @@ export type IntegrationCredentials = Message<'switchyard.admin.v1.IntegrationCre
  */
 export const IntegrationCredentialsSchema: GenMessage<IntegrationCredentials> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_admin_v1_integrations, 4);
+  messageDesc(file_switchyard_admin_v1_integrations, 5);
 
 /**
  * @generated from message switchyard.admin.v1.PricingMultiplier
@@ -216,7 +271,7 @@ export type PricingMultiplier = Message<'switchyard.admin.v1.PricingMultiplier'>
  */
 export const PricingMultiplierSchema: GenMessage<PricingMultiplier> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_admin_v1_integrations, 5);
+  messageDesc(file_switchyard_admin_v1_integrations, 6);
 
 /**
  * @generated from message switchyard.admin.v1.GetIntegrationCredentialsResponse
@@ -237,7 +292,7 @@ export type GetIntegrationCredentialsResponse =
  */
 export const GetIntegrationCredentialsResponseSchema: GenMessage<GetIntegrationCredentialsResponse> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_admin_v1_integrations, 6);
+  messageDesc(file_switchyard_admin_v1_integrations, 7);
 
 /**
  * Integrations are served by admin. Only the gateway asks for decrypted credentials, over

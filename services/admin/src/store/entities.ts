@@ -295,6 +295,110 @@ export const ScimWorkspaceMappingEntity = new EntitySchema<ScimWorkspaceMapping>
   },
 });
 
+export type DeploymentType = 'production' | 'non_production';
+export type DeploymentStatus = 'active' | 'archived';
+
+/** How the deployment's gateways authenticate callers and which workspaces they serve. */
+export interface DeploymentAuthSettings {
+  gateway_base_url: string | null;
+  mcp_gateway_base_url: string | null;
+  private_link_endpoint: string | null;
+  use_private_link_proxy: boolean;
+  is_dataservice_hosted: boolean;
+  is_playground_proxy_allowed: boolean;
+  disable_vendor_gateway: boolean;
+  allow_all_workspaces: boolean;
+  workspaces_allowed: string[];
+  jwt_subs_allowed: string[];
+  /** JWT `sub` to the workspace it acts in. */
+  jwt_sub_workspace_mapping: Record<string, string>;
+}
+
+/** A gateway deployment of an organisation: where its gateways run and how they authenticate. */
+export interface Deployment {
+  id: string;
+  organisationId: string;
+  name: string;
+  slug: string;
+  type: DeploymentType;
+  status: DeploymentStatus;
+  isDefault: boolean;
+  tags: Record<string, string>;
+  authSettings: DeploymentAuthSettings;
+  deploymentConfig: Record<string, unknown>;
+  workspaces: Array<{ id: string; slug: string }>;
+  credentialsUsername: string | null;
+  /** SecretBox ciphertext; null when no credentials are set. */
+  encryptedCredentialsPassword: string | null;
+  clientAuth: string | null;
+  /** Grows by one with each change, so that gateways know to apply the settings again. */
+  settingsRevision: number;
+  /** When a gateway instance last picked up changed settings; null when none ever did. */
+  lastResyncedAt: Date | null;
+  /** The user, or else the API key, that created it. */
+  createdBy: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const DeploymentEntity = new EntitySchema<Deployment>({
+  name: 'Deployment',
+  tableName: 'deployments',
+  columns: {
+    id: { type: 'uuid', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    name: { type: 'text' },
+    slug: { type: 'text' },
+    type: { type: 'text' },
+    status: { type: 'text' },
+    isDefault: { name: 'is_default', type: 'boolean' },
+    tags: { type: 'jsonb' },
+    authSettings: { name: 'auth_settings', type: 'jsonb' },
+    deploymentConfig: { name: 'deployment_config', type: 'jsonb' },
+    workspaces: { type: 'jsonb' },
+    credentialsUsername: { name: 'credentials_username', type: 'text', nullable: true },
+    encryptedCredentialsPassword: { name: 'encrypted_credentials_password', type: 'text', nullable: true },
+    clientAuth: { name: 'client_auth', type: 'text', nullable: true },
+    settingsRevision: { name: 'settings_revision', type: 'integer' },
+    lastResyncedAt: { name: 'last_resynced_at', type: 'timestamptz', nullable: true },
+    createdBy: { name: 'created_by', type: 'text' },
+    createdAt: { name: 'created_at', type: 'timestamptz' },
+    updatedAt: { name: 'updated_at', type: 'timestamptz' },
+  },
+});
+
+/** What a gateway version supports, from its semver. */
+export interface GatewayFeatures {
+  block_inline_config: boolean;
+  mcp_tool_rate_limits: boolean;
+}
+
+/** One gateway process of a deployment, as its heartbeats report it. */
+export interface DeploymentInstance {
+  deploymentId: string;
+  instanceId: string;
+  version: string;
+  features: GatewayFeatures;
+  /** The deployment's settings revision it was last answered. */
+  settingsRevision: number;
+  firstSeenAt: Date;
+  lastHeartbeatAt: Date;
+}
+
+export const DeploymentInstanceEntity = new EntitySchema<DeploymentInstance>({
+  name: 'DeploymentInstance',
+  tableName: 'deployment_instances',
+  columns: {
+    deploymentId: { name: 'deployment_id', type: 'uuid', primary: true },
+    instanceId: { name: 'instance_id', type: 'text', primary: true },
+    version: { type: 'text' },
+    features: { type: 'jsonb' },
+    settingsRevision: { name: 'settings_revision', type: 'integer' },
+    firstSeenAt: { name: 'first_seen_at', type: 'timestamptz' },
+    lastHeartbeatAt: { name: 'last_heartbeat_at', type: 'timestamptz' },
+  },
+});
+
 export const entities = [
   IntegrationEntity,
   OrganisationSettingsEntity,
@@ -305,4 +409,6 @@ export const entities = [
   ScimGroupEntity,
   ScimGroupMemberEntity,
   ScimWorkspaceMappingEntity,
+  DeploymentEntity,
+  DeploymentInstanceEntity,
 ];

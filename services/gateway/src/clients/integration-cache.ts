@@ -53,6 +53,18 @@ export class IntegrationCache implements IntegrationSource {
       headers: integration.headers,
       settings: integration.settings,
       pricing: integration.pricingMultiplier,
+      models: new Map(
+        integration.models.map((model) => [
+          model.slug,
+          {
+            enabled: model.enabled,
+            customHost: model.customHost
+              ? inspectCustomHost(model.customHost, this.trustedCustomHosts)
+              : undefined,
+            customHeaders: model.customHeaders,
+          },
+        ]),
+      ),
     };
   }
 }

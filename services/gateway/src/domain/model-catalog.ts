@@ -33,7 +33,7 @@ export class ModelCatalog {
       ? integrations.filter((i) => only.has(`@${i.slug}`) || only.has(i.provider))
       : integrations;
     const data = chosen.flatMap((integration) =>
-      modelsOf(integration.provider).map((model) => ({
+      modelNames(integration.provider, integration.models ?? []).map((model) => ({
         id: `@${integration.slug}/${model}`,
         object: 'model' as const,
         created: 0,
@@ -42,4 +42,16 @@ export class ModelCatalog {
     );
     return { object: 'list', data };
   }
+}
+
+/**
+ * An integration's models: its provider's listed models but those disabled on it, then the
+ * other models enabled on it (custom and fine-tuned models), in the order they were set.
+ */
+function modelNames(provider: string, set: ReadonlyArray<{ slug: string; enabled: boolean }>): string[] {
+  const disabled = new Set(set.filter((model) => !model.enabled).map((model) => model.slug));
+  const listed = modelsOf(provider).filter((model) => !disabled.has(model));
+  const known = new Set(modelsOf(provider));
+  const extra = set.filter((model) => model.enabled && !known.has(model.slug)).map((model) => model.slug);
+  return [...listed, ...extra];
 }

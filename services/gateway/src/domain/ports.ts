@@ -22,6 +22,17 @@ export interface IntegrationCredentials {
   headers: Record<string, string>;
   settings: Record<string, string>;
   pricing: PricingMultiplier | undefined;
+  /** The models set on the integration with settings of their own, by the model's name. */
+  models: ReadonlyMap<string, IntegrationModelSettings>;
+}
+
+/** One model's own settings on an integration: they apply to requests for that model. */
+export interface IntegrationModelSettings {
+  enabled: boolean;
+  /** Replaces the integration's base URL for this model, as the unsafe-host check inspected it. */
+  customHost: CustomHostInspection | undefined;
+  /** Added to the upstream request; never in place of the provider's credentials. */
+  customHeaders: Record<string, string>;
 }
 
 /** Saved integrations by slug, as a workspace may use them; null when there is none. */
@@ -34,7 +45,14 @@ export interface IntegrationDirectory {
   listIntegrations(
     organisationId: string,
     workspaceId: string,
-  ): Promise<{ integrations: ReadonlyArray<{ slug: string; provider: string }> }>;
+  ): Promise<{
+    integrations: ReadonlyArray<{
+      slug: string;
+      provider: string;
+      /** The models set on the integration: an enabled one is listed, a disabled one is not. */
+      models?: ReadonlyArray<{ slug: string; enabled: boolean }>;
+    }>;
+  }>;
 }
 
 /** What the policy check is asked about one routed attempt. */

@@ -1,4 +1,4 @@
-import { BadRequest, Forbidden, NotFound } from '@switchyard/core';
+import { BadRequest, Forbidden, NotFound, headerNameProblem } from '@switchyard/core';
 import { customHostRefused, inspectCustomHost, type RoutingTarget } from '@switchyard/rules';
 import type { Principal } from '@switchyard/access';
 import { isInlineConfig } from '../routing/config-source.ts';
@@ -62,7 +62,7 @@ export async function routeRequest(
   const leafSlug = leaf.virtual_key ?? (leaf.provider?.startsWith('@') ? leaf.provider.slice(1) : undefined);
   if (leafSlug) {
     const param = `${leafPath}.${leaf.virtual_key ? 'virtual_key' : 'provider'}`;
-    return { model, modelRewritten, target: await integrationTarget(input, leafSlug, param) };
+    return { model, modelRewritten, target: await integrationTarget(input, leafSlug, param, model) };
   }
   if (leaf.provider) {
     return {
@@ -84,7 +84,7 @@ export async function routeRequest(
         param: `${headerPrefix}custom-host`,
       });
     }
-    return { model, modelRewritten, target: await integrationTarget(input, slug, 'model') };
+    return { model, modelRewritten, target: await integrationTarget(input, slug, 'model', model) };
   }
   if (providerHeader) {
     return {
@@ -105,26 +105,77 @@ export async function routeRequest(
   );
 }
 
-async function integrationTarget(input: RoutingInput, slug: string, param: string): Promise<ProviderTarget> {
+/**
+ * A saved integration's target. A model set on the integration with settings of its own goes
+ * to its custom host instead of the integration's, with its custom headers added.
+ */
+async function integrationTarget(
+  input: RoutingInput,
+  slug: string,
+  param: string,
+  model: string | undefined,
+): Promise<ProviderTarget> {
   const { principal } = input;
   const integration = await input.integrations.get(principal.organisationId, principal.workspaceId, slug);
   if (!integration) {
     throw new NotFound(`Integration '${slug}' not found.`, { param, code: 'integration_not_found' });
   }
-  const host = integration.customHost;
+  const own = model === undefined ? undefined : integration.models.get(model);
+  const modelHost = own?.customHost;
+  if (modelHost?.refused !== undefined) {
+    throw customHostRefused(
+      `${modelHost.refused} (the custom_host of model '${model}' of integration '${slug}')`,
+      'custom_host',
+    );
+  }
+  const host = modelHost ?? integration.customHost;
   if (host?.refused !== undefined) {
     throw customHostRefused(`${host.refused} (the custom_host of integration '${slug}')`, 'custom_host');
   }
   return {
     provider: integration.provider,
     apiKey: integration.apiKey,
-    baseUrl: integration.baseUrl,
+    baseUrl: modelHost ? modelHost.url.href.replace(/\/+$/, '') : integration.baseUrl,
     untrustedHostParam: host && !host.trusted ? 'custom_host' : undefined,
-    headers: integration.headers,
+    headers: own
+      ? withModelHeaders(integration.headers, own.customHeaders, input.headerPrefix)
+      : integration.headers,
     settings: integration.settings,
     integrationSlug: integration.slug,
     pricing: integration.pricing,
   };
+}
+
+/**
+ * Headers that carry a provider's credentials: a model's custom headers never take their
+ * place (the providers set their own after the target's headers, by these lower-case names).
+ */
+const CREDENTIAL_HEADERS = new Set([
+  'authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'content-type',
+]);
+
+/**
+ * The integration's headers with the model's added, by lower-case name so that the provider's
+ * credentials, set afterwards, replace rather than join them. A name admin would not have
+ * accepted (a restricted header or one of the gateway's own) is left out.
+ */
+function withModelHeaders(
+  integrationHeaders: Record<string, string>,
+  modelHeaders: Record<string, string>,
+  headerPrefix: string,
+): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(integrationHeaders)) headers[name.toLowerCase()] = value;
+  for (const [name, value] of Object.entries(modelHeaders)) {
+    const lower = name.toLowerCase();
+    if (CREDENTIAL_HEADERS.has(lower) || headerNameProblem(name, headerPrefix) !== undefined) continue;
+    headers[lower] = value;
+  }
+  return headers;
 }
 
 /**

@@ -41,6 +41,10 @@ import { SsoLogin1763700000008 } from './store/migrations/1763700000008-sso-logi
 import { GuardrailDefaults1763700000009 } from './store/migrations/1763700000009-guardrail-defaults.ts';
 import { GuardrailDefaultsRepository } from './store/guardrail-defaults.repository.ts';
 import { IntegrationModels1763700000011 } from './store/migrations/1763700000011-integration-models.ts';
+import { Deployments1763700000010 } from './store/migrations/1763700000010-deployments.ts';
+import { DeploymentRepository } from './store/deployment.repository.ts';
+import { DeploymentService } from './domain/deployment.service.ts';
+import { deploymentCallers, deploymentHandlers } from './grpc/deployment.handlers.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { IntegrationRepository } from './store/integration.repository.ts';
 import { Init1763700000001 } from './store/migrations/1763700000001-init.ts';
@@ -91,6 +95,7 @@ export const adminService: ServiceDefinition<Admin> = {
       PluginCredentials1763700000007,
       SsoLogin1763700000008,
       GuardrailDefaults1763700000009,
+      Deployments1763700000010,
       IntegrationModels1763700000011,
     ],
   },
@@ -112,6 +117,7 @@ export const adminService: ServiceDefinition<Admin> = {
           mappings: describedOnly('SCIM workspace mappings'),
         },
         ssoLogin: { logins: describedOnly('SSO logins'), callbackUrl: undefined },
+        deployments: describedOnly('deployments'),
       },
       describedOnly('authentication'),
       bodyLimitsFrom(loadConfig(z.object(bodyLimitEnv), {})),
@@ -150,6 +156,7 @@ export const adminService: ServiceDefinition<Admin> = {
       groups: new ScimGroupService(scimRepository, scimWorkspaces),
       mappings: new ScimMappingService(scimRepository, directory, scimWorkspaces),
     };
+    const deployments = new DeploymentService(new DeploymentRepository(manager), secrets, directory);
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
     return {
       ...serveScoped(
@@ -173,6 +180,7 @@ export const adminService: ServiceDefinition<Admin> = {
               callbackUrl: config.SSO_CALLBACK_URL,
             },
             scim,
+            deployments,
           },
           callerAuthentication({
             keys,
@@ -190,6 +198,7 @@ export const adminService: ServiceDefinition<Admin> = {
           organisationSettingsHandlers(organisationSettings, guardrailDefaults),
           organisationSettingsCallers,
         );
+        server.add(admin.DeploymentService, deploymentHandlers(deployments), deploymentCallers);
       },
       seedIntegrationsFromEnvironment: (organisationId) =>
         integrations.seedFromEnvironment(organisationId, processEnv),

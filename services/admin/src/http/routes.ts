@@ -10,7 +10,9 @@ import type { GuardrailDefaultsService } from '../domain/guardrail-defaults.serv
 import type { GuardrailPhase } from '../store/guardrail-defaults.repository.ts';
 import type { SsoService } from '../domain/sso.service.ts';
 import type { SsoLoginService } from '../domain/sso-login.service.ts';
+import type { DeploymentService } from '../domain/deployment.service.ts';
 import { ssoLoginRouter } from './sso-login.routes.ts';
+import { deploymentsRouter } from './deployments.routes.ts';
 import {
   presentEmailDomain,
   presentGuardrailDefaults,
@@ -430,6 +432,7 @@ export interface AdminDomain {
   sso: SsoService;
   scim: ScimDomain;
   ssoLogin: { logins: SsoLoginService; callbackUrl: string | undefined };
+  deployments: DeploymentService;
 }
 
 export function adminRouter(
@@ -442,6 +445,11 @@ export function adminRouter(
       .mount(
         ['/admin/v2/integrations', '/v1/integrations'],
         integrationsRouter(domain.integrations, bodyLimits.management),
+        authentication,
+      )
+      .mount(
+        ['/admin/v2/deployments', '/v1/deployments'],
+        deploymentsRouter(domain.deployments, bodyLimits.management),
         authentication,
       )
       .mount('/v1/providers/details', providerDetailsRouter(), authentication)

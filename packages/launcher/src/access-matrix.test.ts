@@ -405,6 +405,12 @@ describe('tenancy: keys of another organisation or workspace', () => {
     });
     assert.equal(domain.status, 200, domain.text);
     owned.emailDomain = 'matrix-owned.example';
+    const deployment = await h.request('POST', '/admin/v2/deployments', {
+      key: h.adminKey,
+      json: { name: 'Matrix deployment', slug: 'matrix-owned-deployment' },
+    });
+    assert.equal(deployment.status, 200, deployment.text);
+    owned.deployment = deployment.body.id;
     const logExport = await h.request('POST', '/v1/logs/exports', {
       key: h.workspaceKey,
       json: { filters: {}, requested_data: ['id'] },
@@ -443,6 +449,7 @@ describe('tenancy: keys of another organisation or workspace', () => {
       .replace(/\/exports\/:id\b/, `/exports/${owned.export}`)
       .replace(/\/sso\/:client_id\b/, `/sso/${owned.ssoClient}`)
       .replace(/\/email-domains\/:domain\b/, `/email-domains/${owned.emailDomain}`)
+      .replace(/\/deployments\/:deploymentId\b/, `/deployments/${owned.deployment}`)
       .replace('/:type/:sub', '/workspace/service');
   }
 
@@ -455,6 +462,8 @@ describe('tenancy: keys of another organisation or workspace', () => {
       `/v1/admin/users/${owned.user}`,
       `/v1/admin/workspaces/${h.workspaceId}/users`,
       `/admin/v2/integrations/${owned.integration}`,
+      `/admin/v2/integrations/${owned.integration}/models`,
+      `/admin/v2/deployments/${owned.deployment}`,
       `/v1/logs/${owned.log}`,
       `/v1/logs/exports/${owned.export}`,
       `/v1/admin/organisation/sso/${owned.ssoClient}`,

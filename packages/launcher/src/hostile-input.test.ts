@@ -328,6 +328,14 @@ const WELL_FORMED: Record<string, (f: Fixture) => Json> = {
     pricing_adjustments: { multiplier: { default: 1 } },
   }),
   'PUT /integrations/:slug': () => ({ name: 'Hostile', description: null }),
+  'PUT /integrations/:slug/models': () => ({
+    models: [{ slug: 'gpt-4o', custom_headers: { 'x-team': 'hostile' } }],
+  }),
+  'PUT /integrations/:slug/integration-models': () => ({
+    models: [{ slug: 'gpt-4o', custom_headers: { 'x-team': 'hostile' } }],
+  }),
+  'POST /deployments': () => ({ name: 'Hostile deployment', type: 'non_production' }),
+  'PUT /deployments/:deploymentId': () => ({ name: 'Hostile deployment', tags: { team: 'a' } }),
   'PUT /admin/organisation/settings': () => ({
     block_inline_config: false,
     user_api_key_auto_create_scopes: ['completions.write'],

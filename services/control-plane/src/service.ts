@@ -31,6 +31,7 @@ import { FeedbackService } from './domain/feedback.service.ts';
 import { FeedbackRepository } from './store/feedback.repository.ts';
 import { Feedback1763700000026 } from './store/migrations/1763700000026-feedback.ts';
 import { WorkspaceArchive1763700000029 } from './store/migrations/1763700000029-workspace-archive.ts';
+import { DeploymentScopes1763700000030 } from './store/migrations/1763700000030-deployment-scopes.ts';
 import { policyDirectoryCallers, policyDirectoryHandlers } from './grpc/policy-directory.handlers.ts';
 import {
   guardrailDirectoryCallers,
@@ -130,6 +131,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       Guardrails1763700000024,
       Feedback1763700000026,
       WorkspaceArchive1763700000029,
+      DeploymentScopes1763700000030,
     ],
   },
   bus: true,

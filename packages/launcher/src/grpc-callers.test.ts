@@ -31,6 +31,8 @@ const expected: Record<string, readonly ServiceName[]> = {
   'switchyard.configs.v1.ConfigService.GetConfig': ['gateway'],
   'switchyard.admin.v1.IntegrationService.ListIntegrations': ['gateway'],
   'switchyard.admin.v1.IntegrationService.GetIntegrationCredentials': ['gateway'],
+  // A gateway instance reports itself and learns its deployment's authentication settings.
+  'switchyard.admin.v1.DeploymentService.Heartbeat': ['gateway'],
   // The gateway enforces the organisation's settings; log exports read the fields they may not hold.
   'switchyard.admin.v1.OrganisationSettingsService.GetOrganisationSettings': ['gateway', 'log-export'],
   'switchyard.policy.v1.PolicyService.Check': ['gateway'],

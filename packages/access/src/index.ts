@@ -20,7 +20,13 @@ export {
   SESSION_COOKIE,
   sessionCookie,
 } from './auth.ts';
-export { JwksKeySet, jwtEnvSchema, jwtStrategy, type WorkspaceLookup } from './jwt-auth.ts';
+export {
+  JwksKeySet,
+  jwtEnvSchema,
+  jwtStrategy,
+  type JwtAdmission,
+  type WorkspaceLookup,
+} from './jwt-auth.ts';
 export { type ApiKeyKind, type Principal } from './principal.ts';
 export {
   ALL_SCOPES,

@@ -72,14 +72,16 @@ export const jwtEnvSchema = z
       description: 'least time between fetches caused by unknown key ids',
     }),
     JWT_SUBS_ALLOWED: env.list().meta({
-      description: '`jwt_subs_allowed`: the subjects admitted, comma-separated; empty: any subject',
+      description:
+        '`jwt_subs_allowed`: the subjects admitted, comma-separated; empty: any subject (a gateway running as a `DEPLOYMENT` takes this from the deployment)',
     }),
     JWT_SUB_WORKSPACE_MAPPING: mapping.meta({
       description:
-        "`jwt_sub_workspace_mapping`: JSON object subject → workspace slug, taking precedence over the token's `workspace` claim",
+        "`jwt_sub_workspace_mapping`: JSON object subject → workspace slug, taking precedence over the token's `workspace` claim (a gateway running as a `DEPLOYMENT` takes this from the deployment)",
     }),
     JWT_WORKSPACES_ALLOWED: env.list().meta({
-      description: '`workspaces_allowed`: workspace slugs or ids tokens may act in; empty: any workspace',
+      description:
+        '`workspaces_allowed`: workspace slugs or ids tokens may act in; empty: any workspace (a gateway running as a `DEPLOYMENT` takes this from the deployment)',
     }),
   })
   .refine((v) => v.JWT_JWKS_URIS.length === 0 || v.JWT_ORGANISATION !== undefined, {
@@ -261,27 +263,51 @@ export function tokenScopes(claims: JwtClaims): Scope[] {
 }
 
 /**
+ * Which tokens a deployment admits: the subjects (empty: any), the workspace each subject maps
+ * to (over the token's `workspace` claim) and the workspaces tokens may act in (null: any).
+ * From the environment (`JWT_SUBS_ALLOWED` …) or, for a gateway running as a named deployment,
+ * from that deployment's `auth_settings`.
+ */
+export interface JwtAdmission {
+  subsAllowed: readonly string[];
+  subWorkspaceMapping: Readonly<Record<string, string>>;
+  workspacesAllowed: readonly string[] | null;
+}
+
+/** The admission the environment's allow-lists describe. */
+export function envAdmission(settings: JwtEnv): JwtAdmission {
+  return {
+    subsAllowed: settings.JWT_SUBS_ALLOWED,
+    subWorkspaceMapping: settings.JWT_SUB_WORKSPACE_MAPPING,
+    workspacesAllowed: settings.JWT_WORKSPACES_ALLOWED.length > 0 ? settings.JWT_WORKSPACES_ALLOWED : null,
+  };
+}
+
+/**
  * Who a verified token speaks for, or null when the deployment does not admit it: its
  * subject must be allowed, and its workspace (the deployment's mapping for the subject, else
- * the token's `workspace` claim) must exist and be allowed.
+ * the token's `workspace` claim) must exist and be allowed. Without an admission (a gateway
+ * that has not yet received its deployment's settings) no token is admitted.
  */
 export async function jwtPrincipal(
   claims: JwtClaims,
-  settings: JwtEnv,
+  organisation: string | undefined,
+  admission: JwtAdmission | undefined,
   workspaces: WorkspaceLookup,
 ): Promise<Principal | null> {
-  const organisation = settings.JWT_ORGANISATION;
-  if (!organisation || typeof claims.sub !== 'string' || claims.sub.length === 0) return null;
+  if (!organisation || !admission || typeof claims.sub !== 'string' || claims.sub.length === 0) return null;
   // A token that never expires is refused: a leaked one would work for ever.
   if (typeof claims.exp !== 'number') return null;
   const subject = claims.sub;
-  if (settings.JWT_SUBS_ALLOWED.length > 0 && !settings.JWT_SUBS_ALLOWED.includes(subject)) return null;
-  const named = settings.JWT_SUB_WORKSPACE_MAPPING[subject] ?? claims.workspace;
+  if (admission.subsAllowed.length > 0 && !admission.subsAllowed.includes(subject)) return null;
+  const named = Object.hasOwn(admission.subWorkspaceMapping, subject)
+    ? admission.subWorkspaceMapping[subject]
+    : claims.workspace;
   if (typeof named !== 'string' || named.length === 0 || named.length > 256) return null;
   const workspace = await workspaces(organisation, named);
   if (!workspace) return null;
-  const allowed = settings.JWT_WORKSPACES_ALLOWED;
-  if (allowed.length > 0 && !allowed.includes(workspace.slug) && !allowed.includes(workspace.id)) return null;
+  const allowed = admission.workspacesAllowed;
+  if (allowed !== null && !allowed.includes(workspace.slug) && !allowed.includes(workspace.id)) return null;
   const issuer = typeof claims.iss === 'string' ? claims.iss : '';
   const organisationId = workspace.organisationId;
   return {
@@ -299,17 +325,25 @@ export async function jwtPrincipal(
   };
 }
 
+export interface JwtStrategyOptions extends JwksOptions {
+  /** The admission in force at each token (default: the environment's allow-lists). */
+  admission?: () => JwtAdmission | undefined;
+}
+
 /** The passport strategy for bearer JWTs, or undefined when the deployment has no JWKS URIs. */
 export function jwtStrategy(
   settings: JwtEnv,
   workspaces: WorkspaceLookup,
-  options: JwksOptions = {},
+  options: JwtStrategyOptions = {},
 ): JwtStrategy | undefined {
   if (settings.JWT_JWKS_URIS.length === 0) return undefined;
+  const { admission: admissionOption, ...jwksOptions } = options;
+  const fromEnv = envAdmission(settings);
+  const admission = admissionOption ?? (() => fromEnv);
   const keys = new JwksKeySet(settings.JWT_JWKS_URIS, {
     ttlMs: settings.JWT_JWKS_CACHE_SECONDS * 1000,
     cooldownMs: settings.JWT_JWKS_REFRESH_COOLDOWN_SECONDS * 1000,
-    ...options,
+    ...jwksOptions,
   });
   return new JwtStrategy(
     {
@@ -336,7 +370,7 @@ export function jwtStrategy(
       jsonWebTokenOptions: { clockTolerance: settings.JWT_CLOCK_TOLERANCE_SECONDS },
     },
     (claims: JwtClaims, done: VerifiedCallback) => {
-      jwtPrincipal(claims, settings, workspaces).then(
+      jwtPrincipal(claims, settings.JWT_ORGANISATION, admission(), workspaces).then(
         (principal) => done(null, principal ?? false),
         (err: unknown) => done(err),
       );

@@ -7,6 +7,7 @@ import {
   type ApiKeyKind,
   jwtEnvSchema,
   jwtStrategy,
+  type JwtAdmission,
   type Principal,
   type PrincipalLookup,
   type WorkspaceLookup,
@@ -74,15 +75,22 @@ export function remoteWorkspaceLookup(
 
 /**
  * The one authentication middleware of a service: API keys, and bearer JWTs when the
- * deployment's environment names JWKS URIs (`JWT_*`, see `jwtEnvSchema`).
+ * deployment's environment names JWKS URIs (`JWT_*`, see `jwtEnvSchema`). Which tokens are
+ * admitted follows the environment's allow-lists unless `jwtAdmission` says otherwise (a
+ * gateway running as a named deployment: its deployment's settings).
  */
 export function callerAuthentication(options: {
   keys: ApiKeyCache;
   headerPrefix: string;
   env: NodeJS.ProcessEnv;
   workspaces: WorkspaceLookup;
+  jwtAdmission?: () => JwtAdmission | undefined;
 }): RequestHandler {
-  const jwt = jwtStrategy(loadConfig(jwtEnvSchema, options.env), options.workspaces);
+  const jwt = jwtStrategy(
+    loadConfig(jwtEnvSchema, options.env),
+    options.workspaces,
+    options.jwtAdmission ? { admission: options.jwtAdmission } : {},
+  );
   return apiKeyAuthentication({ cache: options.keys, headerPrefix: options.headerPrefix, jwt });
 }
 

@@ -47,6 +47,7 @@ export interface Clients {
   ssoSessions: ServiceClient<typeof identity.SsoSessionService>;
   integrations: ServiceClient<typeof admin.IntegrationService>;
   organisationSettings: ServiceClient<typeof admin.OrganisationSettingsService>;
+  deployments: ServiceClient<typeof admin.DeploymentService>;
   configs: ServiceClient<typeof configs.ConfigService>;
   policy: ServiceClient<typeof policy.PolicyService>;
   usageLedger: ServiceClient<typeof policy.UsageLedgerService>;
@@ -61,6 +62,7 @@ export const clientTargets: Record<ClientName, { service: ServiceName; addressVa
   ssoSessions: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   integrations: { service: 'admin', addressVariable: 'ADMIN_GRPC_ADDRESS' },
   organisationSettings: { service: 'admin', addressVariable: 'ADMIN_GRPC_ADDRESS' },
+  deployments: { service: 'admin', addressVariable: 'ADMIN_GRPC_ADDRESS' },
   configs: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   policy: { service: 'policy', addressVariable: 'POLICY_GRPC_ADDRESS' },
   usageLedger: { service: 'policy', addressVariable: 'POLICY_GRPC_ADDRESS' },
@@ -73,6 +75,7 @@ const clientServices = {
   ssoSessions: identity.SsoSessionService,
   integrations: admin.IntegrationService,
   organisationSettings: admin.OrganisationSettingsService,
+  deployments: admin.DeploymentService,
   configs: configs.ConfigService,
   policy: policy.PolicyService,
   usageLedger: policy.UsageLedgerService,

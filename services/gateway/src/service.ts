@@ -14,6 +14,12 @@ import {
   type ServiceDefinition,
 } from '@switchyard/runtime';
 import { ConfigCache } from './clients/config-cache.ts';
+import {
+  DeploymentReporter,
+  deploymentEnv,
+  deploymentEnvSchema,
+  servedByDeployment,
+} from './clients/deployment.ts';
 import { IntegrationCache } from './clients/integration-cache.ts';
 import { integrationDirectory } from './clients/integration-directory.ts';
 import {
@@ -69,14 +75,25 @@ export const gatewayService: ServiceDefinition = {
   // Without the policy service the failure policy decides (see PolicyGate).
   toleratesOutageOf: ['bus', 'kv', 'policy'],
   kv: true,
-  clients: ['identity', 'integrations', 'configs', 'organisationSettings', 'policy', 'guardrailDirectory'],
+  clients: [
+    'identity',
+    'integrations',
+    'configs',
+    'organisationSettings',
+    'deployments',
+    'policy',
+    'guardrailDirectory',
+  ],
   // The hot path makes many promises; its own request-scope log lines name the request.
   requestLogContext: false,
   // undici parses upstream answers with llhttp compiled to WebAssembly. With V8's default tiered
   // compilation, the first upstream call raised the process's memory by about 35 MB for a moment
   // and left 10 MB behind; the baseline compiler's code alone parses as fast for these answers.
   v8Flags: ['--liftoff-only'],
-  settings: configSchema.extend(proxyEnvSchema.shape).extend(jwtEnvSchema.shape),
+  settings: configSchema
+    .extend(proxyEnvSchema.shape)
+    .extend(jwtEnvSchema.shape)
+    .extend(deploymentEnvSchema.shape),
   describeRoutes: () =>
     gatewayRouter(
       describedOnly('chat completions'),
@@ -86,6 +103,7 @@ export const gatewayService: ServiceDefinition = {
     ).routes(),
   async create({ bus, kv, clients, env: processEnv, logger, metrics, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
+    const deploymentConfig = loadConfig(deploymentEnv, processEnv);
     const events = need(bus, 'event bus');
     const dispatcher = createUpstreamDispatcher(processEnv);
     // Providers' own hosts and trusted hosts skip the address check; other custom hosts pass it
@@ -154,22 +172,42 @@ export const gatewayService: ServiceDefinition = {
       logger,
       metrics,
     );
+    // A gateway running as a named deployment takes its callers' rules from that deployment.
+    const deployment =
+      deploymentConfig.DEPLOYMENT && deploymentConfig.DEPLOYMENT_ORGANISATION
+        ? new DeploymentReporter(need(clients.deployments, 'deployments client'), {
+            organisationId: deploymentConfig.DEPLOYMENT_ORGANISATION,
+            deployment: deploymentConfig.DEPLOYMENT,
+            intervalMs: deploymentConfig.DEPLOYMENT_HEARTBEAT_SECONDS * 1000,
+            logger,
+          })
+        : undefined;
+    const authentication = callerAuthentication({
+      keys,
+      headerPrefix,
+      // Tokens act in the deployment's organisation unless JWT_ORGANISATION names one.
+      env: deployment
+        ? {
+            ...processEnv,
+            JWT_ORGANISATION: processEnv.JWT_ORGANISATION || deploymentConfig.DEPLOYMENT_ORGANISATION,
+          }
+        : processEnv,
+      workspaces: remoteWorkspaceLookup(identityClient),
+      ...(deployment ? { jwtAdmission: () => deployment.jwtAdmission() } : {}),
+    });
     let subscription: Subscription | undefined;
     return {
       ...serveScoped(
         gatewayRouter(
           chat,
           forwarded,
-          callerAuthentication({
-            keys,
-            headerPrefix,
-            env: processEnv,
-            workspaces: remoteWorkspaceLookup(identityClient),
-          }),
+          deployment ? servedByDeployment(deployment, authentication) : authentication,
           config.MAX_REQUEST_BODY,
         ),
       ),
+      ...(deployment ? { readiness: { deployment: () => deployment.ready() } } : {}),
       async start() {
+        deployment?.start();
         const dropApiKey = invalidateApiKeys(keys);
         subscription = await onChanges(events, logger, 'gateway', (change) => {
           dropApiKey(change);
@@ -181,6 +219,7 @@ export const gatewayService: ServiceDefinition = {
         });
       },
       async stop() {
+        deployment?.stop();
         await subscription?.stop();
         // Settlements still waiting go out before the policy client closes.
         await policyGate.close();

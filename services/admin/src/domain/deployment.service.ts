@@ -113,7 +113,15 @@ export class DeploymentService {
         type: input.type,
         isDefault: input.isDefault === 1,
         tags: input.tags,
-        authSettings: mergeAuthSettings(emptyAuthSettings(), input.authSettings),
+        authSettings: mergeAuthSettings(
+          {
+            ...emptyAuthSettings(),
+            // A deployment that names no workspaces serves all of its organisation's.
+            allow_all_workspaces:
+              (input.authSettings.workspaces_allowed ?? []).length === 0 && input.workspaces.length === 0,
+          },
+          input.authSettings,
+        ),
         deploymentConfig: input.deploymentConfig,
         workspaces,
         credentialsUsername: input.credentials?.username ?? null,

@@ -26,7 +26,10 @@ export function deploymentHandlers(
           isPlaygroundProxyAllowed: settings.is_playground_proxy_allowed,
           disableVendorGateway: settings.disable_vendor_gateway,
           allowAllWorkspaces: settings.allow_all_workspaces,
-          workspacesAllowed: settings.workspaces_allowed,
+          // The gateway serves the workspaces allowed and those the deployment is attached to.
+          workspacesAllowed: [
+            ...new Set([...settings.workspaces_allowed, ...deployment.workspaces.map((w) => w.id)]),
+          ],
           jwtSubsAllowed: settings.jwt_subs_allowed,
           jwtSubWorkspaceMapping: settings.jwt_sub_workspace_mapping,
         },

@@ -227,7 +227,7 @@ describe('a deployment (operation 6)', () => {
     assert.deepEqual(bySlug.body, d);
   });
 
-  test('a name alone makes a production deployment with empty settings and a slug from the name', async () => {
+  test('a name alone makes a production deployment serving every workspace, with a slug from the name', async () => {
     const d = await create({ name: 'Staging Cluster #2' });
     assert.equal(d.slug, 'staging-cluster-2');
     assert.equal(d.type, 'production');
@@ -241,7 +241,7 @@ describe('a deployment (operation 6)', () => {
       is_dataservice_hosted: 0,
       is_playground_proxy_allowed: 0,
       disable_vendor_gateway: 0,
-      allow_all_workspaces: 0,
+      allow_all_workspaces: 1,
       workspaces_allowed: [],
       jwt_subs_allowed: [],
       jwt_sub_workspace_mapping: {},

@@ -161,6 +161,19 @@ expect "passes the gateway its lease size, 0 included, and leaves it to the serv
     --show-only templates/configmap.yaml > "$2/lease.yaml" \
     && awk "BEGIN { RS = \"---\" } /component: gateway/" "$2/lease.yaml" | grep -q "POLICY_LEASE_REQUESTS: \"0\"" \
     && "$0" template x "$1" --show-only templates/configmap.yaml | { ! grep -q POLICY_LEASE_REQUESTS; }' "$HELM" "$CHART" "$OUT"
+expect "runs the gateways as a named deployment of an organisation, and leaves them without one by default" \
+  bash -c '"$0" template x "$1" --set config.gateway.deployment.name=eu-prod \
+    --set config.gateway.deployment.organisation=0b5e3c1a-6f1d-4c39-9d2e-7d1f2a3b4c5d \
+    --show-only templates/configmap.yaml > "$2/deployment.yaml" \
+    && awk "BEGIN { RS = \"---\" } /component: gateway/" "$2/deployment.yaml" > "$2/gateway-deployment.yaml" \
+    && grep -q "DEPLOYMENT: \"eu-prod\"" "$2/gateway-deployment.yaml" \
+    && grep -q "DEPLOYMENT_ORGANISATION: \"0b5e3c1a-6f1d-4c39-9d2e-7d1f2a3b4c5d\"" "$2/gateway-deployment.yaml" \
+    && awk "BEGIN { RS = \"---\" } /component: admin/" "$2/deployment.yaml" | { ! grep -q "DEPLOYMENT"; } \
+    && "$0" template x "$1" --show-only templates/configmap.yaml | { ! grep -q "DEPLOYMENT"; }' "$HELM" "$CHART" "$OUT"
+refuse "refuses a deployment without its organisation" \
+  "$HELM" template x "$CHART" --set config.gateway.deployment.name=eu-prod
+refuse "refuses a deployment organisation that is not an id (values.schema.json)" \
+  "$HELM" template x "$CHART" --set config.gateway.deployment.name=eu-prod --set config.gateway.deployment.organisation=acme
 refuse "refuses a lease size the gateway cannot take (values.schema.json)" \
   "$HELM" template x "$CHART" --set config.gateway.policyLeaseRequests=5000
 refuse "refuses a body size the services cannot read (values.schema.json)" \

@@ -408,6 +408,15 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- if $g.trustedCustomHosts -}}
 {{- $_ := set $env "TRUSTED_CUSTOM_HOSTS" (toString $g.trustedCustomHosts) -}}
 {{- end -}}
+{{- with $g.deployment -}}
+{{- if .name -}}
+{{- $_ := set $env "DEPLOYMENT" (toString .name) -}}
+{{- $_ := set $env "DEPLOYMENT_ORGANISATION" (required "config.gateway.deployment.organisation: the id of the deployment's organisation is required with config.gateway.deployment.name" .organisation | toString) -}}
+{{- if .heartbeatSeconds -}}
+{{- $_ := set $env "DEPLOYMENT_HEARTBEAT_SECONDS" (toString .heartbeatSeconds) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- /* 0 is a value here (no leases): only an empty value is left to the service default. */ -}}
 {{- if and (hasKey $g "policyLeaseRequests") (ne (toString $g.policyLeaseRequests) "") -}}
 {{- $_ := set $env "POLICY_LEASE_REQUESTS" (toString $g.policyLeaseRequests) -}}

@@ -52,6 +52,14 @@ export class ServiceProcess {
     private readonly logFile = join(logDir, `${name}.log`),
   ) {}
 
+  /** Settings for the next start over those it was made with (an empty value removes one). */
+  setEnvironment(extra: Record<string, string>): void {
+    for (const [name, value] of Object.entries(extra)) {
+      if (value === '') delete this.env[name];
+      else this.env[name] = value;
+    }
+  }
+
   get pid(): number | undefined {
     return this.child?.pid;
   }

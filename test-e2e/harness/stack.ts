@@ -58,8 +58,11 @@ export interface Stack {
   process(service: ServiceName, replica?: number): ServiceProcess;
   /** Stops one service (SIGTERM, then SIGKILL); every replica of it. */
   stopService(service: ServiceName): Promise<void>;
-  /** Starts a stopped service again on the same ports and waits until it is ready. */
-  startService(service: ServiceName): Promise<void>;
+  /**
+   * Starts a stopped service again on the same ports and waits until it is ready; `env`
+   * changes its settings from then on (an empty value removes one).
+   */
+  startService(service: ServiceName, env?: Record<string, string>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -224,8 +227,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       }
     };
 
-    const startService = async (service: ServiceName) => {
-      for (const child of replicasOf(service)) child.start();
+    const startService = async (service: ServiceName, env: Record<string, string> = {}) => {
+      for (const child of replicasOf(service)) {
+        child.setEnvironment(env);
+        child.start();
+      }
       await Promise.all(replicasOf(service).map((_, replica) => waitUntilReady(service, replica)));
     };
 

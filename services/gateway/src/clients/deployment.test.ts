@@ -20,6 +20,7 @@ function fakeAdmin() {
   const state = {
     answer: undefined as Answer | undefined,
     failure: undefined as Error | undefined,
+    archived: false,
     requests: [] as admin.HeartbeatRequest[],
     deadlines: [] as Array<number | undefined>,
   };
@@ -28,7 +29,8 @@ function fakeAdmin() {
       state.requests.push(create(admin.HeartbeatRequestSchema, request));
       state.deadlines.push(options?.deadlineMs);
       if (state.failure) throw state.failure;
-      if (!state.answer) throw new NotFound("Deployment 'edge' not found.");
+      if (state.archived) throw new NotFound("Deployment 'edge' not found.");
+      if (!state.answer) throw new ServiceUnavailable('admin is starting.');
       return create(admin.HeartbeatResponseSchema, state.answer);
     },
     close() {},
@@ -187,6 +189,33 @@ describe('a gateway running as a deployment', () => {
     state.answer = answer(3, { allowAllWorkspaces: true });
     assert.equal(await reporter.report(), true);
     assert.equal(reporter.jwtAdmission()?.workspacesAllowed, null);
+  });
+
+  test('a deployment archived (or never made) stops its gateways serving, until it is live again', async () => {
+    const { state, reporter, captured } = reporterWith();
+    state.answer = answer(1, { allowAllWorkspaces: true });
+    await reporter.report();
+    assert.equal(await through(gateFor(reporter, caller(RESEARCH))), undefined);
+
+    state.archived = true;
+    assert.equal(await reporter.report(), false);
+    const refused = await through(gateFor(reporter, caller(RESEARCH)));
+    assert.equal(refused?.status, 503);
+    assert.equal(refused?.code, 'deployment_not_found');
+    assert.match(refused?.message ?? '', /deployment 'edge' is archived or does not exist/);
+    await assert.rejects(reporter.ready(), /archived or does not exist/);
+    assert.equal(reporter.jwtAdmission(), undefined, 'no token is admitted either');
+    await settleLogs();
+    assert.ok(
+      captured
+        .lines()
+        .some((line) => line.level === 'error' && /deployment not found/.test(String(line.message))),
+    );
+
+    state.archived = false;
+    assert.equal(await reporter.report(), true);
+    await reporter.ready();
+    assert.equal(await through(gateFor(reporter, caller(RESEARCH))), undefined);
   });
 });
 

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { z } from 'zod';
-import { env, Forbidden, ServiceUnavailable, type Logger } from '@switchyard/core';
+import { AppError, env, Forbidden, ServiceUnavailable, type Logger } from '@switchyard/core';
 import type { JwtAdmission, Principal } from '@switchyard/access';
 import type { ServiceClient } from '@switchyard/runtime';
 import type { admin } from '@switchyard/proto';
@@ -28,12 +28,9 @@ export const deploymentEnvSchema = z.object({
       description:
         "the deployment (id or slug) this gateway runs as: it reports to admin, serves only the deployment's organisation and the workspaces its `auth_settings` allow, and admits the JWT subjects they name (the `JWT_SUBS_ALLOWED`, `JWT_SUB_WORKSPACE_MAPPING` and `JWT_WORKSPACES_ALLOWED` allow-lists are then refused); empty: no deployment, every organisation served",
     }),
-  DEPLOYMENT_ORGANISATION: env
-    .optionalString()
-    .pipe(z.uuid().optional())
-    .meta({
-      description: 'the id of the organisation the deployment belongs to; required with `DEPLOYMENT`',
-    }),
+  DEPLOYMENT_ORGANISATION: env.optionalString().pipe(z.uuid().optional()).meta({
+    description: 'the id of the organisation the deployment belongs to; required with `DEPLOYMENT`',
+  }),
   DEPLOYMENT_HEARTBEAT_SECONDS: env.int(30, 1, 300).meta({
     description:
       "how often the gateway reports to admin and takes up its deployment's current settings (a deployment is `healthy` while a report is at most 90 s old)",
@@ -89,11 +86,19 @@ export interface DeploymentReporterOptions {
   deadlineMs?: number;
 }
 
-const notYetReceived = () =>
-  new ServiceUnavailable(
-    'This gateway has not yet received the settings of its deployment; try again shortly.',
-    { code: 'deployment_settings_unavailable' },
-  );
+/** Why a gateway of a deployment serves nothing: no settings yet, or no such live deployment. */
+type Unserved = 'not_received' | 'not_found';
+
+function unserved(reason: Unserved, deployment: string): ServiceUnavailable {
+  return reason === 'not_received'
+    ? new ServiceUnavailable(
+        'This gateway has not yet received the settings of its deployment; try again shortly.',
+        { code: 'deployment_settings_unavailable' },
+      )
+    : new ServiceUnavailable(`This gateway's deployment '${deployment}' is archived or does not exist.`, {
+        code: 'deployment_not_found',
+      });
+}
 
 /** Before the first answer, the gateway asks again this soon. */
 const FIRST_RETRY_MS = 1_000;
@@ -135,6 +140,7 @@ export class DeploymentReporter {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private failing = false;
+  private reason: Unserved = 'not_received';
   readonly instanceId: string;
 
   constructor(
@@ -174,6 +180,18 @@ export class DeploymentReporter {
       this.failing = false;
       return true;
     } catch (err) {
+      // A definite answer, not an outage: the deployment was archived or never existed.
+      if (err instanceof AppError && err.status === 404) {
+        if (this.reason !== 'not_found') {
+          options.logger.error('deployment not found: nothing is served until it exists again', {
+            deployment: options.deployment,
+          });
+        }
+        this.current = undefined;
+        this.reason = 'not_found';
+        this.failing = true;
+        return false;
+      }
       // Logged when reports start failing, not at every interval of an outage.
       if (!this.failing) {
         options.logger.warn('deployment report failed; the settings last applied stay in force', {
@@ -205,8 +223,17 @@ export class DeploymentReporter {
   /** Ready once the deployment's settings have been received. */
   async ready(): Promise<void> {
     if (!this.current) {
-      throw new Error(`the settings of deployment '${this.options.deployment}' have not been received yet`);
+      throw new Error(
+        this.reason === 'not_found'
+          ? `deployment '${this.options.deployment}' is archived or does not exist`
+          : `the settings of deployment '${this.options.deployment}' have not been received yet`,
+      );
     }
+  }
+
+  /** Why nothing is served while there are no settings. */
+  unserved(): ServiceUnavailable {
+    return unserved(this.reason, this.options.deployment);
   }
 
   /** The JWT admission of the deployment; undefined (no token admitted) before the first answer. */
@@ -217,7 +244,7 @@ export class DeploymentReporter {
   /** Refuses a caller of another organisation, or of a workspace the deployment does not serve. */
   check(principal: Principal): void {
     const deployment = this.current;
-    if (!deployment) throw notYetReceived();
+    if (!deployment) throw unserved(this.reason, this.options.deployment);
     if (principal.organisationId !== deployment.organisationId) {
       throw new Forbidden("This gateway does not serve the caller's organisation.", {
         code: 'organisation_not_served',
@@ -252,7 +279,7 @@ export function servedByDeployment(
       return;
     }
     if (!reporter.settings) {
-      next(notYetReceived());
+      next(reporter.unserved());
       return;
     }
     authentication(req, res, (err?: unknown) => {

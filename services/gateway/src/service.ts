@@ -41,6 +41,7 @@ import { publicAddressLookup } from './upstream/public-address-lookup.ts';
 import { createProviders } from './providers/index.ts';
 import { createUpstreamDispatcher, proxyEnvSchema } from './upstream/http-client.ts';
 import { WebhookClient } from './upstream/webhook-client.ts';
+import { DEFAULT_WIF_TOKEN_FILE, ProviderTokens } from './upstream/provider-tokens.ts';
 
 const configSchema = z.object({
   HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
@@ -66,6 +67,10 @@ const configSchema = z.object({
       'force `block_inline_config` on for every organisation: refuse (403, naming the header) requests that choose a provider (`x-vendor-provider: <kind>`), custom host or config inline; saved integrations and configs keep working',
   }),
   TRUSTED_CUSTOM_HOSTS: sharedEnv.TRUSTED_CUSTOM_HOSTS,
+  WIF_TOKEN_FILE: env.string(DEFAULT_WIF_TOKEN_FILE).meta({
+    description:
+      "the gateway's projected Kubernetes service-account token, exchanged at the security token service of integrations whose `provider_auth_type` is `wif`; read anew at each exchange, as the kubelet rotates it",
+  }),
 });
 
 /** The data plane: stateless, scaled horizontally; no database and no synchronous Kafka write on the hot path. */
@@ -133,9 +138,16 @@ export const gatewayService: ServiceDefinition = {
       headerPrefix,
       metrics,
     });
+    const tokens = new ProviderTokens({
+      dispatcher,
+      customHostDispatcher,
+      trustedHosts: config.TRUSTED_CUSTOM_HOSTS,
+      wifTokenFile: config.WIF_TOKEN_FILE,
+      logger,
+    });
     const context = {
-      providers: createProviders(dispatcher),
-      customHostProviders: createProviders(customHostDispatcher),
+      providers: createProviders(dispatcher, tokens),
+      customHostProviders: createProviders(customHostDispatcher, tokens),
       inline: {
         blockInlineConfig: (principal: Principal) => organisationSettings.blockInlineConfig(principal),
         trustedCustomHosts: config.TRUSTED_CUSTOM_HOSTS,

@@ -12,7 +12,37 @@ import { providerIds } from './providers.ts';
 export const MAX_CREDENTIALS = 32;
 
 /** Settings that are credentials: stored encrypted, shown only masked. */
-export const SECRET_SETTINGS = ['aws_secret_access_key', 'aws_session_token'] as const;
+export const SECRET_SETTINGS = ['aws_secret_access_key', 'aws_session_token', 'oauth_client_secret'] as const;
+
+/**
+ * How an AI provider integration authenticates upstream (`configurations.provider_auth_type`):
+ * `apiKey` (the default) sends its key; `oauthClientCredentials` sends a bearer token the
+ * gateway gets from the integration's token endpoint with its client id and secret; `wif`
+ * sends one the gateway gets by exchanging its own workload identity token at the
+ * integration's security token service.
+ */
+export const PROVIDER_AUTH_TYPES = ['apiKey', 'oauthClientCredentials', 'wif'] as const;
+export type ProviderAuthType = (typeof PROVIDER_AUTH_TYPES)[number];
+
+/** The scope asked for when the integration names none: Azure OpenAI's. */
+export const DEFAULT_OAUTH_SCOPE = 'https://cognitiveservices.azure.com/.default';
+
+/** The provider kinds whose adapter sends a bearer token in place of its key. */
+const TOKEN_AUTH_PROVIDERS: readonly string[] = ['azure-openai'];
+
+/** The auth types an integration of this provider kind may name. */
+export function providerAuthTypes(provider: string): readonly ProviderAuthType[] {
+  return TOKEN_AUTH_PROVIDERS.includes(provider) ? PROVIDER_AUTH_TYPES : ['apiKey'];
+}
+
+/** The settings each token auth type takes, required ones first. */
+const AUTH_TYPE_SETTINGS = {
+  oauthClientCredentials: {
+    required: ['oauth_token_endpoint', 'oauth_client_id', 'oauth_client_secret'],
+    optional: ['oauth_scope'],
+  },
+  wif: { required: ['wif_token_endpoint', 'wif_audience'], optional: ['wif_scope'] },
+} as const;
 
 /** An integration's slug, as the path and the body name it. */
 export const integrationSlug = z
@@ -20,6 +50,21 @@ export const integrationSlug = z
   .regex(/^[a-zA-Z0-9_-]{1,63}$/, 'letters, digits, - and _, up to 63 characters');
 
 const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'a valid HTTP header name');
+
+/** A token endpoint: checked by the unsafe-host check as custom hosts are, at save and at each connection. */
+const tokenEndpoint = z.url({ protocol: /^https?$/, message: 'an http(s) URL' }).max(2048);
+/** Printable ASCII, as RFC 6749 allows in client ids and secrets. */
+const oauthValue = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[\x20-\x7e]+$/, 'printable ASCII characters');
+/** Space-separated scope tokens (RFC 6749, section 3.3). */
+const oauthScope = z
+  .string()
+  .max(1024)
+  .regex(/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/, 'space-separated scope tokens');
 
 const multiplier = z.number().min(0).max(1000).nullable().optional();
 
@@ -95,6 +140,14 @@ export const createIntegrationBody = z
           .optional(),
         aws_secret_access_key: z.string().min(1).max(256).optional(),
         aws_session_token: z.string().min(1).max(4096).optional(),
+        provider_auth_type: z.enum(PROVIDER_AUTH_TYPES).optional(),
+        oauth_token_endpoint: tokenEndpoint.optional(),
+        oauth_client_id: oauthValue(256).optional(),
+        oauth_client_secret: oauthValue(4096).optional(),
+        oauth_scope: oauthScope.optional(),
+        wif_token_endpoint: tokenEndpoint.optional(),
+        wif_audience: oauthValue(1024).optional(),
+        wif_scope: oauthScope.optional(),
       })
       .default({}),
   })
@@ -126,7 +179,54 @@ export const createIntegrationBody = z
     } else if (body.credentials !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['credentials'], message: 'taken only with plugin_provider_id' });
     }
+    if (body.ai_provider_id !== undefined) checkProviderAuth(body.ai_provider_id, body, ctx);
   });
+
+/**
+ * An auth type other than `apiKey` is taken only by the provider kinds that offer it, with
+ * all of its required settings and without a key; its settings are taken only with it.
+ */
+function checkProviderAuth(
+  provider: string,
+  body: { key?: string | undefined; configurations: Partial<Record<string, unknown>> },
+  ctx: z.RefinementCtx,
+): void {
+  const authType = (body.configurations.provider_auth_type as ProviderAuthType | undefined) ?? 'apiKey';
+  for (const [type, settings] of Object.entries(AUTH_TYPE_SETTINGS)) {
+    if (type === authType) continue;
+    for (const name of [...settings.required, ...settings.optional]) {
+      if (body.configurations[name] !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['configurations', name],
+          message: `taken only with provider_auth_type ${type}`,
+        });
+    }
+  }
+  if (authType === 'apiKey') return;
+  if (!providerAuthTypes(provider).includes(authType)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['configurations', 'provider_auth_type'],
+      message: `${authType} is offered only for ${TOKEN_AUTH_PROVIDERS.join(', ')} integrations`,
+    });
+    return;
+  }
+  for (const name of AUTH_TYPE_SETTINGS[authType].required) {
+    if (body.configurations[name] === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['configurations', name],
+        message: `required with provider_auth_type ${authType}`,
+      });
+  }
+  if (body.key !== undefined)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['key'],
+      message: `not used with provider_auth_type ${authType}: the gateway sends a bearer token instead`,
+    });
+}
 
 /** A credential set to null is removed; the others given are set; those left out are kept. */
 export const updateIntegrationBody = z.strictObject({

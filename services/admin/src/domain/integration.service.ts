@@ -70,6 +70,12 @@ export class IntegrationService {
     const workspaceId =
       input.workspaceId === undefined ? null : await this.workspaceOf(principal, input.workspaceId);
     await this.checkCustomHost(input.configurations.custom_host, 'configurations.custom_host');
+    // The gateway fetches tokens from these: they may point only where a custom host may.
+    await this.checkCustomHost(
+      input.configurations.oauth_token_endpoint,
+      'configurations.oauth_token_endpoint',
+    );
+    await this.checkCustomHost(input.configurations.wif_token_endpoint, 'configurations.wif_token_endpoint');
     const integration = await this.repo.insert({
       organisationId: principal.organisationId,
       workspaceId,

@@ -9,7 +9,12 @@ import {
   type RegisteredProvider,
 } from '@switchyard/rules';
 import type { IntegrationConfigurations } from '../store/entities.ts';
-import { SECRET_SETTINGS } from './integration.schemas.ts';
+import {
+  DEFAULT_OAUTH_SCOPE,
+  SECRET_SETTINGS,
+  providerAuthTypes,
+  type ProviderAuthType,
+} from './integration.schemas.ts';
 
 /**
  * What an integration of each provider kind takes, for clients that build integration forms:
@@ -32,12 +37,35 @@ const FIELD_DESCRIPTIONS: Readonly<Record<ConfigurationField, string>> = {
   aws_access_key_id: 'The AWS access key id requests are signed with.',
   aws_secret_access_key: 'The AWS secret access key requests are signed with.',
   aws_session_token: 'The session token of temporary AWS credentials.',
+  provider_auth_type:
+    'How requests authenticate: apiKey (the default) sends the key; oauthClientCredentials and wif send a bearer token the gateway fetches.',
+  oauth_token_endpoint:
+    'oauthClientCredentials: the OAuth token endpoint the client credentials are sent to (checked by the unsafe-host check).',
+  oauth_client_id: 'oauthClientCredentials: the OAuth client id.',
+  oauth_client_secret: 'oauthClientCredentials: the OAuth client secret.',
+  oauth_scope: `oauthClientCredentials: the scope asked for (default ${DEFAULT_OAUTH_SCOPE}).`,
+  wif_token_endpoint:
+    'wif: the security token service the gateway exchanges its workload identity token at (RFC 8693; checked by the unsafe-host check).',
+  wif_audience: 'wif: the audience asked for in the token exchange.',
+  wif_scope: `wif: the scope asked for in the token exchange (default ${DEFAULT_OAUTH_SCOPE}).`,
 };
 
 /** The settings only one family's adapter reads, after custom_host and headers, which every upstream takes. */
 const FAMILY_SETTINGS: Readonly<Record<ProviderFamily, readonly ConfigurationField[]>> = {
   openai: [],
-  'azure-openai': ['resource_name', 'deployment', 'api_version'],
+  'azure-openai': [
+    'resource_name',
+    'deployment',
+    'api_version',
+    'provider_auth_type',
+    'oauth_token_endpoint',
+    'oauth_client_id',
+    'oauth_client_secret',
+    'oauth_scope',
+    'wif_token_endpoint',
+    'wif_audience',
+    'wif_scope',
+  ],
   anthropic: [],
   google: [],
   bedrock: ['aws_region', 'aws_access_key_id', 'aws_secret_access_key', 'aws_session_token'],
@@ -64,6 +92,8 @@ export interface ProviderDetail {
   id: string;
   name: string;
   authKinds: readonly AuthKind[];
+  /** The values `configurations.provider_auth_type` may take for this kind. */
+  authTypes: readonly ProviderAuthType[];
   defaultBaseUrl: string | null;
   configurations: ProviderConfigurationField[];
   /** The models the gateway lists prices for (see `modelPricing`); empty when it charges 0 for every model. */
@@ -80,6 +110,7 @@ function detailOf(provider: RegisteredProvider): ProviderDetail {
     id: provider.id,
     name: provider.name,
     authKinds: provider.authKinds,
+    authTypes: providerAuthTypes(provider.id),
     defaultBaseUrl: provider.defaultBaseUrl ?? null,
     configurations: fields.map((name) => ({
       name,

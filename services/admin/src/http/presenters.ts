@@ -116,6 +116,8 @@ export function presentProviderDetail(detail: ProviderDetail) {
     id: detail.id,
     name: detail.name,
     provider_auth_types: detail.authKinds,
+    /** What an integration's configurations.provider_auth_type may be. */
+    integration_auth_types: detail.authTypes,
     default_base_url: detail.defaultBaseUrl,
     configurations: detail.configurations.map((field) => ({
       name: field.name,

@@ -17,6 +17,17 @@ export interface IntegrationConfigurations {
   aws_access_key_id?: string;
   aws_secret_access_key?: string;
   aws_session_token?: string;
+  /** How the integration authenticates upstream; unset means apiKey. */
+  provider_auth_type?: 'apiKey' | 'oauthClientCredentials' | 'wif';
+  /** OAuth client credentials (provider_auth_type oauthClientCredentials). */
+  oauth_token_endpoint?: string;
+  oauth_client_id?: string;
+  oauth_client_secret?: string;
+  oauth_scope?: string;
+  /** Workload identity federation (provider_auth_type wif). */
+  wif_token_endpoint?: string;
+  wif_audience?: string;
+  wif_scope?: string;
 }
 
 export interface PricingMultiplier {

@@ -43,6 +43,7 @@ export class IntegrationCache implements IntegrationSource {
     );
     if (!integration) return null;
     return {
+      id: integration.integrationId || undefined,
       slug: integration.slug,
       provider: integration.provider,
       apiKey: integration.apiKey,

@@ -10,6 +10,8 @@ import type { PolicyHold, UsageAmount } from './policy.ts';
 
 /** A saved integration's decrypted credentials, as routing uses them. */
 export interface IntegrationCredentials {
+  /** Admin's id of the integration. */
+  id?: string;
   slug: string;
   provider: string;
   apiKey: string;

@@ -142,6 +142,7 @@ async function integrationTarget(
       : integration.headers,
     settings: integration.settings,
     integrationSlug: integration.slug,
+    integrationId: integration.id,
     pricing: integration.pricing,
   };
 }

@@ -8,10 +8,15 @@ import { mockProvider } from './mock/chat-complete.ts';
 import { compatibleProvider } from './openai-compatible/chat-complete.ts';
 import { compatibleMember } from './openai-compatible/family.ts';
 import { openAiProvider } from './openai/chat-complete.ts';
+import type { ProviderTokenSource } from '../upstream/provider-tokens.ts';
 import type { ChatProvider } from './types.ts';
 
 /** Makes the adapter of one registered provider of a family. */
-export type AdapterFactory = (dispatcher: Dispatcher, provider: RegisteredProvider) => ChatProvider;
+export type AdapterFactory = (
+  dispatcher: Dispatcher,
+  provider: RegisteredProvider,
+  tokens: ProviderTokenSource | undefined,
+) => ChatProvider;
 
 /**
  * The adapter of each provider family, one folder each here; the providers themselves (ids,
@@ -20,7 +25,7 @@ export type AdapterFactory = (dispatcher: Dispatcher, provider: RegisteredProvid
  */
 export const adapterFamilies: Record<ProviderFamily, AdapterFactory> = {
   openai: (dispatcher) => openAiProvider(dispatcher),
-  'azure-openai': (dispatcher) => azureOpenAiProvider(dispatcher),
+  'azure-openai': (dispatcher, _provider, tokens) => azureOpenAiProvider(dispatcher, tokens),
   anthropic: (dispatcher) => anthropicProvider(dispatcher),
   google: (dispatcher) => googleProvider(dispatcher),
   bedrock: (dispatcher) => bedrockProvider(dispatcher),
@@ -28,9 +33,18 @@ export const adapterFamilies: Record<ProviderFamily, AdapterFactory> = {
   mock: () => mockProvider(),
 };
 
-/** Every provider adapter the gateway can route to, by the provider id integrations name. */
-export function createProviders(dispatcher: Dispatcher): Map<string, ChatProvider> {
+/**
+ * Every provider adapter the gateway can route to, by the provider id integrations name.
+ * `tokens` fetches the bearer tokens of integrations that authenticate with one.
+ */
+export function createProviders(
+  dispatcher: Dispatcher,
+  tokens?: ProviderTokenSource,
+): Map<string, ChatProvider> {
   return new Map(
-    providerRegistry.map((provider) => [provider.id, adapterFamilies[provider.family](dispatcher, provider)]),
+    providerRegistry.map((provider) => [
+      provider.id,
+      adapterFamilies[provider.family](dispatcher, provider, tokens),
+    ]),
   );
 }

@@ -18,6 +18,10 @@ export interface ProviderTarget {
   /** Provider-specific settings (api_version, deployment, aws_region, aws_access_key_id, ...). */
   settings: Record<string, string>;
   integrationSlug?: string;
+  /** The saved integration's id: the provider tokens fetched for it are kept by it. */
+  integrationId?: string | undefined;
+  /** A bearer token fetched for this request, sent in place of the key (provider_auth_type oauthClientCredentials or wif). */
+  accessToken?: string;
   /** The integration's pricing_adjustments.multiplier, for cost tracking. */
   pricing?: PricingMultiplier | undefined;
 }

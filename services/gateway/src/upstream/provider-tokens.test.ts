@@ -178,6 +178,23 @@ describe('oauthClientCredentials tokens', () => {
     assert.equal(calls.length, 2);
   });
 
+  test('a refresh that fails keeps the token held until it expires, then the failure is the answer', async () => {
+    const source = tokens();
+    const first = await source.token(oauthTarget());
+    answers.set('/oauth2/token', { status: 503, body: '{"error":"temporarily_unavailable"}' });
+    clock += 3_600_000 - 300_000;
+    assert.equal(await source.token(oauthTarget()), first, 'the refresh failed: the valid token is sent');
+    clock += 300_000 - 1;
+    assert.equal(await source.token(oauthTarget()), first);
+    clock += 1;
+    await assert.rejects(
+      source.token(oauthTarget()),
+      (err: AppError) => err.code === 'provider_token_refused',
+    );
+    answers.delete('/oauth2/token');
+    assert.notEqual(await source.token(oauthTarget()), first);
+  });
+
   test('concurrent requests share one fetch', async () => {
     const source = tokens();
     const got = await Promise.all(Array.from({ length: 8 }, () => source.token(oauthTarget())));

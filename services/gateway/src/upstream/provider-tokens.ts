@@ -65,6 +65,8 @@ interface CachedToken {
   fingerprint: string;
   token: string;
   refreshAt: number;
+  /** Past this the token is no longer sent, even while a refresh fails. */
+  expiresAt: number;
 }
 
 /** One token request: where it goes and what it sends. */
@@ -114,7 +116,20 @@ export class ProviderTokens implements ProviderTokenSource {
         .finally(() => this.inFlight.delete(flightKey));
       this.inFlight.set(flightKey, flight);
     }
-    return (await flight).token;
+    try {
+      return (await flight).token;
+    } catch (err) {
+      // A refresh that fails while the token held is still valid keeps serving that one.
+      if (held && held.fingerprint === fingerprint && this.now() < held.expiresAt) {
+        this.options.logger?.warn('provider token refresh failed; the token held is used until it expires', {
+          provider: target.provider,
+          integration: target.integrationSlug ?? '',
+          error: err instanceof Error ? err.message : String(err),
+        });
+        return held.token;
+      }
+      throw err;
+    }
   }
 
   forget(target: ProviderTarget): void {
@@ -265,7 +280,7 @@ export class ProviderTokens implements ProviderTokenSource {
     const lifetime = lifetimeOf(answer?.expires_in);
     if (lifetime === undefined) throw invalidAnswer(provider, 'an expires_in that is not a positive number');
     const margin = Math.min(REFRESH_MARGIN_MS, lifetime / 10);
-    return { fingerprint, token, refreshAt: startedAt + lifetime - margin };
+    return { fingerprint, token, refreshAt: startedAt + lifetime - margin, expiresAt: startedAt + lifetime };
   }
 }
 

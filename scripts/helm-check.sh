@@ -170,6 +170,16 @@ expect "runs the gateways as a named deployment of an organisation, and leaves t
     && grep -q "DEPLOYMENT_ORGANISATION: \"0b5e3c1a-6f1d-4c39-9d2e-7d1f2a3b4c5d\"" "$2/gateway-deployment.yaml" \
     && awk "BEGIN { RS = \"---\" } /component: admin/" "$2/deployment.yaml" | { ! grep -q "DEPLOYMENT"; } \
     && "$0" template x "$1" --show-only templates/configmap.yaml | { ! grep -q "DEPLOYMENT"; }' "$HELM" "$CHART" "$OUT"
+expect "projects the service-account token into the gateway pods only, for workload identity federation" \
+  bash -c '"$0" template x "$1" --set config.gateway.workloadIdentity.enabled=true \
+    --set config.gateway.workloadIdentity.audience=sts.example.com > "$2/wif.yaml" \
+    && awk "BEGIN { RS = \"---\" } /kind: Deployment/ && /component: gateway/" "$2/wif.yaml" > "$2/gateway-wif.yaml" \
+    && grep -q "mountPath: /var/run/secrets/switchyard/wif" "$2/gateway-wif.yaml" \
+    && grep -q "audience: \"sts.example.com\"" "$2/gateway-wif.yaml" \
+    && ! awk "BEGIN { RS = \"---\" } /kind: Deployment/ && /component: admin/" "$2/wif.yaml" | grep -q wif-token \
+    && "$0" template x "$1" | { ! grep -q wif-token; }' "$HELM" "$CHART" "$OUT"
+refuse "refuses workload identity without an audience" \
+  "$HELM" template x "$CHART" --set config.gateway.workloadIdentity.enabled=true
 refuse "refuses a deployment without its organisation" \
   "$HELM" template x "$CHART" --set config.gateway.deployment.name=eu-prod
 refuse "refuses a deployment organisation that is not an id (values.schema.json)" \

@@ -137,6 +137,11 @@ spec:
               mountPath: {{ $root.Values.grpcTls.mountPath }}
               readOnly: true
             {{- end }}
+            {{- if and (eq $component "gateway") $root.Values.config.gateway.workloadIdentity.enabled }}
+            - name: wif-token
+              mountPath: /var/run/secrets/switchyard/wif
+              readOnly: true
+            {{- end }}
       volumes:
         - name: tmp
           emptyDir: {{ if $v.tmpSizeLimit }}{ sizeLimit: {{ $v.tmpSizeLimit }} }{{ else }}{}{{ end }}
@@ -168,6 +173,18 @@ spec:
                 path: tls.crt
               - key: tls.key
                 path: tls.key
+        {{- end }}
+        {{- if and (eq $component "gateway") $root.Values.config.gateway.workloadIdentity.enabled }}
+        {{- $wif := $root.Values.config.gateway.workloadIdentity }}
+        # The gateway's own service-account token, exchanged for provider tokens by integrations
+        # with provider_auth_type wif (read from WIF_TOKEN_FILE's default path).
+        - name: wif-token
+          projected:
+            sources:
+              - serviceAccountToken:
+                  path: token
+                  audience: {{ required "config.gateway.workloadIdentity.audience is required when workloadIdentity is enabled: the audience the STS expects" $wif.audience | quote }}
+                  expirationSeconds: {{ $wif.expirationSeconds | int64 }}
         {{- end }}
       {{- with $v.nodeSelector }}
       nodeSelector:

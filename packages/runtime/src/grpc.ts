@@ -110,6 +110,15 @@ export function callerToken(authToken: string, service: ServiceName): string {
   return createHmac('sha256', authToken).update(service).digest('base64url');
 }
 
+/**
+ * The token `service` presents as system authentication to another service's HTTP API: derived
+ * from the same shared secret as its gRPC token, under a label of its own, so that neither
+ * token stands in for the other.
+ */
+export function systemHttpToken(authToken: string, service: ServiceName): string {
+  return createHmac('sha256', authToken).update(`http:${service}`).digest('base64url');
+}
+
 /** The service a certificate names by its Common Name, if any. */
 function serviceOfPeer(certificate: PeerCertificate | undefined): ServiceName | undefined {
   const commonName: unknown = certificate?.subject?.CN;

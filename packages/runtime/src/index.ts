@@ -9,6 +9,7 @@ export {
   type RegisteredMethod,
   type ServiceClient,
   type ServiceHandlers,
+  systemHttpToken,
 } from './grpc.ts';
 export {
   callerAuthentication,

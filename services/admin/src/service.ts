@@ -41,6 +41,7 @@ import { SsoLogin1763700000008 } from './store/migrations/1763700000008-sso-logi
 import { GuardrailDefaults1763700000009 } from './store/migrations/1763700000009-guardrail-defaults.ts';
 import { GuardrailDefaultsRepository } from './store/guardrail-defaults.repository.ts';
 import { IntegrationModels1763700000011 } from './store/migrations/1763700000011-integration-models.ts';
+import { IntegrationWorkspaces1763700000012 } from './store/migrations/1763700000012-integration-workspaces.ts';
 import { Deployments1763700000010 } from './store/migrations/1763700000010-deployments.ts';
 import { DeploymentRepository } from './store/deployment.repository.ts';
 import { DeploymentService } from './domain/deployment.service.ts';
@@ -97,6 +98,7 @@ export const adminService: ServiceDefinition<Admin> = {
       GuardrailDefaults1763700000009,
       Deployments1763700000010,
       IntegrationModels1763700000011,
+      IntegrationWorkspaces1763700000012,
     ],
   },
   bus: true,
@@ -189,6 +191,7 @@ export const adminService: ServiceDefinition<Admin> = {
             workspaces: remoteWorkspaceLookup(identityClient),
           }),
           bodyLimitsFrom(config),
+          processEnv.GRPC_AUTH_TOKEN || undefined,
         ),
       ),
       grpc: (server) => {

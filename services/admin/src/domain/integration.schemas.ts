@@ -240,6 +240,8 @@ export const updateIntegrationBody = z.strictObject({
       `must hold at most ${MAX_CREDENTIALS} credentials`,
     )
     .optional(),
+  /** Replaces the integration's pricing adjustments; null clears them. */
+  pricing_adjustments: pricingAdjustments.nullable().optional(),
 });
 
 /** An AI provider integration (`ai_provider_id`) or a legacy plugin integration (`plugin_provider_id` and `credentials`). */
@@ -324,3 +326,39 @@ export function setIntegrationModelsBody(headerPrefix?: string) {
 
 /** The whole list of an integration's models, replacing the one it had. */
 export type SetIntegrationModelsInput = z.output<ReturnType<typeof setIntegrationModelsBody>>;
+
+/** How many workspaces one PUT .../workspaces may name. */
+export const MAX_ACCESS_WORKSPACES = 1000;
+
+/**
+ * Per-workspace usage and rate limits of an integration, as the reference takes them (at most
+ * one each). Their shape is not checked further: the service refuses any that are not null or
+ * empty, since policies cannot name an integration (see IntegrationService.setWorkspaceAccess).
+ */
+const accessLimits = z.array(z.record(z.string(), z.unknown())).max(1).nullable().optional();
+
+/**
+ * Which workspaces of the organisation may use an organisation-level integration. `id` is a
+ * workspace's id or slug; `override_existing_workspace_access` drops every workspace's own
+ * setting before these are applied.
+ */
+export const updateIntegrationWorkspacesBody = z.strictObject({
+  workspaces: z
+    .array(
+      z.strictObject({
+        id: z.string().min(1).max(255),
+        enabled: z.boolean(),
+        usage_limits: accessLimits,
+        rate_limits: accessLimits,
+        reset_usage: z.boolean().optional(),
+      }),
+    )
+    .max(MAX_ACCESS_WORKSPACES)
+    .default([]),
+  global_workspace_access: z
+    .strictObject({ enabled: z.boolean(), usage_limits: accessLimits, rate_limits: accessLimits })
+    .optional(),
+  override_existing_workspace_access: z.boolean().default(false),
+});
+
+export type UpdateIntegrationWorkspacesInput = z.output<typeof updateIntegrationWorkspacesBody>;

@@ -1,6 +1,8 @@
 import {
   BadRequest,
+  Conflict,
   NotFound,
+  NotImplemented,
   maskSecret,
   type Logger,
   type PageQuery,
@@ -10,7 +12,11 @@ import { checkCustomHost, providerDescriptor, providerRegistry, type Resolver } 
 import { assertOrganisationAdmin, type Principal } from '@switchyard/access';
 import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
-import type { IntegrationModelSetting, IntegrationRepository } from '../store/integration.repository.ts';
+import type {
+  IntegrationModelSetting,
+  IntegrationRepository,
+  WorkspaceAccess,
+} from '../store/integration.repository.ts';
 import type { Integration, IntegrationConfigurations } from '../store/entities.ts';
 import {
   MAX_CREDENTIALS,
@@ -18,6 +24,7 @@ import {
   type CreateIntegrationInput,
   type SetIntegrationModelsInput,
   type UpdateIntegrationInput,
+  type UpdateIntegrationWorkspacesInput,
 } from './integration.schemas.ts';
 import type { OrganisationDirectory } from './organisation-directory.ts';
 
@@ -144,8 +151,9 @@ export class IntegrationService {
   }
 
   /**
-   * Changes names and secrets. `key` only for an AI provider integration, `credentials` only
-   * for a plugin integration; gateways drop cached credentials on the change event.
+   * Changes names, secrets and pricing adjustments (null clears them). `key` only for an AI
+   * provider integration, `credentials` only for a plugin integration; gateways drop cached
+   * credentials, and the multipliers with them, on the change event.
    */
   async update(principal: Principal, slug: string, input: UpdateIntegrationInput): Promise<Integration> {
     assertOrganisationAdmin(principal);
@@ -182,6 +190,8 @@ export class IntegrationService {
       description: input.description === undefined ? integration.description : input.description,
       encryptedKey: input.key === undefined ? integration.encryptedKey : this.secrets.encrypt(input.key),
       credentials,
+      pricingAdjustments:
+        input.pricingAdjustments === undefined ? integration.pricingAdjustments : input.pricingAdjustments,
     });
     publishChange(this.bus, {
       entity: 'integration',
@@ -238,6 +248,100 @@ export class IntegrationService {
     const integration = await this.getBySlugOrId(principal, slug);
     const saved = (await this.repo.modelsOf([integration.id])).get(integration.id) ?? [];
     return this.shownModels(integration, saved);
+  }
+
+  /** Which workspaces may use the organisation-level integration (see setWorkspaceAccess). */
+  async workspaceAccess(principal: Principal, slug: string): Promise<WorkspaceAccess> {
+    assertOrganisationAdmin(principal);
+    const integration = await this.organisationLevel(principal, slug);
+    const access = await this.repo.workspaceAccess(integration.id);
+    if (!access) throw new NotFound(`Integration '${slug}' not found.`);
+    return access;
+  }
+
+  /**
+   * Which workspaces of its organisation may use an organisation-level integration. Each
+   * integration has a default for every workspace, `global_workspace_access`, and a workspace
+   * may have a setting of its own, which wins: a workspace may use the integration when its own
+   * setting is enabled, or, with none, when the default is. The default is on for every
+   * integration until changed, so integrations that had no access settings (all those made
+   * before they existed) stay open to all workspaces of their organisation, those created later
+   * included. `override_existing_workspace_access` drops every workspace's own setting before
+   * the given ones are set. A workspace-level integration is its workspace's alone: it has no
+   * such access and is refused here.
+   *
+   * Usage and rate limits per workspace are not stored: a rate or usage limit policy's
+   * conditions can name the workspace and the provider kind, not an integration, so they could
+   * not be enforced; any given (not null nor empty) is answered 501 before anything changes.
+   * The whole change is one transaction; gateways drop the cached integration on the change
+   * event.
+   */
+  async setWorkspaceAccess(
+    principal: Principal,
+    slug: string,
+    input: UpdateIntegrationWorkspacesInput,
+  ): Promise<WorkspaceAccess> {
+    assertOrganisationAdmin(principal);
+    const integration = await this.organisationLevel(principal, slug);
+    const given = input.global_workspace_access;
+    if (given) refuseAccessLimits(given, 'global_workspace_access');
+    input.workspaces.forEach((workspace, i) => {
+      refuseAccessLimits(workspace, `workspaces[${i}]`);
+      if (workspace.reset_usage) {
+        throw new NotImplemented(
+          'reset_usage: an integration holds no usage of its own per workspace to reset; reset the usage limit policy instead.',
+          { param: `workspaces[${i}].reset_usage`, code: 'integration_workspace_limits_unsupported' },
+        );
+      }
+    });
+    const workspaces: Array<{ workspaceId: string; enabled: boolean }> = [];
+    const seen = new Map<string, number>();
+    for (const [i, workspace] of input.workspaces.entries()) {
+      const found = await this.workspaces.findWorkspace(principal.organisationId, workspace.id);
+      if (!found) {
+        throw new NotFound(`Workspace '${workspace.id}' (workspaces[${i}]) not found.`, {
+          param: `workspaces[${i}].id`,
+          code: 'workspace_not_found',
+        });
+      }
+      const earlier = seen.get(found.id);
+      if (earlier !== undefined) {
+        throw new BadRequest(`workspaces[${i}] names the same workspace as workspaces[${earlier}].`, {
+          param: `workspaces[${i}].id`,
+          code: 'invalid_parameter',
+        });
+      }
+      seen.set(found.id, i);
+      workspaces.push({ workspaceId: found.id, enabled: workspace.enabled });
+    }
+    const changed = await this.repo.setWorkspaceAccess(integration.id, {
+      global: given?.enabled,
+      override: input.override_existing_workspace_access,
+      workspaces,
+    });
+    const access = changed ? await this.repo.workspaceAccess(integration.id) : null;
+    if (!access) throw new NotFound(`Integration '${slug}' not found.`);
+    publishChange(this.bus, {
+      entity: 'integration',
+      entityId: integration.id,
+      organisationId: integration.organisationId,
+      workspaceId: '',
+      action: events.ChangeAction.UPDATED,
+      cacheKey: `${integration.organisationId}:${integration.slug}`,
+    });
+    return access;
+  }
+
+  /** The integration by slug, when it is an organisation-level one: a workspace's own has no workspace access. */
+  private async organisationLevel(principal: Principal, slug: string): Promise<Integration> {
+    const integration = await this.get(principal, slug);
+    if (integration.workspaceId !== null) {
+      throw new Conflict(
+        `Integration '${slug}' belongs to one workspace and only that workspace may use it: workspace access applies to organisation-level integrations.`,
+        { param: 'slug', code: 'workspace_integration' },
+      );
+    }
+    return integration;
   }
 
   /** The provider's listed models first (in its order), then the other models set, in theirs. */
@@ -319,13 +423,23 @@ export class IntegrationService {
     return integration.encryptedKey ? maskSecret(this.secrets.decrypt(integration.encryptedKey)) : null;
   }
 
-  /** Live integrations a workspace may use (at most 1000), for the gateway's model list. */
+  /**
+   * Live integrations a workspace may use (at most 1000), for the gateway's model list: those
+   * of the organisation the workspace is denied (see setWorkspaceAccess) are left out.
+   */
   async listForWorkspace(
     organisationId: string,
     workspaceId: string,
   ): Promise<[ProviderIntegration[], number]> {
     const [list] = await this.repo.list(organisationId, { offset: 0, limit: 1000 }, workspaceId || null);
-    const usable = list.filter(isProviderIntegration);
+    const providers = list.filter(isProviderIntegration);
+    const denied = workspaceId
+      ? await this.repo.deniedTo(
+          providers.filter((i) => i.workspaceId === null).map((i) => i.id),
+          workspaceId,
+        )
+      : new Set<string>();
+    const usable = providers.filter((i) => !denied.has(i.id));
     return [usable, usable.length];
   }
 
@@ -334,15 +448,22 @@ export class IntegrationService {
     return this.repo.modelsOf(integrations.map((integration) => integration.id));
   }
 
-  /** For the gateway only, over the authenticated service channel. */
+  /**
+   * For the gateway only, over the authenticated service channel. `workspace_denied` (and no
+   * credentials) when the workspace may not use the organisation's integration.
+   */
   async credentials(
     organisationId: string,
     workspaceId: string,
     slug: string,
-  ): Promise<DecryptedIntegration | null> {
+  ): Promise<DecryptedIntegration | 'workspace_denied' | null> {
     const integration = await this.repo.findLive(organisationId, slug, workspaceId || null);
     // A plugin integration serves no model calls.
     if (!integration || !isProviderIntegration(integration)) return null;
+    if (workspaceId && integration.workspaceId === null) {
+      const denied = await this.repo.deniedTo([integration.id], workspaceId);
+      if (denied.size > 0) return 'workspace_denied';
+    }
     const { custom_host: _host, headers: sealedHeaders, ...rest } = integration.configurations;
     const headers = Object.fromEntries(
       Object.entries(sealedHeaders ?? {}).map(([name, value]) => [name, this.secrets.decrypt(value)]),
@@ -411,5 +532,21 @@ export class IntegrationService {
       this.logger.info('integration created from environment', { provider, slug: provider });
     }
     return seeded;
+  }
+}
+
+/** Per-workspace limits cannot be enforced (see IntegrationService.setWorkspaceAccess): null or empty only. */
+function refuseAccessLimits(
+  access: { usage_limits?: unknown[] | null | undefined; rate_limits?: unknown[] | null | undefined },
+  param: string,
+): void {
+  for (const name of ['usage_limits', 'rate_limits'] as const) {
+    const limits = access[name];
+    if (limits && limits.length > 0) {
+      throw new NotImplemented(
+        `${param}.${name}: limits per workspace on an integration are not supported, since a usage or rate limit policy cannot name an integration; send null, or set a policy with a workspace_id condition.`,
+        { param: `${param}.${name}`, code: 'integration_workspace_limits_unsupported' },
+      );
+    }
   }
 }

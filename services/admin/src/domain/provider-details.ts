@@ -134,10 +134,9 @@ export function providerDetail(id: string): ProviderDetail {
 }
 
 /**
- * `include_configurations=true` asks for the organisation's integrations of a kind with their
- * configurations (secrets masked), which only another Switchyard service may see. Services call
- * one another over gRPC with their service token; no HTTP credential (API key, JWT, OAuth
- * token or session) is a service's, so the request is refused to every caller.
+ * `include_configurations=true` is for another Switchyard service only, calling with its system
+ * token (http/system-auth.ts); every other caller (API key, JWT, OAuth token or session) is
+ * refused with this.
  */
 export function refuseIncludedConfigurations(): never {
   throw new Forbidden(

@@ -29,6 +29,7 @@ export function integrationHandlers(
     getIntegrationCredentials: async ({ organisationId, workspaceId, slug }) => {
       const found = await service.credentials(organisationId, workspaceId, slug);
       if (!found) return {};
+      if (found === 'workspace_denied') return { workspaceDenied: true };
       const { integration, apiKey, headers, settings, models } = found;
       return {
         integration: {

@@ -4,6 +4,7 @@ import type { ModelPrice } from '@switchyard/rules';
 import { SECRET_SETTINGS } from '../domain/integration.schemas.ts';
 import type { ProviderDetail } from '../domain/provider-details.ts';
 import type { ShownIntegrationModel } from '../domain/integration.service.ts';
+import type { WorkspaceAccess } from '../store/integration.repository.ts';
 import type { Integration, OrganisationEmailDomain, SsoConnection } from '../store/entities.ts';
 
 export function presentIntegration(integration: Integration) {
@@ -63,6 +64,23 @@ export function presentIntegrationModels(models: ShownIntegrationModel[]) {
       configurations: model.configurations,
       custom_headers: model.custom_headers,
     })),
+  };
+}
+
+/**
+ * Which workspaces may use an integration: each with a setting of its own, and the default of
+ * all the others. Limits per workspace are not stored: always null.
+ */
+export function presentIntegrationWorkspaces(access: WorkspaceAccess) {
+  return {
+    total: access.workspaces.length,
+    workspaces: access.workspaces.map((workspace) => ({
+      id: workspace.workspaceId,
+      enabled: workspace.enabled,
+      usage_limits: null,
+      rate_limits: null,
+    })),
+    global_workspace_access: { enabled: access.global, usage_limits: null, rate_limits: null },
   };
 }
 

@@ -19,6 +19,7 @@ import {
   presentIntegration,
   presentIntegrationDetail,
   presentIntegrationModels,
+  presentIntegrationWorkspaces,
   presentModelPricing,
   presentOrganisationSettings,
   presentProviderDetail,
@@ -36,7 +37,9 @@ import {
   integrationSlug,
   setIntegrationModelsBody,
   updateIntegrationBody,
+  updateIntegrationWorkspacesBody,
 } from '../domain/integration.schemas.ts';
+import { systemCallerOf, systemOrCallerAuthentication } from './system-auth.ts';
 import { updateOrganisationSettingsBody } from '../domain/organisation-settings.schemas.ts';
 import {
   updateGuardrailDefaultsBody,
@@ -101,7 +104,8 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
     '/:slug',
     {
       scope: 'integrations.update',
-      summary: "Changes an integration's name or description, or replaces its key or credentials.",
+      summary:
+        "Changes an integration's name, description or pricing adjustments, or replaces its key or credentials.",
       params: integrationPath,
       query: 'none',
       body: updateIntegrationBody,
@@ -151,6 +155,38 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
       },
     );
   }
+  router.get(
+    '/:slug/workspaces',
+    {
+      scope: 'integrations.read',
+      summary:
+        'Which workspaces of the organisation may use an organisation-level integration: those with a setting of their own, and the default of the others.',
+      params: integrationPath,
+      query: 'none',
+    },
+    async (req, res, _next, input) => {
+      const access = await integrations.workspaceAccess(requirePrincipal(req), input.param(req, 'slug'));
+      res.json(presentIntegrationWorkspaces(access));
+    },
+  );
+  router.put(
+    '/:slug/workspaces',
+    {
+      scope: 'integrations.update',
+      summary:
+        'Grants or denies workspaces the use of an organisation-level integration, each by id or slug, and sets the default of the others (global_workspace_access).',
+      description:
+        'A workspace with no setting of its own follows global_workspace_access, on until changed. override_existing_workspace_access drops every setting of its own first. Usage and rate limits per workspace are not supported (501): set a policy with a workspace_id condition.',
+      params: integrationPath,
+      query: 'none',
+      body: updateIntegrationWorkspacesBody,
+    },
+    async (req, res, _next, input) => {
+      const slug = input.param(req, 'slug');
+      const access = await integrations.setWorkspaceAccess(requirePrincipal(req), slug, input.body(req));
+      res.json(presentIntegrationWorkspaces(access));
+    },
+  );
   router.delete(
     '/:slug',
     {
@@ -168,7 +204,11 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
   return router;
 }
 
-/** The provider kinds integrations may name, from the provider registry. */
+/**
+ * The provider kinds integrations may name, from the provider registry. A service of this
+ * deployment may read them with system authentication (see system-auth.ts), and only it may
+ * ask for include_configurations=true.
+ */
 function providerDetailsRouter(): ScopedRouter {
   const router = new ScopedRouter();
   router.get(
@@ -178,11 +218,11 @@ function providerDetailsRouter(): ScopedRouter {
       summary:
         'The provider kinds an integration may name: auth types, the configuration fields it takes and which are secret, the models with listed prices.',
       description:
-        'include_configurations=true (the integrations of each kind with their masked configurations) is for system authentication only and is refused to every other caller.',
+        'include_configurations=true is for system authentication only (a service of this deployment: its name in x-switchyard-caller and, as bearer token, its system token derived from GRPC_AUTH_TOKEN) and is refused to every other caller. A system caller has no organisation: it is answered the configuration fields of each kind and which of them are secret.',
       query: providerDetailsQuery,
     },
     (req, res, _next, input) => {
-      if (input.query(req).include_configurations) refuseIncludedConfigurations();
+      if (input.query(req).include_configurations && !systemCallerOf(req)) refuseIncludedConfigurations();
       const list = providerDetails().map(presentProviderDetail);
       res.json(listBody(list, list.length));
     },
@@ -197,7 +237,7 @@ function providerDetailsRouter(): ScopedRouter {
     },
     (req, res, _next, input) => {
       const provider = input.param(req, 'provider');
-      if (input.query(req).include_configurations) refuseIncludedConfigurations();
+      if (input.query(req).include_configurations && !systemCallerOf(req)) refuseIncludedConfigurations();
       res.json(presentProviderDetail(providerDetail(provider)));
     },
   );
@@ -435,10 +475,15 @@ export interface AdminDomain {
   deployments: DeploymentService;
 }
 
+/** Scopes a system caller holds on the provider details routes: reading them, nothing else. */
+const SYSTEM_PROVIDER_SCOPES = ['integrations.list', 'integrations.read'];
+
+/** `systemAuthToken`: GRPC_AUTH_TOKEN, from which system callers' tokens derive; none when unset. */
 export function adminRouter(
   domain: AdminDomain,
   authentication: RequestHandler,
   bodyLimits: BodyLimits,
+  systemAuthToken?: string,
 ): ScopedRouter {
   return serveOpenApi(
     new ScopedRouter()
@@ -452,7 +497,11 @@ export function adminRouter(
         deploymentsRouter(domain.deployments, bodyLimits.management),
         authentication,
       )
-      .mount('/v1/providers/details', providerDetailsRouter(), authentication)
+      .mount(
+        '/v1/providers/details',
+        providerDetailsRouter(),
+        systemOrCallerAuthentication(authentication, systemAuthToken, SYSTEM_PROVIDER_SCOPES),
+      )
       // List prices are public, as the pricing API's clients expect.
       .mount(['/model-configs/pricing', '/v1/model-configs/pricing'], modelPricingRouter())
       .mount(

@@ -410,8 +410,32 @@ export const DeploymentInstanceEntity = new EntitySchema<DeploymentInstance>({
   },
 });
 
+/**
+ * One workspace's own access to an organisation-level integration (PUT
+ * /v1/integrations/{slug}/workspaces). A workspace with no row follows the integration's
+ * `global_workspace_access` column (see IntegrationService.setWorkspaceAccess).
+ */
+export interface IntegrationWorkspace {
+  integrationId: string;
+  workspaceId: string;
+  enabled: boolean;
+  updatedAt: Date;
+}
+
+export const IntegrationWorkspaceEntity = new EntitySchema<IntegrationWorkspace>({
+  name: 'IntegrationWorkspace',
+  tableName: 'integration_workspaces',
+  columns: {
+    integrationId: { name: 'integration_id', type: 'uuid', primary: true },
+    workspaceId: { name: 'workspace_id', type: 'uuid', primary: true },
+    enabled: { type: 'boolean' },
+    updatedAt: { name: 'updated_at', type: 'timestamptz' },
+  },
+});
+
 export const entities = [
   IntegrationEntity,
+  IntegrationWorkspaceEntity,
   OrganisationSettingsEntity,
   SsoConnectionEntity,
   OrganisationEmailDomainEntity,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { IsNull, type EntityManager } from 'typeorm';
 import { Conflict } from '@switchyard/core';
 import { isUniqueViolation } from '@switchyard/adapters';
-import { IntegrationEntity, type Integration } from './entities.ts';
+import { IntegrationEntity, IntegrationWorkspaceEntity, type Integration } from './entities.ts';
 
 /**
  * One model set on an integration (PUT .../integration-models), as stored in the
@@ -89,7 +89,7 @@ export class IntegrationRepository {
 
   async update(
     id: string,
-    fields: Pick<Integration, 'name' | 'description' | 'encryptedKey' | 'credentials'>,
+    fields: Pick<Integration, 'name' | 'description' | 'encryptedKey' | 'credentials' | 'pricingAdjustments'>,
   ): Promise<Integration> {
     const repo = this.manager.getRepository(IntegrationEntity);
     await repo.update({ id }, { ...fields, updatedAt: new Date() });
@@ -126,4 +126,87 @@ export class IntegrationRepository {
     )) as Array<{ id: string; models: IntegrationModelSetting[] }>;
     return new Map(rows.map((row) => [row.id, row.models]));
   }
+
+  /**
+   * The live integration's workspace access: the default of every workspace
+   * (`global_workspace_access`) and the workspaces with a setting of their own, oldest first.
+   * Null when the integration is not live.
+   */
+  async workspaceAccess(id: string): Promise<WorkspaceAccess | null> {
+    const [integration] = (await this.manager.query(
+      `SELECT global_workspace_access FROM admin.integrations WHERE id = $1 AND status = 'active'`,
+      [id],
+    )) as Array<{ global_workspace_access: boolean }>;
+    if (!integration) return null;
+    const workspaces = await this.manager.getRepository(IntegrationWorkspaceEntity).find({
+      where: { integrationId: id },
+      order: { updatedAt: 'ASC', workspaceId: 'ASC' },
+    });
+    return {
+      global: integration.global_workspace_access,
+      workspaces: workspaces.map(({ workspaceId, enabled }) => ({ workspaceId, enabled })),
+    };
+  }
+
+  /**
+   * Changes the live integration's workspace access in one transaction, with the integration
+   * row locked: of concurrent changes each applies whole, one after the other. `override`
+   * drops every workspace's own setting first. False when the integration is not live.
+   */
+  async setWorkspaceAccess(id: string, change: WorkspaceAccessChange): Promise<boolean> {
+    return this.manager.transaction(async (tx) => {
+      const locked = (await tx.query(
+        `SELECT id FROM admin.integrations WHERE id = $1 AND status = 'active' FOR UPDATE`,
+        [id],
+      )) as unknown[];
+      if (locked.length === 0) return false;
+      if (change.global !== undefined) {
+        await tx.query(
+          `UPDATE admin.integrations SET global_workspace_access = $2, updated_at = now() WHERE id = $1`,
+          [id, change.global],
+        );
+      }
+      if (change.override) {
+        await tx.query(`DELETE FROM admin.integration_workspaces WHERE integration_id = $1`, [id]);
+      }
+      if (change.workspaces.length > 0) {
+        await tx.query(
+          `INSERT INTO admin.integration_workspaces (integration_id, workspace_id, enabled, updated_at)
+           SELECT $1, w.workspace_id, w.enabled, now()
+             FROM unnest($2::uuid[], $3::boolean[]) AS w (workspace_id, enabled)
+           ON CONFLICT (integration_id, workspace_id)
+           DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = EXCLUDED.updated_at`,
+          [id, change.workspaces.map((w) => w.workspaceId), change.workspaces.map((w) => w.enabled)],
+        );
+      }
+      return true;
+    });
+  }
+
+  /** Of these integrations, those the workspace may not use: its own setting, else the default, says no. */
+  async deniedTo(ids: readonly string[], workspaceId: string): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = (await this.manager.query(
+      `SELECT i.id FROM admin.integrations i
+         LEFT JOIN admin.integration_workspaces w
+           ON w.integration_id = i.id AND w.workspace_id::text = $2
+        WHERE i.id = ANY($1::uuid[]) AND NOT COALESCE(w.enabled, i.global_workspace_access)`,
+      [ids, workspaceId],
+    )) as Array<{ id: string }>;
+    return new Set(rows.map((row) => row.id));
+  }
+}
+
+/** Which workspaces may use an integration: the default, and each workspace's own setting. */
+export interface WorkspaceAccess {
+  global: boolean;
+  workspaces: Array<{ workspaceId: string; enabled: boolean }>;
+}
+
+export interface WorkspaceAccessChange {
+  /** The new default; unchanged when undefined. */
+  global: boolean | undefined;
+  /** Drop every workspace's own setting before `workspaces` are set. */
+  override: boolean;
+  workspaces: Array<{ workspaceId: string; enabled: boolean }>;
 }

@@ -49,6 +49,10 @@ const live = (apiKey: string): Answer => ({
   integration: { integrationId: 'i-1', slug: 'team', provider: 'openai', apiKey, baseUrl: '', headers: {} },
 });
 
+/** The key of credentials served, or what was served instead (null, or a denial). */
+const apiKeyOf = (found: Awaited<ReturnType<IntegrationCache['get']>>) =>
+  found && 'apiKey' in found ? found.apiKey : found;
+
 /** Waits for the cache to ask admin, failing if it does not within a second. */
 async function askedAdmin(): Promise<void> {
   const deadline = Date.now() + 1_000;
@@ -81,9 +85,9 @@ test('serves known credentials from memory until their change event', async () =
   const cache = new IntegrationCache(client);
   const first = cache.get('org-1', 'ws-1', 'team');
   await nextAnswer(live('sk-one'));
-  assert.equal((await first)?.apiKey, 'sk-one');
+  assert.equal(apiKeyOf(await first), 'sk-one');
   const calls = standIn.calls;
-  assert.equal((await cache.get('org-1', 'ws-1', 'team'))?.apiKey, 'sk-one');
+  assert.equal(apiKeyOf(await cache.get('org-1', 'ws-1', 'team')), 'sk-one');
   assert.equal(standIn.calls, calls);
 
   cache.invalidate('org-1:team');
@@ -120,5 +124,25 @@ test('does not keep a "not found" that was under way when the integration was cr
     'asked',
     'the stale "not found" was served from the cache',
   );
-  assert.equal((await next)?.apiKey, 'sk-new');
+  assert.equal(apiKeyOf(await next), 'sk-new');
+});
+
+test("keeps a workspace's denial of an integration until the integration's change event, and only for that workspace", async () => {
+  const cache = new IntegrationCache(client);
+  const denied = cache.get('org-4', 'ws-denied', 'team');
+  await nextAnswer({ workspaceDenied: true });
+  assert.deepEqual(await denied, { workspaceDenied: true });
+  const calls = standIn.calls;
+  assert.deepEqual(await cache.get('org-4', 'ws-denied', 'team'), { workspaceDenied: true });
+  assert.equal(standIn.calls, calls);
+
+  const other = cache.get('org-4', 'ws-granted', 'team');
+  await nextAnswer(live('sk-granted'));
+  assert.equal(apiKeyOf(await other), 'sk-granted');
+
+  // Access changed: the workspace is granted, and the next request sees it.
+  cache.invalidate('org-4:team');
+  const granted = cache.get('org-4', 'ws-denied', 'team');
+  await nextAnswer(live('sk-granted'));
+  assert.equal(apiKeyOf(await granted), 'sk-granted');
 });

@@ -2,14 +2,15 @@ import { RemoteCache } from '@switchyard/core';
 import { inspectCustomHost } from '@switchyard/rules';
 import type { ServiceClient } from '@switchyard/runtime';
 import type { admin } from '@switchyard/proto';
-import type { IntegrationCredentials, IntegrationSource } from '../domain/ports.ts';
+import type { IntegrationCredentials, IntegrationDenied, IntegrationSource } from '../domain/ports.ts';
 
 /**
- * Decrypted integration credentials, fetched from admin once and then served from memory.
- * Dropped on the integration's change event; a short TTL bounds staleness otherwise.
+ * Decrypted integration credentials, fetched from admin once and then served from memory, as
+ * is a workspace's denial of an integration. Dropped on the integration's change event (a
+ * change of workspace access too); a short TTL bounds staleness otherwise.
  */
 export class IntegrationCache implements IntegrationSource {
-  private readonly cache: RemoteCache<IntegrationCredentials>;
+  private readonly cache: RemoteCache<IntegrationCredentials | IntegrationDenied>;
 
   private readonly trustedCustomHosts: readonly string[];
 
@@ -21,7 +22,11 @@ export class IntegrationCache implements IntegrationSource {
     this.trustedCustomHosts = options.trustedCustomHosts ?? [];
   }
 
-  get(organisationId: string, workspaceId: string, slug: string): Promise<IntegrationCredentials | null> {
+  get(
+    organisationId: string,
+    workspaceId: string,
+    slug: string,
+  ): Promise<IntegrationCredentials | IntegrationDenied | null> {
     return this.cache.get(`${organisationId}:${slug}|${workspaceId}`, () =>
       this.fetch(organisationId, workspaceId, slug),
     );
@@ -36,11 +41,12 @@ export class IntegrationCache implements IntegrationSource {
     organisationId: string,
     workspaceId: string,
     slug: string,
-  ): Promise<IntegrationCredentials | null> {
-    const { integration } = await this.client.getIntegrationCredentials(
+  ): Promise<IntegrationCredentials | IntegrationDenied | null> {
+    const { integration, workspaceDenied } = await this.client.getIntegrationCredentials(
       { organisationId, workspaceId, slug },
       { deadlineMs: 2_000 },
     );
+    if (workspaceDenied) return { workspaceDenied: true };
     if (!integration) return null;
     return {
       id: integration.integrationId || undefined,

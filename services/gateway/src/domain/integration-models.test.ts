@@ -129,3 +129,23 @@ test("a config's fetch_integrated_models answers the same catalogue", async () =
   assert.ok(ids.includes('@per-model/house-model'));
   assert.ok(!ids.includes('@per-model/gpt-4o'));
 });
+
+test('a model set as disabled is refused with a 404 naming it, and the provider is not asked', async () => {
+  const asked = integrationHost.requests.length + modelHost.requests.length;
+  const res = await chat('@per-model/gpt-4o');
+  assert.equal(res.status, 404, res.text);
+  assert.equal(res.body.error.code, 'model_disabled');
+  assert.match(res.body.error.message, /'gpt-4o'/);
+  assert.match(res.body.error.message, /'per-model'/);
+  // Named by the provider header and the bare model alike.
+  const byHeader = await h.request('POST', '/v1/chat/completions', {
+    key: h.workspaceKey,
+    headers: { 'x-vendor-provider': '@per-model' },
+    json: { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] },
+  });
+  assert.equal(byHeader.status, 404, byHeader.text);
+  assert.equal(byHeader.body.error.code, 'model_disabled');
+  assert.equal(integrationHost.requests.length + modelHost.requests.length, asked);
+  // Other models of the integration still go through.
+  assert.equal((await chat('@per-model/gpt-4o-mini')).status, 200);
+});

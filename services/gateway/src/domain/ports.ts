@@ -37,9 +37,18 @@ export interface IntegrationModelSettings {
   customHeaders: Record<string, string>;
 }
 
+/** An organisation-level integration the workspace is denied the use of (admin's workspace access). */
+export interface IntegrationDenied {
+  workspaceDenied: true;
+}
+
 /** Saved integrations by slug, as a workspace may use them; null when there is none. */
 export interface IntegrationSource {
-  get(organisationId: string, workspaceId: string, slug: string): Promise<IntegrationCredentials | null>;
+  get(
+    organisationId: string,
+    workspaceId: string,
+    slug: string,
+  ): Promise<IntegrationCredentials | IntegrationDenied | null>;
 }
 
 /** The integrations a workspace may use: their slugs and provider kinds (GET /v1/models). */

@@ -107,7 +107,8 @@ export async function routeRequest(
 
 /**
  * A saved integration's target. A model set on the integration with settings of its own goes
- * to its custom host instead of the integration's, with its custom headers added.
+ * to its custom host instead of the integration's, with its custom headers added; a model set
+ * as disabled, or an integration the workspace is denied, is refused.
  */
 async function integrationTarget(
   input: RoutingInput,
@@ -120,7 +121,20 @@ async function integrationTarget(
   if (!integration) {
     throw new NotFound(`Integration '${slug}' not found.`, { param, code: 'integration_not_found' });
   }
+  if ('workspaceDenied' in integration) {
+    throw new Forbidden(
+      `This workspace may not use integration '${slug}': the organisation has not granted it access.`,
+      { param, code: 'integration_workspace_denied' },
+    );
+  }
   const own = model === undefined ? undefined : integration.models.get(model);
+  // A model set as disabled is refused as an unknown integration is: not found, naming the model.
+  if (own && !own.enabled) {
+    throw new NotFound(`Model '${model}' of integration '${slug}' is disabled.`, {
+      param,
+      code: 'model_disabled',
+    });
+  }
   const modelHost = own?.customHost;
   if (modelHost?.refused !== undefined) {
     throw customHostRefused(

@@ -65,6 +65,43 @@ describe('request cost', () => {
     );
   });
 
+  test('cache writes are priced at the cache-write price, apart from the other prompt tokens', () => {
+    // claude-3-5-sonnet: $3 input, $0.30 cached input, $3.75 cache write, $15 output per million.
+    close(
+      costOf('anthropic', 'claude-3-5-sonnet', {
+        ...tokens(1_000_000, 0, 200_000),
+        cacheWriteTokens: 300_000,
+      }),
+      0.5 * 3 + 0.2 * 0.3 + 0.3 * 3.75,
+    );
+  });
+
+  /** One million tokens of each kind: what the kind costs at list price. */
+  const everyKind = { ...tokens(4_000_000, 2_000_000, 1_000_000, 1_000_000), cacheWriteTokens: 1_000_000 };
+  const listed = {
+    requestToken: 2 * 3,
+    cacheReadInputToken: 0.3,
+    cacheWriteInputToken: 3.75,
+    responseToken: 15,
+    reasoningToken: 15,
+  } as const;
+  const listTotal = Object.values(listed).reduce((a, b) => a + b, 0);
+
+  test('each multiplier applies to its own token kind and to no other', () => {
+    for (const [kind, cost] of Object.entries(listed)) {
+      close(costOf('anthropic', 'claude-3-5-sonnet', everyKind, { [kind]: 3 }), listTotal - cost + cost * 3);
+    }
+  });
+
+  test('the kinds left unset inherit default, reasoning tokens included', () => {
+    for (const [kind, cost] of Object.entries(listed)) {
+      close(
+        costOf('anthropic', 'claude-3-5-sonnet', everyKind, { default: 0.5, [kind]: 2 }),
+        (listTotal - cost) * 0.5 + cost * 2,
+      );
+    }
+  });
+
   test('a multiplier of 0 makes that token type free', () => {
     close(costOf('openai', 'gpt-4o', tokens(1_000_000, 1_000_000), { requestToken: 0 }), 10);
   });

@@ -76,3 +76,53 @@ test('a negative or unknown multiplier is a 400 naming it', async () => {
   assert.equal(unknown.status, 400);
   assert.equal(unknown.body.error.param, 'pricing_adjustments.multiplier.per_image');
 });
+
+/** Sends requests until one is logged at `expected`: an update reaches the gateway through its change event. */
+async function costBecomes(model: string, expected: number): Promise<void> {
+  let cost = await loggedCost(model);
+  for (let i = 0; i < 50 && Math.abs(cost - expected) >= 1e-12; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    cost = await loggedCost(model);
+  }
+  assert.ok(Math.abs(cost - expected) < 1e-12, `logged ${cost}, expected ${expected}`);
+}
+
+const update = (slug: string, json: unknown) =>
+  h.request('PUT', `/admin/v2/integrations/${slug}`, { key: h.adminKey, json });
+
+test('updating pricing_adjustments changes what the next request costs; null clears them', async () => {
+  assert.equal((await integration('repriced')).status, 200);
+  await costBecomes('@repriced/gpt-4o', listCost);
+
+  const updated = await update('repriced', {
+    pricing_adjustments: { multiplier: { default: 0.5, response_token: 2 } },
+  });
+  assert.equal(updated.status, 200, updated.text);
+  assert.deepEqual(updated.body.pricing_adjustments, { multiplier: { default: 0.5, response_token: 2 } });
+  await costBecomes('@repriced/gpt-4o', (9 * 2.5 * 0.5 + 3 * 10 * 2) / 1_000_000);
+
+  // A name change leaves the adjustments as they are.
+  const renamed = await update('repriced', { name: 'Repriced' });
+  assert.deepEqual(renamed.body.pricing_adjustments, { multiplier: { default: 0.5, response_token: 2 } });
+
+  const cleared = await update('repriced', { pricing_adjustments: null });
+  assert.equal(cleared.status, 200, cleared.text);
+  assert.equal(cleared.body.pricing_adjustments, null);
+  await costBecomes('@repriced/gpt-4o', listCost);
+});
+
+test('an update with a bad multiplier is a 400 naming it, and changes nothing', async () => {
+  assert.equal((await integration('badly-repriced', { multiplier: { default: 0.8 } })).status, 200);
+  for (const [multiplier, param] of [
+    [{ default: -1 }, 'pricing_adjustments.multiplier.default'],
+    [{ reasoning_token: 1001 }, 'pricing_adjustments.multiplier.reasoning_token'],
+    [{ cache_write_input_token: 'half' }, 'pricing_adjustments.multiplier.cache_write_input_token'],
+    [{ per_image: 2 }, 'pricing_adjustments.multiplier.per_image'],
+  ] as const) {
+    const res = await update('badly-repriced', { pricing_adjustments: { multiplier } });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.error.param, param);
+  }
+  const shown = await h.request('GET', '/admin/v2/integrations/badly-repriced', { key: h.adminKey });
+  assert.deepEqual(shown.body.pricing_adjustments, { multiplier: { default: 0.8 } });
+});

@@ -90,6 +90,14 @@ const CATALOGUE = {
   'deployments.update': org(),
   'deployments.delete': org(),
 
+  // Secret references: where integrations' credentials are fetched from (AWS Secrets Manager,
+  // HashiCorp Vault, Azure Key Vault), with the credentials to fetch them.
+  'secret_references.create': org(),
+  'secret_references.read': org(),
+  'secret_references.list': org(),
+  'secret_references.update': org(),
+  'secret_references.delete': org(),
+
   // People.
   'organisation_users.create': org(),
   'organisation_users.read': org(),

@@ -46,6 +46,10 @@ import { Deployments1763700000010 } from './store/migrations/1763700000010-deplo
 import { DeploymentRepository } from './store/deployment.repository.ts';
 import { DeploymentService } from './domain/deployment.service.ts';
 import { deploymentCallers, deploymentHandlers } from './grpc/deployment.handlers.ts';
+import { SecretReferences1763700000013 } from './store/migrations/1763700000013-secret-references.ts';
+import { SecretReferenceRepository } from './store/secret-reference.repository.ts';
+import { SecretReferenceService } from './domain/secret-reference.service.ts';
+import { SecretManagers } from './clients/secret-reference.managers.ts';
 import { SCHEMA, entities } from './store/entities.ts';
 import { IntegrationRepository } from './store/integration.repository.ts';
 import { Init1763700000001 } from './store/migrations/1763700000001-init.ts';
@@ -99,6 +103,7 @@ export const adminService: ServiceDefinition<Admin> = {
       Deployments1763700000010,
       IntegrationModels1763700000011,
       IntegrationWorkspaces1763700000012,
+      SecretReferences1763700000013,
     ],
   },
   bus: true,
@@ -120,6 +125,7 @@ export const adminService: ServiceDefinition<Admin> = {
         },
         ssoLogin: { logins: describedOnly('SSO logins'), callbackUrl: undefined },
         deployments: describedOnly('deployments'),
+        secretReferences: describedOnly('secret references'),
       },
       describedOnly('authentication'),
       bodyLimitsFrom(loadConfig(z.object(bodyLimitEnv), {})),
@@ -131,6 +137,14 @@ export const adminService: ServiceDefinition<Admin> = {
     const secrets = new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY);
     const identityClient = need(clients.identity, 'identity client');
     const directory = remoteOrganisationDirectory(identityClient);
+    const secretReferences = new SecretReferenceService(
+      new SecretReferenceRepository(manager),
+      secrets,
+      directory,
+      events,
+      // The gateway waits 2 s for an integration's credentials: a secret fetched past that is wasted.
+      new SecretManagers({ trusted: config.TRUSTED_CUSTOM_HOSTS, resolve, timeoutMs: 1_500 }),
+    );
     const integrations = new IntegrationService(
       new IntegrationRepository(manager),
       secrets,
@@ -138,6 +152,7 @@ export const adminService: ServiceDefinition<Admin> = {
       logger,
       { trusted: config.TRUSTED_CUSTOM_HOSTS, resolve },
       directory,
+      secretReferences,
     );
     const organisationSettings = new OrganisationSettingsService(
       new OrganisationSettingsRepository(manager),
@@ -183,6 +198,7 @@ export const adminService: ServiceDefinition<Admin> = {
             },
             scim,
             deployments,
+            secretReferences,
           },
           callerAuthentication({
             keys,

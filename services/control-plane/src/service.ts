@@ -32,6 +32,7 @@ import { FeedbackRepository } from './store/feedback.repository.ts';
 import { Feedback1763700000026 } from './store/migrations/1763700000026-feedback.ts';
 import { WorkspaceArchive1763700000029 } from './store/migrations/1763700000029-workspace-archive.ts';
 import { DeploymentScopes1763700000030 } from './store/migrations/1763700000030-deployment-scopes.ts';
+import { SecretReferenceScopes1763700000031 } from './store/migrations/1763700000031-secret-reference-scopes.ts';
 import { policyDirectoryCallers, policyDirectoryHandlers } from './grpc/policy-directory.handlers.ts';
 import {
   guardrailDirectoryCallers,
@@ -132,6 +133,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       Feedback1763700000026,
       WorkspaceArchive1763700000029,
       DeploymentScopes1763700000030,
+      SecretReferenceScopes1763700000031,
     ],
   },
   bus: true,

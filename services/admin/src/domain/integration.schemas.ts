@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { headerNameProblem, type CamelKeys } from '@switchyard/core';
 import { providerIds } from './providers.ts';
+import { secretMappings } from './secret-reference.schemas.ts';
 
 /**
  * The integration bodies as the API takes them (snake_case, as sent): the one definition of
@@ -114,6 +115,8 @@ export const createIntegrationBody = z
     description: z.string().max(1024).optional(),
     workspace_id: z.uuid().optional(),
     pricing_adjustments: pricingAdjustments.nullable().optional(),
+    /** Fields whose value comes from a secret reference; with `key` mapped, `key` may be left out. */
+    secret_mappings: secretMappings.optional(),
     configurations: z
       .object({
         custom_host: z.url({ protocol: /^https?$/, message: 'an http(s) URL' }).optional(),
@@ -242,6 +245,8 @@ export const updateIntegrationBody = z.strictObject({
     .optional(),
   /** Replaces the integration's pricing adjustments; null clears them. */
   pricing_adjustments: pricingAdjustments.nullable().optional(),
+  /** Replaces the integration's secret mappings; [] removes them. */
+  secret_mappings: secretMappings.optional(),
 });
 
 /** An AI provider integration (`ai_provider_id`) or a legacy plugin integration (`plugin_provider_id` and `credentials`). */

@@ -27,6 +27,9 @@ import {
   type UpdateIntegrationWorkspacesInput,
 } from './integration.schemas.ts';
 import type { OrganisationDirectory } from './organisation-directory.ts';
+import type { SecretReferenceService } from './secret-reference.service.ts';
+import type { SecretMappingInput } from './secret-reference.schemas.ts';
+import type { StoredSecretMapping } from '../store/secret-reference.repository.ts';
 
 /** An integration with a base AI provider: one the gateway can send model calls to. */
 export type ProviderIntegration = Integration & { provider: string };
@@ -65,6 +68,8 @@ export class IntegrationService {
     private readonly logger: Logger,
     private readonly customHosts: CustomHostPolicy,
     private readonly workspaces: Pick<OrganisationDirectory, 'findWorkspace'>,
+    /** Where mapped fields (`secret_mappings`) are checked and fetched from. */
+    private readonly secretReferences?: SecretReferenceService,
   ) {}
 
   /**
@@ -83,6 +88,10 @@ export class IntegrationService {
       'configurations.oauth_token_endpoint',
     );
     await this.checkCustomHost(input.configurations.wif_token_endpoint, 'configurations.wif_token_endpoint');
+    const secretMappings = await this.checkSecretMappings(
+      { organisationId: principal.organisationId, workspaceId, provider: input.aiProviderId ?? null },
+      input.secretMappings,
+    );
     const integration = await this.repo.insert({
       organisationId: principal.organisationId,
       workspaceId,
@@ -102,6 +111,7 @@ export class IntegrationService {
       configurations: this.sealConfigurations(input.configurations),
       pricingAdjustments: input.pricingAdjustments ?? null,
     });
+    if (secretMappings.length > 0) await this.secretReferences!.saveMappings(integration.id, secretMappings);
     publishChange(this.bus, {
       entity: 'integration',
       entityId: integration.id,
@@ -185,6 +195,10 @@ export class IntegrationService {
         });
       }
     }
+    const secretMappings =
+      input.secretMappings === undefined
+        ? undefined
+        : await this.checkSecretMappings(integration, input.secretMappings);
     const updated = await this.repo.update(integration.id, {
       name: input.name ?? integration.name,
       description: input.description === undefined ? integration.description : input.description,
@@ -193,6 +207,8 @@ export class IntegrationService {
       pricingAdjustments:
         input.pricingAdjustments === undefined ? integration.pricingAdjustments : input.pricingAdjustments,
     });
+    if (secretMappings !== undefined)
+      await this.secretReferences!.saveMappings(integration.id, secretMappings);
     publishChange(this.bus, {
       entity: 'integration',
       entityId: integration.id,
@@ -381,6 +397,22 @@ export class IntegrationService {
     return workspace.id;
   }
 
+  /** Each mapping checked (see SecretReferenceService.checkMappings); none given: none. */
+  private async checkSecretMappings(
+    integration: Pick<Integration, 'organisationId' | 'workspaceId' | 'provider'>,
+    mappings: readonly SecretMappingInput[] | undefined,
+  ): Promise<StoredSecretMapping[]> {
+    if (mappings === undefined || mappings.length === 0) return [];
+    if (!this.secretReferences)
+      throw new BadRequest("'secret_mappings' are not available here.", { param: 'secret_mappings' });
+    return this.secretReferences.checkMappings(integration, mappings);
+  }
+
+  /** Which fields come from secret references, and from which: never a value. */
+  async secretMappings(integration: Integration): Promise<StoredSecretMapping[]> {
+    return this.secretReferences ? this.secretReferences.mappingsOf(integration.id) : [];
+  }
+
   /** The gateway checks again at each connection: a name may resolve elsewhere later. */
   private async checkCustomHost(customHost: string | undefined, param: string): Promise<void> {
     if (customHost === undefined) return;
@@ -476,11 +508,15 @@ export class IntegrationService {
         : value;
     }
     const models = (await this.repo.modelsOf([integration.id])).get(integration.id) ?? [];
+    // Mapped fields are fetched from their secret references and take the place of stored ones.
+    const mapped = this.secretReferences
+      ? await this.secretReferences.resolve(integration, workspaceId)
+      : { settings: {} };
     return {
       integration,
-      apiKey: integration.encryptedKey ? this.secrets.decrypt(integration.encryptedKey) : '',
+      apiKey: mapped.key ?? (integration.encryptedKey ? this.secrets.decrypt(integration.encryptedKey) : ''),
       headers,
-      settings,
+      settings: { ...settings, ...mapped.settings },
       models,
     };
   }

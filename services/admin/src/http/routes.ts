@@ -13,6 +13,9 @@ import type { SsoLoginService } from '../domain/sso-login.service.ts';
 import type { DeploymentService } from '../domain/deployment.service.ts';
 import { ssoLoginRouter } from './sso-login.routes.ts';
 import { deploymentsRouter } from './deployments.routes.ts';
+import type { SecretReferenceService } from '../domain/secret-reference.service.ts';
+import { secretReferencesRouter } from './secret-reference.routes.ts';
+import { presentSecretMappings } from './secret-reference.presenters.ts';
 import {
   presentEmailDomain,
   presentGuardrailDefaults,
@@ -91,13 +94,14 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
     },
     async (req, res, _next, input) => {
       const integration = await integrations.get(requirePrincipal(req), input.param(req, 'slug'));
-      res.json(
-        presentIntegrationDetail(
+      res.json({
+        ...presentIntegrationDetail(
           integration,
           integrations.maskedKey(integration),
           integrations.maskedCredentials(integration),
         ),
-      );
+        secret_mappings: presentSecretMappings(await integrations.secretMappings(integration)),
+      });
     },
   );
   router.put(
@@ -113,13 +117,14 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
     async (req, res, _next, input) => {
       const slug = input.param(req, 'slug');
       const integration = await integrations.update(requirePrincipal(req), slug, camelKeys(input.body(req)));
-      res.json(
-        presentIntegrationDetail(
+      res.json({
+        ...presentIntegrationDetail(
           integration,
           integrations.maskedKey(integration),
           integrations.maskedCredentials(integration),
         ),
-      );
+        secret_mappings: presentSecretMappings(await integrations.secretMappings(integration)),
+      });
     },
   );
   router.get(
@@ -473,6 +478,7 @@ export interface AdminDomain {
   scim: ScimDomain;
   ssoLogin: { logins: SsoLoginService; callbackUrl: string | undefined };
   deployments: DeploymentService;
+  secretReferences: SecretReferenceService;
 }
 
 /** Scopes a system caller holds on the provider details routes: reading them, nothing else. */
@@ -495,6 +501,11 @@ export function adminRouter(
       .mount(
         ['/admin/v2/deployments', '/v1/deployments'],
         deploymentsRouter(domain.deployments, bodyLimits.management),
+        authentication,
+      )
+      .mount(
+        '/v1/secret-references',
+        secretReferencesRouter(domain.secretReferences, bodyLimits.management),
         authentication,
       )
       .mount(

@@ -433,6 +433,56 @@ export const IntegrationWorkspaceEntity = new EntitySchema<IntegrationWorkspace>
   },
 });
 
+export type SecretManagerType = 'aws_sm' | 'azure_kv' | 'hashicorp_vault';
+
+/**
+ * Where an organisation keeps a secret (AWS Secrets Manager, HashiCorp Vault, Azure Key Vault)
+ * and how to fetch it. Integrations map their key or settings to it (`secret_mappings`).
+ */
+export interface SecretReference {
+  id: string;
+  organisationId: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  managerType: SecretManagerType;
+  /** How to authenticate to the manager; its secret fields are SecretBox ciphertext. */
+  authConfig: Record<string, string>;
+  secretPath: string;
+  /** The field of a JSON secret to take; null for the whole value. */
+  secretKey: string | null;
+  allowAllWorkspaces: boolean;
+  /** Workspace ids; empty when every workspace may use it. */
+  allowedWorkspaces: string[];
+  tags: Record<string, string> | null;
+  /** The user, or else the API key, that created it. */
+  createdBy: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const SecretReferenceEntity = new EntitySchema<SecretReference>({
+  name: 'SecretReference',
+  tableName: 'secret_references',
+  columns: {
+    id: { type: 'uuid', primary: true },
+    organisationId: { name: 'organisation_id', type: 'uuid' },
+    name: { type: 'text' },
+    slug: { type: 'text' },
+    description: { type: 'text', nullable: true },
+    managerType: { name: 'manager_type', type: 'text' },
+    authConfig: { name: 'auth_config', type: 'jsonb' },
+    secretPath: { name: 'secret_path', type: 'text' },
+    secretKey: { name: 'secret_key', type: 'text', nullable: true },
+    allowAllWorkspaces: { name: 'allow_all_workspaces', type: 'boolean' },
+    allowedWorkspaces: { name: 'allowed_workspaces', type: 'jsonb' },
+    tags: { type: 'jsonb', nullable: true },
+    createdBy: { name: 'created_by', type: 'text' },
+    createdAt: { name: 'created_at', type: 'timestamptz' },
+    updatedAt: { name: 'updated_at', type: 'timestamptz' },
+  },
+});
+
 export const entities = [
   IntegrationEntity,
   IntegrationWorkspaceEntity,
@@ -446,4 +496,5 @@ export const entities = [
   ScimWorkspaceMappingEntity,
   DeploymentEntity,
   DeploymentInstanceEntity,
+  SecretReferenceEntity,
 ];

@@ -82,6 +82,8 @@ const CATALOGUE = {
   'integrations.list': ws(),
   'integrations.update': org(),
   'integrations.delete': org(),
+  // Which workspaces may use each organisation-level integration (changed with integrations.update).
+  'integration_workspaces.read': org(),
 
   // Deployments: the organisation's gateway deployments and their authentication settings.
   'deployments.create': org(),

@@ -411,6 +411,24 @@ describe('tenancy: keys of another organisation or workspace', () => {
     });
     assert.equal(deployment.status, 200, deployment.text);
     owned.deployment = deployment.body.id;
+    // No endpoint of its own: the region's AWS host, never connected to here.
+    const secretReference = await h.request('POST', '/v1/secret-references', {
+      key: h.adminKey,
+      json: {
+        name: 'Matrix secret',
+        slug: 'matrix-owned-secret',
+        manager_type: 'aws_sm',
+        auth_config: {
+          aws_auth_type: 'accessKey',
+          aws_access_key_id: 'AKIAMATRIXOWNED00000',
+          aws_secret_access_key: 'matrix-owned-secret-access-key',
+          aws_region: 'eu-west-1',
+        },
+        secret_path: 'matrix/owned',
+      },
+    });
+    assert.equal(secretReference.status, 200, secretReference.text);
+    owned.secretReference = secretReference.body.id;
     const logExport = await h.request('POST', '/v1/logs/exports', {
       key: h.workspaceKey,
       json: { filters: {}, requested_data: ['id'] },
@@ -450,6 +468,7 @@ describe('tenancy: keys of another organisation or workspace', () => {
       .replace(/\/sso\/:client_id\b/, `/sso/${owned.ssoClient}`)
       .replace(/\/email-domains\/:domain\b/, `/email-domains/${owned.emailDomain}`)
       .replace(/\/deployments\/:deploymentId\b/, `/deployments/${owned.deployment}`)
+      .replace(/\/secret-references\/:secretReferenceId\b/, `/secret-references/${owned.secretReference}`)
       .replace('/:type/:sub', '/workspace/service');
   }
 
@@ -464,6 +483,7 @@ describe('tenancy: keys of another organisation or workspace', () => {
       `/admin/v2/integrations/${owned.integration}`,
       `/admin/v2/integrations/${owned.integration}/models`,
       `/admin/v2/deployments/${owned.deployment}`,
+      `/v1/secret-references/${owned.secretReference}`,
       `/v1/logs/${owned.log}`,
       `/v1/logs/exports/${owned.export}`,
       `/v1/admin/organisation/sso/${owned.ssoClient}`,

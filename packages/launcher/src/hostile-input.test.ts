@@ -334,6 +334,22 @@ const WELL_FORMED: Record<string, (f: Fixture) => Json> = {
   'PUT /integrations/:slug/integration-models': () => ({
     models: [{ slug: 'gpt-4o', custom_headers: { 'x-team': 'hostile' } }],
   }),
+  'PUT /integrations/:slug/workspaces': () => ({
+    workspaces: [],
+    global_workspace_access: { enabled: true },
+  }),
+  'POST /secret-references': () => ({
+    name: 'Hostile secret',
+    manager_type: 'aws_sm',
+    auth_config: {
+      aws_auth_type: 'accessKey',
+      aws_access_key_id: 'AKIAHOSTILE000000000',
+      aws_secret_access_key: 'hostile-secret-access-key',
+      aws_region: 'eu-west-1',
+    },
+    secret_path: 'hostile/path',
+  }),
+  'PUT /secret-references/:secretReferenceId': () => ({ name: 'Hostile secret', description: null }),
   'POST /deployments': () => ({ name: 'Hostile deployment', type: 'non_production' }),
   'PUT /deployments/:deploymentId': () => ({ name: 'Hostile deployment', tags: { team: 'a' } }),
   'PUT /admin/organisation/settings': () => ({

@@ -33,6 +33,7 @@ import { Feedback1763700000026 } from './store/migrations/1763700000026-feedback
 import { WorkspaceArchive1763700000029 } from './store/migrations/1763700000029-workspace-archive.ts';
 import { DeploymentScopes1763700000030 } from './store/migrations/1763700000030-deployment-scopes.ts';
 import { SecretReferenceScopes1763700000031 } from './store/migrations/1763700000031-secret-reference-scopes.ts';
+import { IntegrationWorkspaceScopes1763700000032 } from './store/migrations/1763700000032-integration-workspace-scopes.ts';
 import { policyDirectoryCallers, policyDirectoryHandlers } from './grpc/policy-directory.handlers.ts';
 import {
   guardrailDirectoryCallers,
@@ -134,6 +135,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       WorkspaceArchive1763700000029,
       DeploymentScopes1763700000030,
       SecretReferenceScopes1763700000031,
+      IntegrationWorkspaceScopes1763700000032,
     ],
   },
   bus: true,

@@ -163,7 +163,7 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
   router.get(
     '/:slug/workspaces',
     {
-      scope: 'integrations.read',
+      scope: 'integration_workspaces.read',
       summary:
         'Which workspaces of the organisation may use an organisation-level integration: those with a setting of their own, and the default of the others.',
       params: integrationPath,

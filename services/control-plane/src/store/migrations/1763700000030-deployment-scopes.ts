@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { grantScopes, revokeScopes } from './grant-scopes.ts';
 
 const DEPLOYMENT_SCOPES = [
   'deployments.create',
@@ -17,24 +18,10 @@ export class DeploymentScopes1763700000030 implements MigrationInterface {
   name = 'DeploymentScopes1763700000030';
 
   async up(q: QueryRunner): Promise<void> {
-    for (const scope of DEPLOYMENT_SCOPES) {
-      await q.query(
-        `UPDATE control_plane.api_keys
-            SET scopes = scopes || jsonb_build_array($1::text)
-          WHERE kind = 'organisation_admin'
-            AND scopes @> '["integrations.read"]'::jsonb
-            AND NOT scopes @> jsonb_build_array($1::text)`,
-        [scope],
-      );
-    }
+    await grantScopes(q, DEPLOYMENT_SCOPES, 'integrations.read');
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(
-      `UPDATE control_plane.api_keys
-          SET scopes = scopes - $1::text[]
-        WHERE kind = 'organisation_admin'`,
-      [DEPLOYMENT_SCOPES],
-    );
+    await revokeScopes(q, DEPLOYMENT_SCOPES);
   }
 }

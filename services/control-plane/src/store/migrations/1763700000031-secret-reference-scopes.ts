@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { grantScopes, revokeScopes } from './grant-scopes.ts';
 
 const SECRET_REFERENCE_SCOPES = [
   'secret_references.create',
@@ -17,24 +18,10 @@ export class SecretReferenceScopes1763700000031 implements MigrationInterface {
   name = 'SecretReferenceScopes1763700000031';
 
   async up(q: QueryRunner): Promise<void> {
-    for (const scope of SECRET_REFERENCE_SCOPES) {
-      await q.query(
-        `UPDATE control_plane.api_keys
-            SET scopes = scopes || jsonb_build_array($1::text)
-          WHERE kind = 'organisation_admin'
-            AND scopes @> '["integrations.read"]'::jsonb
-            AND NOT scopes @> jsonb_build_array($1::text)`,
-        [scope],
-      );
-    }
+    await grantScopes(q, SECRET_REFERENCE_SCOPES, 'integrations.read');
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(
-      `UPDATE control_plane.api_keys
-          SET scopes = scopes - $1::text[]
-        WHERE kind = 'organisation_admin'`,
-      [SECRET_REFERENCE_SCOPES],
-    );
+    await revokeScopes(q, SECRET_REFERENCE_SCOPES);
   }
 }

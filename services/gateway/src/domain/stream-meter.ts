@@ -1,12 +1,8 @@
+import type { TokenCounts } from '../pricing/cost.ts';
 import type { AccrueVerdict, PolicyHold, UsageAmount } from './policy.ts';
 
 /** Prices tokens for one request (its provider, model and integration's multiplier), in USD. */
-export type TokenPricing = (tokens: {
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens: number;
-  reasoningTokens: number;
-}) => number;
+export type TokenPricing = (tokens: TokenCounts) => number;
 
 export interface StreamMeterOptions {
   hold: PolicyHold;
@@ -57,9 +53,7 @@ class StreamCount {
   /** Whether the bytes passed on so far end inside an event. */
   midEvent = false;
   private estimatedCompletion = 0;
-  private usage:
-    | { promptTokens: number; completionTokens: number; cachedTokens: number; reasoningTokens: number }
-    | undefined;
+  private usage: TokenCounts | undefined;
 
   constructor(
     private readonly promptEstimate: number,
@@ -121,6 +115,7 @@ class StreamCount {
         promptTokens: count(usage.prompt_tokens),
         completionTokens: count(usage.completion_tokens),
         cachedTokens: count(promptDetails?.cached_tokens),
+        cacheWriteTokens: count(promptDetails?.cache_creation_tokens),
         reasoningTokens: count(completionDetails?.reasoning_tokens),
       };
     }

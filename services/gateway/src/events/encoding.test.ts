@@ -22,6 +22,7 @@ const usage = fc.option(
     totalTokens: uint32,
     cachedTokens: uint32,
     reasoningTokens: uint32,
+    cacheWriteTokens: uint32,
   }),
   { nil: undefined },
 );

@@ -73,6 +73,7 @@ function usage(w: BinaryWriter, field: number, value: TokenUsageFields | undefin
   uint32(w, 3, value.totalTokens);
   uint32(w, 4, value.cachedTokens);
   uint32(w, 5, value.reasoningTokens);
+  uint32(w, 6, value.cacheWriteTokens);
   w.join();
 }
 
@@ -117,7 +118,14 @@ function guardrailOutcome(w: BinaryWriter, field: number, value: GuardrailOutcom
 
 /** The fields each encoder writes, by their generated names (the tests compare them with the schemas). */
 export const WRITTEN_FIELDS = {
-  TokenUsage: ['promptTokens', 'completionTokens', 'totalTokens', 'cachedTokens', 'reasoningTokens'],
+  TokenUsage: [
+    'promptTokens',
+    'completionTokens',
+    'totalTokens',
+    'cachedTokens',
+    'reasoningTokens',
+    'cacheWriteTokens',
+  ],
   PolicyOutcome: ['decision', 'policyId', 'code', 'adjustments'],
   PolicyAdjustment: ['policyId', 'type', 'held', 'used'],
   GuardrailOutcome: [

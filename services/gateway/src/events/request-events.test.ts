@@ -220,6 +220,7 @@ describe('extractUsage', () => {
     completionTokens: 5,
     totalTokens: 17,
     cachedTokens: 0,
+    cacheWriteTokens: 0,
     reasoningTokens: 0,
   };
   const completion = (message: unknown, extra: Record<string, unknown> = {}) => ({
@@ -247,20 +248,25 @@ describe('extractUsage', () => {
     assert.deepEqual(extractUsage(asValue, false), fields);
   });
 
-  test('details (cached and reasoning tokens) are read, and a body that is not JSON has no usage', () => {
+  test('details (cached, cache-write and reasoning tokens) are read, and a body that is not JSON has no usage', () => {
     const body = JSON.stringify(
       completion(
         { role: 'assistant', content: '{"a": "}"}' },
         {
           usage: {
             ...usage,
-            prompt_tokens_details: { cached_tokens: 4 },
+            prompt_tokens_details: { cached_tokens: 4, cache_creation_tokens: 6 },
             completion_tokens_details: { reasoning_tokens: 3 },
           },
         },
       ),
     );
-    assert.deepEqual(extractUsage(body, false), { ...fields, cachedTokens: 4, reasoningTokens: 3 });
+    assert.deepEqual(extractUsage(body, false), {
+      ...fields,
+      cachedTokens: 4,
+      cacheWriteTokens: 6,
+      reasoningTokens: 3,
+    });
     assert.equal(extractUsage('{"usage": {"prompt_tokens": 1', false), undefined);
     assert.equal(extractUsage('not json', false), undefined);
   });
@@ -285,6 +291,7 @@ describe('extractUsage', () => {
             completionTokens: whole.completion_tokens,
             totalTokens: whole.total_tokens,
             cachedTokens: 0,
+            cacheWriteTokens: 0,
             reasoningTokens: 0,
           });
         },

@@ -86,6 +86,9 @@ function usageOf(usage: unknown): TokenUsageFields | undefined {
     completionTokens: n(u.completion_tokens),
     totalTokens: n(u.total_tokens),
     cachedTokens: n((u.prompt_tokens_details as Record<string, unknown> | undefined)?.cached_tokens),
+    cacheWriteTokens: n(
+      (u.prompt_tokens_details as Record<string, unknown> | undefined)?.cache_creation_tokens,
+    ),
     reasoningTokens: n(
       (u.completion_tokens_details as Record<string, unknown> | undefined)?.reasoning_tokens,
     ),

@@ -28,7 +28,12 @@ export interface Usage {
     accepted_prediction_tokens?: number;
     rejected_prediction_tokens?: number;
   } | null;
-  prompt_tokens_details?: { cached_tokens?: number } | null;
+  /**
+   * `cache_creation_tokens`: prompt tokens written to the provider's prompt cache (Anthropic's
+   * cache_creation_input_tokens, Bedrock's cacheWriteInputTokens), charged at the cache-write
+   * price; beside `cached_tokens`, a part of prompt_tokens.
+   */
+  prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number } | null;
 }
 
 export interface TokenLogprob {

@@ -100,7 +100,7 @@ describe('Anthropic Messages response → chat completion', () => {
     assert.equal(fromMessage(message({ content }), 0).choices[0]!.message.content, 'Part one. Part two.');
   });
 
-  test('usage: prompt tokens include cache writes and reads; cached tokens are the reads', () => {
+  test('usage: prompt tokens include cache writes and reads; cached tokens are the reads, cache_creation_tokens the writes', () => {
     const completion = fromMessage(
       message({
         usage: {
@@ -117,7 +117,7 @@ describe('Anthropic Messages response → chat completion', () => {
       prompt_tokens: 60,
       completion_tokens: 5,
       total_tokens: 65,
-      prompt_tokens_details: { cached_tokens: 30 },
+      prompt_tokens_details: { cached_tokens: 30, cache_creation_tokens: 20 },
       completion_tokens_details: { reasoning_tokens: 3 },
     });
   });

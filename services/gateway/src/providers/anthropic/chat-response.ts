@@ -19,14 +19,18 @@ export function finishReason(stopReason: string | null | undefined): FinishReaso
 /** Anthropic counts cache reads and writes apart from `input_tokens`; OpenAI's prompt count includes them. */
 export function usageOf(usage: MessagesUsage): Usage {
   const cacheRead = usage.cache_read_input_tokens ?? 0;
-  const prompt = (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + cacheRead;
+  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  const prompt = (usage.input_tokens ?? 0) + cacheWrite + cacheRead;
   const completion = usage.output_tokens ?? 0;
   const thinking = usage.output_tokens_details?.thinking_tokens;
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: cacheRead },
+    prompt_tokens_details: {
+      cached_tokens: cacheRead,
+      ...(cacheWrite > 0 ? { cache_creation_tokens: cacheWrite } : {}),
+    },
     ...(thinking !== undefined ? { completion_tokens_details: { reasoning_tokens: thinking } } : {}),
   };
 }

@@ -42,7 +42,7 @@ describe('Converse usage → usage', () => {
     assert.deepEqual(usageOf(usage), { prompt_tokens: 412, completion_tokens: 96, total_tokens: 508 });
   });
 
-  test('cache reads are cached_tokens, counted with cache writes as part of the prompt', () => {
+  test('cache reads are cached_tokens and cache writes cache_creation_tokens, both part of the prompt', () => {
     assert.deepEqual(
       usageOf({
         inputTokens: 10,
@@ -55,7 +55,7 @@ describe('Converse usage → usage', () => {
         prompt_tokens: 130,
         completion_tokens: 5,
         total_tokens: 135,
-        prompt_tokens_details: { cached_tokens: 100 },
+        prompt_tokens_details: { cached_tokens: 100, cache_creation_tokens: 20 },
       },
     );
   });

@@ -29,13 +29,19 @@ export function finishReasonOf(stopReason: string | undefined): FinishReason {
  */
 export function usageOf(usage: ConverseUsage): Usage {
   const cacheRead = usage.cacheReadInputTokens ?? 0;
-  const promptTokens = usage.inputTokens + cacheRead + (usage.cacheWriteInputTokens ?? 0);
+  const cacheWrite = usage.cacheWriteInputTokens ?? 0;
+  const promptTokens = usage.inputTokens + cacheRead + cacheWrite;
   return {
     prompt_tokens: promptTokens,
     completion_tokens: usage.outputTokens,
     total_tokens: Math.max(usage.totalTokens, promptTokens + usage.outputTokens),
-    ...(usage.cacheReadInputTokens !== undefined
-      ? { prompt_tokens_details: { cached_tokens: cacheRead } }
+    ...(usage.cacheReadInputTokens !== undefined || cacheWrite > 0
+      ? {
+          prompt_tokens_details: {
+            cached_tokens: cacheRead,
+            ...(cacheWrite > 0 ? { cache_creation_tokens: cacheWrite } : {}),
+          },
+        }
       : {}),
   };
 }

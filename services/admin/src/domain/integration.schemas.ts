@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { headerNameProblem, type CamelKeys } from '@switchyard/core';
+import { headerNameProblem, httpUrl, type CamelKeys } from '@switchyard/core';
 import { providerIds } from './providers.ts';
 import { secretMappings } from './secret-reference.schemas.ts';
 
@@ -13,7 +13,12 @@ import { secretMappings } from './secret-reference.schemas.ts';
 export const MAX_CREDENTIALS = 32;
 
 /** Settings that are credentials: stored encrypted, shown only masked. */
-export const SECRET_SETTINGS = ['aws_secret_access_key', 'aws_session_token', 'oauth_client_secret'] as const;
+export const SECRET_SETTINGS = [
+  'aws_secret_access_key',
+  'aws_session_token',
+  'oauth_client_secret',
+  'azure_entra_client_secret',
+] as const;
 
 /**
  * How an AI provider integration authenticates upstream (`configurations.provider_auth_type`):
@@ -27,6 +32,28 @@ export type ProviderAuthType = (typeof PROVIDER_AUTH_TYPES)[number];
 
 /** The scope asked for when the integration names none: Azure OpenAI's. */
 export const DEFAULT_OAUTH_SCOPE = 'https://cognitiveservices.azure.com/.default';
+
+/**
+ * How an Azure OpenAI integration authenticates, as the reference names it
+ * (`configurations.azure_auth_mode`): `default` sends the key (or follows provider_auth_type);
+ * `entra` sends a bearer token the gateway gets from Entra ID with the integration's tenant,
+ * client id and secret; `managed` (a managed identity) is not offered, since it needs the
+ * cloud's instance metadata endpoint, which the gateway does not call.
+ */
+export const AZURE_AUTH_MODES = ['default', 'entra', 'managed'] as const;
+export type AzureAuthMode = (typeof AZURE_AUTH_MODES)[number];
+
+/** Where Entra tokens come from when the integration names no other authority. */
+export const DEFAULT_AZURE_AUTHORITY_HOST = 'https://login.microsoftonline.com';
+
+/** The settings of azure_auth_mode entra, required ones first. */
+const ENTRA_SETTINGS = {
+  required: ['azure_entra_tenant_id', 'azure_entra_client_id', 'azure_entra_client_secret'],
+  optional: ['azure_authority_host'],
+} as const;
+
+/** The settings only Azure OpenAI integrations take. */
+const AZURE_SETTINGS = ['azure_auth_mode', ...ENTRA_SETTINGS.required, ...ENTRA_SETTINGS.optional] as const;
 
 /** The provider kinds whose adapter sends a bearer token in place of its key. */
 const TOKEN_AUTH_PROVIDERS: readonly string[] = ['azure-openai'];
@@ -61,6 +88,24 @@ const oauthValue = (max: number) =>
     .min(1)
     .max(max)
     .regex(/^[\x20-\x7e]+$/, 'printable ASCII characters');
+/** An Entra tenant: its id (a GUID) or one of its domain names, such as contoso.onmicrosoft.com. */
+const entraTenant = z
+  .string()
+  .max(253)
+  .regex(
+    /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})$/i,
+    'an Entra tenant id (a GUID) or domain name such as contoso.onmicrosoft.com',
+  );
+/**
+ * An Entra authority: the token endpoint is `{authority}/{tenant}/oauth2/v2.0/token`, so it
+ * holds no query or fragment. Checked by the unsafe-host check as token endpoints are.
+ */
+const authorityHost = httpUrl()
+  .max(2048)
+  .refine((value) => {
+    const url = new URL(value);
+    return url.search === '' && url.hash === '';
+  }, 'an http(s) URL without query or fragment, such as https://login.microsoftonline.us');
 /** Space-separated scope tokens (RFC 6749, section 3.3). */
 const oauthScope = z
   .string()
@@ -151,6 +196,11 @@ export const createIntegrationBody = z
         wif_token_endpoint: tokenEndpoint.optional(),
         wif_audience: oauthValue(1024).optional(),
         wif_scope: oauthScope.optional(),
+        azure_auth_mode: z.enum(AZURE_AUTH_MODES).optional(),
+        azure_entra_tenant_id: entraTenant.optional(),
+        azure_entra_client_id: oauthValue(256).optional(),
+        azure_entra_client_secret: oauthValue(1024).optional(),
+        azure_authority_host: authorityHost.optional(),
       })
       .default({}),
   })
@@ -187,48 +237,74 @@ export const createIntegrationBody = z
 
 /**
  * An auth type other than `apiKey` is taken only by the provider kinds that offer it, with
- * all of its required settings and without a key; its settings are taken only with it.
+ * all of its required settings and without a key; its settings are taken only with it. The
+ * same holds for `azure_auth_mode` entra, of Azure OpenAI integrations only, which is a way
+ * of its own and so is not combined with another provider_auth_type. A required setting
+ * mapped from a secret reference (`secret_mappings`) may be left out.
  */
 function checkProviderAuth(
   provider: string,
-  body: { key?: string | undefined; configurations: Partial<Record<string, unknown>> },
+  body: {
+    key?: string | undefined;
+    configurations: Partial<Record<string, unknown>>;
+    secret_mappings?: ReadonlyArray<{ target_field: string }> | undefined;
+  },
   ctx: z.RefinementCtx,
 ): void {
+  const mapped = new Set((body.secret_mappings ?? []).map((mapping) => mapping.target_field));
+  const refuse = (name: string, message: string) =>
+    ctx.addIssue({ code: 'custom', path: name === 'key' ? ['key'] : ['configurations', name], message });
+  const requireAll = (names: readonly string[], message: string) => {
+    for (const name of names) {
+      if (body.configurations[name] === undefined && !mapped.has(`configurations.${name}`))
+        refuse(name, message);
+    }
+  };
+
   const authType = (body.configurations.provider_auth_type as ProviderAuthType | undefined) ?? 'apiKey';
   for (const [type, settings] of Object.entries(AUTH_TYPE_SETTINGS)) {
     if (type === authType) continue;
     for (const name of [...settings.required, ...settings.optional]) {
-      if (body.configurations[name] !== undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: ['configurations', name],
-          message: `taken only with provider_auth_type ${type}`,
-        });
+      if (body.configurations[name] !== undefined) refuse(name, `taken only with provider_auth_type ${type}`);
     }
   }
+
+  if (provider !== 'azure-openai') {
+    for (const name of AZURE_SETTINGS) {
+      if (body.configurations[name] !== undefined) refuse(name, 'taken only by azure-openai integrations');
+    }
+  } else {
+    const mode = (body.configurations.azure_auth_mode as AzureAuthMode | undefined) ?? 'default';
+    if (mode !== 'entra') {
+      for (const name of [...ENTRA_SETTINGS.required, ...ENTRA_SETTINGS.optional]) {
+        if (body.configurations[name] !== undefined) refuse(name, 'taken only with azure_auth_mode entra');
+      }
+    } else {
+      if (authType !== 'apiKey') {
+        refuse(
+          'azure_auth_mode',
+          `entra is not combined with provider_auth_type ${authType}: give one way to authenticate`,
+        );
+        return;
+      }
+      requireAll(ENTRA_SETTINGS.required, 'required with azure_auth_mode entra');
+      if (body.key !== undefined)
+        refuse('key', 'not used with azure_auth_mode entra: the gateway sends a bearer token instead');
+      return;
+    }
+  }
+
   if (authType === 'apiKey') return;
   if (!providerAuthTypes(provider).includes(authType)) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['configurations', 'provider_auth_type'],
-      message: `${authType} is offered only for ${TOKEN_AUTH_PROVIDERS.join(', ')} integrations`,
-    });
+    refuse(
+      'provider_auth_type',
+      `${authType} is offered only for ${TOKEN_AUTH_PROVIDERS.join(', ')} integrations`,
+    );
     return;
   }
-  for (const name of AUTH_TYPE_SETTINGS[authType].required) {
-    if (body.configurations[name] === undefined)
-      ctx.addIssue({
-        code: 'custom',
-        path: ['configurations', name],
-        message: `required with provider_auth_type ${authType}`,
-      });
-  }
+  requireAll(AUTH_TYPE_SETTINGS[authType].required, `required with provider_auth_type ${authType}`);
   if (body.key !== undefined)
-    ctx.addIssue({
-      code: 'custom',
-      path: ['key'],
-      message: `not used with provider_auth_type ${authType}: the gateway sends a bearer token instead`,
-    });
+    refuse('key', `not used with provider_auth_type ${authType}: the gateway sends a bearer token instead`);
 }
 
 /** A credential set to null is removed; the others given are set; those left out are kept. */

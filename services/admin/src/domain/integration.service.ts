@@ -81,6 +81,12 @@ export class IntegrationService {
     assertOrganisationAdmin(principal);
     const workspaceId =
       input.workspaceId === undefined ? null : await this.workspaceOf(principal, input.workspaceId);
+    if (input.configurations.azure_auth_mode === 'managed') {
+      throw new NotImplemented(
+        "azure_auth_mode managed is not supported: a managed identity's token comes from the cloud's instance metadata endpoint, which the gateway does not call. Use entra (a client id and secret) or wif.",
+        { param: 'configurations.azure_auth_mode', code: 'azure_managed_identity_unsupported' },
+      );
+    }
     await this.checkCustomHost(input.configurations.custom_host, 'configurations.custom_host');
     // The gateway fetches tokens from these: they may point only where a custom host may.
     await this.checkCustomHost(
@@ -88,6 +94,10 @@ export class IntegrationService {
       'configurations.oauth_token_endpoint',
     );
     await this.checkCustomHost(input.configurations.wif_token_endpoint, 'configurations.wif_token_endpoint');
+    await this.checkCustomHost(
+      input.configurations.azure_authority_host,
+      'configurations.azure_authority_host',
+    );
     const secretMappings = await this.checkSecretMappings(
       { organisationId: principal.organisationId, workspaceId, provider: input.aiProviderId ?? null },
       input.secretMappings,

@@ -10,6 +10,7 @@ import {
 } from '@switchyard/rules';
 import type { IntegrationConfigurations } from '../store/entities.ts';
 import {
+  DEFAULT_AZURE_AUTHORITY_HOST,
   DEFAULT_OAUTH_SCOPE,
   SECRET_SETTINGS,
   providerAuthTypes,
@@ -48,6 +49,13 @@ const FIELD_DESCRIPTIONS: Readonly<Record<ConfigurationField, string>> = {
     'wif: the security token service the gateway exchanges its workload identity token at (RFC 8693; checked by the unsafe-host check).',
   wif_audience: 'wif: the audience asked for in the token exchange.',
   wif_scope: `wif: the scope asked for in the token exchange (default ${DEFAULT_OAUTH_SCOPE}).`,
+  azure_auth_mode:
+    'How requests authenticate, as the reference names it: default sends the key (or follows provider_auth_type); entra sends a bearer token the gateway gets from Entra ID; managed is not supported.',
+  azure_entra_tenant_id:
+    'entra: the Entra tenant, by its id (a GUID) or a domain name such as contoso.onmicrosoft.com.',
+  azure_entra_client_id: 'entra: the client id of the app registration.',
+  azure_entra_client_secret: 'entra: the client secret of the app registration.',
+  azure_authority_host: `entra: the Entra authority for a national cloud (default ${DEFAULT_AZURE_AUTHORITY_HOST}; checked by the unsafe-host check).`,
 };
 
 /** The settings only one family's adapter reads, after custom_host and headers, which every upstream takes. */
@@ -65,6 +73,11 @@ const FAMILY_SETTINGS: Readonly<Record<ProviderFamily, readonly ConfigurationFie
     'wif_token_endpoint',
     'wif_audience',
     'wif_scope',
+    'azure_auth_mode',
+    'azure_entra_tenant_id',
+    'azure_entra_client_id',
+    'azure_entra_client_secret',
+    'azure_authority_host',
   ],
   anthropic: [],
   google: [],

@@ -28,6 +28,14 @@ export interface IntegrationConfigurations {
   wif_token_endpoint?: string;
   wif_audience?: string;
   wif_scope?: string;
+  /** How an Azure OpenAI integration authenticates, as the reference names it; unset means default (the key). */
+  azure_auth_mode?: 'default' | 'entra' | 'managed';
+  /** Entra client credentials (azure_auth_mode entra). */
+  azure_entra_tenant_id?: string;
+  azure_entra_client_id?: string;
+  azure_entra_client_secret?: string;
+  /** Another Entra authority (a national cloud) instead of https://login.microsoftonline.com. */
+  azure_authority_host?: string;
 }
 
 export interface PricingMultiplier {

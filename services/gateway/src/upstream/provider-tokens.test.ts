@@ -10,6 +10,7 @@ import { listenOnLoopback } from '@switchyard/testing';
 import type { ProviderTarget } from '../providers/types.ts';
 import { createUpstreamDispatcher } from './http-client.ts';
 import {
+  DEFAULT_AZURE_AUTHORITY_HOST,
   DEFAULT_TOKEN_SCOPE,
   MAX_TOKEN_ANSWER_BYTES,
   ProviderTokens,
@@ -113,6 +114,24 @@ function wifTarget(settings: Record<string, string> = {}, id = 'integration-wif'
       provider_auth_type: 'wif',
       wif_token_endpoint: `${base}/sts/token`,
       wif_audience: 'api://AzureADTokenExchange',
+      ...settings,
+    },
+  };
+}
+
+function entraTarget(settings: Record<string, string> = {}, id = 'integration-entra'): ProviderTarget {
+  return {
+    provider: 'azure-openai',
+    apiKey: '',
+    headers: {},
+    integrationId: id,
+    integrationSlug: 'azure-entra',
+    settings: {
+      azure_auth_mode: 'entra',
+      azure_entra_tenant_id: 'contoso.onmicrosoft.com',
+      azure_entra_client_id: 'entra-client-1',
+      azure_entra_client_secret: clientSecret,
+      azure_authority_host: `${base}/`,
       ...settings,
     },
   };
@@ -354,5 +373,82 @@ describe('wif tokens', () => {
     assert.equal(err.status, 502);
     assert.match(err.message, /HTTP 400, invalid_grant/);
     assert.ok(!err.message.includes('projected-sa-token-secret'));
+  });
+});
+
+describe('azure_auth_mode entra tokens', () => {
+  test('fetched with client_secret_post at the tenant’s v2.0 token endpoint, for Azure’s scope', async () => {
+    const source = tokens();
+    const first = await source.token(entraTarget());
+    assert.equal(await source.token(entraTarget()), first);
+    assert.equal(calls.length, 1);
+    const [call] = calls;
+    assert.equal(call!.path, '/contoso.onmicrosoft.com/oauth2/v2.0/token');
+    assert.equal(call!.authorization, undefined);
+    assert.deepEqual(Object.fromEntries(call!.form), {
+      grant_type: 'client_credentials',
+      client_id: 'entra-client-1',
+      client_secret: clientSecret,
+      scope: DEFAULT_TOKEN_SCOPE,
+    });
+  });
+
+  test('a changed client secret fetches anew, with the new secret', async () => {
+    const source = tokens();
+    const first = await source.token(entraTarget());
+    const second = await source.token(entraTarget({ azure_entra_client_secret: 'rotated-entra-secret' }));
+    assert.notEqual(second, first);
+    assert.equal(calls.length, 2);
+    assert.equal(calls[1]!.form.get('client_secret'), 'rotated-entra-secret');
+  });
+
+  test('a changed tenant fetches anew, at the new tenant', async () => {
+    const source = tokens();
+    await source.token(entraTarget());
+    await source.token(entraTarget({ azure_entra_tenant_id: '72f988bf-86f1-41af-91ab-2d7cd011db47' }));
+    assert.deepEqual(
+      calls.map((call) => call.path),
+      [
+        '/contoso.onmicrosoft.com/oauth2/v2.0/token',
+        '/72f988bf-86f1-41af-91ab-2d7cd011db47/oauth2/v2.0/token',
+      ],
+    );
+  });
+
+  test('a refresh that fails keeps the token held until it expires', async () => {
+    const source = tokens();
+    const first = await source.token(entraTarget());
+    answers.set('/contoso.onmicrosoft.com/oauth2/v2.0/token', {
+      status: 401,
+      body: '{"error":"invalid_client"}',
+    });
+    clock += 3_600_000 - 300_000;
+    assert.equal(await source.token(entraTarget()), first);
+    clock += 300_000;
+    const err = await refusal(source.token(entraTarget()));
+    assert.equal(err.code, 'provider_token_refused');
+    assert.match(err.message, /HTTP 401, invalid_client/);
+    assert.ok(!err.message.includes(clientSecret));
+  });
+
+  test('without an authority host, Entra’s public one is asked', async () => {
+    const { azure_authority_host: _default, ...settings } = entraTarget().settings;
+    // The injected resolver knows no public name: the lookup fails, and nothing leaves the machine.
+    const err = await refusal(tokens().token({ ...entraTarget(), settings }));
+    assert.equal(err.status, 502);
+    assert.equal(err.code, 'provider_token_unreachable');
+    assert.deepEqual(resolved, [new URL(DEFAULT_AZURE_AUTHORITY_HOST).hostname]);
+    assert.equal(calls.length, 0);
+  });
+
+  test('an authority host on a private address is refused before connecting, naming the setting', async () => {
+    const err = await refusal(
+      tokens().token(entraTarget({ azure_authority_host: 'https://sts.internal.example' })),
+    );
+    assert.equal(err.status, 400);
+    assert.equal(err.code, 'unsafe_custom_host');
+    assert.equal(err.param, 'azure_authority_host');
+    assert.deepEqual(resolved, ['sts.internal.example']);
+    assert.equal(calls.length, 0);
   });
 });

@@ -9,6 +9,9 @@ import { NonPublicAddress } from './public-address-lookup.ts';
 /** The scope asked for when the integration names none: Azure OpenAI's. */
 export const DEFAULT_TOKEN_SCOPE = 'https://cognitiveservices.azure.com/.default';
 
+/** The Entra authority asked when an `azure_auth_mode` entra integration names none. */
+export const DEFAULT_AZURE_AUTHORITY_HOST = 'https://login.microsoftonline.com';
+
 /** Where the kubelet projects the gateway's service-account token, unless WIF_TOKEN_FILE says otherwise. */
 export const DEFAULT_WIF_TOKEN_FILE = '/var/run/secrets/switchyard/wif/token';
 
@@ -33,10 +36,13 @@ const MAX_LIFETIME_MS = 24 * 60 * 60_000;
 /** How many integrations' tokens are held at most; the oldest is dropped first. */
 const MAX_ENTRIES = 10_000;
 
-/** Whether the integration's `provider_auth_type` sends a bearer token (`apiKey`, the default, sends the key). */
+/**
+ * Whether the integration sends a bearer token: its `provider_auth_type` is one that does
+ * (`apiKey`, the default, sends the key), or its `azure_auth_mode` is `entra`.
+ */
 export function usesBearerToken(target: ProviderTarget): boolean {
   const type = target.settings.provider_auth_type;
-  return type === 'oauthClientCredentials' || type === 'wif';
+  return type === 'oauthClientCredentials' || type === 'wif' || target.settings.azure_auth_mode === 'entra';
 }
 
 export interface ProviderTokenSource {
@@ -79,8 +85,9 @@ interface TokenRequest {
 
 /**
  * Bearer tokens for integrations that authenticate upstream with one instead of a key:
- * `oauthClientCredentials` (RFC 6749 client credentials grant, client_secret_post) and `wif`
- * (an RFC 8693 token exchange of the gateway's own workload identity token). A token is kept
+ * `oauthClientCredentials` (RFC 6749 client credentials grant, client_secret_post), `azure_auth_mode`
+ * entra (the same grant at the tenant's Entra token endpoint) and `wif` (an RFC 8693 token
+ * exchange of the gateway's own workload identity token). A token is kept
  * per integration and settings, so a changed secret fetches anew; it is refreshed before it
  * expires, and concurrent requests share one fetch. A failed fetch is not kept: the next
  * request tries again. The token endpoint is a tenant's URL: it passes the unsafe-host check
@@ -154,17 +161,23 @@ export class ProviderTokens implements ProviderTokenSource {
           }),
       };
     }
-    return {
-      endpoint: settings.oauth_token_endpoint ?? '',
-      endpointParam: 'oauth_token_endpoint',
-      form: async () =>
-        new URLSearchParams({
-          grant_type: 'client_credentials',
-          client_id: settings.oauth_client_id ?? '',
-          client_secret: settings.oauth_client_secret ?? '',
-          scope: settings.oauth_scope || DEFAULT_TOKEN_SCOPE,
-        }),
-    };
+    if (settings.azure_auth_mode === 'entra') {
+      const authority = (settings.azure_authority_host || DEFAULT_AZURE_AUTHORITY_HOST).replace(/\/+$/, '');
+      return clientCredentials(
+        `${authority}/${encodeURIComponent(settings.azure_entra_tenant_id ?? '')}/oauth2/v2.0/token`,
+        'azure_authority_host',
+        settings.azure_entra_client_id,
+        settings.azure_entra_client_secret,
+        DEFAULT_TOKEN_SCOPE,
+      );
+    }
+    return clientCredentials(
+      settings.oauth_token_endpoint ?? '',
+      'oauth_token_endpoint',
+      settings.oauth_client_id,
+      settings.oauth_client_secret,
+      settings.oauth_scope || DEFAULT_TOKEN_SCOPE,
+    );
   }
 
   /** Read anew at each exchange: the kubelet rotates the file. */
@@ -284,6 +297,27 @@ export class ProviderTokens implements ProviderTokenSource {
   }
 }
 
+/** The client credentials grant (RFC 6749, section 4.4), the secret sent in the form (client_secret_post). */
+function clientCredentials(
+  endpoint: string,
+  endpointParam: string,
+  clientId: string | undefined,
+  clientSecret: string | undefined,
+  scope: string,
+): TokenRequest {
+  return {
+    endpoint,
+    endpointParam,
+    form: async () =>
+      new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: clientId ?? '',
+        client_secret: clientSecret ?? '',
+        scope,
+      }),
+  };
+}
+
 function invalidAnswer(provider: string, what: string): UpstreamError {
   return new UpstreamError(
     502,
@@ -328,6 +362,11 @@ function fingerprintOf(settings: Record<string, string>): string {
     'wif_token_endpoint',
     'wif_audience',
     'wif_scope',
+    'azure_auth_mode',
+    'azure_entra_tenant_id',
+    'azure_entra_client_id',
+    'azure_entra_client_secret',
+    'azure_authority_host',
   ];
   return createHash('sha256')
     .update(JSON.stringify(names.map((name) => settings[name] ?? null)))

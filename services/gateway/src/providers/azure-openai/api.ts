@@ -30,7 +30,7 @@ export function chatCompletionsUrl(call: ChatCall): string {
   return `${resourceUrl(call.target)}/openai/deployments/${deployment}/chat/completions?api-version=${apiVersion}`;
 }
 
-/** An Entra bearer token (provider_auth_type oauthClientCredentials or wif) in place of the `api-key`. */
+/** An Entra bearer token (provider_auth_type oauthClientCredentials or wif, or azure_auth_mode entra) in place of the `api-key`. */
 export function headers(target: ProviderTarget): Record<string, string> {
   if (target.accessToken !== undefined) {
     const { 'api-key': _key, ...rest } = target.headers;

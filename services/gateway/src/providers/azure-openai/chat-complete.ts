@@ -9,8 +9,9 @@ import { PROVIDER, azureEndpoint } from './api.ts';
  * Azure OpenAI speaks OpenAI's wire format at a deployment URL with an `api-key` header: the
  * body, streams and errors (a prompt blocked by the content filter is a 400 with
  * `code: content_filter`) pass through as the OpenAI adapter forwards them. An integration
- * whose provider_auth_type is oauthClientCredentials or wif sends an Entra bearer token from
- * `tokens` instead; a token Azure refuses (401) is dropped, so the next request fetches anew.
+ * whose provider_auth_type is oauthClientCredentials or wif, or whose azure_auth_mode is entra,
+ * sends an Entra bearer token from `tokens` instead; a token Azure refuses (401) is dropped,
+ * so the next request fetches anew.
  */
 export function azureOpenAiProvider(dispatcher: Dispatcher, tokens?: ProviderTokenSource): ChatProvider {
   const keyed = openAiProvider(dispatcher, PROVIDER, azureEndpoint);

@@ -465,6 +465,12 @@ export class IntegrationService {
     return integration.encryptedKey ? maskSecret(this.secrets.decrypt(integration.encryptedKey)) : null;
   }
 
+  /** Every live integration of an organisation (at most 1000), for a system caller. */
+  async ofOrganisation(organisationId: string): Promise<Integration[]> {
+    const [list] = await this.repo.list(organisationId, { offset: 0, limit: 1000 }, null);
+    return list;
+  }
+
   /**
    * Live integrations a workspace may use (at most 1000), for the gateway's model list: those
    * of the organisation the workspace is denied (see setWorkspaceAccess) are left out.

@@ -7,6 +7,10 @@ export const providerDetailsQuery = z.object({
     .enum(['true', 'false'], { message: 'expected true or false' })
     .default('false')
     .transform((value) => value === 'true'),
+  organisation_id: z.uuid().optional().meta({
+    description:
+      'With include_configurations=true: the organisation whose integrations are included, each with its configurations (secrets masked). Required then.',
+  }),
 });
 
 /** A provider id as integrations name it: lowercase letters, digits and hyphens. */

@@ -33,6 +33,17 @@ export function presentIntegrationDetail(
   maskedKey: string | null,
   maskedCredentials: Record<string, string> | null,
 ) {
+  return {
+    ...presentIntegration(integration),
+    masked_key: maskedKey,
+    credentials: maskedCredentials,
+    configurations: maskedConfigurations(integration),
+    pricing_adjustments: integration.pricingAdjustments,
+  };
+}
+
+/** An integration's configurations with each secret setting (AWS, Azure Entra, OAuth) and header value masked. */
+export function maskedConfigurations(integration: Integration): Record<string, unknown> {
   const { headers, ...rest } = integration.configurations;
   const configurations: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(rest)) {
@@ -41,13 +52,7 @@ export function presentIntegrationDetail(
   }
   if (headers)
     configurations.headers = Object.fromEntries(Object.keys(headers).map((name) => [name, '****']));
-  return {
-    ...presentIntegration(integration),
-    masked_key: maskedKey,
-    credentials: maskedCredentials,
-    configurations,
-    pricing_adjustments: integration.pricingAdjustments,
-  };
+  return configurations;
 }
 
 /** An integration's models (GET and PUT .../models); custom header values are not secrets and are shown. */

@@ -83,9 +83,9 @@ const system = (service: string, token = systemHttpToken(GRPC_AUTH_TOKEN, servic
   [SYSTEM_CALLER_HEADER]: service,
 });
 
-const PATHS = [
-  '/v1/providers/details?include_configurations=true',
-  '/v1/providers/details/bedrock?include_configurations=true',
+const paths = () => [
+  `/v1/providers/details?include_configurations=true&organisation_id=${h.organisationId}`,
+  `/v1/providers/details/bedrock?include_configurations=true&organisation_id=${h.organisationId}`,
 ];
 
 interface Field {
@@ -97,12 +97,12 @@ interface Field {
 describe('provider details with include_configurations', () => {
   test('every kind of API key is refused with a 403', async () => {
     for (const [kind, key] of Object.entries(keys)) {
-      for (const path of PATHS) {
+      for (const path of paths()) {
         const res = await get(path, { authorization: `Bearer ${key}` });
         assert.equal(res.status, 403, `${kind} ${path}: ${res.text}`);
         assert.equal(res.body.error.code, 'system_auth_required');
         // Without the flag the same key reads them.
-        const plain = await get(path.replace('include_configurations=true', ''), {
+        const plain = await get(path.replace(/include_configurations=true&organisation_id=[^&]+/, ''), {
           authorization: `Bearer ${key}`,
         });
         assert.equal(plain.status, 200, `${kind} ${path}: ${plain.text}`);
@@ -111,7 +111,7 @@ describe('provider details with include_configurations', () => {
   });
 
   test("a service's system token is accepted: each kind with its configuration fields, the secret ones marked", async () => {
-    const res = await get(PATHS[0]!, system('gateway'));
+    const res = await get(paths()[0]!, system('gateway'));
     assert.equal(res.status, 200, res.text);
     assert.ok(res.body.data.length > 1);
     const secretNames = new Set<string>();
@@ -127,12 +127,91 @@ describe('provider details with include_configurations', () => {
     for (const name of SECRET_SETTINGS) assert.ok(secretNames.has(name), `${name} is listed by no kind`);
     assert.ok(secretNames.has('aws_secret_access_key') && secretNames.has('aws_session_token'));
 
-    const one = await get(PATHS[1]!, system('log-export'));
+    const one = await get(paths()[1]!, system('log-export'));
     assert.equal(one.status, 200, one.text);
     const bedrock = new Map((one.body.configurations as Field[]).map((f) => [f.name, f.secret]));
     assert.equal(bedrock.get('aws_secret_access_key'), true);
     assert.equal(bedrock.get('aws_session_token'), true);
     assert.equal(bedrock.get('aws_region'), false);
+  });
+
+  test("with an organisation named, each kind lists that organisation's integrations, every secret masked", async () => {
+    const secrets = {
+      aws_secret_access_key: 'aws-secret-never-shown-0123456789',
+      aws_session_token: 'aws-session-never-shown-0123456789',
+      azure_entra_client_secret: 'entra-secret-never-shown-0123456789',
+      header: 'header-value-never-shown-0123456789',
+    };
+    const made = [
+      {
+        name: 'Bedrock',
+        slug: 'system-bedrock',
+        ai_provider_id: 'bedrock',
+        configurations: {
+          aws_region: 'eu-west-1',
+          aws_access_key_id: 'AKIASYSTEMDETAILS000',
+          aws_secret_access_key: secrets.aws_secret_access_key,
+          aws_session_token: secrets.aws_session_token,
+        },
+      },
+      {
+        name: 'Azure',
+        slug: 'system-azure',
+        ai_provider_id: 'azure-openai',
+        configurations: {
+          resource_name: 'my-resource',
+          azure_auth_mode: 'entra',
+          azure_entra_tenant_id: 'contoso.onmicrosoft.com',
+          azure_entra_client_id: 'client-id-1',
+          azure_entra_client_secret: secrets.azure_entra_client_secret,
+          headers: { 'x-team': secrets.header },
+        },
+      },
+    ];
+    for (const body of made) {
+      const res = await h.request('POST', '/admin/v2/integrations', { key: h.adminKey, json: body });
+      assert.equal(res.status, 200, res.text);
+    }
+    const res = await get(paths()[0]!, system('gateway'));
+    assert.equal(res.status, 200, res.text);
+    for (const secret of Object.values(secrets)) assert.ok(!res.text.includes(secret), 'a secret is shown');
+    const byKind = new Map(
+      (
+        res.body.data as Array<{
+          id: string;
+          integrations: Array<{ slug: string; configurations: Record<string, unknown> }>;
+        }>
+      ).map((detail) => [detail.id, detail.integrations]),
+    );
+    const [bedrock] = byKind.get('bedrock')!;
+    assert.equal(bedrock?.slug, 'system-bedrock');
+    assert.deepEqual(bedrock?.configurations, {
+      aws_region: 'eu-west-1',
+      aws_access_key_id: 'AKIASYSTEMDETAILS000',
+      masked_aws_secret_access_key: '****',
+      masked_aws_session_token: '****',
+    });
+    const [azure] = byKind.get('azure-openai')!;
+    assert.equal(azure?.configurations.masked_azure_entra_client_secret, '****');
+    assert.equal(azure?.configurations.azure_entra_tenant_id, 'contoso.onmicrosoft.com');
+    assert.deepEqual(azure?.configurations.headers, { 'x-team': '****' });
+    assert.deepEqual(byKind.get('anthropic'), []);
+
+    const one = await get(paths()[1]!, system('gateway'));
+    assert.deepEqual(
+      one.body.integrations.map((i: { slug: string }) => i.slug),
+      ['system-bedrock'],
+    );
+    // Another organisation's id answers its own integrations: none of these.
+    const other = await get(
+      `/v1/providers/details/bedrock?include_configurations=true&organisation_id=00000000-0000-4000-8000-000000000000`,
+      system('gateway'),
+    );
+    assert.equal(other.status, 200, other.text);
+    assert.deepEqual(other.body.integrations, []);
+    const unnamed = await get('/v1/providers/details?include_configurations=true', system('gateway'));
+    assert.equal(unnamed.status, 400, unnamed.text);
+    assert.equal(unnamed.body.error.param, 'organisation_id');
   });
 
   test("a wrong token, the gRPC token, another service's token or an unknown service is a 401", async () => {
@@ -148,7 +227,7 @@ describe('provider details with include_configurations', () => {
       { authorization: `Bearer ${h.adminKey}`, [SYSTEM_CALLER_HEADER]: 'admin' },
     ];
     for (const headers of refused) {
-      for (const path of PATHS) {
+      for (const path of paths()) {
         const res = await get(path, headers);
         assert.equal(res.status, 401, `${JSON.stringify(headers)}: ${res.text}`);
       }

@@ -1,6 +1,6 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
-import { camelKeys, listBody, type BodyLimits } from '@switchyard/core';
+import { BadRequest, camelKeys, listBody, type BodyLimits } from '@switchyard/core';
 import { jsonBody } from '@switchyard/http';
 import { requirePrincipal } from '@switchyard/access';
 import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
@@ -23,6 +23,7 @@ import {
   presentIntegrationDetail,
   presentIntegrationModels,
   presentIntegrationWorkspaces,
+  maskedConfigurations,
   presentModelPricing,
   presentOrganisationSettings,
   presentProviderDetail,
@@ -33,7 +34,9 @@ import {
   providerDetail,
   providerDetails,
   refuseIncludedConfigurations,
+  type ProviderDetail,
 } from '../domain/provider-details.ts';
+import type { Integration } from '../store/entities.ts';
 import { modelParam, providerDetailsQuery, providerIdParam } from '../domain/provider-details.schemas.ts';
 import {
   createIntegrationBody,
@@ -214,8 +217,38 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
  * deployment may read them with system authentication (see system-auth.ts), and only it may
  * ask for include_configurations=true.
  */
-function providerDetailsRouter(): ScopedRouter {
+function providerDetailsRouter(integrations: IntegrationService): ScopedRouter {
   const router = new ScopedRouter();
+  /** With include_configurations=true (system callers only): the organisation's integrations of each kind, secrets masked. */
+  const includedIntegrations = async (
+    req: Request,
+    query: { include_configurations: boolean; organisation_id?: string | undefined },
+  ) => {
+    if (!query.include_configurations) return undefined;
+    if (!systemCallerOf(req)) refuseIncludedConfigurations();
+    if (query.organisation_id === undefined) {
+      throw new BadRequest(
+        'include_configurations=true needs organisation_id: the organisation whose integrations are included.',
+        {
+          param: 'organisation_id',
+        },
+      );
+    }
+    return integrations.ofOrganisation(query.organisation_id);
+  };
+  const withIntegrations = (detail: ProviderDetail, included: Integration[] | undefined) => ({
+    ...presentProviderDetail(detail),
+    ...(included
+      ? {
+          integrations: included
+            .filter((integration) => integration.provider === detail.id)
+            .map((integration) => ({
+              ...presentIntegration(integration),
+              configurations: maskedConfigurations(integration),
+            })),
+        }
+      : {}),
+  });
   router.get(
     '/',
     {
@@ -223,12 +256,12 @@ function providerDetailsRouter(): ScopedRouter {
       summary:
         'The provider kinds an integration may name: auth types, the configuration fields it takes and which are secret, the models with listed prices.',
       description:
-        'include_configurations=true is for system authentication only (a service of this deployment: its name in x-switchyard-caller and, as bearer token, its system token derived from GRPC_AUTH_TOKEN) and is refused to every other caller. A system caller has no organisation: it is answered the configuration fields of each kind and which of them are secret.',
+        'include_configurations=true is for system authentication only (a service of this deployment: its name in x-switchyard-caller and, as bearer token, its system token derived from GRPC_AUTH_TOKEN) and is refused to every other caller. It adds to each kind the integrations of the organisation named by organisation_id, with their configurations: AWS, Azure Entra and OAuth secrets and header values masked.',
       query: providerDetailsQuery,
     },
-    (req, res, _next, input) => {
-      if (input.query(req).include_configurations && !systemCallerOf(req)) refuseIncludedConfigurations();
-      const list = providerDetails().map(presentProviderDetail);
+    async (req, res, _next, input) => {
+      const included = await includedIntegrations(req, input.query(req));
+      const list = providerDetails().map((detail) => withIntegrations(detail, included));
       res.json(listBody(list, list.length));
     },
   );
@@ -240,10 +273,9 @@ function providerDetailsRouter(): ScopedRouter {
       params: providerPath,
       query: providerDetailsQuery,
     },
-    (req, res, _next, input) => {
-      const provider = input.param(req, 'provider');
-      if (input.query(req).include_configurations && !systemCallerOf(req)) refuseIncludedConfigurations();
-      res.json(presentProviderDetail(providerDetail(provider)));
+    async (req, res, _next, input) => {
+      const detail = providerDetail(input.param(req, 'provider'));
+      res.json(withIntegrations(detail, await includedIntegrations(req, input.query(req))));
     },
   );
   return router;
@@ -510,7 +542,7 @@ export function adminRouter(
       )
       .mount(
         '/v1/providers/details',
-        providerDetailsRouter(),
+        providerDetailsRouter(domain.integrations),
         systemOrCallerAuthentication(authentication, systemAuthToken, SYSTEM_PROVIDER_SCOPES),
       )
       // List prices are public, as the pricing API's clients expect.

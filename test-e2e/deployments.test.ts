@@ -182,6 +182,7 @@ test("a gateway running as the deployment reports to it, and serves only the wor
   assert.equal(read.body.version, '2.18.0');
   assert.deepEqual(read.body.features, { block_inline_config: true, mcp_tool_rate_limits: true });
   assert.equal(read.body.instances.length, 1);
+  assert.equal(read.body.last_resynced_at, null);
 
   const changed = await stack.request('PUT', '/admin/v2/deployments/eu-edge', {
     key: stack.adminKey,
@@ -199,6 +200,10 @@ test("a gateway running as the deployment reports to it, and serves only the wor
     { timeoutMs: 15_000, intervalMs: 250 },
   );
   assert.equal((await chat(token('svc-beta', 'beta'))).status, 200);
+  // The gateway took up the changed settings: the deployment says when.
+  const resynced = await stack.request('GET', '/admin/v2/deployments/eu-edge', { key: stack.adminKey });
+  assert.match(resynced.body.last_resynced_at, ISO_UTC);
+  assert.ok(resynced.body.last_resynced_at >= changed.body.last_updated_at);
 
   const narrowed = await stack.request('PUT', '/admin/v2/deployments/eu-edge', {
     key: stack.adminKey,

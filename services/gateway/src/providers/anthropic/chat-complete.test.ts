@@ -129,7 +129,7 @@ describe('a non-streamed answer', () => {
       prompt_tokens: 15,
       completion_tokens: 6,
       total_tokens: 21,
-      prompt_tokens_details: { cached_tokens: 3 },
+      prompt_tokens_details: { cached_tokens: 3, cache_creation_tokens: 2 },
     });
   });
 
@@ -200,7 +200,7 @@ describe('a streamed answer', () => {
         prompt_tokens: 15,
         completion_tokens: FAKE_ANTHROPIC_USAGE.output_tokens,
         total_tokens: 21,
-        prompt_tokens_details: { cached_tokens: 3 },
+        prompt_tokens_details: { cached_tokens: 3, cache_creation_tokens: 2 },
       },
     });
     assert.equal(chunks.at(-2)!.choices[0]!.finish_reason, 'stop');

@@ -56,7 +56,7 @@ describe('Anthropic through the gateway, as an OpenAI client sees it', () => {
       prompt_tokens: 15,
       completion_tokens: 6,
       total_tokens: 21,
-      prompt_tokens_details: { cached_tokens: 3 },
+      prompt_tokens_details: { cached_tokens: 3, cache_creation_tokens: 2 },
     });
 
     const upstream = fake.requests.at(-1)!;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { headerNameProblem, httpUrl, type CamelKeys } from '@switchyard/core';
+import { headerNameProblem, httpUrl, parseInput, type CamelKeys } from '@switchyard/core';
 import { providerIds } from './providers.ts';
 import { secretMappings } from './secret-reference.schemas.ts';
 
@@ -149,6 +149,54 @@ const credentials = z
     `must hold at most ${MAX_CREDENTIALS} credentials`,
   );
 
+/**
+ * The settings an AI provider integration's `configurations` take, each checked as given: the
+ * one definition create and update share (update takes each as a change, see
+ * configurationChanges).
+ */
+const configurationFields = {
+  custom_host: z.url({ protocol: /^https?$/, message: 'an http(s) URL' }),
+  headers: z.record(headerName, z.string().max(8192)),
+  api_version: z.string().regex(/^[\w.-]{1,64}$/, 'an API version such as 2024-10-21'),
+  resource_name: z.string().regex(/^[a-zA-Z0-9-]{1,64}$/, 'an Azure resource name'),
+  deployment: z.string().regex(/^[\w.-]{1,128}$/, 'a deployment name'),
+  aws_region: z.string().regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'an AWS region such as us-east-1'),
+  aws_access_key_id: z.string().regex(/^[A-Z0-9]{16,128}$/, 'an AWS access key id'),
+  aws_secret_access_key: z.string().min(1).max(256),
+  aws_session_token: z.string().min(1).max(4096),
+  provider_auth_type: z.enum(PROVIDER_AUTH_TYPES),
+  oauth_token_endpoint: tokenEndpoint,
+  oauth_client_id: oauthValue(256),
+  oauth_client_secret: oauthValue(4096),
+  oauth_scope: oauthScope,
+  wif_token_endpoint: tokenEndpoint,
+  wif_audience: oauthValue(1024),
+  wif_scope: oauthScope,
+  azure_auth_mode: z.enum(AZURE_AUTH_MODES),
+  azure_entra_tenant_id: entraTenant,
+  azure_entra_client_id: oauthValue(256),
+  azure_entra_client_secret: oauthValue(1024),
+  azure_authority_host: authorityHost,
+};
+
+/** An AI provider integration's settings on create: any of them, unknown ones dropped. */
+const integrationConfigurations = z.object(configurationFields).partial();
+
+/** Each setting given as a change: a value replaces the stored one, null removes it, one left out is kept. */
+function nullableChanges<T extends Record<string, z.ZodType>>(
+  fields: T,
+): { [K in keyof T]: z.ZodOptional<z.ZodNullable<T[K]>> } {
+  return Object.fromEntries(
+    Object.entries(fields).map(([name, field]) => [name, field.nullable().optional()]),
+  ) as { [K in keyof T]: z.ZodOptional<z.ZodNullable<T[K]>> };
+}
+
+/**
+ * An AI provider integration's settings on update: the same settings as on create, each a
+ * change (`headers` given replaces the whole header map); an unknown setting is refused.
+ */
+const configurationChanges = z.strictObject(nullableChanges(configurationFields));
+
 export const createIntegrationBody = z
   .object({
     name: z.string().trim().min(1).max(255),
@@ -162,47 +210,7 @@ export const createIntegrationBody = z
     pricing_adjustments: pricingAdjustments.nullable().optional(),
     /** Fields whose value comes from a secret reference; with `key` mapped, `key` may be left out. */
     secret_mappings: secretMappings.optional(),
-    configurations: z
-      .object({
-        custom_host: z.url({ protocol: /^https?$/, message: 'an http(s) URL' }).optional(),
-        headers: z.record(headerName, z.string().max(8192)).optional(),
-        api_version: z
-          .string()
-          .regex(/^[\w.-]{1,64}$/, 'an API version such as 2024-10-21')
-          .optional(),
-        resource_name: z
-          .string()
-          .regex(/^[a-zA-Z0-9-]{1,64}$/, 'an Azure resource name')
-          .optional(),
-        deployment: z
-          .string()
-          .regex(/^[\w.-]{1,128}$/, 'a deployment name')
-          .optional(),
-        aws_region: z
-          .string()
-          .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'an AWS region such as us-east-1')
-          .optional(),
-        aws_access_key_id: z
-          .string()
-          .regex(/^[A-Z0-9]{16,128}$/, 'an AWS access key id')
-          .optional(),
-        aws_secret_access_key: z.string().min(1).max(256).optional(),
-        aws_session_token: z.string().min(1).max(4096).optional(),
-        provider_auth_type: z.enum(PROVIDER_AUTH_TYPES).optional(),
-        oauth_token_endpoint: tokenEndpoint.optional(),
-        oauth_client_id: oauthValue(256).optional(),
-        oauth_client_secret: oauthValue(4096).optional(),
-        oauth_scope: oauthScope.optional(),
-        wif_token_endpoint: tokenEndpoint.optional(),
-        wif_audience: oauthValue(1024).optional(),
-        wif_scope: oauthScope.optional(),
-        azure_auth_mode: z.enum(AZURE_AUTH_MODES).optional(),
-        azure_entra_tenant_id: entraTenant.optional(),
-        azure_entra_client_id: oauthValue(256).optional(),
-        azure_entra_client_secret: oauthValue(1024).optional(),
-        azure_authority_host: authorityHost.optional(),
-      })
-      .default({}),
+    configurations: integrationConfigurations.default({}),
   })
   .superRefine((body, ctx) => {
     const plugin = body.plugin_provider_id !== undefined;
@@ -307,7 +315,46 @@ function checkProviderAuth(
     refuse('key', `not used with provider_auth_type ${authType}: the gateway sends a bearer token instead`);
 }
 
-/** A credential set to null is removed; the others given are set; those left out are kept. */
+/**
+ * Whether an AI provider integration with these settings sends a bearer token in place of a
+ * key: provider_auth_type oauthClientCredentials or wif, or azure_auth_mode entra.
+ */
+export function sendsBearerToken(configurations: {
+  provider_auth_type?: string | undefined;
+  azure_auth_mode?: string | undefined;
+}): boolean {
+  return (
+    (configurations.provider_auth_type ?? 'apiKey') !== 'apiKey' || configurations.azure_auth_mode === 'entra'
+  );
+}
+
+/**
+ * The rules create applies to an AI provider integration's key and settings (see
+ * checkProviderAuth), for a body made elsewhere: an update merged with what is stored. The
+ * first one broken is a 400 naming the field, as on create.
+ */
+export function checkProviderAuthOf(
+  provider: string,
+  body: {
+    key?: string | undefined;
+    configurations: object;
+    secret_mappings?: ReadonlyArray<{ target_field: string }> | undefined;
+  },
+): void {
+  parseInput(
+    z
+      .unknown()
+      .superRefine((_, ctx) =>
+        checkProviderAuth(provider, { ...body, configurations: { ...body.configurations } }, ctx),
+      ),
+    body,
+  );
+}
+
+/**
+ * A credential set to null is removed; the others given are set; those left out are kept. So
+ * with `configurations`: each setting given replaces the stored one, null removes it.
+ */
 export const updateIntegrationBody = z.strictObject({
   name: z.string().trim().min(1).max(255).optional(),
   description: z.string().max(1024).nullable().optional(),
@@ -323,6 +370,11 @@ export const updateIntegrationBody = z.strictObject({
   pricing_adjustments: pricingAdjustments.nullable().optional(),
   /** Replaces the integration's secret mappings; [] removes them. */
   secret_mappings: secretMappings.optional(),
+  /**
+   * Changes an AI provider integration's settings: those given replace the stored ones, null
+   * removes one, the others are kept. The result must pass the rules create applies.
+   */
+  configurations: configurationChanges.optional(),
 });
 
 /** An AI provider integration (`ai_provider_id`) or a legacy plugin integration (`plugin_provider_id` and `credentials`). */

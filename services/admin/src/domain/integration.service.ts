@@ -21,6 +21,8 @@ import type { Integration, IntegrationConfigurations } from '../store/entities.t
 import {
   MAX_CREDENTIALS,
   SECRET_SETTINGS,
+  checkProviderAuthOf,
+  sendsBearerToken,
   type CreateIntegrationInput,
   type SetIntegrationModelsInput,
   type UpdateIntegrationInput,
@@ -81,23 +83,8 @@ export class IntegrationService {
     assertOrganisationAdmin(principal);
     const workspaceId =
       input.workspaceId === undefined ? null : await this.workspaceOf(principal, input.workspaceId);
-    if (input.configurations.azure_auth_mode === 'managed') {
-      throw new NotImplemented(
-        "azure_auth_mode managed is not supported: a managed identity's token comes from the cloud's instance metadata endpoint, which the gateway does not call. Use entra (a client id and secret) or wif.",
-        { param: 'configurations.azure_auth_mode', code: 'azure_managed_identity_unsupported' },
-      );
-    }
-    await this.checkCustomHost(input.configurations.custom_host, 'configurations.custom_host');
-    // The gateway fetches tokens from these: they may point only where a custom host may.
-    await this.checkCustomHost(
-      input.configurations.oauth_token_endpoint,
-      'configurations.oauth_token_endpoint',
-    );
-    await this.checkCustomHost(input.configurations.wif_token_endpoint, 'configurations.wif_token_endpoint');
-    await this.checkCustomHost(
-      input.configurations.azure_authority_host,
-      'configurations.azure_authority_host',
-    );
+    refuseManagedIdentity(input.configurations.azure_auth_mode);
+    await this.checkHostSettings(input.configurations);
     const secretMappings = await this.checkSecretMappings(
       { organisationId: principal.organisationId, workspaceId, provider: input.aiProviderId ?? null },
       input.secretMappings,
@@ -171,9 +158,15 @@ export class IntegrationService {
   }
 
   /**
-   * Changes names, secrets and pricing adjustments (null clears them). `key` only for an AI
-   * provider integration, `credentials` only for a plugin integration; gateways drop cached
-   * credentials, and the multipliers with them, on the change event.
+   * Changes names, secrets, settings and pricing adjustments (null clears them). `key` only
+   * for an AI provider integration, `credentials` only for a plugin integration, as are
+   * `configurations`: each setting given replaces the stored one, null removes it, the others
+   * are kept, and the result must pass the rules create applies (with the secret mappings
+   * given, else those stored). Settings that send a bearer token in place of a key
+   * (provider_auth_type oauthClientCredentials or wif, azure_auth_mode entra) drop a stored
+   * key, which would no longer be sent. The stored integration is read and changed in one
+   * locked step, so concurrent updates each apply whole. Gateways drop cached credentials,
+   * and the multipliers with them, on the change event.
    */
   async update(principal: Principal, slug: string, input: UpdateIntegrationInput): Promise<Integration> {
     assertOrganisationAdmin(principal);
@@ -185,38 +178,57 @@ export class IntegrationService {
         code: 'invalid_parameter',
       });
     }
+    if (plugin && input.configurations !== undefined) {
+      throw new BadRequest("'configurations' are not used by a plugin integration: send its 'credentials'.", {
+        param: 'configurations',
+        code: 'invalid_parameter',
+      });
+    }
     if (!plugin && input.credentials !== undefined) {
       throw new BadRequest("'credentials' are taken only by plugin integrations (plugin_provider_id).", {
         param: 'credentials',
         code: 'invalid_parameter',
       });
     }
-    let credentials = integration.credentials;
-    if (input.credentials !== undefined) {
-      credentials = { ...(credentials ?? {}) };
-      for (const [name, value] of Object.entries(input.credentials)) {
-        if (value === null) delete credentials[name];
-        else credentials[name] = this.secrets.encrypt(value);
-      }
-      if (Object.keys(credentials).length > MAX_CREDENTIALS) {
-        throw new BadRequest(`A plugin integration holds at most ${MAX_CREDENTIALS} credentials.`, {
-          param: 'credentials',
-          code: 'invalid_parameter',
-        });
-      }
+    const changes = input.configurations;
+    if (changes !== undefined) {
+      refuseManagedIdentity(changes.azure_auth_mode);
+      await this.checkHostSettings(changes);
     }
     const secretMappings =
       input.secretMappings === undefined
         ? undefined
         : await this.checkSecretMappings(integration, input.secretMappings);
-    const updated = await this.repo.update(integration.id, {
-      name: input.name ?? integration.name,
-      description: input.description === undefined ? integration.description : input.description,
-      encryptedKey: input.key === undefined ? integration.encryptedKey : this.secrets.encrypt(input.key),
-      credentials,
-      pricingAdjustments:
-        input.pricingAdjustments === undefined ? integration.pricingAdjustments : input.pricingAdjustments,
+    // The key and settings are checked again when any of them may change; mapped fields may be left out.
+    const checkAuth =
+      integration.provider !== null &&
+      (input.key !== undefined || changes !== undefined || secretMappings !== undefined);
+    const mapped = checkAuth ? (secretMappings ?? (await this.secretMappings(integration))) : [];
+    const updated = await this.repo.update(integration.id, (current) => {
+      let encryptedKey = input.key === undefined ? current.encryptedKey : this.secrets.encrypt(input.key);
+      const configurations =
+        changes === undefined
+          ? current.configurations
+          : this.changedConfigurations(current.configurations, changes);
+      if (checkAuth && current.provider !== null) {
+        checkProviderAuthOf(current.provider, {
+          key: input.key,
+          configurations,
+          secret_mappings: mapped,
+        });
+        if (sendsBearerToken(configurations)) encryptedKey = null;
+      }
+      return {
+        name: input.name ?? current.name,
+        description: input.description === undefined ? current.description : input.description,
+        encryptedKey,
+        credentials: this.changedCredentials(current.credentials, input.credentials),
+        configurations,
+        pricingAdjustments:
+          input.pricingAdjustments === undefined ? current.pricingAdjustments : input.pricingAdjustments,
+      };
     });
+    if (!updated) throw new NotFound(`Integration '${slug}' not found.`);
     if (secretMappings !== undefined)
       await this.secretReferences!.saveMappings(integration.id, secretMappings);
     publishChange(this.bus, {
@@ -228,6 +240,44 @@ export class IntegrationService {
       cacheKey: `${integration.organisationId}:${integration.slug}`,
     });
     return updated;
+  }
+
+  /** A plugin integration's credentials with the changes applied: null removes one, a value is sealed and set. */
+  private changedCredentials(
+    stored: Record<string, string> | null,
+    changes: Record<string, string | null> | undefined,
+  ): Record<string, string> | null {
+    if (changes === undefined) return stored;
+    const credentials = { ...(stored ?? {}) };
+    for (const [name, value] of Object.entries(changes)) {
+      if (value === null) delete credentials[name];
+      else credentials[name] = this.secrets.encrypt(value);
+    }
+    if (Object.keys(credentials).length > MAX_CREDENTIALS) {
+      throw new BadRequest(`A plugin integration holds at most ${MAX_CREDENTIALS} credentials.`, {
+        param: 'credentials',
+        code: 'invalid_parameter',
+      });
+    }
+    return credentials;
+  }
+
+  /**
+   * The stored settings with the changes applied: null removes a setting, a value replaces it
+   * (`headers` the whole header map), sealed as on create; those left out stay as stored.
+   */
+  private changedConfigurations(
+    stored: IntegrationConfigurations,
+    changes: NonNullable<UpdateIntegrationInput['configurations']>,
+  ): IntegrationConfigurations {
+    const kept: Record<string, unknown> = { ...stored };
+    const given: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(changes)) {
+      if (value === undefined) continue;
+      delete kept[name];
+      if (value !== null) given[name] = value;
+    }
+    return { ...kept, ...this.sealConfigurations(given as IntegrationConfigurations) };
   }
 
   /**
@@ -423,6 +473,19 @@ export class IntegrationService {
     return this.secretReferences ? this.secretReferences.mappingsOf(integration.id) : [];
   }
 
+  /**
+   * Each host setting given must pass the unsafe-host check: the gateway connects to the
+   * custom host and fetches tokens from the others, so they may point only where a custom
+   * host may.
+   */
+  private async checkHostSettings(
+    configurations: Partial<Record<HostSetting, string | null>>,
+  ): Promise<void> {
+    for (const name of HOST_SETTINGS) {
+      await this.checkCustomHost(configurations[name] ?? undefined, `configurations.${name}`);
+    }
+  }
+
   /** The gateway checks again at each connection: a name may resolve elsewhere later. */
   private async checkCustomHost(customHost: string | undefined, param: string): Promise<void> {
     if (customHost === undefined) return;
@@ -585,6 +648,24 @@ export class IntegrationService {
     }
     return seeded;
   }
+}
+
+/** The settings naming a host the gateway connects to. */
+const HOST_SETTINGS = [
+  'custom_host',
+  'oauth_token_endpoint',
+  'wif_token_endpoint',
+  'azure_authority_host',
+] as const;
+type HostSetting = (typeof HOST_SETTINGS)[number];
+
+/** azure_auth_mode managed is not offered (see AZURE_AUTH_MODES): a 501 saying why. */
+function refuseManagedIdentity(mode: string | null | undefined): void {
+  if (mode !== 'managed') return;
+  throw new NotImplemented(
+    "azure_auth_mode managed is not supported: a managed identity's token comes from the cloud's instance metadata endpoint, which the gateway does not call. Use entra (a client id and secret) or wif.",
+    { param: 'configurations.azure_auth_mode', code: 'azure_managed_identity_unsupported' },
+  );
 }
 
 /** Per-workspace limits cannot be enforced (see IntegrationService.setWorkspaceAccess): null or empty only. */

@@ -112,7 +112,7 @@ function integrationsRouter(integrations: IntegrationService, bodyLimit: string)
     {
       scope: 'integrations.update',
       summary:
-        "Changes an integration's name, description or pricing adjustments, or replaces its key or credentials.",
+        "Changes an integration's name, description, settings or pricing adjustments, or replaces its key or credentials.",
       params: integrationPath,
       query: 'none',
       body: updateIntegrationBody,

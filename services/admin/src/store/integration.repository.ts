@@ -18,6 +18,12 @@ export interface IntegrationModelSetting {
   custom_headers: Record<string, string>;
 }
 
+/** What an update may change. */
+export type IntegrationChanges = Pick<
+  Integration,
+  'name' | 'description' | 'encryptedKey' | 'credentials' | 'configurations' | 'pricingAdjustments'
+>;
+
 export class IntegrationRepository {
   constructor(private readonly manager: EntityManager) {}
 
@@ -87,13 +93,27 @@ export class IntegrationRepository {
     });
   }
 
+  /**
+   * Changes the live integration in one transaction, with its row locked: `change` is given
+   * the integration as stored and answers the fields to store, so of concurrent updates each
+   * applies to what the one before it stored and none is lost. An error `change` throws leaves
+   * the integration as it was. Null when the integration is not live (archived meanwhile).
+   */
   async update(
     id: string,
-    fields: Pick<Integration, 'name' | 'description' | 'encryptedKey' | 'credentials' | 'pricingAdjustments'>,
-  ): Promise<Integration> {
-    const repo = this.manager.getRepository(IntegrationEntity);
-    await repo.update({ id }, { ...fields, updatedAt: new Date() });
-    return (await repo.findOneBy({ id }))!;
+    change: (current: Integration) => IntegrationChanges,
+  ): Promise<Integration | null> {
+    return this.manager.transaction(async (tx) => {
+      const repo = tx.getRepository(IntegrationEntity);
+      const current = await repo.findOne({
+        where: { id, status: 'active' },
+        lock: { mode: 'pessimistic_write' },
+      });
+      if (!current) return null;
+      const fields = { ...change(current), updatedAt: new Date() };
+      await repo.update({ id }, fields);
+      return { ...current, ...fields };
+    });
   }
 
   /** Archives the live integration; false when it was archived already (by a concurrent call too). */

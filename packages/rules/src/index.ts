@@ -44,6 +44,7 @@ export {
   type RegisteredProvider,
 } from './providers/registry.ts';
 export { listedPrice } from './providers/prices.ts';
+export { AZURE_TOKEN_AUTH_SETTINGS } from './providers/azure-openai.ts';
 export {
   type ConditionOperators,
   type ConditionQuery,

@@ -1,5 +1,6 @@
 import { Forbidden, NotFound } from '@switchyard/core';
 import {
+  AZURE_TOKEN_AUTH_SETTINGS,
   listedPrice,
   providerDescriptor,
   providerRegistry,
@@ -61,24 +62,7 @@ const FIELD_DESCRIPTIONS: Readonly<Record<ConfigurationField, string>> = {
 /** The settings only one family's adapter reads, after custom_host and headers, which every upstream takes. */
 const FAMILY_SETTINGS: Readonly<Record<ProviderFamily, readonly ConfigurationField[]>> = {
   openai: [],
-  'azure-openai': [
-    'resource_name',
-    'deployment',
-    'api_version',
-    'provider_auth_type',
-    'oauth_token_endpoint',
-    'oauth_client_id',
-    'oauth_client_secret',
-    'oauth_scope',
-    'wif_token_endpoint',
-    'wif_audience',
-    'wif_scope',
-    'azure_auth_mode',
-    'azure_entra_tenant_id',
-    'azure_entra_client_id',
-    'azure_entra_client_secret',
-    'azure_authority_host',
-  ],
+  'azure-openai': ['resource_name', 'deployment', 'api_version', ...AZURE_TOKEN_AUTH_SETTINGS],
   anthropic: [],
   google: [],
   bedrock: ['aws_region', 'aws_access_key_id', 'aws_secret_access_key', 'aws_session_token'],

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { controlPlane } from '@switchyard/control-plane';
-import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
-import { adminService } from '../service.ts';
+import type { ServiceHarness } from '@switchyard/testing';
+import { startAdminWithResolver, oauthSettings } from '../testing/resolver-harness.ts';
 
-let h: ServiceHarness;
 /** What the injected resolver answers: no test resolves a name for real. */
 const dns: Record<string, string[]> = {
   'login.example.com': ['93.184.216.34'],
@@ -12,26 +10,15 @@ const dns: Record<string, string[]> = {
   'loopback.example.com': ['127.0.0.1'],
 };
 const resolved: string[] = [];
-
+let h: ServiceHarness;
 before(async () => {
-  h = await startServiceHarness({
-    services: [controlPlane, adminService],
-    resolve: async (host) => {
-      resolved.push(host);
-      return dns[host] ?? [];
-    },
-  });
+  h = await startAdminWithResolver(dns, resolved);
 });
 after(() => h.close());
 
 const clientSecret = 'entra-client-secret-value-0123456789';
 
-const oauth = {
-  provider_auth_type: 'oauthClientCredentials',
-  oauth_token_endpoint: 'https://login.example.com/tenant-1/oauth2/v2.0/token',
-  oauth_client_id: '00000000-0000-0000-0000-000000000001',
-  oauth_client_secret: clientSecret,
-};
+const oauth = oauthSettings(clientSecret);
 const wif = {
   provider_auth_type: 'wif',
   wif_token_endpoint: 'https://login.example.com/tenant-1/oauth2/v2.0/token',

@@ -1,27 +1,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { controlPlane } from '@switchyard/control-plane';
-import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
-import { adminService } from '../service.ts';
+import type { ServiceHarness } from '@switchyard/testing';
+import { startAdminWithResolver } from '../testing/resolver-harness.ts';
 
 // Azure OpenAI integrations with the reference's Entra settings (azure_auth_mode entra).
 
-let h: ServiceHarness;
 /** What the injected resolver answers: no test resolves a name for real. */
 const dns: Record<string, string[]> = {
   'login.microsoftonline.us': ['20.140.0.1'],
   'login.internal.example': ['10.0.0.7'],
 };
 const resolved: string[] = [];
-
+let h: ServiceHarness;
 before(async () => {
-  h = await startServiceHarness({
-    services: [controlPlane, adminService],
-    resolve: async (host) => {
-      resolved.push(host);
-      return dns[host] ?? [];
-    },
-  });
+  h = await startAdminWithResolver(dns, resolved);
 });
 after(() => h.close());
 

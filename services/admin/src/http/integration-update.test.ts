@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { controlPlane } from '@switchyard/control-plane';
 import { seedOrganisation } from '@switchyard/control-plane/testing';
-import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
-import { adminService } from '../service.ts';
+import type { ServiceHarness } from '@switchyard/testing';
+import { startAdminWithResolver, oauthSettings } from '../testing/resolver-harness.ts';
 
 // PUT /v1/integrations/:slug with `configurations`: settings changed, removed and kept, checked
 // as on create against the result.
 
-let h: ServiceHarness;
 /** What the injected resolver answers: no test resolves a name for real. */
 const dns: Record<string, string[]> = {
   'api.example.com': ['93.184.216.34'],
@@ -18,25 +16,14 @@ const dns: Record<string, string[]> = {
   'ten.example.com': ['10.0.0.5'],
 };
 const resolved: string[] = [];
-
+let h: ServiceHarness;
 before(async () => {
-  h = await startServiceHarness({
-    services: [controlPlane, adminService],
-    resolve: async (host) => {
-      resolved.push(host);
-      return dns[host] ?? [];
-    },
-  });
+  h = await startAdminWithResolver(dns, resolved);
 });
 after(() => h.close());
 
 const oauthSecret = 'oauth-client-secret-value-0123456789';
-const oauth = {
-  provider_auth_type: 'oauthClientCredentials',
-  oauth_token_endpoint: 'https://login.example.com/tenant-1/oauth2/v2.0/token',
-  oauth_client_id: '00000000-0000-0000-0000-000000000001',
-  oauth_client_secret: oauthSecret,
-};
+const oauth = oauthSettings(oauthSecret);
 
 /** A slug no other test uses. */
 const fresh = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 8)}`;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { errors, type Dispatcher } from 'undici';
 import { ServiceUnavailable, UpstreamError, type Logger } from '@switchyard/core';
-import { customHostRefused, inspectCustomHost } from '@switchyard/rules';
+import { AZURE_TOKEN_AUTH_SETTINGS, customHostRefused, inspectCustomHost } from '@switchyard/rules';
 import type { ProviderTarget } from '../providers/types.ts';
 import { NonPublicAddress } from './public-address-lookup.ts';
 
@@ -353,22 +353,7 @@ function keyOf(target: ProviderTarget, fingerprint: string): string {
 
 /** The settings a token depends on, hashed: the secret itself is not kept as a key. */
 function fingerprintOf(settings: Record<string, string>): string {
-  const names = [
-    'provider_auth_type',
-    'oauth_token_endpoint',
-    'oauth_client_id',
-    'oauth_client_secret',
-    'oauth_scope',
-    'wif_token_endpoint',
-    'wif_audience',
-    'wif_scope',
-    'azure_auth_mode',
-    'azure_entra_tenant_id',
-    'azure_entra_client_id',
-    'azure_entra_client_secret',
-    'azure_authority_host',
-  ];
   return createHash('sha256')
-    .update(JSON.stringify(names.map((name) => settings[name] ?? null)))
+    .update(JSON.stringify(AZURE_TOKEN_AUTH_SETTINGS.map((name) => settings[name] ?? null)))
     .digest('base64url');
 }

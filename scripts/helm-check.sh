@@ -90,11 +90,11 @@ expect "helm lint --strict (ingress off, mTLS off)" "$HELM" lint --strict "$CHAR
 # --- render -----------------------------------------------------------------
 echo "helm-check: template"
 cases=()
-render() { # render <name> <hpa> <ingress> <mtls> <helm template args...>
+render() { # render <name> <hpa> <ingress> <mtls> <helm template args...>; UID_BY=platform: the platform picks the user
   local name="$1" hpa="$2" ingress="$3" mtls="$4"; shift 4
   if "$HELM" template "$@" >"$OUT/$name.yaml" 2>"$OUT/$name.err"; then
     pass "helm template ($name)"
-    cases+=(--case "name=$name,file=$OUT/$name.yaml,hpa=$hpa,ingress=$ingress,mtls=$mtls")
+    cases+=(--case "name=$name,file=$OUT/$name.yaml,hpa=$hpa,ingress=$ingress,mtls=$mtls,uid=${UID_BY:-chart}")
   else
     fail "helm template ($name)"; sed 's/^/       /' "$OUT/$name.err" | tail -n 20
   fi
@@ -109,6 +109,27 @@ render no-ingress off off off sy "$CHART" --namespace sy \
   --set ingress.enabled=false --set grpcTls.enabled=false \
   --set secrets.existingSecret=sy-app-secrets
 
+# OpenShift's restricted policy: the platform assigns the user; extra volumes, mounts and a
+# sidecar; NetworkPolicies.
+UID_BY=platform render openshift off on off sy "$CHART" --namespace sy \
+  -f "$CHART/values-openshift.yaml" --set networkPolicy.enabled=true \
+  --set 'defaults.extraVolumes[0].name=ca-bundle' --set 'defaults.extraVolumes[0].configMap.name=ca-bundle' \
+  --set 'defaults.extraVolumeMounts[0].name=ca-bundle' --set 'defaults.extraVolumeMounts[0].mountPath=/etc/ssl/extra' \
+  --set 'components.gateway.sidecars[0].name=proxy' --set 'components.gateway.sidecars[0].image=envoyproxy/envoy:v1.31.0' \
+  --set 'components.gateway.sidecars[0].securityContext.readOnlyRootFilesystem=true' \
+  --set 'components.gateway.sidecars[0].securityContext.allowPrivilegeEscalation=false' \
+  --set 'components.gateway.sidecars[0].securityContext.runAsNonRoot=true' \
+  --set 'components.gateway.sidecars[0].securityContext.capabilities.drop[0]=ALL' \
+  --set 'components.gateway.sidecars[0].volumeMounts[0].name=tmp' \
+  --set 'components.gateway.sidecars[0].volumeMounts[0].mountPath=/tmp'
+expect "the OpenShift values leave the user to the platform and keep the rest as strict" \
+  bash -c '! grep -q "runAsUser" "$0/openshift.yaml" && grep -q "readOnlyRootFilesystem: true" "$0/openshift.yaml" \
+    && grep -q "mountPath: /etc/ssl/extra" "$0/openshift.yaml" && grep -q "name: proxy" "$0/openshift.yaml"' "$OUT"
+expect "one NetworkPolicy per service: HTTP from the ingress namespace, gRPC only from the release's own pods" \
+  bash -c 'test "$(grep -c "^kind: NetworkPolicy" "$0/openshift.yaml")" = 5 \
+    && grep -q "kubernetes.io/metadata.name: ingress-nginx" "$0/openshift.yaml" \
+    && grep -q "port: grpc" "$0/openshift.yaml" \
+    && ! grep -q "^kind: NetworkPolicy" "$0/default.yaml"' "$OUT"
 # Log exports: a volume by default (emptyDir, a claim the chart makes, or one of yours), or a bucket.
 expect "log exports: a volume at EXPORT_DIR by default, a claim the chart makes when sized" \
   bash -c '"$0" template x "$1" --show-only templates/log-export/deployment.yaml > "$2/lx.yaml" \
@@ -241,7 +262,7 @@ else
   else
     fail "runtime stage runs as non-root USER (got '${final_user:-none}')"
   fi
-  chart_uid="$(grep -oE 'runAsUser: [0-9]+' "$CHART/templates/_helpers.tpl" | head -n 1 | awk '{ print $2 }')"
+  chart_uid="$(grep -oE 'runAsUser: [0-9]+' "$CHART/values.yaml" | head -n 1 | awk '{ print $2 }')"
   [[ -n "$chart_uid" && "$final_uid" == "$chart_uid" ]] && pass "image USER matches the chart's runAsUser ($chart_uid)" \
     || fail "image USER ($final_uid) matches the chart's runAsUser ($chart_uid)"
   grep -qE '^[[:space:]]*HEALTHCHECK' "$OUT/Dockerfile.flat" && fail "no HEALTHCHECK (probes are the orchestrator's)" \

@@ -544,27 +544,12 @@ Usage: include "switchyard.componentSecretEnv" (dict "root" $ "component" "gatew
 Pod-level security context shared by the services and the migration Job.
 */}}
 {{- define "switchyard.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 10001
-runAsGroup: 10001
-fsGroup: 10001
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .Values.podSecurityContext -}}
 {{- end -}}
 
 {{/* Container-level security context shared by the services and the migration Job. */}}
 {{- define "switchyard.containerSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 10001
-runAsGroup: 10001
-readOnlyRootFilesystem: true
-allowPrivilegeEscalation: false
-privileged: false
-capabilities:
-  drop:
-    - ALL
-seccompProfile:
-  type: RuntimeDefault
+{{- toYaml .Values.containerSecurityContext -}}
 {{- end -}}
 
 {{/* Pod annotations that roll the pods when configuration or chart-managed secrets change. */}}

@@ -142,6 +142,16 @@ spec:
               mountPath: /var/run/secrets/switchyard/wif
               readOnly: true
             {{- end }}
+            {{- with $v.extraVolumeMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+        {{- with $v.sidecars }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      {{- with $v.initContainers }}
+      initContainers:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
       volumes:
         - name: tmp
           emptyDir: {{ if $v.tmpSizeLimit }}{ sizeLimit: {{ $v.tmpSizeLimit }} }{{ else }}{}{{ end }}
@@ -185,6 +195,9 @@ spec:
                   path: token
                   audience: {{ required "config.gateway.workloadIdentity.audience is required when workloadIdentity is enabled: the audience the STS expects" $wif.audience | quote }}
                   expirationSeconds: {{ $wif.expirationSeconds | int64 }}
+        {{- end }}
+        {{- with $v.extraVolumes }}
+        {{- toYaml . | nindent 8 }}
         {{- end }}
       {{- with $v.nodeSelector }}
       nodeSelector:

@@ -130,6 +130,18 @@ expect "one NetworkPolicy per service: HTTP from the ingress namespace, gRPC onl
     && grep -q "kubernetes.io/metadata.name: ingress-nginx" "$0/openshift.yaml" \
     && grep -q "port: grpc" "$0/openshift.yaml" \
     && ! grep -q "^kind: NetworkPolicy" "$0/default.yaml"' "$OUT"
+# Prometheus Operator and Gateway API objects, validated against their own schemas.
+render monitoring off on off mon "$CHART" --namespace mon \
+  --set metrics.serviceMonitor.enabled=true --set metrics.prometheusRule.enabled=true \
+  --set gatewayApi.httpRoute.enabled=true --set 'gatewayApi.httpRoute.parentRefs[0].name=public' \
+  --set 'gatewayApi.httpRoute.hostnames[0]=switchyard.example.com'
+expect "a ServiceMonitor, a PrometheusRule and an HTTPRoute with every route of the table" \
+  bash -c 'grep -q "^kind: ServiceMonitor" "$0/monitoring.yaml" && grep -q "^kind: PrometheusRule" "$0/monitoring.yaml" \
+    && grep -q "^kind: HTTPRoute" "$0/monitoring.yaml" \
+    && test "$(grep -c "type: PathPrefix\|type: Exact" "$0/monitoring.yaml")" = "$(grep -c "\"prefix\"" "$1/files/routes.json")" \
+    && ! grep -q "^kind: \(ServiceMonitor\|PrometheusRule\|HTTPRoute\)" "$0/default.yaml"' "$OUT" "$CHART"
+refuse "refuses an HTTPRoute without parentRefs" \
+  "$HELM" template x "$CHART" --set gatewayApi.httpRoute.enabled=true
 # Log exports: a volume by default (emptyDir, a claim the chart makes, or one of yours), or a bucket.
 expect "log exports: a volume at EXPORT_DIR by default, a claim the chart makes when sized" \
   bash -c '"$0" template x "$1" --show-only templates/log-export/deployment.yaml > "$2/lx.yaml" \

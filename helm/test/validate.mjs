@@ -184,7 +184,13 @@ async function modelFor(apiVersion, kind) {
   let model = null;
   if (/^([a-z0-9.-]+\/)?v[0-9]+((alpha|beta)[0-9]+)?$/.test(apiVersion ?? '')) {
     try {
-      const mod = await import(`kubernetes-models/${apiVersion}`);
+      // The CRDs the chart may render (Prometheus Operator, Gateway API) have packages of their own.
+      const crdPackages = {
+        'monitoring.coreos.com': '@kubernetes-models/prometheus-operator',
+        'gateway.networking.k8s.io': '@kubernetes-models/gateway-api',
+      };
+      const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+      const mod = await import(`${crdPackages[group] ?? 'kubernetes-models'}/${apiVersion}`);
       if (typeof mod[kind] === 'function') model = mod[kind];
     } catch {
       model = null;

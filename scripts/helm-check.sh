@@ -130,7 +130,13 @@ expect "one NetworkPolicy per service: HTTP from the ingress namespace, gRPC onl
     && grep -q "kubernetes.io/metadata.name: ingress-nginx" "$0/openshift.yaml" \
     && grep -q "port: grpc" "$0/openshift.yaml" \
     && ! grep -q "^kind: NetworkPolicy" "$0/default.yaml"' "$OUT"
-# Prometheus Operator and Gateway API objects, validated against their own schemas.
+# Prometheus Operator and Gateway API objects, validated against their own schemas; a
+# gateway autoscaled on a custom metric too.
+render autoscaled on on off auto "$CHART" --namespace auto --set defaults.autoscaling.enabled=true \
+  --set 'components.gateway.autoscaling.metrics[0].type=Pods' \
+  --set 'components.gateway.autoscaling.metrics[0].pods.metric.name=switchyard_http_requests_per_second' \
+  --set 'components.gateway.autoscaling.metrics[0].pods.target.type=AverageValue' \
+  --set 'components.gateway.autoscaling.metrics[0].pods.target.averageValue=200'
 render monitoring off on off mon "$CHART" --namespace mon \
   --set metrics.serviceMonitor.enabled=true --set metrics.prometheusRule.enabled=true \
   --set gatewayApi.httpRoute.enabled=true --set 'gatewayApi.httpRoute.parentRefs[0].name=public' \
@@ -140,6 +146,13 @@ expect "a ServiceMonitor, a PrometheusRule and an HTTPRoute with every route of 
     && grep -q "^kind: HTTPRoute" "$0/monitoring.yaml" \
     && test "$(grep -c "type: PathPrefix\|type: Exact" "$0/monitoring.yaml")" = "$(grep -c "\"prefix\"" "$1/files/routes.json")" \
     && ! grep -q "^kind: \(ServiceMonitor\|PrometheusRule\|HTTPRoute\)" "$0/default.yaml"' "$OUT" "$CHART"
+expect "adds custom HPA metrics beside CPU" \
+  bash -c '"$0" template x "$1" --set components.gateway.autoscaling.enabled=true \
+    --set "components.gateway.autoscaling.metrics[0].type=Pods" \
+    --set "components.gateway.autoscaling.metrics[0].pods.metric.name=switchyard_http_requests_per_second" \
+    --set "components.gateway.autoscaling.metrics[0].pods.target.type=AverageValue" \
+    --set "components.gateway.autoscaling.metrics[0].pods.target.averageValue=200" \
+    --show-only templates/gateway/hpa.yaml | grep -q "name: switchyard_http_requests_per_second"' "$HELM" "$CHART"
 refuse "refuses an HTTPRoute without parentRefs" \
   "$HELM" template x "$CHART" --set gatewayApi.httpRoute.enabled=true
 # Log exports: a volume by default (emptyDir, a claim the chart makes, or one of yours), or a bucket.

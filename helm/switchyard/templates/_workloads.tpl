@@ -297,6 +297,9 @@ spec:
           type: Utilization
           averageUtilization: {{ . }}
     {{- end }}
+    {{- with $a.metrics }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
   {{- with $a.behavior }}
   behavior:
     {{- toYaml . | nindent 4 }}

@@ -93,6 +93,50 @@ export const httpServerEnv = {
   }),
 };
 
+/**
+ * An origin as a browser sends it in `Origin` (scheme, host, port unless the default), from an
+ * operator's entry: http or https, a host, an optional port, and nothing after them.
+ */
+function originOf(entry: string): string | undefined {
+  if (!/^https?:\/\/[^/?#@*\s]+$/i.test(entry)) return undefined;
+  try {
+    return new URL(entry).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Which browser pages may call a process's HTTP API (see createHttpApp's `cors`). */
+export const corsEnv = {
+  CORS_ALLOWED_ORIGINS: env
+    .list()
+    .transform((entries, ctx) => {
+      if (entries.includes('*') && entries.length > 1) {
+        ctx.addIssue({ code: 'custom', message: "'*' allows every origin and must be the only entry" });
+        return z.NEVER;
+      }
+      if (entries[0] === '*') return entries;
+      const origins: string[] = [];
+      for (const entry of entries) {
+        const origin = originOf(entry);
+        if (origin === undefined) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `'${entry}' is not an origin: expected http or https, a host and an optional port, and no path, not even '/' (such as https://app.example.com)`,
+          });
+        } else if (!origins.includes(origin)) origins.push(origin);
+      }
+      return origins;
+    })
+    .meta({
+      description:
+        'comma-separated origins of the browser pages that may call the HTTP API, credentials allowed (`https://app.example.com`: a port only when not the default, no path), or `*` for any page, without credentials. Unset: no CORS headers, so browsers keep cross-origin answers from pages. Preflights from these origins are answered 204 before authentication (`Access-Control-Max-Age`: CORS_MAX_AGE_SECONDS)',
+    }),
+  CORS_MAX_AGE_SECONDS: env.int(600, 0, 86_400).meta({
+    description: 'how long a browser may reuse the answer to a CORS preflight (`Access-Control-Max-Age`)',
+  }),
+};
+
 /** Deadlines of the calls a process makes to its database and to other services. */
 export const callDeadlineEnv = {
   GRPC_DEADLINE_MS: env.int(5_000, 1, 600_000).meta({
@@ -222,6 +266,7 @@ export const baseEnvSchema = z.object({
       "Express's `trust proxy` setting for the proxies in front: `true`, a hop count, or comma-separated addresses and subnets such as `loopback`, `10.0.0.0/8`; only their `X-Forwarded-For` then names the client (the audit log's client IP). Unset or `false`: no proxy is trusted",
   }),
   ...httpServerEnv,
+  ...corsEnv,
   ...callDeadlineEnv,
 });
 export type BaseEnv = z.output<typeof baseEnvSchema>;

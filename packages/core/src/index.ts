@@ -9,6 +9,7 @@ export {
   callDeadlineEnv,
   type CallDeadlines,
   ConfigError,
+  corsEnv,
   env,
   httpServerEnv,
   listenEnv,

@@ -14,6 +14,7 @@ import {
   requestContext,
   toAppError,
 } from '@switchyard/core';
+import { corsMiddleware, type CorsOptions } from './cors.ts';
 import { createLimitedServer, defaultServerLimits, type ServerLimits } from './server-limits.ts';
 
 export type ReadinessCheck = () => Promise<void>;
@@ -38,6 +39,8 @@ export interface HttpAppOptions {
    * makes, so the gateway turns it off and names the request in its request-scope log lines.
    */
   requestLogContext?: boolean;
+  /** Which browser pages may call the routes (see corsMiddleware); unset or no origins: no CORS. */
+  cors?: CorsOptions | undefined;
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -242,7 +245,7 @@ export function trustProxySetting(value: string | undefined): boolean | number |
   return text;
 }
 
-/** Health, readiness, metrics, request ids, access metrics, routers, one error handler. */
+/** Health, readiness, metrics, request ids, access metrics, CORS, routers, one error handler. */
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -251,6 +254,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('trust proxy', trustProxySetting(options.trustProxy));
   app.use(requestIdMiddleware(options.requestLogContext ?? true));
   app.use(accessMetrics(options));
+  const cors = options.cors && corsMiddleware(options.cors);
+  if (cors) app.use(cors);
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

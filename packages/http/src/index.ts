@@ -9,4 +9,5 @@ export {
   REQUEST_ID_HEADER,
   storableUrlText,
 } from './http.ts';
+export { type CorsOptions, corsOptionsFrom } from './cors.ts';
 export { serverLimitsFrom } from './server-limits.ts';

@@ -6,6 +6,7 @@ import {
   SecretBox,
   baseEnvSchema,
   callDeadlineEnv,
+  corsEnv,
   createLogger,
   createMetrics,
   encryptionKeyMeta,
@@ -17,7 +18,7 @@ import {
   sharedEnv,
   type Logger,
 } from '@switchyard/core';
-import { createHttpApp, listen, serverLimitsFrom } from '@switchyard/http';
+import { corsOptionsFrom, createHttpApp, listen, serverLimitsFrom } from '@switchyard/http';
 import {
   EventJournal,
   MemoryEventBus,
@@ -50,6 +51,7 @@ const configSchema = z.object({
   HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
   TRUST_PROXY: baseEnvSchema.shape.TRUST_PROXY,
   ...httpServerEnv,
+  ...corsEnv,
   ...callDeadlineEnv,
 });
 
@@ -158,6 +160,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     isStopping: () => lifecycle.isStopping,
     routers: [{ router: services.router }],
     trustProxy: config.TRUST_PROXY,
+    cors: corsOptionsFrom(config),
   });
   const http = await listen(app, config.HOST, config.PORT, serverLimitsFrom(config));
   lifecycle.onStop('event bus flush', () => bus.flush(config.SHUTDOWN_GRACE_MS));

@@ -36,7 +36,13 @@ import {
   type GrpcSecurity,
   type ServiceClient,
 } from './grpc.ts';
-import { createHttpApp, listen, type ReadinessCheck, serverLimitsFrom } from '@switchyard/http';
+import {
+  corsOptionsFrom,
+  createHttpApp,
+  listen,
+  type ReadinessCheck,
+  serverLimitsFrom,
+} from '@switchyard/http';
 import { serveDescription, type OpenApiDocument } from './openapi.ts';
 import type { DeclaredRoute, ScopedRouter } from './scoped-router.ts';
 import type { ServiceName } from './routes.ts';
@@ -525,6 +531,11 @@ export async function runStandalone(
     routers: standaloneRouters(definition, instance, bus, logger, options),
     isStopping: () => lifecycle.isStopping,
     trustProxy: config.TRUST_PROXY,
+    // The services that read HEADER_PREFIX validate it themselves; CORS allows their headers under it.
+    cors: corsOptionsFrom({
+      ...config,
+      ...loadConfig(z.object({ HEADER_PREFIX: sharedEnv.HEADER_PREFIX }), processEnv),
+    }),
     requestLogContext: definition.requestLogContext,
   });
   const http = await listen(app, config.HOST, config.PORT, serverLimitsFrom(config));

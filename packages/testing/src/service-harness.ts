@@ -1,5 +1,5 @@
 import { SecretBox, createLogger, createMetrics, randomToken, type Logger } from '@switchyard/core';
-import { createHttpApp, listen } from '@switchyard/http';
+import { type CorsOptions, createHttpApp, listen } from '@switchyard/http';
 import type { Resolver } from '@switchyard/rules';
 import {
   MemoryEventBus,
@@ -43,6 +43,8 @@ export interface ServiceHarnessOptions {
   clientAddresses?: Partial<Record<ClientName, string>>;
   /** Express's `trust proxy` setting for the one HTTP entry point (as TRUST_PROXY gives it). */
   trustProxy?: string;
+  /** CORS for the one HTTP entry point (as CORS_ALLOWED_ORIGINS and CORS_MAX_AGE_SECONDS give it). */
+  cors?: CorsOptions;
   /**
    * Resolves the host names tenants choose (custom hosts), so that tests never use real DNS.
    * Without it the system resolver is used.
@@ -210,6 +212,7 @@ async function start(
     readiness: {},
     routers: [{ router: services.router }],
     trustProxy: options.trustProxy,
+    cors: options.cors,
   });
   const http = await listen(app, '127.0.0.1', 0);
   closers.push(async () => {

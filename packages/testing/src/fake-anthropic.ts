@@ -72,8 +72,20 @@ export async function startFakeAnthropic(
   return state;
 }
 
+/** The head Anthropic gives every answer, errors included: a request id, the organisation and its rate limits. */
+const ANTHROPIC_HEAD = {
+  'request-id': 'req_fake',
+  'anthropic-organization-id': '00000000-0000-4000-8000-000000000000',
+  'anthropic-ratelimit-requests-limit': '50',
+  'anthropic-ratelimit-requests-remaining': '49',
+  'anthropic-ratelimit-requests-reset': '2026-01-01T00:00:01Z',
+  'anthropic-ratelimit-tokens-limit': '40000',
+  'anthropic-ratelimit-tokens-remaining': '39000',
+  'anthropic-ratelimit-tokens-reset': '2026-01-01T00:00:01Z',
+};
+
 function sendError(res: ServerResponse, status: number, message: string): void {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'request-id': 'req_fake' };
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...ANTHROPIC_HEAD };
   if (status === 429 || status === 529) headers['retry-after'] = '7';
   res.writeHead(status, headers);
   res.end(
@@ -148,11 +160,11 @@ async function handle(
     usage: { ...FAKE_ANTHROPIC_USAGE, service_tier: 'standard' },
   };
   if (!body.stream) {
-    res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_fake' });
+    res.writeHead(200, { 'content-type': 'application/json', ...ANTHROPIC_HEAD });
     res.end(JSON.stringify(message));
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...ANTHROPIC_HEAD });
   const pause = model === 'slow-stream' ? 50 : 0;
   const send = async (data: { type: string } & Record<string, unknown>) => {
     if (pause) await new Promise((r) => setTimeout(r, pause));

@@ -52,13 +52,22 @@ export async function startFakeAzureOpenAi(
   return state;
 }
 
+/** The head Azure gives every answer (observed): its request ids, the region and the remaining rate limits. */
+const AZURE_HEAD = {
+  'apim-request-id': 'fake-apim',
+  'x-request-id': 'fake-azure-request',
+  'x-ms-region': 'Sweden Central',
+  'x-ratelimit-remaining-requests': '99',
+  'x-ratelimit-remaining-tokens': '99000',
+};
+
 function sendError(
   res: ServerResponse,
   status: number,
   error: Record<string, unknown>,
   headers: Record<string, string> = {},
 ): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'apim-request-id': 'fake-apim', ...headers });
+  res.writeHead(status, { 'content-type': 'application/json', ...AZURE_HEAD, ...headers });
   res.end(JSON.stringify({ error }));
 }
 
@@ -160,7 +169,7 @@ async function handle(
   const id = `chatcmpl-azure-${state.requests.length}`;
   const created = Math.floor(Date.now() / 1000);
   const usage = { prompt_tokens: 12, completion_tokens: 2, total_tokens: 14 };
-  const headers = { 'apim-request-id': 'fake-apim', 'x-ms-region': 'Sweden Central' };
+  const headers = AZURE_HEAD;
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json', ...headers });
     res.end(

@@ -35,6 +35,28 @@ export async function startFakeOpenAi(options: { apiKey?: string; port?: number 
 /** Requests seen per `fail-first-*` model, across every fake in the process. */
 const failures = new Map<string, number>();
 
+let answered = 0;
+
+/**
+ * The head OpenAI gives every answer, errors included: a request id, organisation and
+ * timing, the rate-limit headers of the key, and a load balancer's cookie.
+ */
+function fakeOpenAiHead(): Record<string, string> {
+  answered += 1;
+  return {
+    'x-request-id': `req_fake_${answered}`,
+    'openai-organization': 'org-fake',
+    'openai-processing-ms': '12',
+    'x-ratelimit-limit-requests': '500',
+    'x-ratelimit-limit-tokens': '30000',
+    'x-ratelimit-remaining-requests': '499',
+    'x-ratelimit-remaining-tokens': '29950',
+    'x-ratelimit-reset-requests': '120ms',
+    'x-ratelimit-reset-tokens': '100ms',
+    'set-cookie': '__cf_bm=fake; path=/; HttpOnly',
+  };
+}
+
 function sendError(
   res: ServerResponse,
   status: number,
@@ -42,7 +64,7 @@ function sendError(
   type: string,
   code: string | null,
 ): void {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...fakeOpenAiHead() };
   if (status === 429) headers['retry-after'] = '2';
   res.writeHead(status, headers);
   res.end(JSON.stringify({ error: { message, type, param: null, code } }));
@@ -117,7 +139,7 @@ async function handle(
       ? [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]
       : undefined;
   if (!body.stream) {
-    res.writeHead(200, { 'content-type': 'application/json' });
+    res.writeHead(200, { 'content-type': 'application/json', ...fakeOpenAiHead() });
     res.end(
       JSON.stringify({
         id,
@@ -142,7 +164,11 @@ async function handle(
     );
     return;
   }
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    ...fakeOpenAiHead(),
+  });
   const base = { id, object: 'chat.completion.chunk', created, model, system_fingerprint: 'fp_fake' };
   const send = (value: unknown) => res.write(`data: ${JSON.stringify(value)}\n\n`);
   const pause = model === 'slow-stream' ? 50 : 0;

@@ -1,6 +1,6 @@
 import { AppError, BadRequest } from '@switchyard/core';
 import { costOf } from '../pricing/cost.ts';
-import type { ChatBody } from '../providers/types.ts';
+import type { ChatBody, UpstreamHeaders } from '../providers/types.ts';
 import type { CacheHeaders } from './gateway-headers.ts';
 import {
   GatewayRequest,
@@ -48,6 +48,8 @@ export type ChatReply = (
   /** Where a complete answer is cached; undefined when it is not to be. */
   cacheKey: string | undefined;
   maxAgeSeconds: number;
+  /** The head of the provider's answer; none on an answer from the cache. */
+  upstreamHeaders?: UpstreamHeaders | undefined;
 };
 
 /** A chat completion request: a gateway request with the cache's verdict on it. */
@@ -188,6 +190,7 @@ export class ChatCompletions {
         fromCache: false,
         cacheKey,
         maxAgeSeconds: directives.maxAgeSeconds,
+        upstreamHeaders: response.upstreamHeaders,
       };
       if (response.kind === 'json') {
         const answered =

@@ -5,7 +5,9 @@ import type { ChatCompletions, ChatReply, ChatRequest } from '../domain/chat-com
 import type { Relayed } from '../domain/gateway-request.ts';
 import type { ChatBody } from '../providers/types.ts';
 import { chatBodyJson } from './chat-body.ts';
+import { upstreamHeadersOf } from '../upstream/http-client.ts';
 import { readCacheHeaders } from './gateway-headers.ts';
+import { providerHeaders } from './provider-headers.ts';
 import { attachToConnection, readIncomingCall, type ClosedRequestReport } from './incoming-call.ts';
 import { dropConnection, relay, setHeaders, startStream } from './respond.ts';
 
@@ -40,11 +42,18 @@ export class ChatCompletionsRoute {
     try {
       const parsed = validate(req, chatBodyJson(raw, requestBody));
       const reply = await this.chat.answer(request, parsed, raw, readCacheHeaders(req, this.headerPrefix));
-      setHeaders(res, request.settledHeaders());
+      const settled = request.settledHeaders();
+      setHeaders(res, settled);
+      // Sent with the answer's head, a stream's included: they came with the provider's.
+      setHeaders(res, providerHeaders(reply.upstreamHeaders, this.headerPrefix, settled));
       const sent = await this.send(request, res, reply);
       this.chat.complete(request, reply, res.statusCode, sent, requestBody);
     } catch (err) {
-      if (!res.headersSent) setHeaders(res, request.settledHeaders());
+      if (!res.headersSent) {
+        const settled = request.settledHeaders();
+        setHeaders(res, settled);
+        setHeaders(res, providerHeaders(upstreamHeadersOf(err), this.headerPrefix, settled));
+      }
       request.fail(err, requestBody, request.cacheStatus);
     }
   }

@@ -4,7 +4,9 @@ import type { ForwardedOperations } from '../domain/forwarded-operations.ts';
 import { headerNames } from '../domain/gateway-headers.ts';
 import { specified, upstreamPath } from './forwarded-routes.ts';
 import { attachToConnection, readIncomingCall, type ClosedRequestReport } from './incoming-call.ts';
+import { upstreamHeadersOf } from '../upstream/http-client.ts';
 import { parseJsonObject } from './request-body.ts';
+import { providerHeaders } from './provider-headers.ts';
 import { dropConnection, relay, setHeaders } from './respond.ts';
 
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'openai-beta'];
@@ -72,12 +74,16 @@ export class ForwardedOperationsRoute {
         upload: req,
       });
       setHeaders(res, request.responseHeaders);
+      setHeaders(res, providerHeaders(response.upstreamHeaders, this.headerPrefix, request.responseHeaders));
       res.status(response.status);
       for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
       const { copy } = await relay(res, response.body, () => dropConnection(res));
       this.forwarded.complete(request, response, res.statusCode, copy, requestBody);
     } catch (err) {
-      if (!res.headersSent) setHeaders(res, request.responseHeaders);
+      if (!res.headersSent) {
+        setHeaders(res, request.responseHeaders);
+        setHeaders(res, providerHeaders(upstreamHeadersOf(err), this.headerPrefix, request.responseHeaders));
+      }
       request.fail(err, requestBody);
     }
   }

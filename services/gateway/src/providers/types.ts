@@ -39,9 +39,13 @@ export interface ChatCall {
 /** A validated chat completion request; unknown fields the client sent are kept. */
 export type ChatBody = ChatCompletionRequest;
 
-export type ProviderResponse =
+/** The head of the provider's answer as received (lower-case names), for http/provider-headers.ts to pick from. */
+export type UpstreamHeaders = Record<string, string | string[] | undefined>;
+
+export type ProviderResponse = (
   | { kind: 'json'; status: number; body: Buffer; contentType: string }
-  | { kind: 'stream'; status: number; body: AsyncIterable<Uint8Array> | Readable; contentType: string };
+  | { kind: 'stream'; status: number; body: AsyncIterable<Uint8Array> | Readable; contentType: string }
+) & { upstreamHeaders?: UpstreamHeaders | undefined };
 
 /** Any other OpenAI-format operation (embeddings, files, runs, ...), forwarded as it came. */
 export interface ForwardCall {
@@ -58,8 +62,10 @@ export interface ForwardCall {
 
 export interface ForwardResponse {
   status: number;
+  /** The content headers passed on as they are (content-type, content-disposition, ...). */
   headers: Record<string, string>;
   body: AsyncIterable<Uint8Array>;
+  upstreamHeaders?: UpstreamHeaders | undefined;
 }
 
 /** A provider adapter: one folder under providers/. */

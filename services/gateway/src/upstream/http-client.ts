@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { Agent, EnvHttpProxyAgent, errors, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { RequestTimeout, UpstreamError, env as setting } from '@switchyard/core';
+import type { UpstreamHeaders } from '../providers/types.ts';
 import type { CancelSignal } from '../routing/cancellation.ts';
 import { NonPublicAddress } from './public-address-lookup.ts';
 
@@ -200,9 +201,24 @@ function parseRawHeaders(raw: Buffer[] | string[] | null | undefined): Record<st
   return headers;
 }
 
+/** The head of the provider's answer that an error was made from (see upstreamHeadersOf). */
+const headsOfErrors = new WeakMap<object, UpstreamHeaders>();
+
+/** Records the head of the provider's error answer on the error made from it; returns the error. */
+export function withUpstreamHeaders<E extends Error>(error: E, headers: UpstreamHeaders): E {
+  headsOfErrors.set(error, headers);
+  return error;
+}
+
+/** The head of the provider's answer an error was made from; undefined for any other error. */
+export function upstreamHeadersOf(error: unknown): UpstreamHeaders | undefined {
+  return typeof error === 'object' && error !== null ? headsOfErrors.get(error) : undefined;
+}
+
 /**
  * The upstream's error, mapped onto the one error shape with the provider named; its
- * `retry-after` is passed on so clients back off as the provider asked.
+ * `retry-after` is passed on so clients back off as the provider asked, and its head is kept
+ * with it (withUpstreamHeaders).
  */
 export async function upstreamErrorFrom(
   provider: string,
@@ -228,7 +244,7 @@ export async function upstreamErrorFrom(
   } catch {
     // Not JSON: keep the text.
   }
-  return new UpstreamError(status, `${provider} error: ${message}`, {
+  const error = new UpstreamError(status, `${provider} error: ${message}`, {
     code: code ?? type ?? 'upstream_error',
     param,
     headers:
@@ -236,6 +252,7 @@ export async function upstreamErrorFrom(
         ? { 'retry-after': retryAfter }
         : {},
   });
+  return withUpstreamHeaders(error, response.headers);
 }
 
 /** A successful upstream answer's JSON body; one that is not JSON is a 502 naming the provider. */

@@ -33,9 +33,15 @@ export function anthropicProvider(dispatcher: Dispatcher): ChatProvider {
           created,
           includeUsage: call.body.stream_options?.include_usage === true,
         });
-        return streamResponse(translatedStream(ID, chunks, call.signal));
+        return {
+          ...streamResponse(translatedStream(ID, chunks, call.signal)),
+          upstreamHeaders: response.headers,
+        };
       }
-      return jsonResponse(fromMessage(await readUpstreamJson<Message>(ID, response), created));
+      return {
+        ...jsonResponse(fromMessage(await readUpstreamJson<Message>(ID, response), created)),
+        upstreamHeaders: response.headers,
+      };
     },
   };
 }

@@ -3,6 +3,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { BadRequest, UpstreamError } from '@switchyard/core';
 import type { Dispatcher } from 'undici';
 import type { ProviderTarget } from '../types.ts';
+import { withUpstreamHeaders } from '../../upstream/http-client.ts';
 
 export const PROVIDER = 'bedrock';
 
@@ -92,11 +93,12 @@ export async function bedrockErrorFrom(response: Dispatcher.ResponseData): Promi
     // Not JSON: keep the text.
   }
   const retryAfter = response.headers['retry-after'];
-  return new UpstreamError(status, `bedrock error: ${message}`, {
+  const error = new UpstreamError(status, `bedrock error: ${message}`, {
     code: type ?? 'upstream_error',
     headers:
       typeof retryAfter === 'string' && /^[\w ,:-]{1,64}$/.test(retryAfter)
         ? { 'retry-after': retryAfter }
         : {},
   });
+  return withUpstreamHeaders(error, response.headers);
 }

@@ -35,9 +35,15 @@ export function bedrockProvider(dispatcher: Dispatcher): ChatProvider {
       };
       if (stream) {
         const includeUsage = call.body.stream_options?.include_usage === true;
-        return streamResponse(converseStreamToSse(response.body, { ...meta, includeUsage }));
+        return {
+          ...streamResponse(converseStreamToSse(response.body, { ...meta, includeUsage })),
+          upstreamHeaders: response.headers,
+        };
       }
-      return jsonResponse(fromConverseResponse((await response.body.json()) as ConverseResponse, meta));
+      return {
+        ...jsonResponse(fromConverseResponse((await response.body.json()) as ConverseResponse, meta)),
+        upstreamHeaders: response.headers,
+      };
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { readUpstreamJson, upstreamRequest } from '../../upstream/http-client.ts';
+import { readUpstreamJson, upstreamRequest, withUpstreamHeaders } from '../../upstream/http-client.ts';
 import { jsonResponse, readServerSentEvents, streamResponse, translatedStream } from '../openai-format.ts';
 import type { ChatCall, ChatProvider, ProviderResponse } from '../types.ts';
 import { generateUrl, headers } from './api.ts';
@@ -28,10 +28,13 @@ export function googleProvider(dispatcher: Dispatcher): ChatProvider {
       if (response.statusCode >= 400) {
         const text = await response.body.text();
         const retryAfter = response.headers['retry-after'];
-        throw geminiError(
-          response.statusCode,
-          parseJson(text) ?? text,
-          typeof retryAfter === 'string' ? retryAfter : undefined,
+        throw withUpstreamHeaders(
+          geminiError(
+            response.statusCode,
+            parseJson(text) ?? text,
+            typeof retryAfter === 'string' ? retryAfter : undefined,
+          ),
+          response.headers,
         );
       }
       const context: TranslationContext = {
@@ -44,11 +47,17 @@ export function googleProvider(dispatcher: Dispatcher): ChatProvider {
           ...context,
           includeUsage: call.body.stream_options?.include_usage === true,
         });
-        return streamResponse(translatedStream(ID, chunks, call.signal));
+        return {
+          ...streamResponse(translatedStream(ID, chunks, call.signal)),
+          upstreamHeaders: response.headers,
+        };
       }
-      return jsonResponse(
-        fromGenerateContent(await readUpstreamJson<GenerateContentResponse>(ID, response), context),
-      );
+      return {
+        ...jsonResponse(
+          fromGenerateContent(await readUpstreamJson<GenerateContentResponse>(ID, response), context),
+        ),
+        upstreamHeaders: response.headers,
+      };
     },
   };
 }

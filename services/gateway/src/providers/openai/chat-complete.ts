@@ -36,6 +36,7 @@ export function openAiProvider(
           status: answer.statusCode,
           body: answer.body,
           contentType: String(answer.headers['content-type'] ?? 'application/json'),
+          upstreamHeaders: answer.headers,
         };
       }
       const response = await upstreamRequest(dispatcher, request);
@@ -44,13 +45,20 @@ export function openAiProvider(
         throw await upstreamErrorFrom(id, response);
       }
       if (call.body.stream && contentType.includes('text/event-stream')) {
-        return { kind: 'stream', status: response.statusCode, body: response.body, contentType };
+        return {
+          kind: 'stream',
+          status: response.statusCode,
+          body: response.body,
+          contentType,
+          upstreamHeaders: response.headers,
+        };
       }
       return {
         kind: 'json',
         status: response.statusCode,
         body: Buffer.from(await response.body.arrayBuffer()),
         contentType,
+        upstreamHeaders: response.headers,
       };
     },
   };

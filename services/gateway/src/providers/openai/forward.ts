@@ -2,14 +2,12 @@ import type { Dispatcher } from 'undici';
 import { upstreamErrorFrom, upstreamRequest } from '../../upstream/http-client.ts';
 import type { ForwardCall, ForwardResponse, ProviderTarget } from '../types.ts';
 
-/** Response headers worth passing on; hop-by-hop and upstream-internal ones are dropped. */
-const PASSED_ON = [
-  'content-type',
-  'content-disposition',
-  'retry-after',
-  'openai-processing-ms',
-  'x-request-id',
-];
+/**
+ * Content headers passed on as they are; hop-by-hop and upstream-internal ones are dropped. The
+ * provider's request id and rate-limit headers are passed as on chat completions
+ * (http/provider-headers.ts), from `upstreamHeaders`.
+ */
+const PASSED_ON = ['content-type', 'content-disposition', 'openai-processing-ms'];
 
 /** Forwards one OpenAI-format operation to `<base>/<path>` with the provider's credentials. */
 export function forwardOpenAiFormat(
@@ -33,8 +31,8 @@ export function forwardOpenAiFormat(
     const headers: Record<string, string> = {};
     for (const name of PASSED_ON) {
       const value = response.headers[name];
-      if (typeof value === 'string') headers[name === 'x-request-id' ? `upstream-request-id` : name] = value;
+      if (typeof value === 'string') headers[name] = value;
     }
-    return { status: response.statusCode, headers, body: response.body };
+    return { status: response.statusCode, headers, body: response.body, upstreamHeaders: response.headers };
   };
 }

@@ -79,6 +79,7 @@ const GATEWAY_RESPONSE_HEADERS = [
   'cache-status',
   'last-used-option-index',
   'retry-attempt-count',
+  'provider-request-id',
 ];
 
 /** Response headers a page may need to read beyond those every browser shows it. */
@@ -91,7 +92,20 @@ const EXPOSED_HEADERS = [
   'x-ratelimit-remaining-tokens',
   'x-ratelimit-reset-requests',
   'x-ratelimit-reset-tokens',
-  'upstream-request-id',
+  'anthropic-ratelimit-requests-limit',
+  'anthropic-ratelimit-requests-remaining',
+  'anthropic-ratelimit-requests-reset',
+  'anthropic-ratelimit-tokens-limit',
+  'anthropic-ratelimit-tokens-remaining',
+  'anthropic-ratelimit-tokens-reset',
+  'anthropic-ratelimit-input-tokens-limit',
+  'anthropic-ratelimit-input-tokens-remaining',
+  'anthropic-ratelimit-input-tokens-reset',
+  'anthropic-ratelimit-output-tokens-limit',
+  'anthropic-ratelimit-output-tokens-remaining',
+  'anthropic-ratelimit-output-tokens-reset',
+  'request-id',
+  'retry-after-ms',
   'openai-processing-ms',
   'content-disposition',
 ];

@@ -11,6 +11,7 @@ import {
   Forbidden,
   GuardrailDenied,
   InternalError,
+  labelRoute,
   NotFound,
   NotImplemented,
   PayloadTooLarge,
@@ -665,11 +666,11 @@ describe('/metrics', () => {
     const text = await (await fetch(`${url}/metrics`)).text();
     assert.match(
       text,
-      /^switchyard_http_requests_total\{service="http-test",method="GET",route="\/healthz",status="200"\} 2$/m,
+      /^switchyard_http_requests_total\{service="http-test",method="GET",route="\/healthz",status="200",status_class="2xx"\} 2$/m,
     );
     assert.match(
       text,
-      /^switchyard_http_request_duration_seconds_count\{service="http-test",method="GET",route="\/healthz"\} 2$/m,
+      /^switchyard_http_request_duration_seconds_count\{service="http-test",method="GET",route="\/healthz",status_class="2xx"\} 2$/m,
     );
     await settleLogs();
     assert.ok(!log.lines().some((line) => line.message === 'request'), 'no access log line at level info');
@@ -696,22 +697,59 @@ describe('/metrics', () => {
     assert.match(text, /^# TYPE switchyard_http_request_duration_seconds histogram$/m);
     assert.match(
       text,
-      /^switchyard_http_requests_total\{service="http-test",method="GET",route="\/healthz",status="200"\} 1$/m,
+      /^switchyard_http_requests_total\{service="http-test",method="GET",route="\/healthz",status="200",status_class="2xx"\} 1$/m,
     );
     assert.match(
       text,
-      /^switchyard_http_requests_total\{service="http-test",method="GET",route="\/things\/:id",status="200"\} 2$/m,
+      /^switchyard_http_requests_total\{service="http-test",method="GET",route="\/things\/:id",status="200",status_class="2xx"\} 2$/m,
       'requests are labelled by route pattern, not by raw path',
     );
     assert.match(
       text,
-      /^switchyard_http_requests_total\{service="http-test",method="GET",route="unmatched",status="404"\} 1$/m,
+      /^switchyard_http_requests_total\{service="http-test",method="GET",route="unmatched",status="404",status_class="4xx"\} 1$/m,
     );
     assert.match(
       text,
-      /^switchyard_http_request_duration_seconds_count\{service="http-test",method="GET",route="\/things\/:id"\} 2$/m,
+      /^switchyard_http_request_duration_seconds_count\{service="http-test",method="GET",route="\/things\/:id",status_class="2xx"\} 2$/m,
     );
     assert.match(text, /^process_cpu_user_seconds_total /m, 'default process metrics are included');
+  });
+});
+
+describe('/metrics route labels', () => {
+  test('a route matched by a pattern, or refused before it ran, counts under the template its handler named', async (t) => {
+    const router = Router();
+    // Refuses before any route runs, as authentication does, after naming the template.
+    router.use('/files', (req, res, next) => {
+      labelRoute(res, req.path === '/' ? '/files' : '/files/*');
+      if (req.headers.authorization) next();
+      else res.status(401).json({});
+    });
+    router.all(/^\/files(\/.*)?$/, (_req, res) => {
+      res.json({});
+    });
+    const served = await serve({ routers: [{ router }] });
+    t.after(() => served.close());
+    const authorised = { headers: { authorization: 'Bearer x' } };
+    await fetch(`${served.url}/files/file-1`, authorised);
+    await fetch(`${served.url}/files/file-2`, authorised);
+    await fetch(`${served.url}/files/file-3`);
+    await fetch(`${served.url}/files`, authorised);
+
+    const text = await (await fetch(`${served.url}/metrics`)).text();
+    assert.match(
+      text,
+      /^switchyard_http_requests_total\{service="http-test",method="GET",route="\/files\/\*",status="200",status_class="2xx"\} 2$/m,
+    );
+    assert.match(
+      text,
+      /^switchyard_http_requests_total\{service="http-test",method="GET",route="\/files\/\*",status="401",status_class="4xx"\} 1$/m,
+    );
+    assert.match(
+      text,
+      /^switchyard_http_requests_total\{service="http-test",method="GET",route="\/files",status="200",status_class="2xx"\} 1$/m,
+    );
+    assert.doesNotMatch(text, /file-1|unmatched/, 'no raw path, and nothing unmatched');
   });
 });
 

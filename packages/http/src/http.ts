@@ -7,11 +7,13 @@ import {
   AppError,
   assertStorableInput,
   BadRequest,
+  labelledRoute,
   type Logger,
   type Metrics,
   NotFound,
   PayloadTooLarge,
   requestContext,
+  statusClass,
   toAppError,
 } from '@switchyard/core';
 import { corsMiddleware, type CorsOptions } from './cors.ts';
@@ -195,14 +197,21 @@ const STARTED = Symbol('switchyard.started');
 type Timed = ServerResponse & { [STARTED]?: number; req: IncomingMessage & { route?: { path?: unknown } } };
 
 /**
- * Request duration and count per service, method, route (pattern) and status, and an access
- * log line at level `http`. One shared `finish` listener and one label object per label set:
- * no closures or label objects made per request.
+ * Request duration and count per service, method, route (pattern) and status class, the count
+ * by status too, and an access log line at level `http`. One shared `finish` listener and one
+ * label object per label set: no closures or label objects made per request. The route is the
+ * router's pattern, else the template the handler named (labelRoute), else `unmatched`.
  */
 function accessMetrics(options: HttpAppOptions): RequestHandler {
   const { metrics, logger, service } = options;
-  const durationLabels = new Map<string, { service: string; method: string; route: string }>();
-  const countLabels = new Map<string, { service: string; method: string; route: string; status: string }>();
+  const durationLabels = new Map<
+    string,
+    { service: string; method: string; route: string; status_class: string }
+  >();
+  const countLabels = new Map<
+    string,
+    { service: string; method: string; route: string; status: string; status_class: string }
+  >();
   // The level is set when the logger is made; winston's own check builds arrays on every call.
   const logsRequests = logger.isLevelEnabled('http');
   function onFinish(this: Timed): void {
@@ -210,15 +219,23 @@ function accessMetrics(options: HttpAppOptions): RequestHandler {
     const req = this.req;
     const method = req.method ?? '';
     const routePath = req.route?.path;
-    const route = typeof routePath === 'string' ? routePath : 'unmatched';
+    const route = typeof routePath === 'string' ? routePath : (labelledRoute(this) ?? 'unmatched');
     const status = this.statusCode;
-    const key = `${method} ${route}`;
-    let labels = durationLabels.get(key);
-    if (!labels) durationLabels.set(key, (labels = { service, method, route }));
+    const key = `${method} ${route} ${status}`;
+    let counted = countLabels.get(key);
+    if (!counted) {
+      const labels = { service, method, route, status: String(status), status_class: statusClass(status) };
+      countLabels.set(key, (counted = labels));
+    }
+    const durationKey = `${method} ${route} ${counted.status_class}`;
+    let labels = durationLabels.get(durationKey);
+    if (!labels) {
+      durationLabels.set(
+        durationKey,
+        (labels = { service, method, route, status_class: counted.status_class }),
+      );
+    }
     metrics.httpDuration.observe(labels, seconds);
-    const countKey = `${key} ${status}`;
-    let counted = countLabels.get(countKey);
-    if (!counted) countLabels.set(countKey, (counted = { service, method, route, status: String(status) }));
     metrics.httpRequests.inc(counted);
     if (logsRequests) {
       logger.http('request', {

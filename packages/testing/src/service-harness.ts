@@ -1,4 +1,11 @@
-import { SecretBox, createLogger, createMetrics, randomToken, type Logger } from '@switchyard/core';
+import {
+  SecretBox,
+  createLogger,
+  createMetrics,
+  randomToken,
+  type Logger,
+  type Metrics,
+} from '@switchyard/core';
 import { type CorsOptions, createHttpApp, listen } from '@switchyard/http';
 import type { Resolver } from '@switchyard/rules';
 import {
@@ -90,6 +97,8 @@ export interface ServiceHarness {
   env: Record<string, string>;
   bus: MemoryEventBus;
   kv: MemoryKeyValueStore;
+  /** The process's metrics, which GET /metrics serves (every service's series, and the HTTP ones). */
+  metrics: Metrics;
   /** The shared secret each service's gRPC token is derived from. */
   security: GrpcSecurity;
   databases: Partial<Record<ServiceName, DataSource>>;
@@ -174,6 +183,8 @@ async function start(
   };
   for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
 
+  // One registry for the process, as all-in-one has: GET /metrics shows every service's series.
+  const metrics = createMetrics();
   const services = await assembleInProcess({
     definitions: options.services,
     postgres: postgres?.connector,
@@ -181,7 +192,7 @@ async function start(
     kv,
     env,
     security,
-    metrics: createMetrics(),
+    metrics,
     loggerFor: (service) => quietLogger(service, options.logLevel),
     onStop: (_name, closer) => closers.push(closer),
     clientAddresses: options.clientAddresses,
@@ -208,7 +219,7 @@ async function start(
   const app = createHttpApp({
     service: 'harness',
     logger,
-    metrics: createMetrics(),
+    metrics,
     readiness: {},
     routers: [{ router: services.router }],
     trustProxy: options.trustProxy,
@@ -259,6 +270,7 @@ async function start(
     env,
     bus,
     kv,
+    metrics,
     security,
     databases,
     db(service) {

@@ -36,6 +36,7 @@ import { validChatBody } from './http/chat-body.ts';
 import { ChatCompletionsRoute } from './http/chat-completions.ts';
 import { ForwardedOperationsRoute } from './http/forwarded-operations.ts';
 import { gatewayRouter } from './http/routes.ts';
+import { gatewayMetrics } from './metrics/gateway-metrics.ts';
 import { KeyValueResponseStore } from './store/response-store.ts';
 import { publicAddressLookup } from './upstream/public-address-lookup.ts';
 import { createProviders } from './providers/index.ts';
@@ -168,6 +169,8 @@ export const gatewayService: ServiceDefinition = {
       headerPrefix,
       requestTimeoutMs: config.REQUEST_TIMEOUT,
       cache: new KeyValueResponseStore(need(kv, 'key-value store'), logger),
+      // The publish buffer the request events go through is reported with the gateway's series.
+      metrics: gatewayMetrics(metrics, () => events.stats()),
     };
     const chat = new ChatCompletionsRoute(
       new ChatCompletions({

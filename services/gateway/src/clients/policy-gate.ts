@@ -356,6 +356,7 @@ export class PolicyGate implements PolicyCheck {
       policyId,
       retryAfter,
       headers,
+      usageLimit ? (denying?.type === 'cost' ? 'budget' : 'usage_limit') : 'rate_limit',
     );
   }
 

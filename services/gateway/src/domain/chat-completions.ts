@@ -177,13 +177,15 @@ export class ChatCompletions {
           return replayed.stream ? { ...replayed, body: checkStream(replayed.body) } : replayed;
         }
       }
-      const response = await routed.provider.chatCompletions({
-        body,
-        rawBody: body === parsed ? forwardRaw : undefined,
-        target: routed.target,
-        signal: attempt.signal,
-        timeoutMs: attempt.timeoutMs,
-      });
+      const response = await request.upstream(routed, () =>
+        routed.provider.chatCompletions({
+          body,
+          rawBody: body === parsed ? forwardRaw : undefined,
+          target: routed.target,
+          signal: attempt.signal,
+          timeoutMs: attempt.timeoutMs,
+        }),
+      );
       const reply = {
         status: response.status,
         contentType: response.contentType,

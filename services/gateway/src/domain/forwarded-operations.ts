@@ -214,15 +214,17 @@ export class ForwardedOperations {
           uploadSent = true;
           body = operation.upload;
         }
-        const answer = await forward({
-          method,
-          path: `${pathname}${operation.search}`,
-          headers: operation.headers,
-          body,
-          target: routed.target,
-          signal: attempt.signal,
-          timeoutMs: attempt.timeoutMs,
-        });
+        const answer = await request.upstream(routed, () =>
+          forward({
+            method,
+            path: `${pathname}${operation.search}`,
+            headers: operation.headers,
+            body,
+            target: routed.target,
+            signal: attempt.signal,
+            timeoutMs: attempt.timeoutMs,
+          }),
+        );
         return { ...answer, discard: () => drain(answer.body) };
       },
       (_routed, attempt) =>

@@ -4,11 +4,14 @@ import type { Principal } from '@switchyard/access';
 import type { EventBus } from '@switchyard/adapters';
 import {
   CLIENT_CLOSED_MESSAGE,
+  CLIENT_CLOSED_STATUS,
   measureRequest,
   publishRequestEvents,
   type CompletedRequest,
+  type MeasuredUsage,
 } from '../events/request-events.ts';
 import { costOf } from '../pricing/cost.ts';
+import type { GatewayMetrics, PolicyLabel } from '../metrics/gateway-metrics.ts';
 import {
   guardrailsOf,
   type GuardrailDefaults,
@@ -27,6 +30,7 @@ import type { WebhookContext } from './guardrail-webhook.ts';
 import {
   NOTHING_USED,
   PolicyRefusal,
+  refusalReasonOf,
   type PolicyHold,
   type PolicyOutcomeFields,
   type TokenEstimate,
@@ -63,6 +67,8 @@ export interface GatewayContext {
   headerPrefix: string;
   requestTimeoutMs: number;
   cache?: ResponseStore;
+  /** The gateway's series (see gateway-metrics.ts); none are recorded without it. */
+  metrics?: GatewayMetrics | undefined;
 }
 
 /** What the HTTP layer read of a data-plane request before handing it over. */
@@ -79,6 +85,8 @@ export interface IncomingCall {
   method: string;
   /** The path as the client sent it, without the query. */
   path: string;
+  /** The route template the request is counted under in the metrics (see dataPlaneRouteTemplate). */
+  route?: string | undefined;
   /** A header of the client's request by lower-case name (the first value of a repeated one). */
   clientHeader?(name: string): string | undefined;
 }
@@ -126,6 +134,10 @@ export class GatewayRequest {
   private finished = false;
   /** Whether its client went away before that. */
   private closedByClient = false;
+  /** Whether a stream's first chunk was counted (firstChunkSent). */
+  private firstChunkCounted = false;
+  /** The route template the request is counted under. */
+  readonly route: string;
   protected readonly names: HeaderNames;
 
   constructor(
@@ -136,6 +148,48 @@ export class GatewayRequest {
     this.headers = call.headers;
     this.names = headerNames(context.headerPrefix);
     this.responseHeaders[this.names['trace-id']] = this.headers.traceId;
+    this.route = call.route ?? 'unmatched';
+  }
+
+  /**
+   * Calls the provider for the attempt `routed` is, counting the time waited on it by the
+   * status it answered or failed with.
+   */
+  async upstream<T extends { status: number }>(routed: Routed, call: () => Promise<T>): Promise<T> {
+    const metrics = this.context.metrics;
+    if (!metrics) return call();
+    const started = performance.now();
+    let status = 500;
+    try {
+      const answer = await call();
+      status = answer.status;
+      return answer;
+    } catch (err) {
+      status = toAppError(err).status;
+      throw err;
+    } finally {
+      metrics.upstream(
+        this.route,
+        routed.target.provider,
+        routed.model,
+        status,
+        (performance.now() - started) / 1000,
+      );
+    }
+  }
+
+  /** A stream's first chunk is on its way to the client: its time to first token, once. */
+  firstChunkSent(cacheStatus?: string): void {
+    if (this.firstChunkCounted) return;
+    this.firstChunkCounted = true;
+    const routed = this.routed;
+    this.context.metrics?.firstChunk(
+      this.route,
+      routed?.target.provider,
+      routed?.model,
+      cacheStatus,
+      (performance.now() - this.started) / 1000,
+    );
   }
 
   /**
@@ -218,6 +272,10 @@ export class GatewayRequest {
         subject: { metadata: this.headers.metadata, params },
         signal: this.abort.signal,
         defaultTimeoutMs: this.context.requestTimeoutMs,
+        retrying: () =>
+          this.context.metrics?.retried(this.route, this.routed?.target.provider, this.routed?.model),
+        fallingBack: () =>
+          this.context.metrics?.fellBack(this.route, this.routed?.target.provider, this.routed?.model),
         settled: (path, retries) => {
           this.routePath = path;
           this.retries = retries;
@@ -302,7 +360,10 @@ export class GatewayRequest {
         estimate,
       });
     } catch (err) {
-      if (err instanceof PolicyRefusal) this.refusal = err;
+      if (err instanceof PolicyRefusal) {
+        this.refusal = err;
+        this.context.metrics?.policyDenied(this.route, err.reason);
+      }
       throw err;
     }
     this.refusal = undefined;
@@ -385,7 +446,31 @@ export class GatewayRequest {
       const used = measured.usage ? { tokens: measured.tokens, cost: measured.cost } : undefined;
       done.policy = this.settlePolicy(done, used);
       publishRequestEvents(this.context.bus, done, measured);
+      if (this.context.metrics) this.count(this.context.metrics, done, measured);
     });
+  }
+
+  /** The request's series: its duration, usage and cost, guardrail verdicts, and a stream a limit ended. */
+  private count(metrics: GatewayMetrics, done: CompletedRequest, measured: MeasuredUsage): void {
+    const route = this.route;
+    const last = this.holds.at(-1);
+    const exhausted = !this.refusal && last?.decision === 'exhausted';
+    if (exhausted) metrics.policyDenied(route, refusalReasonOf(last.code));
+    const policy: PolicyLabel =
+      this.refusal || exhausted ? 'denied' : this.holds.length > 0 ? 'allowed' : 'none';
+    metrics.finished({
+      route,
+      status: done.clientClosed ? CLIENT_CLOSED_STATUS : done.status,
+      provider: done.provider,
+      model: done.model,
+      cacheStatus: done.cacheStatus,
+      policy,
+      seconds: done.latencyMs / 1000,
+      inputTokens: measured.usage?.promptTokens ?? 0,
+      outputTokens: measured.usage?.completionTokens ?? 0,
+      cost: measured.cost,
+    });
+    for (const run of this.guardrailRuns) metrics.guardrailVerdict(route, run.phase, run.action);
   }
 
   /**

@@ -86,6 +86,17 @@ export const SKIPPED_HOLD: PolicyHold = Object.freeze({
   adjustments: () => [],
 });
 
+/**
+ * Why policy refused a request (or ended its stream), as the metrics count it: a rate limit,
+ * a usage limit, a usage limit of cost (a budget), or a limit that fails closed while the
+ * policy store cannot answer.
+ */
+export type RefusalReason = 'rate_limit' | 'usage_limit' | 'budget' | 'policy_unavailable';
+
+/** The reason a denial code names (`usage_limit_exceeded`, else a rate limit). */
+export const refusalReasonOf = (code: string): RefusalReason =>
+  code === 'usage_limit_exceeded' ? 'usage_limit' : code === 'policy_unavailable' ? code : 'rate_limit';
+
 /** A request refused by policy: 429 for a limit, 503 when a limit's failure mode is closed. */
 export class PolicyRefusal extends AppError {
   private constructor(
@@ -96,6 +107,7 @@ export class PolicyRefusal extends AppError {
     readonly policyId: string,
     code: string,
     headers: Record<string, string>,
+    readonly reason: RefusalReason,
   ) {
     super(status, type, message, { code, headers });
   }
@@ -111,12 +123,13 @@ export class PolicyRefusal extends AppError {
     policyId: string,
     retryAfterSeconds: number | undefined,
     headers: Record<string, string>,
+    reason: RefusalReason = refusalReasonOf(code),
   ): PolicyRefusal {
     const all =
       retryAfterSeconds === undefined
         ? { ...headers, 'x-should-retry': 'false' }
         : { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))), ...headers };
-    return new PolicyRefusal(429, 'rate_limit_error', message, 'denied', policyId, code, all);
+    return new PolicyRefusal(429, 'rate_limit_error', message, 'denied', policyId, code, all, reason);
   }
 
   /** The policy store (or service) could not be reached and a limit's failure mode is closed. */
@@ -129,6 +142,7 @@ export class PolicyRefusal extends AppError {
       policyId,
       'policy_unavailable',
       headers,
+      'policy_unavailable',
     );
   }
 }

@@ -66,18 +66,24 @@ export class ChatCompletionsRoute {
       return { copy: reply.body, complete: true };
     }
     startStream(res);
+    const firstChunk = () => request.firstChunkSent(request.cacheStatus);
     // A replayed answer that fails drops the connection.
-    if (reply.fromCache) return relay(res, reply.body, () => dropConnection(res));
+    if (reply.fromCache) return relay(res, reply.body, () => dropConnection(res), firstChunk);
     // An upstream failure mid-stream ends the stream with an error event, never a hang.
-    return relay(res, reply.body, (err) => {
-      const appError = toAppError(err);
-      const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
-      res.write(`data: ${JSON.stringify({ error: { ...appError.toBody().error, message } })}\n\n`);
-      this.logger.warn('upstream stream failed', {
-        request_id: res.getHeader(REQUEST_ID_HEADER),
-        trace_id: request.headers.traceId,
-        error: String(err),
-      });
-    });
+    return relay(
+      res,
+      reply.body,
+      (err) => {
+        const appError = toAppError(err);
+        const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
+        res.write(`data: ${JSON.stringify({ error: { ...appError.toBody().error, message } })}\n\n`);
+        this.logger.warn('upstream stream failed', {
+          request_id: res.getHeader(REQUEST_ID_HEADER),
+          trace_id: request.headers.traceId,
+          error: String(err),
+        });
+      },
+      firstChunk,
+    );
   }
 }

@@ -206,8 +206,8 @@ describe('a client that goes away before the answer', () => {
 
   test('of a forwarded operation: the upstream call is cancelled, and the request is recorded as 499', async () => {
     const traceId = `closed-forwarded-${Date.now()}`;
-    // Forwarded operations share one route pattern, which the access metrics label 'unmatched'.
-    const route = 'unmatched';
+    // Forwarded operations are counted under their route template, never the raw path.
+    const route = '/v1/embeddings';
     const before = await counted(route, '499');
     const seen = silentSeen;
     const aborted = silentAborted;

@@ -77,7 +77,13 @@ export class ForwardedOperationsRoute {
       setHeaders(res, providerHeaders(response.upstreamHeaders, this.headerPrefix, request.responseHeaders));
       res.status(response.status);
       for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
-      const { copy } = await relay(res, response.body, () => dropConnection(res));
+      const streamed = /text\/event-stream/i.test(response.headers['content-type'] ?? '');
+      const { copy } = await relay(
+        res,
+        response.body,
+        () => dropConnection(res),
+        streamed ? () => request.firstChunkSent() : undefined,
+      );
       this.forwarded.complete(request, response, res.statusCode, copy, requestBody);
     } catch (err) {
       if (!res.headersSent) {

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { requestContext, type Logger, type Metrics } from '@switchyard/core';
+import { labelledRoute, requestContext, statusClass, type Logger, type Metrics } from '@switchyard/core';
 import { REQUEST_ID_HEADER } from '@switchyard/http';
 import { bearerToken, requireWorkspacePrincipal } from '@switchyard/access';
 import { headerNames } from '../domain/gateway-headers.ts';
@@ -21,6 +21,7 @@ export function readIncomingCall(req: Request, res: Response, prefix: string): I
     requestId: String(res.getHeader(REQUEST_ID_HEADER) ?? ''),
     method: req.method,
     path: req.originalUrl.split('?')[0] ?? req.path,
+    route: labelledRoute(res) ?? 'unmatched',
     clientHeader: (name) => {
       const value = req.headers[name];
       return Array.isArray(value) ? value[0] : value;
@@ -69,8 +70,9 @@ export function attachToConnection(
     report.metrics?.httpRequests.inc({
       service: 'gateway',
       method: req.method,
-      route: typeof route === 'string' ? route : 'unmatched',
+      route: typeof route === 'string' ? route : (labelledRoute(res) ?? 'unmatched'),
       status: String(CLIENT_CLOSED_STATUS),
+      status_class: statusClass(CLIENT_CLOSED_STATUS),
     });
   });
 }

@@ -35,21 +35,28 @@ export function startStream(res: Response): void {
 /**
  * Sends a body chunk by chunk as it arrives, with backpressure, and ends the response.
  * Returns a bounded copy (for the log and the cache) and whether it holds the whole body,
- * delivered in full. `onError` is told of a body that fails while the client is still there.
+ * delivered in full. `onError` is told of a body that fails while the client is still there;
+ * `onFirstChunk`, once, of the first chunk as it goes out.
  */
 export async function relay(
   res: Response,
   body: AsyncIterable<Uint8Array>,
   onError: (err: unknown) => void,
+  onFirstChunk?: () => void,
 ): Promise<Relayed> {
   const copy: Buffer[] = [];
   let copied = 0;
   let complete = true;
+  let first = onFirstChunk;
   try {
     for await (const chunk of body) {
       if (res.destroyed) {
         complete = false;
         break;
+      }
+      if (first) {
+        first();
+        first = undefined;
       }
       if (copied < LOG_COPY_LIMIT) copy.push(Buffer.from(chunk));
       else complete = false;

@@ -6,6 +6,7 @@ import { FORWARDED_EXAMPLES, FORWARDED_OPERATIONS, forwardedScope } from './data
 import type { ForwardedOperationsRoute } from './forwarded-operations.ts';
 import { FORWARDED_PATH } from './forwarded-routes.ts';
 import { hasJsonContentType, leanBody } from './request-body.ts';
+import { labelDataPlaneRoute } from './route-templates.ts';
 
 export function gatewayRouter(
   chat: ChatCompletionsRoute,
@@ -21,7 +22,7 @@ export function gatewayRouter(
     express.raw({ type: ['application/json', 'application/*+json'], limit: maxBody }),
     hasJsonContentType,
   );
-  router.router.use('/v1', authentication);
+  router.router.use('/v1', labelDataPlaneRoute, authentication);
   router.post(
     '/v1/chat/completions',
     {

@@ -49,6 +49,10 @@ export interface RoutePlanOptions {
   sleep?: (ms: number, signal: CancelSignal) => Promise<void>;
   /** Told which leaf answered (or failed last) and after how many retries. */
   settled?: (path: string, retries: number) => void;
+  /** Told when a leaf that failed is about to be tried again (for the metrics). */
+  retrying?: () => void;
+  /** Told when a fallback moves on from a target that failed to its next one (for the metrics). */
+  fallingBack?: () => void;
   /** First retry delay; doubles each retry. */
   backoffBaseMs?: number;
 }
@@ -140,6 +144,7 @@ class RoutePlan<T extends AttemptResult> {
       if (last.ok || this.options.signal.aborted) return last;
       const movesOn = !onStatus || onStatus.includes(last.status);
       if (!movesOn || i === targets.length - 1) return last;
+      this.options.fallingBack?.();
       last.value?.discard?.();
     }
     return last!;
@@ -162,6 +167,7 @@ class RoutePlan<T extends AttemptResult> {
       } catch {
         return tried;
       }
+      this.options.retrying?.();
     }
   }
 

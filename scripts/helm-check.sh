@@ -139,13 +139,22 @@ render autoscaled on on off auto "$CHART" --namespace auto --set defaults.autosc
   --set 'components.gateway.autoscaling.metrics[0].pods.target.averageValue=200'
 render monitoring off on off mon "$CHART" --namespace mon \
   --set metrics.serviceMonitor.enabled=true --set metrics.prometheusRule.enabled=true \
+  --set metrics.grafanaDashboard.enabled=true --set metrics.grafanaDashboard.folder=Switchyard \
   --set gatewayApi.httpRoute.enabled=true --set 'gatewayApi.httpRoute.parentRefs[0].name=public' \
   --set 'gatewayApi.httpRoute.hostnames[0]=switchyard.example.com'
-expect "a ServiceMonitor, a PrometheusRule and an HTTPRoute with every route of the table" \
+expect "a ServiceMonitor, a PrometheusRule with the gateway's alerts and an HTTPRoute with every route of the table" \
   bash -c 'grep -q "^kind: ServiceMonitor" "$0/monitoring.yaml" && grep -q "^kind: PrometheusRule" "$0/monitoring.yaml" \
-    && grep -q "^kind: HTTPRoute" "$0/monitoring.yaml" \
+    && grep -q "^kind: HTTPRoute" "$0/monitoring.yaml" && grep -q "alert: SwitchyardEventsDropped" "$0/monitoring.yaml" \
+    && grep -q "alert: SwitchyardUpstreamErrorRate" "$0/monitoring.yaml" \
     && test "$(grep -c "type: PathPrefix\|type: Exact" "$0/monitoring.yaml")" = "$(grep -c "\"prefix\"" "$1/files/routes.json")" \
     && ! grep -q "^kind: \(ServiceMonitor\|PrometheusRule\|HTTPRoute\)" "$0/default.yaml"' "$OUT" "$CHART"
+expect "the Grafana dashboard: a ConfigMap the sidecar loads, holding the chart's dashboard JSON, off by default" \
+  bash -c '"$0" template x "$1" --set metrics.grafanaDashboard.enabled=true --set metrics.grafanaDashboard.folder=AI \
+    --set metrics.grafanaDashboard.labels.team=platform --show-only templates/grafana-dashboard.yaml > "$2/dashboard.yaml" \
+    && grep -q "grafana_dashboard: \"1\"" "$2/dashboard.yaml" && grep -q "grafana_folder: \"AI\"" "$2/dashboard.yaml" \
+    && grep -q "team: platform" "$2/dashboard.yaml" \
+    && node -e "const y = require(\"$3/node_modules/yaml\"); const d = JSON.parse(y.parse(require(\"fs\").readFileSync(process.argv[1], \"utf8\")).data[\"switchyard.json\"]); if (d.uid !== \"switchyard\" || d.panels.length < 10) process.exit(1)" "$2/dashboard.yaml" \
+    && grep -q "^kind: ConfigMap" "$2/dashboard.yaml" && ! grep -q "grafana_dashboard" "$2/default.yaml"' "$HELM" "$CHART" "$OUT" "$ROOT/$TEST_DIR"
 expect "adds custom HPA metrics beside CPU" \
   bash -c '"$0" template x "$1" --set components.gateway.autoscaling.enabled=true \
     --set "components.gateway.autoscaling.metrics[0].type=Pods" \

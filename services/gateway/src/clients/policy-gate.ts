@@ -91,6 +91,7 @@ class FallbackDecisions {
     'Requests the gateway decided on its own while the policy service could not answer, by the kind of limit that decided and the failure mode applied.';
   readonly type = 'counter';
   readonly aggregator = 'sum';
+  readonly labelNames = ['kind', 'mode'] as const;
   private readonly counts = new Map<string, { labels: { kind: string; mode: string }; value: number }>();
 
   inc(kind: string, mode: 'open' | 'closed'): void {

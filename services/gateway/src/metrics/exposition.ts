@@ -43,3 +43,70 @@ export function metricFamilies(text: string): Map<string, string> {
   }
   return families;
 }
+
+/** What docs/metrics.md lists of a registered metric. */
+interface Described {
+  name: string;
+  type: string;
+  help: string;
+  labelNames?: readonly string[] | undefined;
+}
+
+/**
+ * The table of every `switchyard_*` metric a registry holds, by name: its type, labels and
+ * help, as docs/metrics.md lists them between `<!-- metrics:begin -->` and `<!-- metrics:end -->`.
+ */
+export function metricsTable(metrics: readonly Described[]): string {
+  const rows = metrics
+    .filter((metric) => metric.name.startsWith('switchyard_'))
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((metric) => {
+      const labels = (metric.labelNames ?? []).map((label) => `\`${label}\``).join(', ') || '—';
+      return `| \`${metric.name}\` | ${metric.type} | ${labels} | ${metric.help.replace(/\|/g, '\\|')} |`;
+    });
+  return ['| Metric | Type | Labels | Meaning |', '| --- | --- | --- | --- |', ...rows].join('\n');
+}
+
+/** PromQL's functions, aggregations and keywords: an expression's other identifiers are metric names. */
+const PROMQL_WORDS = new Set([
+  'sum',
+  'max',
+  'min',
+  'avg',
+  'count',
+  'by',
+  'without',
+  'rate',
+  'irate',
+  'increase',
+  'histogram_quantile',
+  'clamp_min',
+  'clamp_max',
+  'and',
+  'or',
+  'unless',
+  'on',
+  'ignoring',
+  'e',
+]);
+
+/**
+ * The metric names a PromQL expression (or Grafana's label_values query) reads: what is left
+ * once strings, label matchers, ranges, grouping clauses, numbers and PromQL's own words are
+ * taken out.
+ */
+export function metricNamesIn(expression: string): string[] {
+  const bare = expression
+    // Grafana's label_values(metric, label): its second argument is a label.
+    .replace(/\blabel_values\(([^,)]*),[^)]*\)/g, ' $1 ')
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(by|without|on|ignoring)\s*\([^)]*\)/g, ' ')
+    .replace(/\b\d+(\.\d+)?(e-?\d+)?\b/g, ' ');
+  const names = new Set<string>();
+  for (const [word] of bare.matchAll(/[a-zA-Z_:][\w:]*/g)) {
+    if (!PROMQL_WORDS.has(word)) names.add(word);
+  }
+  return [...names];
+}

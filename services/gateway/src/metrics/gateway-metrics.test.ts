@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { createMetrics, type Metrics } from '@switchyard/core';
 import { dataPlaneRouteTemplate } from '../http/route-templates.ts';
+import { metricNamesIn, parseExposition, sampleSum } from './exposition.ts';
 import { gatewayMetrics, modelLabel, providerLabel, type FinishedRequest } from './gateway-metrics.ts';
 
 /** The series of one metric in the Prometheus text (its sample lines). */
@@ -170,5 +171,38 @@ describe('gateway metrics', () => {
       text,
       /^switchyard_gateway_policy_denials_total\{service="gateway",route="\/v1\/chat\/completions",reason="budget"\} 1$/m,
     );
+  });
+});
+
+describe('reading PromQL and the exposition', () => {
+  test('the metric names an expression reads, without functions, labels, ranges or numbers', () => {
+    assert.deepEqual(
+      metricNamesIn(
+        'histogram_quantile(0.95, sum by (le, route) (rate(switchyard_http_request_duration_seconds_bucket{namespace=~"$namespace",route="x"}[$__rate_interval])))',
+      ),
+      ['switchyard_http_request_duration_seconds_bucket'],
+    );
+    assert.deepEqual(
+      metricNamesIn('sum(rate(a_total{x="y"}[5m])) / clamp_min(sum(rate(b_total[5m])), 1e-9) > 0.1'),
+      ['a_total', 'b_total'],
+    );
+    assert.deepEqual(metricNamesIn('label_values(switchyard_http_requests_total, namespace)'), [
+      'switchyard_http_requests_total',
+    ]);
+  });
+
+  test('samples and their sums by labels', () => {
+    const samples = parseExposition(
+      [
+        '# HELP x_total x',
+        '# TYPE x_total counter',
+        'x_total{a="1",b="q\\"uote"} 2',
+        'x_total{a="1",b="2"} 3',
+        'y 7',
+      ].join('\n'),
+    );
+    assert.equal(sampleSum(samples, 'x_total', { a: '1' }), 5);
+    assert.equal(sampleSum(samples, 'x_total', { b: 'q"uote' }), 2);
+    assert.equal(sampleSum(samples, 'y', {}), 7);
   });
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
@@ -13,7 +14,14 @@ import {
   type ServiceHarness,
 } from '@switchyard/testing';
 import { gatewayService } from '../service.ts';
-import { parseExposition, sampleSum, type Sample } from './exposition.ts';
+import {
+  metricFamilies,
+  metricNamesIn,
+  metricsTable,
+  parseExposition,
+  sampleSum,
+  type Sample,
+} from './exposition.ts';
 
 // What a platform team scrapes from GET /metrics after chat requests (plain, streamed, cached,
 // with a retry and a fallback, denied by a guardrail and by a rate limit) and a forwarded
@@ -23,6 +31,8 @@ const upstreamKey = 'sk-metrics-upstream-0123456789';
 let h: ServiceHarness;
 let fake: FakeOpenAi;
 let samples: Sample[];
+/** The metric families GET /metrics exposes: every series the process's services registered. */
+let families: Map<string, string>;
 const CHAT = '/v1/chat/completions';
 const openai = { service: 'gateway', route: CHAT, provider: 'openai' };
 /** Rate-limited requests the gateway answered 429. */
@@ -133,7 +143,11 @@ before(async () => {
   assert.equal(content.status, 200, content.text);
 
   // The request events go out after the answer; the last ones are counted once the log has them.
-  const scrape = async () => parseExposition((await h.request('GET', '/metrics')).text);
+  const scrape = async () => {
+    const text = (await h.request('GET', '/metrics')).text;
+    families = metricFamilies(text);
+    return parseExposition(text);
+  };
   samples = await eventually(
     async () => {
       const now = await scrape();
@@ -261,5 +275,57 @@ describe('GET /metrics after traffic through the gateway', () => {
     assert.equal(value('switchyard_gateway_event_buffer_depth', {}), 0);
     assert.equal(value('switchyard_gateway_events_dropped_total', {}), 0);
     assert.ok(samples.some((s) => s.name === 'switchyard_gateway_event_buffer_depth'));
+  });
+});
+
+const root = new URL('../../../../', import.meta.url);
+const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
+
+/** Whether a name is a registered metric, or a series of a registered histogram. */
+function registered(name: string): boolean {
+  if (families.has(name)) return true;
+  const histogram = /^(.*)_(bucket|sum|count)$/.exec(name)?.[1];
+  return histogram !== undefined && families.get(histogram) === 'histogram';
+}
+
+describe('what reads the metrics names only registered ones', () => {
+  test('every query of the Grafana dashboard', () => {
+    const dashboard = JSON.parse(read('helm/switchyard/dashboards/switchyard.json')) as {
+      panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
+      templating: { list: Array<{ query?: unknown }> };
+    };
+    const expressions = dashboard.panels.flatMap((panel) =>
+      (panel.targets ?? []).map((target) => ({ where: panel.title, expr: target.expr })),
+    );
+    for (const variable of dashboard.templating.list) {
+      const query = (variable.query as { query?: string } | undefined)?.query;
+      if (query) expressions.push({ where: 'a variable', expr: query });
+    }
+    assert.ok(expressions.length >= 20, `${expressions.length} queries`);
+    for (const { where, expr } of expressions) {
+      const names = metricNamesIn(expr);
+      assert.ok(names.length > 0, `${where}: ${expr} reads no metric`);
+      for (const name of names) assert.ok(registered(name), `${where}: ${name} is not registered`);
+    }
+  });
+
+  test('every alert of the PrometheusRule', () => {
+    const template = read('helm/switchyard/templates/servicemonitor.yaml');
+    const names = [...template.matchAll(/\bswitchyard_\w+/g)].map(([name]) => name);
+    assert.ok(names.includes('switchyard_gateway_events_dropped_total'));
+    for (const name of names) assert.ok(registered(name), `${name} is not registered`);
+  });
+
+  test('docs/metrics.md lists every metric the services register, as the code describes it', async () => {
+    const doc = read('docs/metrics.md');
+    const listed = /<!-- metrics:begin -->\n([\s\S]*?)\n<!-- metrics:end -->/.exec(doc)?.[1];
+    // The registry's metric objects carry their label names beside name, type and help.
+    const table = metricsTable(
+      h.metrics.registry.getMetricsAsArray() as unknown as Parameters<typeof metricsTable>[0],
+    );
+    assert.equal(listed, table, 'the table between the markers in docs/metrics.md is out of date');
+    for (const [name] of doc.matchAll(/\bswitchyard_\w+/g)) {
+      assert.ok(registered(name), `docs/metrics.md names ${name}, which is not registered`);
+    }
   });
 });

@@ -8,6 +8,15 @@ import { CLIENT_CLOSED_MESSAGE, CLIENT_CLOSED_STATUS } from '../events/request-e
 import { readGatewayHeaders } from './gateway-headers.ts';
 import { droppedByGateway } from './respond.ts';
 
+/**
+ * The route template a request is counted under, as the access metrics (packages/http) count
+ * it: the router's pattern, else the template named for it (see route-templates.ts).
+ */
+function routeOf(req: Request, res: Response): string {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' ? path : (labelledRoute(res) ?? 'unmatched');
+}
+
 /** What the domain needs of a data-plane request: its caller (a workspace key), the gateway headers, and what its log records. */
 export function readIncomingCall(req: Request, res: Response, prefix: string): IncomingCall {
   const principal = requireWorkspacePrincipal(req);
@@ -21,7 +30,7 @@ export function readIncomingCall(req: Request, res: Response, prefix: string): I
     requestId: String(res.getHeader(REQUEST_ID_HEADER) ?? ''),
     method: req.method,
     path: req.originalUrl.split('?')[0] ?? req.path,
-    route: labelledRoute(res) ?? 'unmatched',
+    route: routeOf(req, res),
     clientHeader: (name) => {
       const value = req.headers[name];
       return Array.isArray(value) ? value[0] : value;
@@ -66,11 +75,10 @@ export function attachToConnection(
       status: CLIENT_CLOSED_STATUS,
     });
     // Labelled as the access metrics label a request (packages/http), which never see this one.
-    const route = (req.route as { path?: unknown } | undefined)?.path;
     report.metrics?.httpRequests.inc({
       service: 'gateway',
       method: req.method,
-      route: typeof route === 'string' ? route : (labelledRoute(res) ?? 'unmatched'),
+      route: routeOf(req, res),
       status: String(CLIENT_CLOSED_STATUS),
       status_class: statusClass(CLIENT_CLOSED_STATUS),
     });

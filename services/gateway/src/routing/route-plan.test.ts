@@ -71,6 +71,24 @@ describe('route plan', () => {
     assert.deepEqual(s.names(), ['a', 'b', 'c']);
   });
 
+  test('tells of each retry made and each fallback to a next target, as it happens', async () => {
+    const s = scripted({ a: [503, 503, 503], b: [500], c: [200] });
+    const told: string[] = [];
+    const out = await runRoutePlan(
+      config({
+        strategy: { mode: 'fallback' },
+        targets: [{ provider: 'a', retry: { attempts: 2 } }, { provider: 'b' }, { provider: 'c' }],
+      }),
+      options({
+        retrying: () => told.push(`retry after ${s.names().at(-1)}`),
+        fallingBack: () => told.push(`fallback after ${s.names().at(-1)}`),
+      }),
+      s.attempt,
+    );
+    assert.equal(out.value.from, 'c');
+    assert.deepEqual(told, ['retry after a', 'retry after a', 'fallback after a', 'fallback after b']);
+  });
+
   test('fallback on listed status codes only: another failure is answered as it is', async () => {
     const s = scripted({ a: [400], b: [200] });
     await assert.rejects(

@@ -8,6 +8,7 @@ import { scopesForKind, type Principal } from '@switchyard/access';
 import { Topics } from '@switchyard/adapters';
 import { events, policy } from '@switchyard/proto';
 import { eventually, type ServiceHarness } from '@switchyard/testing';
+import { parseExposition, sampleSum } from '../metrics/exposition.ts';
 import { costOf } from '../pricing/cost.ts';
 import {
   startGatewayWithStandIns,
@@ -111,6 +112,15 @@ function requestLog(requestId: string) {
 }
 
 const future = (ms: number) => String(Date.now() + ms);
+
+/** Policy denials of chat completions the gateway's metrics counted, for this reason. */
+async function denials(reason: string): Promise<number> {
+  const text = await h.metrics.registry.getSingleMetricAsString('switchyard_gateway_policy_denials_total');
+  return sampleSum(parseExposition(text), 'switchyard_gateway_policy_denials_total', {
+    route: '/v1/chat/completions',
+    reason,
+  });
+}
 
 const rateState = (init: Partial<policy.LimitState>) => ({
   policyId: 'pol-rate',
@@ -293,9 +303,11 @@ describe('a request a limit denies', () => {
       limits: [usageState({ remaining: 0 })],
     });
     const { key, principal } = newKey();
+    const counted = await denials('budget');
     const res = await chat(key, body());
     assert.equal(res.status, 429);
     assert.equal(res.body.error.code, 'usage_limit_exceeded');
+    assert.equal(await denials('budget'), counted + 1, 'a usage limit of cost is counted as a budget');
     assert.equal(res.headers.get('retry-after'), null);
     assert.equal(res.headers.get('x-vendor-policy-id'), 'pol-usage');
     assert.equal(res.headers.get('x-ratelimit-limit-requests'), null, 'a usage limit is no rate limit');
@@ -538,6 +550,7 @@ describe('a streamed answer', () => {
       };
     };
     const { key } = newKey();
+    const counted = await denials('usage_limit');
     // Holds 10 (prompt) + 2 tokens.
     const stream = await openStream(key, body({ stream: true, max_tokens: 2 }));
     const paced = await upstream.nextStream();
@@ -573,6 +586,7 @@ describe('a streamed answer', () => {
     assert.equal(log.policy?.code, 'usage_limit_exceeded');
     const tokens = log.policy?.adjustments.find((a) => a.type === 'tokens');
     assert.deepEqual({ held: tokens?.held, used: tokens?.used }, { held: 20, used: 21 });
+    assert.equal(await denials('usage_limit'), counted + 1, 'the stream its limit ended is counted');
   });
 
   test('ended by its limit, the official SDK sees the error and no more content', async () => {
@@ -620,9 +634,11 @@ describe('when the policy service cannot answer', () => {
     const { key } = newKey();
     assert.equal((await chat(key, body())).status, 200);
     standIn.state.decide = down;
+    const counted = await denials('policy_unavailable');
     const res = await chat(key, body());
     assert.equal(res.status, 503);
     assert.equal(res.body.error.code, 'policy_unavailable');
+    assert.equal(await denials('policy_unavailable'), counted + 1);
     assert.equal(res.body.error.type, 'service_unavailable_error');
     assert.equal(res.headers.get('x-vendor-policy-id'), 'pol-closed');
     const log = await requestLog(res.headers.get('x-request-id')!);

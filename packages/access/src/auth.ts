@@ -43,6 +43,11 @@ export class ApiKeyCache {
     this.cache.invalidate(keyHash);
   }
 
+  /** Drops the keys of a workspace (and lookups under way): their principals carry its defaults. */
+  invalidateWorkspace(workspaceId: string): void {
+    this.cache.invalidateValues((principal) => principal?.workspaceId === workspaceId);
+  }
+
   clear(): void {
     this.cache.clear();
   }

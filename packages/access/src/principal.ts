@@ -3,6 +3,19 @@
 
 export type ApiKeyKind = 'organisation_admin' | 'workspace_service' | 'workspace_user';
 
+/**
+ * What an API key's requests get when they leave something out: the key's own defaults, and
+ * the workspace's where the key has none (see control-plane's api-keys.ts).
+ */
+export interface PrincipalDefaults {
+  /** The slug of the saved config a request runs with when it names no config or provider; null for none. */
+  config: string | null;
+  /** Metadata under the request's own `<prefix>metadata` (the request's values win). */
+  metadata: Record<string, string>;
+  /** False: a request's own `<prefix>config` is refused. */
+  allowConfigOverride: boolean;
+}
+
 /** Who is calling, as resolved from an API key. */
 export interface Principal {
   apiKeyId: string;
@@ -22,4 +35,6 @@ export interface Principal {
   authMethod?: 'jwt' | 'oauth' | 'session';
   /** The OAuth client an access token was issued to (`authMethod` `oauth` only). */
   oauthClientId?: string;
+  /** Defaults for the key's requests; absent when there are none. */
+  defaults?: PrincipalDefaults;
 }

@@ -59,6 +59,18 @@ export class RemoteCache<V> {
     this.invalidateWhere(() => true);
   }
 
+  /**
+   * Drops every entry whose value matches, and every load under way (its value is not known
+   * yet, so it may match): what it answers is not kept.
+   */
+  invalidateValues(matches: (value: V | null) => boolean): void {
+    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
+    for (const [key, pending] of this.inflight) {
+      pending.stale = true;
+      this.inflight.delete(key);
+    }
+  }
+
   private invalidateWhere(matches: (key: string) => boolean): void {
     for (const key of this.entries.keys()) if (matches(key)) this.entries.delete(key);
     for (const [key, pending] of this.inflight) {

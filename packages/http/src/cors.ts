@@ -30,6 +30,7 @@ const ALLOWED_METHODS = 'GET, POST, PUT, PATCH, DELETE, OPTIONS';
 const GATEWAY_REQUEST_HEADERS = [
   'api-key',
   'provider',
+  'virtual-key',
   'custom-host',
   'config',
   'trace-id',

@@ -46,6 +46,38 @@ describe('identity helpers', () => {
     assert.equal(expiring?.organisationCreatedAt, 1_781_827_200_000);
   });
 
+  test('principalFromProto carries the defaults when there are any, and none otherwise', () => {
+    const withDefaults = principalFromProto(
+      create(identity.ApiKeyPrincipalSchema, {
+        kind: identity.ApiKeyKind.WORKSPACE_SERVICE,
+        workspaceId: 'w',
+        defaultConfig: 'pc-default',
+        defaultMetadata: { team: 'search' },
+        configOverrideRefused: true,
+      }),
+    );
+    assert.deepEqual(withDefaults?.defaults, {
+      config: 'pc-default',
+      metadata: { team: 'search' },
+      allowConfigOverride: false,
+    });
+    const metadataOnly = principalFromProto(
+      create(identity.ApiKeyPrincipalSchema, {
+        kind: identity.ApiKeyKind.WORKSPACE_SERVICE,
+        defaultMetadata: { env: 'ci' },
+      }),
+    );
+    assert.deepEqual(metadataOnly?.defaults, {
+      config: null,
+      metadata: { env: 'ci' },
+      allowConfigOverride: true,
+    });
+    const none = principalFromProto(
+      create(identity.ApiKeyPrincipalSchema, { kind: identity.ApiKeyKind.WORKSPACE_SERVICE }),
+    );
+    assert.ok(none && !('defaults' in none));
+  });
+
   test('principalFromProto refuses an unspecified key kind', () => {
     assert.equal(principalFromProto(create(identity.ApiKeyPrincipalSchema, { apiKeyId: 'k' })), null);
   });
@@ -84,5 +116,42 @@ describe('identity helpers', () => {
     await bus.flush(1_000);
     await cache.resolve('sy-key');
     assert.equal(lookups, 2, 'the key was looked up again after its change event');
+  });
+
+  test("a workspace change drops that workspace's keys, whose principals carry its defaults, and keeps the others", async (t) => {
+    const bus = new MemoryEventBus();
+    t.after(() => bus.close());
+    const lookups: string[] = [];
+    const principal = (workspaceId: string): Principal => ({
+      apiKeyId: workspaceId,
+      organisationId: 'o',
+      workspaceId,
+      workspaceSlug: workspaceId,
+      kind: 'workspace_service',
+      scopes: [],
+      expiresAt: null,
+      userId: null,
+      name: 'n',
+      organisationCreatedAt: null,
+    });
+    const byHash = new Map([
+      [sha256Hex('sy-key-w1'), 'w1'],
+      [sha256Hex('sy-key-w2'), 'w2'],
+    ]);
+    const cache = new ApiKeyCache(async (hash) => {
+      const workspaceId = byHash.get(hash)!;
+      lookups.push(workspaceId);
+      return principal(workspaceId);
+    });
+    const subscription = await onChanges(bus, captureLogger().logger, 'gateway', invalidateApiKeys(cache));
+    t.after(() => subscription.stop());
+    await cache.resolve('sy-key-w1');
+    await cache.resolve('sy-key-w2');
+
+    publishChange(bus, { id: 'c3', entity: 'workspace', entityId: 'w1', workspaceId: 'w1' });
+    await bus.flush(1_000);
+    await cache.resolve('sy-key-w1');
+    await cache.resolve('sy-key-w2');
+    assert.deepEqual(lookups, ['w1', 'w2', 'w1']);
   });
 });

@@ -41,6 +41,15 @@ export function principalFromProto(p: identity.ApiKeyPrincipal): Principal | nul
     organisationCreatedAt: organisationCreatedAt > 0 ? organisationCreatedAt : null,
     ...(p.authMethod === 'oauth' ? { authMethod: 'oauth' as const, oauthClientId: p.oauthClientId } : {}),
     ...(p.authMethod === 'session' ? { authMethod: 'session' as const } : {}),
+    ...(p.defaultConfig || Object.keys(p.defaultMetadata).length > 0 || p.configOverrideRefused
+      ? {
+          defaults: {
+            config: p.defaultConfig || null,
+            metadata: { ...p.defaultMetadata },
+            allowConfigOverride: !p.configOverrideRefused,
+          },
+        }
+      : {}),
   };
 }
 
@@ -113,11 +122,16 @@ export function onChanges(
   });
 }
 
-/** Drops revoked or changed credentials: API keys and OAuth access tokens, both cached by hash. */
+/**
+ * Drops revoked or changed credentials: API keys and OAuth access tokens, both cached by hash;
+ * and, when a workspace changes (its default configs), the keys of that workspace, whose
+ * principals carry those defaults.
+ */
 export function invalidateApiKeys(cache: ApiKeyCache): (change: events.ChangeEvent) => void {
   return (change) => {
     if ((change.entity === 'api_key' || change.entity === 'oauth_token') && change.cacheKey) {
       cache.invalidate(change.cacheKey);
     }
+    if (change.entity === 'workspace' && change.workspaceId) cache.invalidateWorkspace(change.workspaceId);
   };
 }

@@ -82,6 +82,7 @@ import { AuditLogScope1763700000014 } from './store/migrations/1763700000014-aud
 import { SsoScopes1763700000015 } from './store/migrations/1763700000015-sso-scopes.ts';
 import { OAuth1763700000020 } from './store/migrations/1763700000020-oauth.ts';
 import { ScimScopes1763700000021 } from './store/migrations/1763700000021-scim-scopes.ts';
+import { ApiKeyDefaults1763700000033 } from './store/migrations/1763700000033-api-key-defaults.ts';
 
 const apiKeyPrefix = env.string('sy-').meta({ description: 'prefix of newly issued API keys' });
 const adminKey = env.optionalString().meta({
@@ -136,6 +137,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       DeploymentScopes1763700000030,
       SecretReferenceScopes1763700000031,
       IntegrationWorkspaceScopes1763700000032,
+      ApiKeyDefaults1763700000033,
     ],
   },
   bus: true,
@@ -189,6 +191,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     const apiKeys = new ApiKeyService(
       repo,
       workspaces,
+      configRepo,
       keySettings,
       events,
       config.API_KEY_PREFIX,

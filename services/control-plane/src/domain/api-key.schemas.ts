@@ -54,6 +54,31 @@ const rotationPolicy = z
     nextRotationAt: policy.next_rotation_at ?? null,
   }));
 
+/** Bounds of a key's default metadata: what a request's `<prefix>metadata` header may hold too. */
+const MAX_METADATA_ENTRIES = 64;
+const MAX_METADATA_BYTES = 8_192;
+
+/**
+ * `defaults`, as the reference API spells them: `config_id` a saved config of the key's
+ * workspace by id or slug (checked by the service), `metadata` strings merged under each
+ * request's own metadata, `allow_config_override: false` refusing a request's own config.
+ * Null clears a field (allow_config_override: back to true).
+ */
+const apiKeyDefaults = z.strictObject({
+  config_id: z.string().trim().min(1).max(255).nullable().optional(),
+  metadata: z
+    .record(z.string().min(1).max(128), z.string().max(1024))
+    .refine((metadata) => Object.keys(metadata).length <= MAX_METADATA_ENTRIES, {
+      error: `at most ${MAX_METADATA_ENTRIES} entries`,
+    })
+    .refine((metadata) => Buffer.byteLength(JSON.stringify(metadata)) <= MAX_METADATA_BYTES, {
+      error: `at most ${MAX_METADATA_BYTES} bytes as JSON`,
+    })
+    .nullable()
+    .optional(),
+  allow_config_override: z.boolean({ error: 'must be true, false or null' }).nullable().optional(),
+});
+
 export const createApiKeyBody = z.object({
   name: apiKeyName,
   description: apiKeyDescription.optional(),
@@ -62,6 +87,7 @@ export const createApiKeyBody = z.object({
   scopes: apiKeyScopes.optional(),
   expires_at: instant.optional(),
   rotation_policy: rotationPolicy.nullish(),
+  defaults: apiKeyDefaults.nullish(),
 });
 
 /** A key's type, workspace and user are fixed at creation. Null clears a field. */
@@ -72,9 +98,11 @@ export const updateApiKeyBody = z
     scopes: apiKeyScopes.optional(),
     expires_at: instant.nullable().optional(),
     rotation_policy: rotationPolicy.nullable().optional(),
+    /** Absent fields stay; null clears one, and a null `defaults` clears them all. */
+    defaults: apiKeyDefaults.nullable().optional(),
   })
   .refine((body) => Object.values(body).some((value) => value !== undefined), {
-    error: 'give at least one of name, description, scopes, expires_at or rotation_policy',
+    error: 'give at least one of name, description, scopes, expires_at, rotation_policy or defaults',
   });
 
 const MAX_LISTED_IDS = 100;

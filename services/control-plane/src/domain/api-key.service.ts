@@ -19,7 +19,7 @@ import {
 } from './api-keys.ts';
 import { autoCreatedScopes, autoCreatesUserKeys, enforceRotation } from './key-settings.ts';
 import type { KeySettingsService } from './key-settings.service.ts';
-import type { WorkspaceService } from './workspace.service.ts';
+import type { SavedConfigLookup, WorkspaceService } from './workspace.service.ts';
 
 type ApiKeyPath = z.output<typeof apiKeyPathParams>;
 
@@ -36,6 +36,12 @@ export type CreateApiKeyInput = CamelKeys<z.output<typeof createApiKeyBody>> & {
 /** Absent fields stay as they are; null clears. A rotation policy replaces the policy as a whole. */
 export type UpdateApiKeyInput = CamelKeys<z.output<typeof updateApiKeyBody>>;
 
+/** `defaults` as sent (snake_case inside, as camelKeys leaves nested objects). */
+type DefaultsInput = NonNullable<UpdateApiKeyInput['defaults']>;
+
+/** Where a key's defaults are named in errors. */
+const DEFAULT_CONFIG_PARAM = 'defaults.config_id';
+
 /**
  * API keys: issuing, changing, rotating and revoking them, the user keys members get on
  * joining a workspace, and resolving a key's hash to its caller. Every change is announced,
@@ -45,6 +51,7 @@ export class ApiKeyService {
   constructor(
     private readonly repo: IdentityRepository,
     private readonly workspaces: Pick<WorkspaceService, 'getWorkspace'>,
+    private readonly configs: Pick<SavedConfigLookup, 'findActiveInWorkspace' | 'slugsByIds'>,
     private readonly keySettings: Pick<KeySettingsService, 'find' | 'enforcedRotationDays'>,
     private readonly bus: EventBus,
     private readonly apiKeyPrefix: string,
@@ -96,6 +103,7 @@ export class ApiKeyService {
       enforceRotation(input.rotationPolicy ?? undefined, enforcedDays) ?? null,
       now,
     );
+    const defaults = await this.defaultsFor(workspace, input.defaults ?? undefined);
     const material = generateApiKey(this.apiKeyPrefix);
     const apiKey = await this.repo.transaction(async (repo) => {
       // Held until the key is written, so that removing the member at the same time also revokes it.
@@ -105,6 +113,7 @@ export class ApiKeyService {
           param: 'user_id',
         });
       }
+      await lockDefaultConfig(repo, workspace, defaults.defaultConfigId, input.defaults?.config_id);
       const kind = kindFor(input.type, input.subType);
       return repo.insertApiKey({
         organisationId: principal.organisationId,
@@ -118,9 +127,55 @@ export class ApiKeyService {
         keyHash: material.keyHash,
         keyHint: material.keyHint,
         ...schedule,
+        ...defaults,
       });
     });
     return { apiKey, key: material.key };
+  }
+
+  /** The slugs of the configs these keys' defaults name, by id, for presenting them (presentApiKey). */
+  configSlugs(apiKeys: readonly ApiKey[]): Promise<Map<string, string>> {
+    return this.configs.slugsByIds([...new Set(apiKeys.flatMap((apiKey) => apiKey.defaultConfigId ?? []))]);
+  }
+
+  /**
+   * The stored form of `defaults`: the config checked to be an active config of the key's
+   * workspace (an organisation key has none, so it may not name one). Absent fields are left
+   * out, null ones cleared.
+   */
+  private async defaultsFor(
+    workspace: Pick<Workspace, 'id' | 'organisationId' | 'slug'> | null,
+    defaults: DefaultsInput | undefined,
+  ): Promise<Partial<Pick<ApiKey, 'defaultConfigId' | 'defaultMetadata' | 'allowConfigOverride'>>> {
+    if (defaults === undefined) return {};
+    const stored: Partial<Pick<ApiKey, 'defaultConfigId' | 'defaultMetadata' | 'allowConfigOverride'>> = {};
+    const reference = defaults.config_id;
+    if (reference === null) stored.defaultConfigId = null;
+    if (reference) {
+      if (!workspace) {
+        throw new BadRequest(
+          'Only a workspace key can have a default config: configs belong to a workspace.',
+          {
+            param: DEFAULT_CONFIG_PARAM,
+          },
+        );
+      }
+      const config = await this.configs.findActiveInWorkspace(
+        workspace.organisationId,
+        workspace.id,
+        reference,
+      );
+      if (!config) throw defaultConfigNotFound(reference, workspace);
+      stored.defaultConfigId = config.id;
+    }
+    if (defaults.metadata !== undefined) {
+      stored.defaultMetadata =
+        defaults.metadata === null || Object.keys(defaults.metadata).length === 0 ? null : defaults.metadata;
+    }
+    if (defaults.allow_config_override !== undefined) {
+      stored.allowConfigOverride = defaults.allow_config_override ?? true;
+    }
+    return stored;
   }
 
   async getApiKey(principal: Principal, id: string): Promise<ApiKey> {
@@ -155,12 +210,27 @@ export class ApiKeyService {
         ? {}
         : this.rotationScheduleFor(enforceRotation(changes.rotationPolicy, enforcedDays) ?? null, now);
     const scopes = changes.scopes === undefined ? undefined : await this.scopesFor(current, changes.scopes);
-    const updated = await this.repo.updateApiKey(current.id, {
-      name: changes.name,
-      description: changes.description,
-      scopes,
-      expiresAt: changes.expiresAt,
-      ...schedule,
+    const workspace =
+      changes.defaults?.config_id && current.workspaceId
+        ? await this.workspaces.getWorkspace(principal, current.workspaceId)
+        : null;
+    // A null `defaults` clears them all.
+    const defaults = await this.defaultsFor(
+      workspace,
+      changes.defaults === null
+        ? { config_id: null, metadata: null, allow_config_override: null }
+        : changes.defaults,
+    );
+    const updated = await this.repo.transaction(async (repo) => {
+      await lockDefaultConfig(repo, workspace, defaults.defaultConfigId, changes.defaults?.config_id);
+      return repo.updateApiKey(current.id, {
+        name: changes.name,
+        description: changes.description,
+        scopes,
+        expiresAt: changes.expiresAt,
+        ...schedule,
+        ...defaults,
+      });
     });
     if (!updated) throw revoked(current);
     this.announceApiKey(updated, events.ChangeAction.UPDATED, updated.keyHash);
@@ -295,6 +365,29 @@ function assertFuture(date: Date | null | undefined, now: Date, param: string): 
   if (date && date.getTime() <= now.getTime()) {
     throw new BadRequest(`${param} must be in the future.`, { param });
   }
+}
+
+/**
+ * Holds the default config until the key is written (see IdentityRepository.lockActiveConfig):
+ * one archived in the meantime is refused as one that was never there.
+ */
+async function lockDefaultConfig(
+  repo: IdentityRepository,
+  workspace: Pick<Workspace, 'id' | 'slug'> | null,
+  configId: string | null | undefined,
+  reference: string | null | undefined,
+): Promise<void> {
+  if (!configId || !workspace) return;
+  if (!(await repo.lockActiveConfig(configId, workspace.id))) {
+    throw defaultConfigNotFound(reference ?? configId, workspace);
+  }
+}
+
+function defaultConfigNotFound(reference: string, workspace: Pick<Workspace, 'slug'>): NotFound {
+  return new NotFound(`Config '${reference}' is not an active config of workspace '${workspace.slug}'.`, {
+    param: DEFAULT_CONFIG_PARAM,
+    code: 'config_not_found',
+  });
 }
 
 function revoked(apiKey: ApiKey): Conflict {

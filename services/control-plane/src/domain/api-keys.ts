@@ -5,6 +5,7 @@ import {
   scopesForWorkspaceRole,
   type ApiKeyKind,
   type Principal,
+  type PrincipalDefaults,
   type Scope,
 } from '@switchyard/access';
 import type { ApiKey } from '../store/entities.ts';
@@ -36,7 +37,9 @@ export function kindFor(type: 'organisation' | 'workspace', subType: 'service' |
   return subType === 'user' ? 'workspace_user' : 'workspace_service';
 }
 
-export function toPrincipal({ apiKey, workspaceSlug, organisationCreatedAt }: ApiKeyWithOwners): Principal {
+export function toPrincipal(found: ApiKeyWithOwners): Principal {
+  const { apiKey, workspaceSlug, organisationCreatedAt } = found;
+  const defaults = principalDefaults(found);
   return {
     apiKeyId: apiKey.id,
     organisationId: apiKey.organisationId,
@@ -48,7 +51,24 @@ export function toPrincipal({ apiKey, workspaceSlug, organisationCreatedAt }: Ap
     userId: apiKey.userId,
     name: apiKey.name,
     organisationCreatedAt: organisationCreatedAt.getTime(),
+    ...(defaults ? { defaults } : {}),
   };
+}
+
+/**
+ * What the key's requests get when they leave something out; undefined when nothing. The
+ * config: the key's own default, else (a user key) the workspace's user_api_key_config, else
+ * the workspace's default config. A request's own config or provider wins over all of them
+ * (the gateway decides that).
+ */
+function principalDefaults({ apiKey, defaultConfigs }: ApiKeyWithOwners): PrincipalDefaults | undefined {
+  const config =
+    defaultConfigs.key ??
+    (apiKey.kind === 'workspace_user' ? defaultConfigs.userKeys : null) ??
+    defaultConfigs.workspace;
+  const metadata = apiKey.defaultMetadata ?? {};
+  if (config === null && Object.keys(metadata).length === 0 && apiKey.allowConfigOverride) return undefined;
+  return { config, metadata, allowConfigOverride: apiKey.allowConfigOverride };
 }
 
 export function isUsable(apiKey: ApiKey, now = Date.now()): boolean {

@@ -6,7 +6,7 @@ import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { z } from 'zod';
 import type { ConfigVersion, SavedConfig } from '../store/config.entities.ts';
-import type { ConfigRepository } from '../store/config.repository.ts';
+import type { ArchiveRefused, ConfigRepository } from '../store/config.repository.ts';
 import type { WorkspaceService } from './workspace.service.ts';
 import type { createConfigBody, updateConfigBody } from './config.schemas.ts';
 import { assertGuardrailsExist, type GuardrailLookup } from './saved-config.ts';
@@ -92,12 +92,12 @@ export class ConfigService {
       );
     }
     // Archiving (by DELETE, or by PUT with status archived: both come here) is refused while a
-    // workspace's defaults.user_api_key_config names this config, until that default is cleared.
+    // workspace's or an API key's default names this config, until that default is cleared.
     const written = await this.repo.update(found.id, changes, actorOf(principal));
     if (!written) throw new NotFound(`Config '${idOrSlug}' not found.`);
     if ('defaultOf' in written) {
       throw new Conflict(
-        `Config '${found.slug}' is the defaults.user_api_key_config of workspace '${written.defaultOf.slug}' (${written.defaultOf.id}): clear that default before archiving the config.`,
+        `Config '${found.slug}' is the ${written.defaultOf.field} of ${describeHolder(written.defaultOf)}: clear that default before archiving the config.`,
         { code: 'config_in_use' },
       );
     }
@@ -154,4 +154,11 @@ export class ConfigService {
 /** The user behind a user key, else the key itself. */
 function actorOf(principal: Principal): string {
   return principal.userId ?? principal.apiKeyId;
+}
+
+/** Who holds a default naming a config, as an error names it. */
+function describeHolder(holder: ArchiveRefused['defaultOf']): string {
+  return holder.slug === null
+    ? `${holder.owner} '${holder.id}'`
+    : `${holder.owner} '${holder.slug}' (${holder.id})`;
 }

@@ -26,6 +26,8 @@ export const updateWorkspaceBody = z
       .strictObject({
         /** A config of this workspace by id or slug; null clears the default. */
         user_api_key_config: z.string().min(1).max(255).nullable().optional(),
+        /** A config of this workspace by id or slug for every key without a default of its own; null clears it. */
+        config: z.string().min(1).max(255).nullable().optional(),
       })
       .optional(),
     settings: z

@@ -13,17 +13,21 @@ import { slugFrom } from './slugs.ts';
 import type { ArchivedWorkspace } from '../store/workspace-archive.repository.ts';
 import type { createWorkspaceBody, deleteWorkspaceBody, updateWorkspaceBody } from './workspace.schemas.ts';
 
-/** A workspace as clients see it: defaults name the config by slug, whatever it is stored by. */
+/**
+ * A workspace as clients see it: defaults name configs by slug, whatever they are stored by.
+ * `userApiKeyConfig` applies to its user keys without a default config of their own, `config`
+ * to every key without one (after `userApiKeyConfig` for user keys).
+ */
 export interface WorkspaceDetails {
   workspace: Workspace;
-  defaults: { userApiKeyConfig: string | null };
+  defaults: { userApiKeyConfig: string | null; config: string | null };
 }
 
 export type CreateWorkspaceInput = CamelKeys<z.output<typeof createWorkspaceBody>>;
 
 /**
- * Absent fields stay as they are. `defaults.user_api_key_config` names a saved config of the
- * same workspace by id or slug (null clears it); `settings.user_api_key_auto_create` overrides
+ * Absent fields stay as they are. `defaults.user_api_key_config` and `defaults.config` name a
+ * saved config of the same workspace by id or slug (null clears one); `settings.user_api_key_auto_create` overrides
  * the organisation's (null follows it again); each `securitySettings` section must be open to
  * override by the organisation (null drops one).
  */
@@ -42,6 +46,7 @@ export interface SavedConfigLookup {
 }
 
 const USER_API_KEY_CONFIG = 'defaults.user_api_key_config';
+const DEFAULT_CONFIG = 'defaults.config';
 
 /** The workspace an organisation starts with; see key-settings.ts. */
 const DEFAULT_WORKSPACE_SLUG = 'default';
@@ -69,7 +74,7 @@ export class WorkspaceService {
       description: input.description ?? null,
     });
     this.announceWorkspace(workspace, events.ChangeAction.CREATED);
-    return { workspace, defaults: { userApiKeyConfig: null } };
+    return { workspace, defaults: { userApiKeyConfig: null, config: null } };
   }
 
   /** A workspace key sees only its own workspace; anything else is "not found". */
@@ -95,7 +100,11 @@ export class WorkspaceService {
     return [await this.withDefaults(workspaces), total];
   }
 
-  /** Organisation admin keys only. A default config must be an active config of the same workspace. */
+  /**
+   * Organisation admin keys only. A default config must be an active config of the same
+   * workspace. A change of defaults is announced with the workspace: gateways drop the keys of
+   * the workspace they hold, whose principals carry the defaults.
+   */
   async updateWorkspace(
     principal: Principal,
     idOrSlug: string,
@@ -103,17 +112,12 @@ export class WorkspaceService {
   ): Promise<WorkspaceDetails> {
     assertOrganisationAdmin(principal);
     const workspace = await this.getWorkspace(principal, idOrSlug);
-    const reference = changes.defaults?.user_api_key_config;
-    let userApiKeyConfigId: string | null | undefined = reference === null ? null : undefined;
-    if (reference) {
-      const config = await this.configs.findActiveInWorkspace(
-        workspace.organisationId,
-        workspace.id,
-        reference,
-      );
-      if (!config) throw configNotInWorkspace(reference, workspace);
-      userApiKeyConfigId = config.id;
-    }
+    const userApiKeyConfigId = await this.defaultConfigId(
+      workspace,
+      changes.defaults?.user_api_key_config,
+      USER_API_KEY_CONFIG,
+    );
+    const defaultConfigId = await this.defaultConfigId(workspace, changes.defaults?.config, DEFAULT_CONFIG);
     const securitySettings =
       changes.securitySettings === undefined
         ? undefined
@@ -127,10 +131,16 @@ export class WorkspaceService {
       name: changes.name,
       description: changes.description,
       userApiKeyConfigId,
+      defaultConfigId,
       userApiKeyAutoCreate: changes.settings?.user_api_key_auto_create,
     });
     // Archived between the lookup and the write.
-    if (!updated) throw configNotInWorkspace(reference!, workspace);
+    if (!updated) {
+      const [reference, param] = changes.defaults?.user_api_key_config
+        ? [changes.defaults.user_api_key_config, USER_API_KEY_CONFIG]
+        : [changes.defaults?.config ?? '', DEFAULT_CONFIG];
+      throw configNotInWorkspace(reference, workspace, param);
+    }
     this.announceWorkspace(updated, events.ChangeAction.UPDATED);
     const [details] = await this.withDefaults([updated]);
     return details!;
@@ -178,17 +188,35 @@ export class WorkspaceService {
     this.announceArchived(archived);
   }
 
+  /** The id of the config a default names (undefined: unchanged, null: cleared), checked to be an active config of the workspace. */
+  private async defaultConfigId(
+    workspace: Workspace,
+    reference: string | null | undefined,
+    param: string,
+  ): Promise<string | null | undefined> {
+    if (!reference) return reference === null ? null : undefined;
+    const config = await this.configs.findActiveInWorkspace(
+      workspace.organisationId,
+      workspace.id,
+      reference,
+    );
+    if (!config) throw configNotInWorkspace(reference, workspace, param);
+    return config.id;
+  }
+
   /** Defaults as clients name them: a config by its current slug. */
   private async withDefaults(workspaces: Workspace[]): Promise<WorkspaceDetails[]> {
     const slugs = await this.configs.slugsByIds(
-      workspaces.flatMap((workspace) => workspace.userApiKeyConfigId ?? []),
+      workspaces
+        .flatMap((workspace) => [workspace.userApiKeyConfigId, workspace.defaultConfigId])
+        .flatMap((id) => id ?? []),
     );
+    const slugOf = (id: string | null) => (id ? (slugs.get(id) ?? null) : null);
     return workspaces.map((workspace) => ({
       workspace,
       defaults: {
-        userApiKeyConfig: workspace.userApiKeyConfigId
-          ? (slugs.get(workspace.userApiKeyConfigId) ?? null)
-          : null,
+        userApiKeyConfig: slugOf(workspace.userApiKeyConfigId),
+        config: slugOf(workspace.defaultConfigId),
       },
     }));
   }
@@ -231,8 +259,8 @@ export class WorkspaceService {
   }
 }
 
-function configNotInWorkspace(reference: string, workspace: Workspace): NotFound {
+function configNotInWorkspace(reference: string, workspace: Workspace, param: string): NotFound {
   return new NotFound(`Config '${reference}' is not an active config of workspace '${workspace.slug}'.`, {
-    param: USER_API_KEY_CONFIG,
+    param,
   });
 }

@@ -58,6 +58,9 @@ export function identityHandlers(
               ? principal.authMethod
               : '',
           oauthClientId: principal.oauthClientId ?? '',
+          defaultConfig: principal.defaults?.config ?? '',
+          defaultMetadata: principal.defaults?.metadata ?? {},
+          configOverrideRefused: principal.defaults ? !principal.defaults.allowConfigOverride : false,
         },
       };
     },

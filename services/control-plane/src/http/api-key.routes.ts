@@ -32,7 +32,11 @@ export function apiKeyRouter(apiKeys: ApiKeyService, bodyLimit: string): ScopedR
         requirePrincipal(req),
         String(req.params.id),
       );
-      res.json({ ...presentApiKey(apiKey), key, key_transition_expires_at: rotatedAt.toISOString() });
+      res.json({
+        ...presentApiKey(apiKey, await apiKeys.configSlugs([apiKey])),
+        key,
+        key_transition_expires_at: rotatedAt.toISOString(),
+      });
     },
   );
   router.post(
@@ -52,7 +56,7 @@ export function apiKeyRouter(apiKeys: ApiKeyService, bodyLimit: string): ScopedR
         type: path.type,
         subType: path['sub-type'],
       });
-      res.json({ ...presentApiKey(apiKey), key });
+      res.json({ ...presentApiKey(apiKey, await apiKeys.configSlugs([apiKey])), key });
     },
   );
   router.get(
@@ -66,21 +70,28 @@ export function apiKeyRouter(apiKeys: ApiKeyService, bodyLimit: string): ScopedR
     async (req, res, _next, input) => {
       const query = input.query(req);
       const [found, total] = await apiKeys.listApiKeys(requirePrincipal(req), input.page(req), query.ids);
-      res.json(listBody(found.map(presentApiKey), total));
+      const slugs = await apiKeys.configSlugs(found);
+      res.json(
+        listBody(
+          found.map((apiKey) => presentApiKey(apiKey, slugs)),
+          total,
+        ),
+      );
     },
   );
   router.get(
     '/:id',
     { scope: 'api_keys.read', summary: 'One API key, without its secret.', query: 'none' },
     async (req, res) => {
-      res.json(presentApiKey(await apiKeys.getApiKey(requirePrincipal(req), req.params.id)));
+      const apiKey = await apiKeys.getApiKey(requirePrincipal(req), req.params.id);
+      res.json(presentApiKey(apiKey, await apiKeys.configSlugs([apiKey])));
     },
   );
   router.put(
     '/:id',
     {
       scope: 'api_keys.update',
-      summary: "Changes an API key's name, description, scopes, expiry or rotation policy.",
+      summary: "Changes an API key's name, description, scopes, expiry, rotation policy or defaults.",
       query: 'none',
       body: updateApiKeyBody,
     },
@@ -90,7 +101,7 @@ export function apiKeyRouter(apiKeys: ApiKeyService, bodyLimit: string): ScopedR
         String(req.params.id),
         camelKeys(input.body(req)),
       );
-      res.json(presentApiKey(apiKey));
+      res.json(presentApiKey(apiKey, await apiKeys.configSlugs([apiKey])));
     },
   );
   router.delete(

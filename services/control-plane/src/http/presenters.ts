@@ -13,7 +13,7 @@ export function presentWorkspace(
     name: formatName(workspace.name, workspace.slug, nameFormat),
     description: workspace.description,
     organisation_id: workspace.organisationId,
-    defaults: { user_api_key_config: defaults.userApiKeyConfig },
+    defaults: { user_api_key_config: defaults.userApiKeyConfig, config: defaults.config },
     settings: { user_api_key_auto_create: workspace.userApiKeyAutoCreate },
     security_settings: workspace.securitySettings,
     created_at: workspace.createdAt.toISOString(),
@@ -28,8 +28,11 @@ const typeNames = {
   workspace_user: 'workspace-user',
 } as const;
 
-/** An API key as every response shows it: masked, never the secret. */
-export function presentApiKey(apiKey: ApiKey) {
+/**
+ * An API key as every response shows it: masked, never the secret. Its default config by
+ * slug (`configSlugs`, from ApiKeyService.configSlugs), whatever it is stored by.
+ */
+export function presentApiKey(apiKey: ApiKey, configSlugs: ReadonlyMap<string, string>) {
   return {
     id: apiKey.id,
     key: maskedKey(apiKey),
@@ -51,6 +54,11 @@ export function presentApiKey(apiKey: ApiKey) {
             rotation_period_days: apiKey.rotationPeriodDays,
             next_rotation_at: apiKey.nextRotationAt?.toISOString() ?? null,
           },
+    defaults: {
+      config_id: apiKey.defaultConfigId ? (configSlugs.get(apiKey.defaultConfigId) ?? null) : null,
+      metadata: apiKey.defaultMetadata,
+      allow_config_override: apiKey.allowConfigOverride,
+    },
     object: 'api-key' as const,
   };
 }

@@ -200,7 +200,7 @@ describe('updating a workspace', () => {
     assert.equal(res.body.slug, 'update-me');
     assert.equal(res.body.name, 'After');
     assert.equal(res.body.description, 'Now described');
-    assert.deepEqual(res.body.defaults, { user_api_key_config: null });
+    assert.deepEqual(res.body.defaults, { user_api_key_config: null, config: null });
     assert.deepEqual(
       (await h.request('GET', `/v2/workspaces/${workspace.id}`, { key: h.adminKey })).body,
       res.body,

@@ -15,8 +15,8 @@ import { isUuid } from '../domain/ids.ts';
 /*
  * TypeORM (entity repositories) for configs and versions; SQL for three statements: the
  * transaction-scoped advisory lock on a workspace's default config, the next version number
- * (max over the versions), and the workspace whose default names a config (a table this
- * repository has no entity for).
+ * (max over the versions), and the workspace or API key whose default names a config (tables
+ * this repository has no entity for).
  */
 
 export interface NewSavedConfig {
@@ -36,9 +36,13 @@ export interface SavedConfigChanges {
   status?: SavedConfigStatus | undefined;
 }
 
-/** A config that could not be archived: this workspace's defaults.user_api_key_config names it. */
+/**
+ * A config that could not be archived: a default names it — a workspace's
+ * (`defaults.user_api_key_config` or `defaults.config`) or an active API key's
+ * (`defaults.config_id`; its slug is then null).
+ */
 export interface ArchiveRefused {
-  defaultOf: { id: string; slug: string };
+  defaultOf: { owner: 'workspace' | 'API key'; id: string; slug: string | null; field: string };
 }
 
 /** TypeORM's partial-row type cannot follow the `unknown` values a config document holds. */
@@ -107,9 +111,17 @@ export class ConfigRepository {
       if (!current) return null;
       if (changes.status === 'archived') {
         const [holder] = (await repo.manager.query(
-          `SELECT id, slug FROM control_plane.workspaces WHERE user_api_key_config_id = $1 LIMIT 1`,
+          `(SELECT 'workspace' AS owner, id, slug, 'defaults.user_api_key_config' AS field
+              FROM control_plane.workspaces WHERE user_api_key_config_id = $1 LIMIT 1)
+           UNION ALL
+           (SELECT 'workspace', id, slug, 'defaults.config'
+              FROM control_plane.workspaces WHERE default_config_id = $1 LIMIT 1)
+           UNION ALL
+           (SELECT 'API key', id, NULL, 'defaults.config_id'
+              FROM control_plane.api_keys WHERE default_config_id = $1 AND status = 'active' LIMIT 1)
+           LIMIT 1`,
           [id],
-        )) as Array<{ id: string; slug: string }>;
+        )) as ArchiveRefused['defaultOf'][];
         if (holder) return { defaultOf: holder };
       }
       const [{ last }] = (await repo.manager.query(

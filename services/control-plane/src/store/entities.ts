@@ -20,6 +20,8 @@ export interface Workspace {
   userApiKeyConfigId: string | null;
   /** Overrides the organisation's user_api_key_auto_create; null follows it. */
   userApiKeyAutoCreate: boolean | null;
+  /** The saved config of this workspace every key without a default of its own uses (defaults.config). */
+  defaultConfigId: string | null;
   /** The workspace's own security settings, by section; only sections the organisation lets workspaces override. */
   securitySettings: Record<string, object | string | number | boolean>;
   createdAt: Date;
@@ -50,6 +52,12 @@ export interface ApiKey {
   rotationPeriodDays: number | null;
   /** When the key is next due for rotation; null without a policy. */
   nextRotationAt: Date | null;
+  /** The saved config of the key's workspace its requests use when they name none (defaults.config_id). */
+  defaultConfigId: string | null;
+  /** Metadata its requests carry under their own (defaults.metadata); null for none. */
+  defaultMetadata: Record<string, string> | null;
+  /** False: a request may not bring its own config (defaults.allow_config_override). */
+  allowConfigOverride: boolean;
 }
 
 const timestamps = {
@@ -79,6 +87,7 @@ export const WorkspaceEntity = new EntitySchema<Workspace>({
     description: { type: 'text', nullable: true },
     userApiKeyConfigId: { name: 'user_api_key_config_id', type: 'uuid', nullable: true },
     userApiKeyAutoCreate: { name: 'user_api_key_auto_create', type: 'boolean', nullable: true },
+    defaultConfigId: { name: 'default_config_id', type: 'uuid', nullable: true },
     securitySettings: { name: 'security_settings', type: 'jsonb' },
     ...timestamps,
     archivedAt: { name: 'archived_at', type: 'timestamptz', nullable: true },
@@ -104,6 +113,9 @@ export const ApiKeyEntity = new EntitySchema<ApiKey>({
     expiresAt: { name: 'expires_at', type: 'timestamptz', nullable: true },
     rotationPeriodDays: { name: 'rotation_period_days', type: 'int', nullable: true },
     nextRotationAt: { name: 'next_rotation_at', type: 'timestamptz', nullable: true },
+    defaultConfigId: { name: 'default_config_id', type: 'uuid', nullable: true },
+    defaultMetadata: { name: 'default_metadata', type: 'jsonb', nullable: true },
+    allowConfigOverride: { name: 'allow_config_override', type: 'boolean', default: true },
   },
 });
 

@@ -11,6 +11,7 @@ import {
   type Workspace,
 } from './entities.ts';
 import type { OrganisationRole, WorkspaceRole } from '../domain/roles.ts';
+import { SavedConfigEntity } from './config.entities.ts';
 import { WorkspaceArchiveRepository, type ArchivedWorkspace } from './workspace-archive.repository.ts';
 import { isUuid } from '../domain/ids.ts';
 
@@ -26,14 +27,29 @@ export interface ApiKeyWithOwners {
   apiKey: ApiKey;
   workspaceSlug: string | null;
   organisationCreatedAt: Date;
+  /** Slugs of the active configs the key's and its workspace's defaults name; null where none. */
+  defaultConfigs: { key: string | null; userKeys: string | null; workspace: string | null };
 }
 
 /** A key to store; without a rotation policy unless one is given. */
 export type NewApiKey = Omit<
   ApiKey,
-  'id' | 'createdAt' | 'updatedAt' | 'status' | 'rotationPeriodDays' | 'nextRotationAt'
+  | 'id'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'status'
+  | 'rotationPeriodDays'
+  | 'nextRotationAt'
+  | 'defaultConfigId'
+  | 'defaultMetadata'
+  | 'allowConfigOverride'
 > &
-  Partial<Pick<ApiKey, 'rotationPeriodDays' | 'nextRotationAt'>>;
+  Partial<
+    Pick<
+      ApiKey,
+      'rotationPeriodDays' | 'nextRotationAt' | 'defaultConfigId' | 'defaultMetadata' | 'allowConfigOverride'
+    >
+  >;
 
 export type ApiKeyChanges = Partial<
   Pick<
@@ -46,6 +62,9 @@ export type ApiKeyChanges = Partial<
     | 'nextRotationAt'
     | 'keyHash'
     | 'keyHint'
+    | 'defaultConfigId'
+    | 'defaultMetadata'
+    | 'allowConfigOverride'
   >
 >;
 
@@ -79,6 +98,7 @@ export class IdentityRepository {
     const workspace: Workspace = {
       id: randomUUID(),
       userApiKeyConfigId: null,
+      defaultConfigId: null,
       userApiKeyAutoCreate: null,
       securitySettings: {},
       createdAt: now,
@@ -143,18 +163,18 @@ export class IdentityRepository {
     changes: Partial<
       Pick<
         Workspace,
-        'name' | 'description' | 'userApiKeyConfigId' | 'userApiKeyAutoCreate' | 'securitySettings'
+        | 'name'
+        | 'description'
+        | 'userApiKeyConfigId'
+        | 'defaultConfigId'
+        | 'userApiKeyAutoCreate'
+        | 'securitySettings'
       >
     >,
   ): Promise<Workspace | null> {
     return this.transaction(async (repo) => {
-      if (changes.userApiKeyConfigId) {
-        const active: unknown[] = await repo.manager.query(
-          `SELECT 1 FROM control_plane.configs
-            WHERE id = $1 AND workspace_id = $2 AND status = 'active' FOR SHARE`,
-          [changes.userApiKeyConfigId, id],
-        );
-        if (active.length === 0) return null;
+      for (const configId of [changes.userApiKeyConfigId, changes.defaultConfigId]) {
+        if (configId && !(await repo.lockActiveConfig(configId, id))) return null;
       }
       const workspaces = repo.manager.getRepository(WorkspaceEntity);
       await workspaces.update({ id }, { ...changes, updatedAt: new Date() });
@@ -167,6 +187,20 @@ export class IdentityRepository {
     return new WorkspaceArchiveRepository(this.manager).archive(id, actorId);
   }
 
+  /**
+   * Share-locks an active config of the workspace until the commit, so that a default naming
+   * it and its archiving (which checks for such defaults under its own lock) never both win.
+   * False when the workspace has no such active config.
+   */
+  async lockActiveConfig(configId: string, workspaceId: string): Promise<boolean> {
+    const active: unknown[] = await this.manager.query(
+      `SELECT 1 FROM control_plane.configs
+        WHERE id = $1 AND workspace_id = $2 AND status = 'active' FOR SHARE`,
+      [configId, workspaceId],
+    );
+    return active.length > 0;
+  }
+
   async insertApiKey(input: NewApiKey): Promise<ApiKey> {
     const now = new Date();
     const apiKey: ApiKey = {
@@ -176,6 +210,9 @@ export class IdentityRepository {
       updatedAt: now,
       rotationPeriodDays: null,
       nextRotationAt: null,
+      defaultConfigId: null,
+      defaultMetadata: null,
+      allowConfigOverride: true,
       ...input,
     };
     try {
@@ -194,9 +231,36 @@ export class IdentityRepository {
       .createQueryBuilder('key')
       .innerJoin(OrganisationEntity.options.name, 'organisation', 'organisation.id = key.organisationId')
       .leftJoin(WorkspaceEntity.options.name, 'workspace', 'workspace.id = key.workspaceId')
-      .addSelect(['organisation.createdAt', 'workspace.slug'])
+      .leftJoin(
+        SavedConfigEntity.options.name,
+        'key_config',
+        "key_config.id = key.defaultConfigId AND key_config.status = 'active'",
+      )
+      .leftJoin(
+        SavedConfigEntity.options.name,
+        'user_config',
+        "user_config.id = workspace.userApiKeyConfigId AND user_config.status = 'active'",
+      )
+      .leftJoin(
+        SavedConfigEntity.options.name,
+        'workspace_config',
+        "workspace_config.id = workspace.defaultConfigId AND workspace_config.status = 'active'",
+      )
+      .addSelect([
+        'organisation.createdAt',
+        'workspace.slug',
+        'key_config.slug',
+        'user_config.slug',
+        'workspace_config.slug',
+      ])
       .where('key.keyHash = :keyHash', { keyHash })
-      .getRawAndEntities<{ organisation_created_at: Date | string; workspace_slug: string | null }>();
+      .getRawAndEntities<{
+        organisation_created_at: Date | string;
+        workspace_slug: string | null;
+        key_config_slug: string | null;
+        user_config_slug: string | null;
+        workspace_config_slug: string | null;
+      }>();
     const [apiKey] = entities;
     const [row] = raw;
     if (!apiKey || !row) return null;
@@ -204,6 +268,11 @@ export class IdentityRepository {
       apiKey,
       workspaceSlug: row.workspace_slug,
       organisationCreatedAt: new Date(row.organisation_created_at),
+      defaultConfigs: {
+        key: row.key_config_slug,
+        userKeys: row.user_config_slug,
+        workspace: row.workspace_config_slug,
+      },
     };
   }
 

@@ -51,10 +51,11 @@ export class WorkspaceArchiveRepository {
       });
       if (!workspace) return null;
       const now = new Date();
-      // Cleared first: a config named as the workspace's default cannot be archived.
+      // Cleared first: a config named as the workspace's default cannot be archived (nor one a
+      // key's default names: the keys are revoked before the configs go).
       await workspaces.update(
         { id: workspaceId },
-        { userApiKeyConfigId: null, archivedAt: now, updatedAt: now },
+        { userApiKeyConfigId: null, defaultConfigId: null, archivedAt: now, updatedAt: now },
       );
 
       const keys = manager.getRepository(ApiKeyEntity);

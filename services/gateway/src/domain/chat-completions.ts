@@ -92,6 +92,7 @@ export class ChatCompletions {
     cacheHeaders: CacheHeaders,
   ): Promise<ChatReply> {
     request.markStream(parsed.stream === true);
+    request.noteModel(parsed.model);
     const resolved = await request.config();
     const guardrails = await request.guardrails();
     const facts = {

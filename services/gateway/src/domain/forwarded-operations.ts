@@ -78,6 +78,7 @@ export class ForwardedOperations {
    */
   async forward(request: GatewayRequest, operation: ForwardedOperation): Promise<ForwardedAnswer> {
     request.markStream(operation.parsed?.stream === true);
+    request.noteModel(operation.parsed?.model);
     const guardrails = await request.guardrails();
     if (!guardrails) return this.send(request, operation);
     const { method, pathname } = operation;

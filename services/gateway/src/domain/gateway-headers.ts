@@ -5,6 +5,7 @@
  * the gateway sets name them from here.
  */
 export interface GatewayHeaders {
+  /** `<prefix>provider`, else `@<slug>` of `<prefix>virtual-key` (a saved integration, as Portkey clients name one). */
   provider: string | undefined;
   customHost: string | undefined;
   config: string | undefined;
@@ -29,6 +30,7 @@ export interface CacheHeaders {
 
 export const GATEWAY_HEADER_NAMES = [
   'provider',
+  'virtual-key',
   'custom-host',
   'config',
   'trace-id',

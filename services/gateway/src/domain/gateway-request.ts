@@ -1,4 +1,4 @@
-import { NotImplemented, toAppError, type Logger } from '@switchyard/core';
+import { Forbidden, NotImplemented, toAppError, type Logger } from '@switchyard/core';
 import { customHostRefused } from '@switchyard/rules';
 import type { Principal } from '@switchyard/access';
 import type { EventBus } from '@switchyard/adapters';
@@ -121,6 +121,8 @@ export class GatewayRequest {
   private routed: Routed | undefined;
   private stream = false;
   private resolvedConfig: Promise<ResolvedConfig | undefined> | undefined;
+  /** The model the request's body names (noteModel), for deciding whether a default config applies. */
+  private model: string | undefined;
   private configSlug: string | undefined;
   private routePath: string | undefined;
   private retries = 0;
@@ -145,7 +147,7 @@ export class GatewayRequest {
     private readonly call: IncomingCall,
   ) {
     this.principal = call.principal;
-    this.headers = call.headers;
+    this.headers = withDefaultMetadata(call.headers, call.principal);
     this.names = headerNames(context.headerPrefix);
     this.responseHeaders[this.names['trace-id']] = this.headers.traceId;
     this.route = call.route ?? 'unmatched';
@@ -231,17 +233,44 @@ export class GatewayRequest {
     return this.closedByClient;
   }
 
-  /** The request's config (`<prefix>config`): inline JSON or a saved config's id or slug. */
+  /** The model the request's body names, before its config is resolved: a `@slug/model` is the request's own choice of provider. */
+  noteModel(model: unknown): void {
+    if (this.resolvedConfig === undefined && typeof model === 'string') this.model = model;
+  }
+
+  /**
+   * The request's config (`<prefix>config`): inline JSON or a saved config's id or slug. A key
+   * whose defaults refuse overrides refuses the header (403). Without the header, the key's
+   * default config (see PrincipalDefaults) applies exactly as if the request had named it,
+   * unless the request chose its provider itself (`<prefix>provider`, `<prefix>virtual-key`
+   * or a `@slug/model`).
+   */
   config(): Promise<ResolvedConfig | undefined> {
+    const param = `${this.context.headerPrefix}config`;
+    const defaults = this.principal.defaults;
     const header = this.headers.config;
-    if (header === undefined) return Promise.resolve(undefined);
-    this.resolvedConfig ??= resolveConfig(header, {
+    if (header !== undefined && defaults?.allowConfigOverride === false) {
+      return Promise.reject(
+        new Forbidden(`This API key does not allow a request's own config: leave out the ${param} header.`, {
+          param,
+          code: 'config_override_not_allowed',
+        }),
+      );
+    }
+    const reference = header ?? (this.choosesOwnProvider() ? undefined : (defaults?.config ?? undefined));
+    if (reference === undefined) return Promise.resolve(undefined);
+    this.resolvedConfig ??= resolveConfig(reference, {
       organisationId: this.principal.organisationId,
       workspaceId: this.principal.workspaceId,
-      param: `${this.context.headerPrefix}config`,
+      param,
       saved: this.context.configs,
     });
     return this.resolvedConfig;
+  }
+
+  /** Whether the request names its provider itself: then a default config does not apply. */
+  private choosesOwnProvider(): boolean {
+    return this.headers.provider !== undefined || this.model?.startsWith('@') === true;
   }
 
   /** What the request's answer holds under rate and usage limits (after `dispatch`). */
@@ -264,6 +293,7 @@ export class GatewayRequest {
   ): Promise<T> {
     const prefix = this.context.headerPrefix;
     await refuseBlockedInlineChoices(this.principal, this.headers, this.context.inline, prefix);
+    this.noteModel(model);
     const resolved = await this.config();
     this.configSlug = resolved?.slug;
     const outcome = await runRoutePlan(
@@ -487,4 +517,11 @@ export class GatewayRequest {
     this.finish(appError.status, requestBody, JSON.stringify(appError.toBody()), err, cacheStatus);
     throw err;
   }
+}
+
+/** The request's metadata over the key's default metadata: the request's values win. */
+function withDefaultMetadata(headers: GatewayHeaders, principal: Principal): GatewayHeaders {
+  const defaults = principal.defaults?.metadata;
+  if (!defaults || Object.keys(defaults).length === 0) return headers;
+  return { ...headers, metadata: { ...defaults, ...headers.metadata } };
 }

@@ -26,8 +26,9 @@ export function readGatewayHeaders(req: Request, prefix: string): GatewayHeaders
     }
     return text;
   };
+  const virtualKey = single('virtual-key');
   return {
-    provider: single('provider'),
+    provider: single('provider') ?? (virtualKey === undefined ? undefined : `@${virtualKey.trim()}`),
     customHost: single('custom-host'),
     config: single('config'),
     traceId: single('trace-id') ?? randomUUID(),

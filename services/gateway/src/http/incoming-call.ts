@@ -24,9 +24,7 @@ export function readIncomingCall(req: Request, res: Response, prefix: string): I
   return {
     principal,
     headers,
-    providerKey: req.headers[headerNames(prefix)['api-key']]
-      ? bearerToken(req.headers.authorization)
-      : undefined,
+    providerKey: providerKeyOf(req, prefix),
     requestId: String(res.getHeader(REQUEST_ID_HEADER) ?? ''),
     method: req.method,
     path: req.originalUrl.split('?')[0] ?? req.path,
@@ -36,6 +34,19 @@ export function readIncomingCall(req: Request, res: Response, prefix: string): I
       return Array.isArray(value) ? value[0] : value;
     },
   };
+}
+
+/**
+ * The provider key a request brings in `Authorization` when the gateway key travels in
+ * `<prefix>api-key`. A client that sends the gateway key in both (the Portkey SDK does) brings
+ * none: the gateway key never goes to a provider.
+ */
+function providerKeyOf(req: Request, prefix: string): string | undefined {
+  const gatewayKey = req.headers[headerNames(prefix)['api-key']];
+  if (!gatewayKey) return undefined;
+  const bearer = bearerToken(req.headers.authorization);
+  const presented = Array.isArray(gatewayKey) ? gatewayKey[0] : gatewayKey;
+  return bearer === presented?.trim() ? undefined : bearer;
 }
 
 /** Where requests whose client went away before the answer was sent are reported. */

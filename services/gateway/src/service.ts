@@ -35,6 +35,7 @@ import { systemResolver } from './domain/unsafe-host.ts';
 import { validChatBody } from './http/chat-body.ts';
 import { ChatCompletionsRoute } from './http/chat-completions.ts';
 import { ForwardedOperationsRoute } from './http/forwarded-operations.ts';
+import { MessagesRoute } from './http/messages.ts';
 import { gatewayRouter } from './http/routes.ts';
 import { KeyValueResponseStore } from './store/response-store.ts';
 import { publicAddressLookup } from './upstream/public-address-lookup.ts';
@@ -102,6 +103,7 @@ export const gatewayService: ServiceDefinition = {
   describeRoutes: () =>
     gatewayRouter(
       describedOnly('chat completions'),
+      describedOnly('messages'),
       describedOnly('forwarded operations'),
       describedOnly('authentication'),
       loadConfig(configSchema, {}).MAX_REQUEST_BODY,
@@ -169,15 +171,13 @@ export const gatewayService: ServiceDefinition = {
       requestTimeoutMs: config.REQUEST_TIMEOUT,
       cache: new KeyValueResponseStore(need(kv, 'key-value store'), logger),
     };
-    const chat = new ChatCompletionsRoute(
-      new ChatCompletions({
-        ...context,
-        validate: validChatBody,
-      }),
-      headerPrefix,
-      logger,
-      metrics,
-    );
+    const chatCompletions = new ChatCompletions({
+      ...context,
+      validate: validChatBody,
+    });
+    const chat = new ChatCompletionsRoute(chatCompletions, headerPrefix, logger, metrics);
+    // The Messages interface is answered by the same chat completions, translated both ways.
+    const messages = new MessagesRoute(chatCompletions, headerPrefix, logger, metrics);
     const forwarded = new ForwardedOperationsRoute(
       new ForwardedOperations(context, new ModelCatalog(integrationDirectory(integrationsClient))),
       headerPrefix,
@@ -212,6 +212,7 @@ export const gatewayService: ServiceDefinition = {
       ...serveScoped(
         gatewayRouter(
           chat,
+          messages,
           forwarded,
           deployment ? servedByDeployment(deployment, authentication) : authentication,
           config.MAX_REQUEST_BODY,

@@ -79,6 +79,14 @@ export const messagesRequest = z.looseObject({
   stop_sequences: z.array(z.string()).optional(),
   stream: z.boolean().optional(),
   metadata: z.looseObject({ user_id: z.string().nullable().optional() }).optional(),
+  output_config: z
+    .looseObject({
+      format: z
+        .looseObject({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) })
+        .nullable()
+        .optional(),
+    })
+    .optional(),
   thinking: z
     .discriminatedUnion('type', [
       z.looseObject({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1) }),

@@ -13,7 +13,8 @@ type Block = Exclude<MessageParam['content'], string>[number];
  * blocks become system messages, tool results tool messages, tool uses tool calls, images
  * image parts (base64 as data: URLs), and thinking blocks sent back go in the assistant's
  * `content_blocks` (as chat answers carry them). `thinking` and `top_k` ride as the chat body's
- * extension fields. What no chat message can carry (documents, images in a tool result) is a 400.
+ * extension fields; `output_config.format` is the response format. What no chat message can
+ * carry (documents, images in a tool result) is a 400.
  */
 export function toChatBody(request: MessagesRequest): ChatBody {
   const messages: ChatMessage[] = [];
@@ -57,6 +58,10 @@ export function toChatBody(request: MessagesRequest): ChatBody {
     if (choice.type !== 'none' && choice.disable_parallel_tool_use === true) body.parallel_tool_calls = false;
   }
   if (request.metadata?.user_id) body.user = request.metadata.user_id;
+  const format = request.output_config?.format;
+  if (format) {
+    body.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
+  }
   if (request.thinking) {
     body.thinking =
       request.thinking.type === 'enabled'

@@ -159,6 +159,18 @@ describe('a Messages request as a chat body', () => {
     assert.deepEqual(upstream.tool_choice, { type: 'any', disable_parallel_tool_use: true });
   });
 
+  test('a JSON schema output format is the response format, and Anthropic gets it back', () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } } };
+    const body = toChatBody(
+      request({
+        messages: [{ role: 'user', content: 'x' }],
+        output_config: { format: { type: 'json_schema', schema } },
+      }),
+    );
+    assert.deepEqual(body.response_format, { type: 'json_schema', json_schema: { name: 'output', schema } });
+    assert.deepEqual(toMessagesRequest(body).output_config, { format: { type: 'json_schema', schema } });
+  });
+
   test('a failed tool result keeps is_error to Anthropic', () => {
     const body = toChatBody(
       request({

@@ -468,6 +468,21 @@ describe('the Anthropic SDK in front of Gemini and Bedrock', () => {
     assert.equal(streamed.stop_reason, 'end_turn');
   });
 
+  test('gemini: thought summaries are thinking blocks, streamed or not', async () => {
+    const params = { model: '@gemini/thinking', max_tokens: 64, messages: hello };
+    const expected = [
+      { type: 'thinking', thinking: '**Greeting** Simple hello.', signature: '' },
+      { type: 'text', text: 'Hello there!' },
+    ];
+    const message = await client.messages.create(params);
+    assert.deepEqual(message.content, expected);
+    const streamed = await client.messages.stream(params).finalMessage();
+    assert.deepEqual(
+      streamed.content.map((b) => (b.type === 'text' ? { type: b.type, text: b.text } : b)),
+      expected,
+    );
+  });
+
   test('gemini: function calls are tool_use blocks', async () => {
     const message = await client.messages.create({
       model: '@gemini/function-call',

@@ -176,10 +176,12 @@ export interface MessagesError {
 
 /**
  * The gateway's error body (`{"error":{"message",...}}`) with `status` as Anthropic's error
- * body. The message is kept; so are the gateway's `code` and `param`, beside Anthropic's fields.
+ * body. The message is kept; so are the gateway's `code` and `param`, beside Anthropic's fields,
+ * and the body's other fields (a guardrail's `hook_results`).
  */
 export function messagesError(status: number, body: unknown, requestId?: string): MessagesError {
-  const error = (body as { error?: unknown } | undefined)?.error;
+  const { error, ...rest } =
+    body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
   const fields = error && typeof error === 'object' ? (error as Record<string, unknown>) : {};
   const message =
     typeof fields.message === 'string'
@@ -188,6 +190,7 @@ export function messagesError(status: number, body: unknown, requestId?: string)
         ? error
         : 'Request failed.';
   return {
+    ...rest,
     type: 'error',
     error: {
       type: errorType(status),

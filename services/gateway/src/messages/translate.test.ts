@@ -430,6 +430,16 @@ describe('a chat completion as a message', () => {
       error: { type: 'not_found_error', message: 'No such integration.', code: 'unknown_integration' },
       request_id: 'req-1',
     });
+    const hooks = { before_request_hooks: [{ slug: 'g', verdict: false }] };
+    const denied = messagesError(446, {
+      error: { message: 'Denied.', code: 'guardrail_denied' },
+      hook_results: hooks,
+    });
+    assert.deepEqual(denied, {
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'Denied.', code: 'guardrail_denied' },
+      hook_results: hooks,
+    });
     const types = [400, 401, 403, 404, 413, 422, 429, 500, 502, 529].map(
       (s) => messagesError(s, {}).error.type,
     );

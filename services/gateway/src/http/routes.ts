@@ -25,7 +25,10 @@ export function gatewayRouter(
     hasJsonContentType,
   );
   // Anthropic's clients: their x-api-key is read as the gateway key, their errors take Anthropic's shape.
-  router.router.post('/v1/messages', (req, res, next) => messages.prepare(req, res, next));
+  // A middleware, not a route: every route served is one declared below with its scope.
+  router.router.use('/v1/messages', (req, res, next) =>
+    req.method === 'POST' && req.path === '/' ? messages.prepare(req, res, next) : next(),
+  );
   router.router.use('/v1', authentication);
   router.post(
     '/v1/chat/completions',

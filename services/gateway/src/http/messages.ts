@@ -150,8 +150,21 @@ function translatedJson(status: number, body: Buffer, res: Response): unknown {
   } catch {
     parsed = undefined;
   }
-  if (status >= 400 || !parsed || typeof parsed !== 'object') {
-    return messagesError(status, parsed, String(res.getHeader(REQUEST_ID_HEADER) ?? ''));
+  const requestId = String(res.getHeader(REQUEST_ID_HEADER) ?? '');
+  if (status >= 400) return messagesError(status, parsed, requestId);
+  if (!parsed || typeof parsed !== 'object' || !Array.isArray((parsed as ChatCompletion).choices)) {
+    // Not a chat completion: nothing to translate, and no success to claim.
+    res.status(502);
+    return messagesError(
+      502,
+      {
+        error: {
+          message: 'The provider’s answer is not a chat completion.',
+          code: 'upstream_invalid_answer',
+        },
+      },
+      requestId,
+    );
   }
   return fromChatCompletion(parsed as ChatCompletion);
 }

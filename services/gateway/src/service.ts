@@ -35,6 +35,7 @@ import { systemResolver } from './domain/unsafe-host.ts';
 import { validChatBody } from './http/chat-body.ts';
 import { ChatCompletionsRoute } from './http/chat-completions.ts';
 import { ForwardedOperationsRoute } from './http/forwarded-operations.ts';
+import { MessagesRoute } from './http/messages.ts';
 import { gatewayRouter } from './http/routes.ts';
 import { gatewayMetrics } from './metrics/gateway-metrics.ts';
 import { KeyValueResponseStore } from './store/response-store.ts';
@@ -103,6 +104,7 @@ export const gatewayService: ServiceDefinition = {
   describeRoutes: () =>
     gatewayRouter(
       describedOnly('chat completions'),
+      describedOnly('messages'),
       describedOnly('forwarded operations'),
       describedOnly('authentication'),
       loadConfig(configSchema, {}).MAX_REQUEST_BODY,
@@ -172,15 +174,13 @@ export const gatewayService: ServiceDefinition = {
       // The publish buffer the request events go through is reported with the gateway's series.
       metrics: gatewayMetrics(metrics, () => events.stats()),
     };
-    const chat = new ChatCompletionsRoute(
-      new ChatCompletions({
-        ...context,
-        validate: validChatBody,
-      }),
-      headerPrefix,
-      logger,
-      metrics,
-    );
+    const chatCompletions = new ChatCompletions({
+      ...context,
+      validate: validChatBody,
+    });
+    const chat = new ChatCompletionsRoute(chatCompletions, headerPrefix, logger, metrics);
+    // The Messages interface is answered by the same chat completions, translated both ways.
+    const messages = new MessagesRoute(chatCompletions, headerPrefix, logger, metrics);
     const forwarded = new ForwardedOperationsRoute(
       new ForwardedOperations(context, new ModelCatalog(integrationDirectory(integrationsClient))),
       headerPrefix,
@@ -215,6 +215,7 @@ export const gatewayService: ServiceDefinition = {
       ...serveScoped(
         gatewayRouter(
           chat,
+          messages,
           forwarded,
           deployment ? servedByDeployment(deployment, authentication) : authentication,
           config.MAX_REQUEST_BODY,

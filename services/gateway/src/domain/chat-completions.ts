@@ -52,6 +52,17 @@ export type ChatReply = (
   upstreamHeaders?: UpstreamHeaders | undefined;
 };
 
+/**
+ * How a route that speaks another format (POST /v1/messages) has its chat body answered: the
+ * body it translated is adjusted per provider, and its answers are cached apart from chat's.
+ */
+export interface AnswerFormat {
+  /** Names the format in the cache key: an answer is replayed only to requests of its format. */
+  name: string;
+  /** The body as it goes to `provider` (the registry's provider id); the same object when unchanged. */
+  forProvider?: ((body: ChatBody, provider: string) => ChatBody) | undefined;
+}
+
 /** A chat completion request: a gateway request with the cache's verdict on it. */
 export class ChatRequest extends GatewayRequest {
   cacheStatus: CacheStatus = 'DISABLED';
@@ -83,13 +94,15 @@ export class ChatCompletions {
   /**
    * The reply to a validated request: from the cache when it holds one, else from the
    * provider the request routes to. `raw` is the client's bytes, forwarded as they are
-   * when nothing in the body had to change.
+   * when nothing in the body had to change (none when the body was translated from another
+   * format, see `format`).
    */
   async answer(
     request: ChatRequest,
     parsed: ChatBody,
-    raw: Buffer,
+    raw: Buffer | undefined,
     cacheHeaders: CacheHeaders,
+    format?: AnswerFormat,
   ): Promise<ChatReply> {
     request.markStream(parsed.stream === true);
     request.noteModel(parsed.model);
@@ -141,9 +154,10 @@ export class ChatCompletions {
     const cache = directives.enabled ? this.options.cache : undefined;
     const defaultCompletion = this.options.defaultCompletionTokens;
     const bodyOf = (routed: Routed, attempt: AttemptContext): ChatBody => {
-      const body = attempt.overrideParams
+      const overridden = attempt.overrideParams
         ? this.withOverrides(parsed, attempt.overrideParams, attempt.path)
         : parsed;
+      const body = format?.forProvider ? format.forProvider(overridden, routed.target.provider) : overridden;
       return routed.modelRewritten ? { ...body, model: routed.model! } : body;
     };
     let estimated: { attempt: AttemptContext; body: ChatBody; promptTokens: number } | undefined;
@@ -163,6 +177,7 @@ export class ChatCompletions {
             routed.target,
             body,
             outputGuardrails.map((g) => `${g.id}@${g.versionId}`),
+            format?.name,
           )
         : undefined;
       if (cache && cacheKey) {

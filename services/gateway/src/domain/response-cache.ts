@@ -81,6 +81,11 @@ export function responseCacheKey(
    * or redacted is stored as sent, so it is replayed only to requests checked the same way.
    */
   outputGuardrails: readonly string[] = [],
+  /**
+   * The format the route answers in, when not chat's (e.g. `messages`): its requests never
+   * share an entry with chat requests of an equal body.
+   */
+  format?: string,
 ): string {
   const destination = target.integrationSlug
     ? { integration: target.integrationSlug }
@@ -91,6 +96,7 @@ export function responseCacheKey(
     destination,
     body,
     ...(outputGuardrails.length > 0 ? { outputGuardrails } : {}),
+    ...(format ? { format } : {}),
   });
   return `cache:chat:${createHash('sha256')
     .update(normalised ?? '')

@@ -5,6 +5,9 @@ import { FORWARDED_PREFIXES, SPECIFIED_OPERATIONS } from './forwarded-routes.ts'
 /** The chat completions route, counted under its own path. */
 export const CHAT_COMPLETIONS_ROUTE = '/v1/chat/completions';
 
+/** The gateway's own routes beside the forwarded families, each counted under its own path. */
+const OWN_ROUTES = new Set([CHAT_COMPLETIONS_ROUTE, '/v1/messages']);
+
 /** Each forwarded family's own path, and the template of any deeper path under it. */
 const FAMILY_TEMPLATES = new Map<string, { root: string; deeper: string }>(
   FORWARDED_PREFIXES.map((family) => [family, { root: `/v1/${family}`, deeper: `/v1/${family}/*` }]),
@@ -19,12 +22,12 @@ const SPECIFIED_TEMPLATES = SPECIFIED_OPERATIONS.map((operation) => ({
 
 /**
  * The route template a data-plane request is counted under in the metrics, from a fixed set:
- * chat completions, a specified forwarded operation's template (`/v1/files/:file_id/content`),
+ * chat completions or messages, a specified forwarded operation's template (`/v1/files/:file_id/content`),
  * a forwarded family's own path (`/v1/files`), or `/v1/<family>/*` for any deeper path of the
  * family. Undefined for a path of no data-plane route. `path` has no query.
  */
 export function dataPlaneRouteTemplate(method: string, path: string): string | undefined {
-  if (path === CHAT_COMPLETIONS_ROUTE) return CHAT_COMPLETIONS_ROUTE;
+  if (OWN_ROUTES.has(path)) return path;
   if (!path.startsWith('/v1/')) return undefined;
   const end = path.indexOf('/', 4);
   const family = FAMILY_TEMPLATES.get(end === -1 ? path.slice(4) : path.slice(4, end));

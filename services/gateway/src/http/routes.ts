@@ -4,12 +4,15 @@ import type { ChatCompletionsRoute } from './chat-completions.ts';
 import { chatCompletionRequest } from './chat-request.schema.ts';
 import { FORWARDED_EXAMPLES, FORWARDED_OPERATIONS, forwardedScope } from './data-plane-scopes.ts';
 import type { ForwardedOperationsRoute } from './forwarded-operations.ts';
+import type { MessagesRoute } from './messages.ts';
+import { messagesRequest } from './messages-request.schema.ts';
 import { FORWARDED_PATH } from './forwarded-routes.ts';
 import { hasJsonContentType, leanBody } from './request-body.ts';
 import { labelDataPlaneRoute } from './route-templates.ts';
 
 export function gatewayRouter(
   chat: ChatCompletionsRoute,
+  messages: MessagesRoute,
   forwarded: ForwardedOperationsRoute,
   authentication: RequestHandler,
   maxBody: string,
@@ -22,7 +25,13 @@ export function gatewayRouter(
     express.raw({ type: ['application/json', 'application/*+json'], limit: maxBody }),
     hasJsonContentType,
   );
-  router.router.use('/v1', labelDataPlaneRoute, authentication);
+  router.router.use('/v1', labelDataPlaneRoute);
+  // Anthropic's clients: their x-api-key is read as the gateway key, their errors take Anthropic's shape.
+  // A middleware, not a route: every route served is one declared below with its scope.
+  router.router.use('/v1/messages', (req, res, next) =>
+    req.method === 'POST' && req.path === '/' ? messages.prepare(req, res, next) : next(),
+  );
+  router.router.use('/v1', authentication);
   router.post(
     '/v1/chat/completions',
     {
@@ -37,6 +46,21 @@ export function gatewayRouter(
     },
     rawBody,
     (req, res, _next, input) => chat.handle(req, res, input.body),
+  );
+  router.post(
+    '/v1/messages',
+    {
+      scope: 'completions.write',
+      summary:
+        'Creates a message at the provider the request routes to, in the Anthropic Messages format (for Anthropic SDKs).',
+      description:
+        "Translated into a chat completion request and answered as one (routing by `@<integration>/<model>`, `x-vendor-config` or `x-vendor-provider`; policies, guardrails and the cache apply), then answered as an Anthropic message or event stream. The gateway key may be sent in `x-api-key`; errors take Anthropic's error shape.",
+      query: 'none',
+      body: messagesRequest,
+      streams: true,
+    },
+    rawBody,
+    (req, res, _next, input) => messages.handle(req, res, input.body),
   );
   router.all(
     FORWARDED_PATH,

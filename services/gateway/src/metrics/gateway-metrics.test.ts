@@ -48,6 +48,7 @@ describe('labels', () => {
   test('data-plane routes are labelled by template, forwarded paths included, never by raw path', () => {
     const cases: Array<[string, string, string | undefined]> = [
       ['POST', '/v1/chat/completions', '/v1/chat/completions'],
+      ['POST', '/v1/messages', '/v1/messages'],
       ['GET', '/v1/files/file-abc/content', '/v1/files/:file_id/content'],
       ['POST', '/v1/threads/thread_1/runs/run_1', '/v1/threads/:thread_id/runs/:run_id'],
       ['POST', '/v1/fine_tuning/jobs/ftjob_1/cancel', '/v1/fine_tuning/jobs/:fine_tuning_job_id/cancel'],

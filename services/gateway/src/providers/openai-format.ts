@@ -51,6 +51,8 @@ export interface ChatCompletion {
   choices: Array<{
     index: number;
     finish_reason: FinishReason;
+    /** The stop sequence that ended the answer, where the provider tells it (Anthropic). */
+    stop_reason?: string;
     message: {
       role: 'assistant';
       content: string | null;
@@ -83,6 +85,8 @@ export interface ChatCompletionChunk {
       content_blocks?: Array<ContentBlock & { index: number }>;
     };
     finish_reason: FinishReason | null;
+    /** The stop sequence that ended the answer, where the provider tells it (Anthropic). */
+    stop_reason?: string;
     logprobs?: { content: TokenLogprob[] | null } | null;
   }>;
   usage?: Usage | null;
@@ -135,7 +139,8 @@ export function chunkEncoder(meta: { id: string; created: number; model: string 
       delta: ChatCompletionChunk['choices'][number]['delta'],
       logprobs?: ChatCompletionChunk['choices'][number]['logprobs'],
     ) => chunk([{ index, delta, finish_reason: null, ...(logprobs ? { logprobs } : {}) }]),
-    finish: (index: number, reason: FinishReason) => chunk([{ index, delta: {}, finish_reason: reason }]),
+    finish: (index: number, reason: FinishReason, extra: { stop_reason?: string } = {}) =>
+      chunk([{ index, delta: {}, finish_reason: reason, ...extra }]),
     usage: (usage: Usage) => chunk([], usage),
   };
 }

@@ -43,6 +43,8 @@ export function toMessagesRequest(body: ChatBody): MessagesRequest {
       case 'tool': {
         const result: ToolResultBlock = { type: 'tool_result', tool_use_id: message.tool_call_id };
         if (message.content) result.content = message.content;
+        // A tool message's `is_error` (as the Messages interface carries a failed tool's result).
+        if (message.is_error === true) result.is_error = true;
         // Results of one round of parallel calls answer in a single user turn.
         if (toolResults) toolResults.push(result);
         else messages.push({ role: 'user', content: (toolResults = [result]) });

@@ -35,6 +35,19 @@ export function usageOf(usage: MessagesUsage): Usage {
   };
 }
 
+/**
+ * The stop sequence that ended the answer, as the choice's `stop_reason` (as vLLM names it):
+ * a chat finish reason `stop` does not tell it from the end of the turn.
+ */
+export function stopSequenceOf(
+  stopReason: string | null | undefined,
+  stopSequence: string | null | undefined,
+): { stop_reason?: string } {
+  return stopReason === 'stop_sequence' && typeof stopSequence === 'string'
+    ? { stop_reason: stopSequence }
+    : {};
+}
+
 export function isThinking(block: ResponseBlock): boolean {
   return block.type === 'thinking' || block.type === 'redacted_thinking';
 }
@@ -81,6 +94,7 @@ export function fromMessage(message: Message, created: number): ChatCompletion {
         },
         logprobs: null,
         finish_reason: finishReason(message.stop_reason),
+        ...stopSequenceOf(message.stop_reason, message.stop_sequence),
       },
     ],
     usage: usageOf(message.usage ?? {}),

@@ -1,6 +1,6 @@
 import { UpstreamError } from '@switchyard/core';
 import { chunkEncoder, type UpstreamEvent } from '../openai-format.ts';
-import { finishReason, usageOf } from './chat-response.ts';
+import { finishReason, stopSequenceOf, usageOf } from './chat-response.ts';
 import type { MessagesUsage, StreamEvent } from './wire.ts';
 
 interface OpenBlock {
@@ -100,7 +100,10 @@ export async function* chunksFromEvents(
       case 'message_delta':
         // Usage counts here are running totals: the last value stands.
         usage = { ...usage, ...definedFields(event.usage ?? {}) };
-        if (event.delta.stop_reason) yield encode.finish(0, finishReason(event.delta.stop_reason));
+        if (event.delta.stop_reason) {
+          const { stop_reason: reason, stop_sequence: sequence } = event.delta;
+          yield encode.finish(0, finishReason(reason), stopSequenceOf(reason, sequence));
+        }
         break;
       case 'message_stop':
         stopped = true;

@@ -21,6 +21,7 @@ export interface ToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
   content?: string;
+  is_error?: boolean;
 }
 
 export interface ThinkingBlock {

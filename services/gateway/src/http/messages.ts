@@ -1,0 +1,170 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError, toAppError, type Logger, type Metrics } from '@switchyard/core';
+import { REQUEST_ID_HEADER } from '@switchyard/http';
+import type { AnswerFormat, ChatCompletions, ChatReply, ChatRequest } from '../domain/chat-completions.ts';
+import { LOG_COPY_LIMIT, type Relayed } from '../domain/gateway-request.ts';
+import { errorType, fromChatCompletion, messagesError } from '../messages/from-chat.ts';
+import { MessagesStreamTranslator } from '../messages/stream.ts';
+import { forProvider, toChatBody } from '../messages/to-chat.ts';
+import type { ChatCompletion } from '../providers/openai-format.ts';
+import { upstreamHeadersOf } from '../upstream/http-client.ts';
+import { chatBodyJson } from './chat-body.ts';
+import { readCacheHeaders } from './gateway-headers.ts';
+import { attachToConnection, readIncomingCall, type ClosedRequestReport } from './incoming-call.ts';
+import type { MessagesRequest } from './messages-request.schema.ts';
+import { providerHeaders } from './provider-headers.ts';
+import { dropConnection, relay, setHeaders, startStream } from './respond.ts';
+
+const MESSAGES_FORMAT: AnswerFormat = { name: 'messages', forProvider };
+
+/**
+ * POST /v1/messages over HTTP: Anthropic's Messages interface on every provider. The request is
+ * translated into a chat completion request and answered as one (routing, policies,
+ * guardrails, cache, logs), and the chat answer translated back: a message, or Anthropic's
+ * event stream chunk by chunk as the chat stream arrives. Errors take Anthropic's shape. The
+ * request's log and cache keep the chat answer.
+ */
+export class MessagesRoute {
+  private readonly closed: ClosedRequestReport;
+
+  constructor(
+    private readonly chat: ChatCompletions,
+    private readonly headerPrefix: string,
+    private readonly logger: Logger,
+    metrics?: Metrics | undefined,
+  ) {
+    this.closed = { logger, metrics };
+  }
+
+  /**
+   * Runs before authentication. Anthropic's SDKs send their key in `x-api-key`: it is read as
+   * the gateway key when the request carries no other (no `Authorization`, no
+   * `<prefix>api-key`). And every error of this route, authentication's included, is
+   * answered in Anthropic's error shape with its status.
+   */
+  prepare(req: Request, res: Response, next: NextFunction): void {
+    const key = req.headers['x-api-key'];
+    if (
+      typeof key === 'string' &&
+      key.trim() &&
+      req.headers.authorization === undefined &&
+      req.headers[`${this.headerPrefix}api-key`] === undefined
+    ) {
+      req.headers.authorization = `Bearer ${key.trim()}`;
+    }
+    const json = res.json.bind(res);
+    res.json = ((body: unknown) =>
+      json(
+        res.statusCode >= 400
+          ? messagesError(res.statusCode, body, String(res.getHeader(REQUEST_ID_HEADER) ?? ''))
+          : body,
+      )) as Response['json'];
+    next();
+  }
+
+  /** `validate` is the route's parser of the body: its declared schema (messagesRequest). */
+  async handle(
+    req: Request,
+    res: Response,
+    validate: (req: Request, body: unknown) => MessagesRequest,
+  ): Promise<void> {
+    const request = this.chat.open(readIncomingCall(req, res, this.headerPrefix));
+    attachToConnection(request, req, res, this.closed);
+    const raw = req.body as Buffer;
+    const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
+    try {
+      const parsed = validate(req, chatBodyJson(raw, requestBody));
+      const reply = await this.chat.answer(
+        request,
+        toChatBody(parsed),
+        undefined,
+        readCacheHeaders(req, this.headerPrefix),
+        MESSAGES_FORMAT,
+      );
+      const settled = request.settledHeaders();
+      setHeaders(res, settled);
+      setHeaders(res, providerHeaders(reply.upstreamHeaders, this.headerPrefix, settled));
+      const sent = await this.send(request, res, reply);
+      this.chat.complete(request, reply, res.statusCode, sent, requestBody);
+    } catch (err) {
+      if (!res.headersSent) {
+        const settled = request.settledHeaders();
+        setHeaders(res, settled);
+        setHeaders(res, providerHeaders(upstreamHeadersOf(err), this.headerPrefix, settled));
+      }
+      request.fail(err, requestBody, request.cacheStatus);
+    }
+  }
+
+  /** Writes the reply translated; what it returns (for the log and the cache) is the chat answer. */
+  private async send(request: ChatRequest, res: Response, reply: ChatReply): Promise<Relayed> {
+    res.status(reply.status);
+    if (!reply.stream) {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(translatedJson(reply.status, reply.body, res)));
+      return { copy: reply.body, complete: true };
+    }
+    res.setHeader('content-type', 'text/event-stream');
+    startStream(res);
+    const translator = new MessagesStreamTranslator();
+    const copy: Buffer[] = [];
+    let copied = 0;
+    let whole = true;
+    const source = reply.body;
+    async function* translated(): AsyncGenerator<Uint8Array> {
+      for await (const chunk of source) {
+        if (copied < LOG_COPY_LIMIT) copy.push(Buffer.from(chunk));
+        else whole = false;
+        copied += chunk.length;
+        const events = translator.push(chunk);
+        if (events.length) yield events;
+      }
+      const last = translator.end();
+      if (last.length) yield last;
+    }
+    const relayed = await relay(res, translated(), (err) => {
+      // A replayed answer that fails drops the connection.
+      if (reply.fromCache) {
+        dropConnection(res);
+        return;
+      }
+      // An upstream failure mid-stream ends the stream with an error event, never a hang.
+      const appError = toAppError(err);
+      const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
+      res.write(translator.fail(errorType(appError.status), message));
+      this.logger.warn('upstream stream failed', {
+        request_id: res.getHeader(REQUEST_ID_HEADER),
+        trace_id: request.headers.traceId,
+        error: String(err),
+      });
+    });
+    return { copy: Buffer.concat(copy), complete: relayed.complete && whole };
+  }
+}
+
+/** A chat JSON answer as Anthropic's: a message, or an error body for a status of 400 or more. */
+function translatedJson(status: number, body: Buffer, res: Response): unknown {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    parsed = undefined;
+  }
+  const requestId = String(res.getHeader(REQUEST_ID_HEADER) ?? '');
+  if (status >= 400) return messagesError(status, parsed, requestId);
+  if (!parsed || typeof parsed !== 'object' || !Array.isArray((parsed as ChatCompletion).choices)) {
+    // Not a chat completion: nothing to translate, and no success to claim.
+    res.status(502);
+    return messagesError(
+      502,
+      {
+        error: {
+          message: 'The provider’s answer is not a chat completion.',
+          code: 'upstream_invalid_answer',
+        },
+      },
+      requestId,
+    );
+  }
+  return fromChatCompletion(parsed as ChatCompletion);
+}

@@ -170,14 +170,15 @@ export function errorType(status: number): string {
 
 export interface MessagesError {
   type: 'error';
-  error: { type: string; message: string };
+  error: { type: string; message: string; param: string | null; code: string | null };
   request_id?: string;
 }
 
 /**
  * The gateway's error body (`{"error":{"message",...}}`) with `status` as Anthropic's error
- * body. The message is kept; so are the gateway's `code` and `param`, beside Anthropic's fields,
- * and the body's other fields (a guardrail's `hook_results`).
+ * body. The message is kept; so are the gateway's `code` and `param` (null when it has none),
+ * beside Anthropic's fields, so the body is in the gateway's one error shape as well; and the
+ * body's other fields (a guardrail's `hook_results`).
  */
 export function messagesError(status: number, body: unknown, requestId?: string): MessagesError {
   const { error, ...rest } =
@@ -195,8 +196,9 @@ export function messagesError(status: number, body: unknown, requestId?: string)
     error: {
       type: errorType(status),
       message,
-      ...(typeof fields.code === 'string' ? { code: fields.code } : {}),
-      ...(typeof fields.param === 'string' ? { param: fields.param } : {}),
+      // Null when absent, so the body is the gateway's one error shape too.
+      param: typeof fields.param === 'string' ? fields.param : null,
+      code: typeof fields.code === 'string' ? fields.code : null,
     },
     ...(requestId ? { request_id: requestId } : {}),
   };

@@ -427,7 +427,12 @@ describe('a chat completion as a message', () => {
     };
     assert.deepEqual(messagesError(404, body, 'req-1'), {
       type: 'error',
-      error: { type: 'not_found_error', message: 'No such integration.', code: 'unknown_integration' },
+      error: {
+        type: 'not_found_error',
+        message: 'No such integration.',
+        param: null,
+        code: 'unknown_integration',
+      },
       request_id: 'req-1',
     });
     const hooks = { before_request_hooks: [{ slug: 'g', verdict: false }] };
@@ -437,7 +442,7 @@ describe('a chat completion as a message', () => {
     });
     assert.deepEqual(denied, {
       type: 'error',
-      error: { type: 'invalid_request_error', message: 'Denied.', code: 'guardrail_denied' },
+      error: { type: 'invalid_request_error', message: 'Denied.', param: null, code: 'guardrail_denied' },
       hook_results: hooks,
     });
     const types = [400, 401, 403, 404, 413, 422, 429, 500, 502, 529].map(

@@ -6,12 +6,15 @@ import { FORWARDED_EXAMPLES, FORWARDED_OPERATIONS, forwardedScope } from './data
 import type { ForwardedOperationsRoute } from './forwarded-operations.ts';
 import { FORWARDED_PATH } from './forwarded-routes.ts';
 import { hasJsonContentType, leanBody } from './request-body.ts';
+import type { ResponsesRoute } from './responses.ts';
+import { responsesRoutes } from './responses-routes.ts';
 
 export function gatewayRouter(
   chat: ChatCompletionsRoute,
   forwarded: ForwardedOperationsRoute,
   authentication: RequestHandler,
   maxBody: string,
+  responses: ResponsesRoute,
 ): ScopedRouter {
   const router = new ScopedRouter();
   const rawBody = leanBody(maxBody, express.raw({ type: () => true, limit: maxBody }));
@@ -37,6 +40,7 @@ export function gatewayRouter(
     rawBody,
     (req, res, _next, input) => chat.handle(req, res, input.body),
   );
+  responsesRoutes(router, responses, rawBody);
   router.all(
     FORWARDED_PATH,
     forwardedScope,

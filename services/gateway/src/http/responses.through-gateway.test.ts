@@ -334,6 +334,66 @@ describe('the Responses API on an OpenAI target', () => {
   });
 });
 
+describe('translate or forward: decided by every target the request may route to', () => {
+  const config = (targets: string[]) => ({
+    'x-vendor-config': JSON.stringify({
+      strategy: { mode: 'fallback' },
+      targets: targets.map((provider) => ({ provider })),
+    }),
+  });
+
+  test('a config whose targets all have the Responses API forwards', async () => {
+    const data = await sdkClient(config(['@oai'])).responses.create({
+      model: 'gpt-4o-mini',
+      input: 'Hello there',
+    });
+    assert.equal(data.id, 'resp_fake');
+    assert.equal(openai.requests.at(-1)!.path, '/v1/responses');
+  });
+
+  test('a config with a target without it translates, for every target: an OpenAI one answers a chat completion', async () => {
+    const data = await sdkClient(config(['@oai', '@claude'])).responses.create({
+      model: 'gpt-4o-mini',
+      input: 'Hello there',
+    });
+    assert.match(data.id, /^resp_[0-9a-f]{32}$/);
+    assert.equal(data.output_text, 'Echo: Hello there');
+    assert.equal(openai.requests.at(-1)!.path, '/v1/chat/completions');
+  });
+
+  test('the response cache applies as to a chat completion: a hit is answered as a new response', async () => {
+    const headers = { 'x-vendor-provider': 'mock', 'x-vendor-cache': 'simple' };
+    const input = `Cache me ${Date.now()}`;
+    for (const stream of [false, true]) {
+      const first = await h.request('POST', '/v1/responses', {
+        key: h.workspaceKey,
+        headers,
+        json: { model: 'mock-model', input, stream },
+      });
+      const second = await h.request('POST', '/v1/responses', {
+        key: h.workspaceKey,
+        headers,
+        json: { model: 'mock-model', input, stream },
+      });
+      assert.equal(first.headers.get('x-vendor-cache-status'), 'MISS');
+      assert.equal(second.headers.get('x-vendor-cache-status'), 'HIT');
+      const text = (res: { text: string; body: { output: Array<{ content: Array<{ text: string }> }> } }) =>
+        stream
+          ? res.text
+              .split('\n')
+              .filter((line) => line.startsWith('data: '))
+              .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string })
+              .flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : []))
+              .join('')
+          : res.body.output[0]!.content[0]!.text;
+      assert.equal(text(first), `Mock response to: ${input}`);
+      assert.equal(text(second), `Mock response to: ${input}`);
+      if (stream) assert.match(second.text, /event: response\.completed/);
+      else assert.notEqual(second.body.id, first.body.id);
+    }
+  });
+});
+
 describe('previous_response_id, kept responses and refusals', () => {
   const mock = { 'x-vendor-provider': 'mock' };
 

@@ -223,6 +223,12 @@ for (const family of families) {
           },
         ]);
       }
+      // The SDK's stream helper assembles the same response from the events.
+      const final = await sdkClient(family.headers)
+        .responses.stream({ model: family.model, input: 'Hello there' })
+        .finalResponse();
+      assert.equal(final.output_text, family.echo);
+      assert.equal(final.status, 'completed');
       const upstream = lastUpstream();
       if (upstream && family.name !== 'Gemini' && family.name !== 'Bedrock') {
         assert.equal(JSON.parse(upstream.body).stream, true);
@@ -391,6 +397,58 @@ describe('translate or forward: decided by every target the request may route to
       if (stream) assert.match(second.text, /event: response\.completed/);
       else assert.notEqual(second.body.id, first.body.id);
     }
+  });
+});
+
+describe('guardrails on translated responses, as on chat completions', () => {
+  async function guardrail(checks: unknown[], actions: Record<string, boolean>): Promise<string> {
+    const created = await h.request('POST', '/v1/guardrails', {
+      key: h.adminKey,
+      json: { name: `g ${Math.random().toString(16).slice(2, 8)}`, checks, actions },
+    });
+    assert.equal(created.status, 200, created.text);
+    return created.body.slug as string;
+  }
+  const config = (guardrails: { input?: string[]; output?: string[] }) => ({
+    'x-vendor-config': JSON.stringify({
+      provider: 'mock',
+      input_guardrails: guardrails.input ?? [],
+      output_guardrails: guardrails.output ?? [],
+    }),
+  });
+
+  test('an input deny refuses the request; an output redact reaches the text, whole and streamed', async () => {
+    const deny = await guardrail(
+      [{ id: 'default.contains', parameters: { operator: 'none', words: ['classified'] } }],
+      { deny: true },
+    );
+    const denied = await h.request('POST', '/v1/responses', {
+      key: h.workspaceKey,
+      headers: config({ input: [deny] }),
+      json: {
+        model: 'mock-model',
+        input: [{ role: 'user', content: [{ type: 'input_text', text: 'this is classified' }] }],
+      },
+    });
+    assert.equal(denied.status, 446, denied.text);
+
+    const redact = await guardrail([{ id: 'default.pii', parameters: { categories: ['email'] } }], {
+      redact: true,
+    });
+    const client = sdkClient(config({ output: [redact] }));
+    const whole = await client.responses.create({ model: 'mock-model', input: 'mail ann@example.org' });
+    assert.ok(!whole.output_text.includes('ann@example.org'), whole.output_text);
+    assert.match(whole.output_text, /^Mock response to: mail /);
+    const stream = await client.responses.create({
+      model: 'mock-model',
+      input: 'mail bob@example.org',
+      stream: true,
+    });
+    let streamed = '';
+    for await (const event of stream)
+      if (event.type === 'response.output_text.delta') streamed += event.delta;
+    assert.ok(!streamed.includes('bob@example.org'), streamed);
+    assert.match(streamed, /^Mock response to: mail /);
   });
 });
 

@@ -180,14 +180,18 @@ interface OpenCall {
  * arrive: `response.created` and `response.in_progress` with the first chunk, an output item
  * for the text (and its content part and deltas) and one for each tool call (and its argument
  * deltas), closed when the choice finishes, then `response.completed` (or
- * `response.incomplete`) with the whole response and its usage. `completed` is told of the
- * final response before it is sent. An error in the stream (an error event, or the body
- * failing) becomes an `error` event that ends it.
+ * `response.incomplete`) with the whole response and its usage. An error in the stream (an
+ * error event, or the body failing) becomes an `error` event that ends it.
  */
 export async function* responsesEvents(
   chat: AsyncIterable<Uint8Array>,
   shell: ResponseShell,
-  completed?: (response: ResponseObject) => void,
+  hooks: {
+    /** Told of the final response before it is sent. */
+    completed?: (response: ResponseObject) => void;
+    /** Told of the chat stream failing (it is then ended with an error event). */
+    failed?: (err: unknown) => void;
+  } = {},
 ): AsyncGenerator<Uint8Array> {
   let sequence = 0;
   const event = (type: string, fields: Json): Uint8Array =>
@@ -348,6 +352,7 @@ export async function* responsesEvents(
     }
     for (const chunk of chunksOf(reader.end())) if (!(yield* onChunk(chunk))) return;
   } catch (err) {
+    hooks.failed?.(err);
     yield* start(undefined);
     // As the chat route says it: a provider's own failure by its message, anything else in general.
     const error = toAppError(err).toBody().error as Json;
@@ -359,7 +364,7 @@ export async function* responsesEvents(
   yield* closeText();
   yield* closeCalls();
   const final = snapshot('completed');
-  completed?.(final);
+  hooks.completed?.(final);
   yield event(final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', {
     response: final,
   });

@@ -279,7 +279,9 @@ async function events(
 ): Promise<Event[]> {
   let text = '';
   const decoder = new TextDecoder();
-  for await (const piece of responsesEvents(bytes(pieces, options.failure), shell(), options.completed)) {
+  for await (const piece of responsesEvents(bytes(pieces, options.failure), shell(), {
+    completed: options.completed,
+  })) {
     text += decoder.decode(piece);
   }
   return text

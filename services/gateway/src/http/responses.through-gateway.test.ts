@@ -340,6 +340,25 @@ describe('the Responses API on an OpenAI target', () => {
   });
 });
 
+describe('a translated stream that fails upstream', () => {
+  test('ends with an error event, which the OpenAI SDK throws, after the text sent so far', async () => {
+    const stream = await sdkClient({}).responses.create({
+      model: '@claude/stream-error',
+      input: 'Hello there',
+      stream: true,
+    });
+    let text = '';
+    await assert.rejects(
+      (async () => {
+        for await (const event of stream)
+          if (event.type === 'response.output_text.delta') text += event.delta;
+      })(),
+      (err: InstanceType<typeof OpenAI.APIError>) => /overloaded/i.test(err.message),
+    );
+    assert.equal(text, 'Echo: Hello there');
+  });
+});
+
 describe('translate or forward: decided by every target the request may route to', () => {
   const config = (targets: string[]) => ({
     'x-vendor-config': JSON.stringify({

@@ -123,14 +123,20 @@ export class ResponsesRoute {
     res.setHeader('content-type', 'text/event-stream; charset=utf-8');
     startStream(res);
     const tap = copied(reply.body);
-    const events = responsesEvents(tap.body, translated.shell, translated.remember);
-    // A replayed answer that fails drops the connection (the translated stream never throws).
-    const onError = (err: unknown) => {
-      this.logger.warn('translated responses stream failed', {
+    const logFailure = (what: string, err: unknown) =>
+      this.logger.warn(what, {
         request_id: res.getHeader(REQUEST_ID_HEADER),
         trace_id: request.headers.traceId,
         error: String(err),
       });
+    // An upstream failure mid-stream ends the stream with an error event, never a hang.
+    const events = responsesEvents(tap.body, translated.shell, {
+      completed: translated.remember,
+      failed: (err) => logFailure('upstream stream failed', err),
+    });
+    // Anything else that fails once the stream has begun drops the connection.
+    const onError = (err: unknown) => {
+      logFailure('translated responses stream failed', err);
       dropConnection(res);
     };
     const relayed = await relay(res, events, onError);

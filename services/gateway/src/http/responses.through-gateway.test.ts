@@ -3,10 +3,14 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, stepCountIs, streamText, tool } from 'ai';
+import { fromBinary } from '@bufbuild/protobuf';
+import { Topics } from '@switchyard/adapters';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
 import { policyService } from '@switchyard/policy';
+import { events as protoEvents } from '@switchyard/proto';
 import {
+  eventually,
   fakeAwsCredentials,
   startFakeAnthropic,
   startFakeBedrock,
@@ -337,6 +341,33 @@ describe('the Responses API on an OpenAI target', () => {
     for await (const event of stream) types.push(event.type);
     assert.equal(types.at(-1), 'response.completed');
     assert.equal(openai.requests.at(-1)!.path, '/v1/responses');
+  });
+});
+
+describe('the request log of a translated response', () => {
+  test('names /v1/responses and the provider, with the usage the provider reported', async () => {
+    for (const stream of [false, true]) {
+      const res = await h.request('POST', '/v1/responses', {
+        key: h.workspaceKey,
+        json: { model: '@claude/claude-x', input: 'Log me', stream },
+      });
+      assert.equal(res.status, 200, res.text);
+      const traceId = res.headers.get('x-vendor-trace-id')!;
+      const log = await eventually(
+        () =>
+          h.bus
+            .log(Topics.requestLogs)
+            .map((m) => fromBinary(protoEvents.RequestLogEventSchema, m.value))
+            .find((event) => event.traceId === traceId),
+        { what: `the request log of trace ${traceId}` },
+      );
+      assert.equal(log.path, '/v1/responses');
+      assert.equal(log.provider, 'anthropic');
+      assert.equal(log.status, 200);
+      assert.equal(log.stream, stream);
+      assert.equal(log.usage?.promptTokens, 15);
+      assert.equal(log.usage?.completionTokens, 6);
+    }
   });
 });
 

@@ -177,21 +177,29 @@ export const gatewayService: ServiceDefinition = {
       requestTimeoutMs: config.REQUEST_TIMEOUT,
       cache: new KeyValueResponseStore(need(kv, 'key-value store'), logger),
     };
-    const chatCompletions = new ChatCompletions({ ...context, validate: validChatBody });
-    const chat = new ChatCompletionsRoute(chatCompletions, headerPrefix, logger, metrics);
+    const chat = new ChatCompletionsRoute(
+      new ChatCompletions({
+        ...context,
+        validate: validChatBody,
+      }),
+      headerPrefix,
+      logger,
+      metrics,
+    );
     const forwarded = new ForwardedOperationsRoute(
       new ForwardedOperations(context, new ModelCatalog(integrationDirectory(integrationsClient))),
       headerPrefix,
       logger,
       metrics,
     );
+    // Translated responses are chat completions, answered as /v1/chat/completions answers them.
     const storedResponses = new KeyValueStoredResponses(
       need(kv, 'key-value store'),
       logger,
       config.RESPONSES_TTL_SECONDS,
     );
     const responses = new ResponsesRoute(
-      chatCompletions,
+      new ChatCompletions({ ...context, validate: validChatBody }),
       new Responses(context, storedResponses, validChatBody),
       forwarded,
       headerPrefix,

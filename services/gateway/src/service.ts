@@ -36,6 +36,9 @@ import { validChatBody } from './http/chat-body.ts';
 import { ChatCompletionsRoute } from './http/chat-completions.ts';
 import { ForwardedOperationsRoute } from './http/forwarded-operations.ts';
 import { MessagesRoute } from './http/messages.ts';
+import { Responses } from './domain/responses.ts';
+import { ResponsesRoute } from './http/responses.ts';
+import { KeyValueStoredResponses } from './store/stored-responses.ts';
 import { gatewayRouter } from './http/routes.ts';
 import { gatewayMetrics } from './metrics/gateway-metrics.ts';
 import { KeyValueResponseStore } from './store/response-store.ts';
@@ -69,6 +72,10 @@ const configSchema = z.object({
       'force `block_inline_config` on for every organisation: refuse (403, naming the header) requests that choose a provider (`x-vendor-provider: <kind>`), custom host or config inline; saved integrations and configs keep working',
   }),
   TRUSTED_CUSTOM_HOSTS: sharedEnv.TRUSTED_CUSTOM_HOSTS,
+  RESPONSES_TTL_SECONDS: env.int(86_400, 60, 2_592_000).meta({
+    description:
+      'how long the gateway keeps a response it translated for a provider without a Responses API (`/v1/responses` with `store` not false), for `previous_response_id`, `item_reference` and GET of it',
+  }),
   WIF_TOKEN_FILE: env.string(DEFAULT_WIF_TOKEN_FILE).meta({
     description:
       "the gateway's projected Kubernetes service-account token, exchanged at the security token service of integrations whose `provider_auth_type` is `wif`; read anew at each exchange, as the kubelet rotates it",
@@ -108,6 +115,7 @@ export const gatewayService: ServiceDefinition = {
       describedOnly('forwarded operations'),
       describedOnly('authentication'),
       loadConfig(configSchema, {}).MAX_REQUEST_BODY,
+      describedOnly('responses'),
     ).routes(),
   async create({ bus, kv, clients, env: processEnv, logger, metrics, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
@@ -187,6 +195,20 @@ export const gatewayService: ServiceDefinition = {
       logger,
       metrics,
     );
+    // Translated responses are chat completions, answered as /v1/chat/completions answers them.
+    const storedResponses = new KeyValueStoredResponses(
+      need(kv, 'key-value store'),
+      logger,
+      config.RESPONSES_TTL_SECONDS,
+    );
+    const responses = new ResponsesRoute(
+      chatCompletions,
+      new Responses(context, storedResponses, validChatBody),
+      forwarded,
+      headerPrefix,
+      logger,
+      metrics,
+    );
     // A gateway running as a named deployment takes its callers' rules from that deployment.
     const deployment =
       deploymentConfig.DEPLOYMENT && deploymentConfig.DEPLOYMENT_ORGANISATION
@@ -219,6 +241,7 @@ export const gatewayService: ServiceDefinition = {
           forwarded,
           deployment ? servedByDeployment(deployment, authentication) : authentication,
           config.MAX_REQUEST_BODY,
+          responses,
         ),
       ),
       ...(deployment ? { readiness: { deployment: () => deployment.ready() } } : {}),

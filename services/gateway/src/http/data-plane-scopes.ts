@@ -90,15 +90,20 @@ export const FORWARDED_OPERATIONS: PatternOperation[] = [
       query: 'none',
       forwarded: true,
     },
-    {
-      method: 'POST',
-      path: `/v1/${family}`,
-      summary: `Creates ${FAMILY_NOUNS[family]} at the provider the request routes to.`,
-      description: DEEPER,
-      query: 'none',
-      body: FORWARDED_BODY,
-      forwarded: true,
-    },
+    // POST /v1/responses is a route of its own (responses-routes.ts).
+    ...(family === 'responses'
+      ? []
+      : [
+          {
+            method: 'POST',
+            path: `/v1/${family}`,
+            summary: `Creates ${FAMILY_NOUNS[family]} at the provider the request routes to.`,
+            description: DEEPER,
+            query: 'none',
+            body: FORWARDED_BODY,
+            forwarded: true,
+          } as const,
+        ]),
   ]),
   ...SPECIFIED_OPERATIONS,
 ];

@@ -9,6 +9,8 @@ import { messagesRequest } from './messages-request.schema.ts';
 import { FORWARDED_PATH } from './forwarded-routes.ts';
 import { hasJsonContentType, leanBody } from './request-body.ts';
 import { labelDataPlaneRoute } from './route-templates.ts';
+import type { ResponsesRoute } from './responses.ts';
+import { responsesRoutes } from './responses-routes.ts';
 
 export function gatewayRouter(
   chat: ChatCompletionsRoute,
@@ -16,6 +18,7 @@ export function gatewayRouter(
   forwarded: ForwardedOperationsRoute,
   authentication: RequestHandler,
   maxBody: string,
+  responses: ResponsesRoute,
 ): ScopedRouter {
   const router = new ScopedRouter();
   const rawBody = leanBody(maxBody, express.raw({ type: () => true, limit: maxBody }));
@@ -62,6 +65,7 @@ export function gatewayRouter(
     rawBody,
     (req, res, _next, input) => messages.handle(req, res, input.body),
   );
+  responsesRoutes(router, responses, rawBody);
   router.all(
     FORWARDED_PATH,
     forwardedScope,

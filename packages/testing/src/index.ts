@@ -7,3 +7,4 @@ export * from './service-harness.ts';
 export * from './fake-identity-provider.ts';
 export * from './fake-oidc-provider.ts';
 export { listenOnLoopback } from './fake-server.ts';
+export * from './otlp-receiver.ts';

@@ -1,4 +1,12 @@
-import { SecretBox, createLogger, createMetrics, randomToken, type Logger } from '@switchyard/core';
+import {
+  SecretBox,
+  createLogger,
+  createMetrics,
+  randomToken,
+  startTracing,
+  tracingConfigFrom,
+  type Logger,
+} from '@switchyard/core';
 import { type CorsOptions, createHttpApp, listen } from '@switchyard/http';
 import type { Resolver } from '@switchyard/rules';
 import {
@@ -173,6 +181,9 @@ async function start(
     TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
   };
   for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
+  // Traced as all-in-one is when the environment names an OTLP endpoint; stopped last.
+  const tracing = startTracing(tracingConfigFrom(env), 'harness', logger);
+  closers.unshift(() => tracing.shutdown());
 
   const services = await assembleInProcess({
     definitions: options.services,

@@ -19,6 +19,7 @@ import {
 } from './response-cache.ts';
 import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
 import { meterStream } from './stream-meter.ts';
+import { tracedChatCall } from './model-span.ts';
 import { checkInput, checkOutput } from './guardrails.ts';
 import { guardStream } from './guardrail-stream.ts';
 import { answerUnits, requestTexts } from './operation-texts.ts';
@@ -177,13 +178,15 @@ export class ChatCompletions {
           return replayed.stream ? { ...replayed, body: checkStream(replayed.body) } : replayed;
         }
       }
-      const response = await routed.provider.chatCompletions({
-        body,
-        rawBody: body === parsed ? forwardRaw : undefined,
-        target: routed.target,
-        signal: attempt.signal,
-        timeoutMs: attempt.timeoutMs,
-      });
+      const response = await tracedChatCall(routed.target.provider, body, () =>
+        routed.provider.chatCompletions({
+          body,
+          rawBody: body === parsed ? forwardRaw : undefined,
+          target: routed.target,
+          signal: attempt.signal,
+          timeoutMs: attempt.timeoutMs,
+        }),
+      );
       const reply = {
         status: response.status,
         contentType: response.contentType,

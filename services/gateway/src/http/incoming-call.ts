@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { requestContext, type Logger, type Metrics } from '@switchyard/core';
+import { requestContext, requestTraceId, type Logger, type Metrics } from '@switchyard/core';
 import { REQUEST_ID_HEADER } from '@switchyard/http';
 import { bearerToken, requireWorkspacePrincipal } from '@switchyard/access';
 import { headerNames } from '../domain/gateway-headers.ts';
@@ -19,6 +19,7 @@ export function readIncomingCall(req: Request, res: Response, prefix: string): I
       ? bearerToken(req.headers.authorization)
       : undefined,
     requestId: String(res.getHeader(REQUEST_ID_HEADER) ?? ''),
+    w3cTraceId: requestTraceId(req.headers.traceparent),
     method: req.method,
     path: req.originalUrl.split('?')[0] ?? req.path,
     clientHeader: (name) => {

@@ -174,10 +174,11 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       status,
       code: appError.code ?? appError.type,
     };
-    const span = (res as Traced)[SPAN];
     if (status >= 500 && status !== 501) {
       const unexpected = appError instanceof InternalError;
-      if (span) failSpan(span, unexpected ? errorClass(err) : (appError.code ?? appError.type));
+      if ((res as Traced)[SPAN]) {
+        (res as Traced)[ERROR_TYPE] = unexpected ? errorClass(err) : (appError.code ?? appError.type);
+      }
       logger.error('request failed', { ...fields, error: unexpected ? err : appError.message });
     } else if (status === 501) {
       logger.warn('request not implemented', { ...fields, error: appError.message });
@@ -232,8 +233,11 @@ const STARTED = Symbol('switchyard.started');
 type Timed = ServerResponse & { [STARTED]?: number; req: IncomingMessage & { route?: { path?: unknown } } };
 
 const SPAN = Symbol('switchyard.span');
+/** What failed, for the span of a request answered with a server error (see errorMiddleware). */
+const ERROR_TYPE = Symbol('switchyard.error-type');
 type Traced = ServerResponse & {
   [SPAN]?: Span;
+  [ERROR_TYPE]?: string;
   req: IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
 };
 
@@ -249,7 +253,9 @@ function endServerSpan(this: Traced): void {
     span.updateName(`${req.method} ${route}`);
   }
   span.setAttribute('http.response.status_code', this.statusCode);
-  if (this.statusCode >= 500 && this.statusCode !== 501) failSpan(span, String(this.statusCode));
+  if (this.statusCode >= 500 && this.statusCode !== 501) {
+    failSpan(span, this[ERROR_TYPE] ?? String(this.statusCode));
+  }
   span.end();
 }
 

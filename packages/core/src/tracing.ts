@@ -1,7 +1,7 @@
 // OpenTelemetry traces (see docs/tracing.md): one tracer provider per process, started from
 // the tracing settings and shut down last on a graceful stop. Off unless an OTLP endpoint is
-// set; then nothing here registers anything and every helper returns at its first check, so
-// the only cost is that check.
+// set; then nothing here registers anything (the SDK is not even loaded) and every helper
+// returns at its first check, so the only cost is that check.
 import {
   context,
   createContextKey,
@@ -17,16 +17,7 @@ import {
   type TextMapSetter,
   type Tracer,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  BatchSpanProcessor,
-  NodeTracerProvider,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-} from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { z } from 'zod';
 import { loadConfig, tracingEnv, type TracingConfig } from './config.ts';
 import type { Logger } from './logger.ts';
@@ -66,23 +57,38 @@ const off: Tracing = { enabled: false, flush: async () => {}, shutdown: async ()
  * OTLP/HTTP JSON, with the AsyncLocalStorage context manager and the W3C trace context
  * propagator. Otherwise nothing is registered.
  */
-export function startTracing(config: TracingConfig, process: string, logger?: Logger): Tracing {
+export async function startTracing(
+  config: TracingConfig,
+  process: string,
+  logger?: Logger,
+): Promise<Tracing> {
   const endpoint = config.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (!endpoint) return off;
+  if (provider) throw new Error('tracing is already started in this process');
+  const [{ W3CTraceContextPropagator }, { OTLPTraceExporter }, resources, sdk, { ATTR_SERVICE_NAME }] =
+    await Promise.all([
+      import('@opentelemetry/core'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace-node'),
+      import('@opentelemetry/semantic-conventions'),
+    ]);
   if (provider) throw new Error('tracing is already started in this process');
   const exporter = new OTLPTraceExporter({
     url: `${endpoint.replace(/\/+$/, '')}/v1/traces`,
     headers: config.OTEL_EXPORTER_OTLP_HEADERS,
     timeoutMillis: EXPORT_TIMEOUT_MS,
   });
-  const started = new NodeTracerProvider({
-    resource: defaultResource().merge(
-      resourceFromAttributes({
+  const started = new sdk.NodeTracerProvider({
+    resource: resources.defaultResource().merge(
+      resources.resourceFromAttributes({
         [ATTR_SERVICE_NAME]: config.OTEL_SERVICE_NAME ?? `switchyard-${process}`,
       }),
     ),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.TRACE_SAMPLE_RATIO) }),
-    spanProcessors: [new BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
+    sampler: new sdk.ParentBasedSampler({
+      root: new sdk.TraceIdRatioBasedSampler(config.TRACE_SAMPLE_RATIO),
+    }),
+    spanProcessors: [new sdk.BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
   });
   started.register({ propagator: new W3CTraceContextPropagator() });
   provider = started;

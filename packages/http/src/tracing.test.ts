@@ -27,7 +27,7 @@ let close: () => Promise<void>;
 
 before(async () => {
   receiver = await startOtlpReceiver();
-  tracing = startTracing(
+  tracing = await startTracing(
     tracingConfigFrom({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'http-tracing-test' }),
     'http-test',
   );

@@ -111,7 +111,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_GRACE_MS);
   lifecycle.handleSignals();
   // Stopped last, so that the spans of the requests drained on the way out are exported.
-  const tracing = startTracing(config, 'all-in-one', logger);
+  const tracing = await startTracing(config, 'all-in-one', logger);
   lifecycle.onStop('tracing', () => tracing.shutdown());
 
   const postgres = await startEmbeddedPostgres({

@@ -442,7 +442,7 @@ export async function runStandalone(
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_GRACE_MS);
   lifecycle.handleSignals();
   // Stopped last, so that the spans of the requests drained on the way out are exported.
-  const tracing = startTracing(config, definition.name, logger);
+  const tracing = await startTracing(config, definition.name, logger);
   lifecycle.onStop('tracing', () => tracing.shutdown());
   const security = grpcSecurityFrom(config);
   const readiness: Record<string, ReadinessCheck> = {};

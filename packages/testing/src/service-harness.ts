@@ -182,7 +182,7 @@ async function start(
   };
   for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
   // Traced as all-in-one is when the environment names an OTLP endpoint; stopped last.
-  const tracing = startTracing(tracingConfigFrom(env), 'harness', logger);
+  const tracing = await startTracing(tracingConfigFrom(env), 'harness', logger);
   closers.unshift(() => tracing.shutdown());
 
   const services = await assembleInProcess({

@@ -42,6 +42,8 @@ describe('loadConfig', () => {
       GRPC_DEADLINE_MS: 5_000,
       DB_QUERY_TIMEOUT_MS: 15_000,
       DB_CONNECT_TIMEOUT_MS: 5_000,
+      OTEL_EXPORTER_OTLP_HEADERS: {},
+      TRACE_SAMPLE_RATIO: 1,
     });
   });
 
@@ -60,6 +62,32 @@ describe('loadConfig', () => {
     assert.equal(config.PORT, 9090);
     assert.equal(config.SHUTDOWN_GRACE_MS, 2500);
     assert.equal(config.GRPC_AUTH_TOKEN, 'shared');
+  });
+
+  test('reads the tracing settings: endpoint, export headers, service name, sample ratio', () => {
+    const config = loadConfig(baseEnvSchema, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%3D%3D, x-team = core',
+      OTEL_SERVICE_NAME: 'edge-gateway',
+      TRACE_SAMPLE_RATIO: '0.25',
+    });
+    assert.equal(config.OTEL_EXPORTER_OTLP_ENDPOINT, 'http://otel-collector:4318');
+    assert.deepEqual(config.OTEL_EXPORTER_OTLP_HEADERS, { 'x-api-key': 'abc==', 'x-team': 'core' });
+    assert.equal(config.OTEL_SERVICE_NAME, 'edge-gateway');
+    assert.equal(config.TRACE_SAMPLE_RATIO, 0.25);
+  });
+
+  test('refuses a tracing endpoint that is not http(s), headers that are not pairs, a ratio outside 0 to 1', () => {
+    const message = configError(() =>
+      loadConfig(baseEnvSchema, {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'grpc://collector:4317',
+        OTEL_EXPORTER_OTLP_HEADERS: 'just-a-name',
+        TRACE_SAMPLE_RATIO: '1.5',
+      }),
+    ).message;
+    assert.match(message, /OTEL_EXPORTER_OTLP_ENDPOINT: /);
+    assert.match(message, /OTEL_EXPORTER_OTLP_HEADERS: 'just-a-name' is not a name=value pair/);
+    assert.match(message, /TRACE_SAMPLE_RATIO: /);
   });
 
   test('treats a blank variable as unset, so the default applies', () => {

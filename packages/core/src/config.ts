@@ -58,6 +58,9 @@ export const env = {
         ),
     ),
   url: () => z.preprocess(blankToUndefined, z.url()),
+  /** A fraction from 0 to 1, such as a sampling ratio. */
+  ratio: (fallback: number) =>
+    z.preprocess(blankToUndefined, z.coerce.number().min(0).max(1).default(fallback)),
   /** A size as body-parser reads it (`512kb`, `25mb`): one it cannot read would lift the limit altogether. */
   size: (fallback: string) =>
     z.preprocess(
@@ -136,6 +139,55 @@ export const corsEnv = {
     description: 'how long a browser may reuse the answer to a CORS preflight (`Access-Control-Max-Age`)',
   }),
 };
+
+/**
+ * `name=value` pairs separated by commas, as OTEL_EXPORTER_OTLP_HEADERS gives them (values
+ * may be percent-encoded).
+ */
+function headerPairs(text: string, ctx: z.core.$RefinementCtx): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of text.split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    const name = at > 0 ? pair.slice(0, at).trim() : '';
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      ctx.addIssue({ code: 'custom', message: `'${pair.trim()}' is not a name=value pair` });
+      continue;
+    }
+    try {
+      headers[name.toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `the value of '${name}' is not valid percent-encoding` });
+    }
+  }
+  return headers;
+}
+
+/** Traces each process sends (see docs/tracing.md): off unless an OTLP endpoint is set. */
+export const tracingEnv = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .preprocess(blankToUndefined, z.url({ protocol: /^https?$/ }).optional())
+    .meta({
+      description:
+        'base URL of an OpenTelemetry collector speaking OTLP over HTTP (`http://otel-collector:4318`); spans go to `<it>/v1/traces` as JSON. Unset: tracing is off (no spans, no `traceparent` passed on)',
+    }),
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .preprocess(blankToUndefined, z.string().default(''))
+    .transform(headerPairs)
+    .meta({
+      description:
+        "headers sent with every export, as comma-separated `name=value` pairs (values percent-encoded), such as a vendor's API key",
+    }),
+  OTEL_SERVICE_NAME: env.optionalString().meta({
+    description:
+      "the spans' `service.name`; unset: `switchyard-` and the process (`switchyard-gateway`, `switchyard-all-in-one`, ...)",
+  }),
+  TRACE_SAMPLE_RATIO: env.ratio(1).meta({
+    description:
+      "share of the traces begun here that are recorded and exported, from 0 to 1; a request with a `traceparent` follows its caller's sampling decision",
+  }),
+};
+export type TracingConfig = z.output<z.ZodObject<typeof tracingEnv>>;
 
 /** Deadlines of the calls a process makes to its database and to other services. */
 export const callDeadlineEnv = {
@@ -268,5 +320,6 @@ export const baseEnvSchema = z.object({
   ...httpServerEnv,
   ...corsEnv,
   ...callDeadlineEnv,
+  ...tracingEnv,
 });
 export type BaseEnv = z.output<typeof baseEnvSchema>;

@@ -16,6 +16,8 @@ export {
   loadConfig,
   sharedEnv,
   encryptionKeyMeta,
+  tracingEnv,
+  type TracingConfig,
 } from './config.ts';
 export { requestContext } from './context.ts';
 export { randomToken, safeEqual, SecretBox, sha256Hex } from './crypto.ts';
@@ -45,6 +47,31 @@ export { createLogger, type Logger, maskSecret } from './logger.ts';
 export { createMetrics, labelRoute, labelledRoute, statusClass, type Metrics } from './metrics.ts';
 export { camelCase, type CamelCase, camelKeys, type CamelKeys } from './naming.ts';
 export { RemoteCache, type RemoteCacheOptions } from './remote-cache.ts';
+export {
+  activeTraceFields,
+  type Attributes,
+  bindToContext,
+  type Context,
+  extractTraceContext,
+  failSpan,
+  flushTraces,
+  injectTraceContext,
+  requestTraceId,
+  runInContext,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  startTracing,
+  traceIdOf,
+  traceIdOfTraceparent,
+  tracer,
+  tracingConfigFrom,
+  type Tracing,
+  tracingEnabled,
+  withRequestId,
+  withTraceHeaders,
+} from './tracing.ts';
 export {
   assertStorableInput,
   httpUrl,

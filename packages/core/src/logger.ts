@@ -1,5 +1,6 @@
 import winston from 'winston';
 import { requestContext } from './context.ts';
+import { activeTraceFields } from './tracing.ts';
 
 export type Logger = winston.Logger;
 
@@ -49,11 +50,20 @@ const redactFormat = winston.format((info) => {
   return info;
 });
 
+/**
+ * The request a line is written for: from the request context, else (tracing on) from the
+ * active trace context, which also gives the W3C trace id (`w3c_trace_id`).
+ */
 const contextFormat = winston.format((info) => {
   const ctx = requestContext.getStore();
   if (ctx) {
     info.request_id ??= ctx.requestId;
     if (ctx.traceId) info.trace_id ??= ctx.traceId;
+  }
+  const traced = activeTraceFields();
+  if (traced) {
+    if (traced.requestId) info.request_id ??= traced.requestId;
+    if (traced.traceId) info.w3c_trace_id ??= traced.traceId;
   }
   return info;
 });

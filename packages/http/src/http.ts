@@ -8,13 +8,24 @@ import {
   assertStorableInput,
   BadRequest,
   labelledRoute,
+  bindToContext,
+  extractTraceContext,
+  failSpan,
+  InternalError,
   type Logger,
   type Metrics,
   NotFound,
   PayloadTooLarge,
   requestContext,
   statusClass,
+  runInContext,
+  type Span,
+  SpanKind,
+  startSpan,
   toAppError,
+  traceIdOf,
+  tracingEnabled,
+  withRequestId,
 } from '@switchyard/core';
 import { corsMiddleware, type CorsOptions } from './cors.ts';
 import { createLimitedServer, defaultServerLimits, type ServerLimits } from './server-limits.ts';
@@ -149,17 +160,32 @@ export function requestIdMiddleware(logContext = true): RequestHandler {
   };
 }
 
+/**
+ * Answers every error in the one error shape, and logs it by whose fault it is: a refusal of
+ * the client's request (4xx) at info and a feature not built (501) at warn, both without a
+ * stack; a server failure (5xx) at error, with the stack when it was unexpected.
+ */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const appError = translateFrameworkError(err) ?? toAppError(err);
-    if (appError.status >= 500) {
-      logger.error('request failed', {
-        request_id: res.getHeader(REQUEST_ID_HEADER),
-        method: req.method,
-        path: req.path,
-        status: appError.status,
-        error: err,
-      });
+    const { status } = appError;
+    const fields = {
+      ...requestFields(res),
+      method: req.method,
+      path: req.path,
+      status,
+      code: appError.code ?? appError.type,
+    };
+    if (status >= 500 && status !== 501) {
+      const unexpected = appError instanceof InternalError;
+      if ((res as Traced)[SPAN]) {
+        (res as Traced)[ERROR_TYPE] = unexpected ? errorClass(err) : (appError.code ?? appError.type);
+      }
+      logger.error('request failed', { ...fields, error: unexpected ? err : appError.message });
+    } else if (status === 501) {
+      logger.warn('request not implemented', { ...fields, error: appError.message });
+    } else {
+      logger.info('request refused', { ...fields, error: appError.message });
     }
     if (res.headersSent) {
       res.destroy();
@@ -168,6 +194,18 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
     res.status(appError.status).json(appError.toBody());
   };
+}
+
+/** An unexpected error's class, as a span's `error.type` names it. */
+function errorClass(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
+}
+
+/** The request id the server gave a request and, when it is traced, its W3C trace id: every access and error line carries them. */
+function requestFields(res: ServerResponse): { request_id: string; w3c_trace_id?: string } {
+  const requestId = String(res.getHeader(REQUEST_ID_HEADER) ?? '');
+  const traceId = traceIdOf((res as Traced)[SPAN]);
+  return traceId === undefined ? { request_id: requestId } : { request_id: requestId, w3c_trace_id: traceId };
 }
 
 /** body-parser errors carry a `type`; map them onto the error vocabulary. */
@@ -195,6 +233,64 @@ function translateFrameworkError(err: unknown): AppError | undefined {
 
 const STARTED = Symbol('switchyard.started');
 type Timed = ServerResponse & { [STARTED]?: number; req: IncomingMessage & { route?: { path?: unknown } } };
+
+const SPAN = Symbol('switchyard.span');
+/** What failed, for the span of a request answered with a server error (see errorMiddleware). */
+const ERROR_TYPE = Symbol('switchyard.error-type');
+type Traced = ServerResponse & {
+  [SPAN]?: Span;
+  [ERROR_TYPE]?: string;
+  req: IncomingMessage & { route?: { path?: unknown }; baseUrl?: string };
+};
+
+/** Ends a request's server span once its response is done or its connection closed. */
+function endServerSpan(this: Traced): void {
+  const span = this[SPAN];
+  if (!span) return;
+  const req = this.req;
+  const routePath = req.route?.path;
+  if (typeof routePath === 'string') {
+    const route = `${req.baseUrl ?? ''}${routePath}`;
+    span.setAttribute('http.route', route);
+    span.updateName(`${req.method} ${route}`);
+  }
+  span.setAttribute('http.response.status_code', this.statusCode);
+  if (this.statusCode >= 500 && this.statusCode !== 501) {
+    failSpan(span, this[ERROR_TYPE] ?? String(this.statusCode));
+  }
+  span.end();
+}
+
+/**
+ * A server span per request while tracing is on (see docs/tracing.md), the child of the
+ * caller's `traceparent` when it sent one: what the request does (calls to other services,
+ * to providers) is traced under it, and log lines written for it carry its request id.
+ */
+export function traceRequests(): RequestHandler {
+  return (req, res, next) => {
+    if (!tracingEnabled()) {
+      next();
+      return;
+    }
+    const requestId = String(res.getHeader(REQUEST_ID_HEADER) ?? '');
+    const { span, context } = startSpan(
+      req.method,
+      SpanKind.SERVER,
+      {
+        'http.request.method': req.method,
+        'url.path': req.path,
+        'switchyard.request_id': requestId,
+      },
+      extractTraceContext(req.headers),
+    );
+    const traced = withRequestId(context, requestId);
+    (res as Traced)[SPAN] = span;
+    res.once('close', endServerSpan);
+    bindToContext(traced, req);
+    bindToContext(traced, res);
+    runInContext(traced, next);
+  };
+}
 
 /**
  * Request duration and count per service, method, route (pattern) and status class, the count
@@ -239,6 +335,7 @@ function accessMetrics(options: HttpAppOptions): RequestHandler {
     metrics.httpRequests.inc(counted);
     if (logsRequests) {
       logger.http('request', {
+        ...requestFields(this),
         method,
         path: (req as { path?: string }).path,
         status,
@@ -270,6 +367,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('query parser', 'simple');
   app.set('trust proxy', trustProxySetting(options.trustProxy));
   app.use(requestIdMiddleware(options.requestLogContext ?? true));
+  app.use(traceRequests());
   app.use(accessMetrics(options));
   const cors = options.cors && corsMiddleware(options.cors);
   if (cors) app.use(cors);

@@ -16,6 +16,8 @@ import {
   loadConfig,
   randomToken,
   sharedEnv,
+  startTracing,
+  tracingEnv,
   type Logger,
 } from '@switchyard/core';
 import { corsOptionsFrom, createHttpApp, listen, serverLimitsFrom } from '@switchyard/http';
@@ -53,6 +55,7 @@ const configSchema = z.object({
   ...httpServerEnv,
   ...corsEnv,
   ...callDeadlineEnv,
+  ...tracingEnv,
 });
 
 /**
@@ -107,6 +110,9 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
   const metrics = createMetrics();
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_GRACE_MS);
   lifecycle.handleSignals();
+  // Stopped last, so that the spans of the requests drained on the way out are exported.
+  const tracing = await startTracing(config, 'all-in-one', logger);
+  lifecycle.onStop('tracing', () => tracing.shutdown());
 
   const postgres = await startEmbeddedPostgres({
     dataDir: join(dataDir, 'postgres'),

@@ -24,18 +24,26 @@ import {
   BadRequest,
   ConfigError,
   Conflict,
+  extractTraceContext,
+  failSpan,
   Forbidden,
   GuardrailDenied,
+  injectTraceContext,
   InternalError,
   type Logger,
   NotFound,
   NotImplemented,
   PayloadTooLarge,
   RequestTimeout,
+  runInContext,
   safeEqual,
   ServiceUnavailable,
+  type Span,
+  SpanKind,
+  startSpan,
   toAppError,
   TooManyRequests,
+  tracingEnabled,
   Unauthorized,
   UnprocessableEntity,
 } from '@switchyard/core';
@@ -391,15 +399,25 @@ export class GrpcServer {
           });
           return;
         }
-        handler(call.request, { metadata: call.metadata, deadline: call.getDeadline(), caller }).then(
-          (response) => callback(null, create(method.output, response)),
-          (err: unknown) => {
-            if (!(err instanceof AppError) || err.status >= 500) {
-              this.options.logger.error('grpc handler failed', { method: method.name, error: err });
-            }
-            callback(toGrpcError(err));
-          },
-        );
+        const traced = tracingEnabled() ? serverSpan(service, method, call.metadata, caller) : undefined;
+        const span = traced?.span;
+        const handled = () =>
+          handler(call.request, { metadata: call.metadata, deadline: call.getDeadline(), caller }).then(
+            (response) => {
+              if (span) endRpcSpan(span, grpc.status.OK);
+              callback(null, create(method.output, response));
+            },
+            (err: unknown) => {
+              if (!(err instanceof AppError) || err.status >= 500) {
+                this.options.logger.error('grpc handler failed', { method: method.name, error: err });
+              }
+              const failure = toGrpcError(err);
+              if (span) endRpcSpan(span, failure.code ?? grpc.status.UNKNOWN);
+              callback(failure);
+            },
+          );
+        if (traced) runInContext(traced.context, handled);
+        else void handled();
       };
     }
     this.server.addService(grpcDefinition(service), implementation);
@@ -606,6 +624,7 @@ export function createGrpcClient<S extends AnyService>(
       new Promise((resolve, reject) => {
         const metadata = identity.clone();
         const deadlineMs = callOptions.deadlineMs ?? options.defaultDeadlineMs ?? 5_000;
+        const span = tracingEnabled() ? clientSpan(service, method, metadata) : undefined;
         const call = client.makeUnaryRequest(
           path,
           serialize,
@@ -613,12 +632,67 @@ export function createGrpcClient<S extends AnyService>(
           create(method.input, request),
           metadata,
           { deadline: Date.now() + deadlineMs },
-          (err, response) => (err ? reject(fromGrpcError(err, options.target)) : resolve(response)),
+          (err, response) => {
+            if (span) endRpcSpan(span, err ? err.code : grpc.status.OK);
+            if (err) reject(fromGrpcError(err, options.target));
+            else resolve(response);
+          },
         );
         callOptions.signal?.addEventListener('abort', () => call.cancel(), { once: true });
       });
   }
   return result as ServiceClient<S>;
+}
+
+/** The attributes of a call's span (OpenTelemetry's RPC conventions). */
+function rpcAttributes(service: DescService, method: DescMethod) {
+  return { 'rpc.system': 'grpc', 'rpc.service': service.typeName, 'rpc.method': method.name };
+}
+
+/** Codes that are the server's fault; the others refuse the caller's request. */
+const SERVER_FAULTS: readonly grpc.status[] = [
+  grpc.status.UNKNOWN,
+  grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.UNIMPLEMENTED,
+  grpc.status.INTERNAL,
+  grpc.status.UNAVAILABLE,
+  grpc.status.DATA_LOSS,
+];
+
+/** A span for a call this process makes; its trace context goes with the call in `metadata`. */
+function clientSpan(service: DescService, method: DescMethod, metadata: grpc.Metadata): Span {
+  const { span, context } = startSpan(
+    `${service.typeName}/${method.name}`,
+    SpanKind.CLIENT,
+    rpcAttributes(service, method),
+  );
+  injectTraceContext(context, (key, value) => metadata.set(key, value));
+  return span;
+}
+
+/** A span for a call this server serves, continuing the caller's trace (its `traceparent` metadata). */
+function serverSpan(
+  service: DescService,
+  method: DescMethod,
+  metadata: grpc.Metadata,
+  caller: ServiceName,
+): ReturnType<typeof startSpan> {
+  const first = (key: string) => {
+    const value = metadata.get(key)[0];
+    return typeof value === 'string' ? value : undefined;
+  };
+  return startSpan(
+    `${service.typeName}/${method.name}`,
+    SpanKind.SERVER,
+    { ...rpcAttributes(service, method), 'switchyard.caller': caller },
+    extractTraceContext({ traceparent: first('traceparent'), tracestate: first('tracestate') }),
+  );
+}
+
+function endRpcSpan(span: Span, code: grpc.status): void {
+  span.setAttribute('rpc.grpc.status_code', code);
+  if (SERVER_FAULTS.includes(code)) failSpan(span, grpc.status[code] ?? String(code));
+  span.end();
 }
 
 /** Asks a server's standard health service; used by readiness checks. */

@@ -25,6 +25,7 @@ import {
   type Logger,
   type Metrics,
   sharedEnv,
+  startTracing,
 } from '@switchyard/core';
 import {
   checkCallerIdentity,
@@ -440,6 +441,9 @@ export async function runStandalone(
   const metrics = createMetrics();
   const lifecycle = new Lifecycle(logger, config.SHUTDOWN_GRACE_MS);
   lifecycle.handleSignals();
+  // Stopped last, so that the spans of the requests drained on the way out are exported.
+  const tracing = await startTracing(config, definition.name, logger);
+  lifecycle.onStop('tracing', () => tracing.shutdown());
   const security = grpcSecurityFrom(config);
   const readiness: Record<string, ReadinessCheck> = {};
 

@@ -7,3 +7,9 @@ export * from './service-harness.ts';
 export * from './fake-identity-provider.ts';
 export * from './fake-oidc-provider.ts';
 export { listenOnLoopback } from './fake-server.ts';
+export {
+  type OtlpReceiver,
+  type ReceivedSpan,
+  type SpanAttribute,
+  startOtlpReceiver,
+} from '@switchyard/core/testing';

@@ -3,6 +3,8 @@ import {
   createLogger,
   createMetrics,
   randomToken,
+  startTracing,
+  tracingConfigFrom,
   type Logger,
   type Metrics,
 } from '@switchyard/core';
@@ -182,6 +184,9 @@ async function start(
     TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
   };
   for (const [name, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[name] = value;
+  // Traced as all-in-one is when the environment names an OTLP endpoint; stopped last.
+  const tracing = await startTracing(tracingConfigFrom(env), 'harness', logger);
+  closers.unshift(() => tracing.shutdown());
 
   // One registry for the process, as all-in-one has: GET /metrics shows every service's series.
   const metrics = createMetrics();

@@ -36,6 +36,7 @@ import { PolicyOutcome1763700000024 } from './store/migrations/1763700000024-pol
 import { GuardrailOutcome1763700000025 } from './store/migrations/1763700000025-guardrail-outcome.ts';
 import { PartitionedRequestLogs1763700000027 } from './store/migrations/1763700000027-partitioned-request-logs.ts';
 import { LogExports1763700000028 } from './store/migrations/1763700000028-log-exports.ts';
+import { W3cTraceId1763700000040 } from './store/migrations/1763700000040-w3c-trace-id.ts';
 import { LogExportRepository } from './store/log-export.repository.ts';
 import { LogExportService } from './domain/log-exports.ts';
 import { ExportRunner } from './domain/export-runner.ts';
@@ -109,6 +110,7 @@ export const logExportService: ServiceDefinition = {
       PartitionedRequestLogs1763700000027,
       LogExports1763700000028,
       MaterialisedRollups1763700000029,
+      W3cTraceId1763700000040,
     ],
   },
   bus: true,

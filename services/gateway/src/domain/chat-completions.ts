@@ -19,6 +19,7 @@ import {
 } from './response-cache.ts';
 import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
 import { meterStream } from './stream-meter.ts';
+import { tracedChatCall } from './model-span.ts';
 import { checkInput, checkOutput } from './guardrails.ts';
 import { guardStream } from './guardrail-stream.ts';
 import { answerUnits, requestTexts } from './operation-texts.ts';
@@ -194,13 +195,15 @@ export class ChatCompletions {
         }
       }
       const response = await request.upstream(routed, () =>
-        routed.provider.chatCompletions({
-          body,
-          rawBody: body === parsed ? forwardRaw : undefined,
-          target: routed.target,
-          signal: attempt.signal,
-          timeoutMs: attempt.timeoutMs,
-        }),
+        tracedChatCall(routed.target.provider, body, () =>
+          routed.provider.chatCompletions({
+            body,
+            rawBody: body === parsed ? forwardRaw : undefined,
+            target: routed.target,
+            signal: attempt.signal,
+            timeoutMs: attempt.timeoutMs,
+          }),
+        ),
       );
       const reply = {
         status: response.status,

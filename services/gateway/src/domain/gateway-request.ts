@@ -82,6 +82,8 @@ export interface IncomingCall {
   providerKey: string | undefined;
   /** The request id the server gave the request (x-request-id). */
   requestId: string;
+  /** The W3C trace the request belongs to, when it has one (see requestTraceId). */
+  w3cTraceId?: string | undefined;
   method: string;
   /** The path as the client sent it, without the query. */
   path: string;
@@ -450,6 +452,7 @@ export class GatewayRequest {
     setImmediate(() => {
       const done: CompletedRequest = {
         requestId,
+        w3cTraceId: this.call.w3cTraceId,
         principal: this.principal,
         headers: this.headers,
         method,

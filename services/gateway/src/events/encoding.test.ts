@@ -90,6 +90,7 @@ const requestLog: fc.Arbitrary<RequestLogFields> = fc.record({
   modelsEndpoint: fc.boolean(),
   policy: policyOutcome,
   guardrails: guardrailOutcomes,
+  w3cTraceId: text,
 });
 
 const usageEvent: fc.Arbitrary<UsageFields> = fc.record({

@@ -173,6 +173,7 @@ export const WRITTEN_FIELDS = {
     'modelsEndpoint',
     'policy',
     'guardrails',
+    'w3cTraceId',
   ],
   UsageEvent: [
     'id',
@@ -230,6 +231,7 @@ function writeRequestLogEvent(w: BinaryWriter, e: RequestLogFields): void {
   bool(w, 30, e.modelsEndpoint);
   policyOutcome(w, 31, e.policy);
   for (const g of e.guardrails) guardrailOutcome(w, 32, g);
+  string(w, 33, e.w3cTraceId);
 }
 
 /** switchyard.events.v1.UsageEvent */

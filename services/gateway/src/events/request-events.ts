@@ -37,6 +37,8 @@ export const CLIENT_CLOSED_MESSAGE = 'client closed request';
 
 export interface CompletedRequest {
   requestId: string;
+  /** The W3C trace the request belongs to (see requestTraceId), so that its log joins the trace. */
+  w3cTraceId?: string | undefined;
   principal: Principal;
   headers: GatewayHeaders;
   method: string;
@@ -192,6 +194,7 @@ export function publishRequestEvents(
       modelsEndpoint: done.headers.modelsEndpoint === 'true',
       policy: done.policy,
       guardrails: done.guardrails?.map(guardrailOutcomeOf) ?? [],
+      w3cTraceId: done.w3cTraceId ?? '',
     }),
   });
   if (done.status < 400) {

@@ -1,5 +1,12 @@
 import type { Request, Response } from 'express';
-import { labelledRoute, requestContext, statusClass, type Logger, type Metrics } from '@switchyard/core';
+import {
+  labelledRoute,
+  requestContext,
+  requestTraceId,
+  statusClass,
+  type Logger,
+  type Metrics,
+} from '@switchyard/core';
 import { REQUEST_ID_HEADER } from '@switchyard/http';
 import { bearerToken, requireWorkspacePrincipal } from '@switchyard/access';
 import { headerNames } from '../domain/gateway-headers.ts';
@@ -26,6 +33,7 @@ export function readIncomingCall(req: Request, res: Response, prefix: string): I
     headers,
     providerKey: providerKeyOf(req, prefix),
     requestId: String(res.getHeader(REQUEST_ID_HEADER) ?? ''),
+    w3cTraceId: requestTraceId(req.headers.traceparent),
     method: req.method,
     path: req.originalUrl.split('?')[0] ?? req.path,
     route: routeOf(req, res),

@@ -2,7 +2,7 @@ import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import { Agent, EnvHttpProxyAgent, errors, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { RequestTimeout, UpstreamError, env as setting } from '@switchyard/core';
+import { RequestTimeout, UpstreamError, env as setting, withTraceHeaders } from '@switchyard/core';
 import type { UpstreamHeaders } from '../providers/types.ts';
 import type { CancelSignal } from '../routing/cancellation.ts';
 import { NonPublicAddress } from './public-address-lookup.ts';
@@ -78,7 +78,8 @@ export async function upstreamRequest(
       origin,
       path,
       method: req.method,
-      headers: req.headers,
+      // With tracing on, the provider is told the trace (the model span's `traceparent`).
+      headers: withTraceHeaders(req.headers),
       body: req.body,
       // undici takes any signal with addEventListener, aborted and reason (its types say AbortSignal).
       signal: req.signal as AbortSignal,
@@ -174,7 +175,7 @@ export function upstreamBuffered(dispatcher: Dispatcher, req: UpstreamRequest): 
           origin,
           path,
           method: req.method,
-          headers: req.headers,
+          headers: withTraceHeaders(req.headers),
           body: req.body,
           headersTimeout: req.timeoutMs,
           bodyTimeout: req.timeoutMs,

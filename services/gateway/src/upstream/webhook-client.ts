@@ -1,3 +1,4 @@
+import { withTraceHeaders } from '@switchyard/core';
 import { inspectCustomHost } from '@switchyard/rules';
 import { errors, type Dispatcher } from 'undici';
 import type { GuardrailWebhookClient, WebhookAnswer, WebhookCall } from '../domain/ports.ts';
@@ -36,7 +37,8 @@ export class WebhookClient implements GuardrailWebhookClient {
         origin: url.origin,
         path: `${url.pathname}${url.search}`,
         method: 'POST',
-        headers: call.headers,
+        // With tracing on, the webhook is told the trace of the request it checks.
+        headers: withTraceHeaders(call.headers),
         body: call.body,
         signal,
         headersTimeout: call.timeoutMs,

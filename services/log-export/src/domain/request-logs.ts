@@ -108,6 +108,7 @@ export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
           })),
         }
       : null,
+    w3cTraceId: storable(event.w3cTraceId) || null,
     guardrails: event.guardrails.map((g) => ({
       phase: storable(g.phase),
       guardrail_id: storable(g.guardrailId),

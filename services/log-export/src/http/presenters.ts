@@ -79,6 +79,7 @@ export function presentRequestLog(log: WithFeedback<RequestLog>) {
     span_id: log.spanId,
     parent_span_id: log.parentSpanId,
     span_name: log.spanName,
+    w3c_trace_id: log.w3cTraceId,
     metadata: log.metadata,
     provider: log.provider,
     model: log.model,

@@ -45,6 +45,8 @@ export interface RequestLog {
   policy: RequestLogPolicy | null;
   /** What each guardrail did with the request, in the order they ran; null when the log predates them. */
   guardrails: RequestLogGuardrail[] | null;
+  /** The W3C trace the request belongs to (32 hex digits), to join the log to the trace; null without one. */
+  w3cTraceId: string | null;
 }
 
 export interface RequestLogPolicy {
@@ -103,6 +105,7 @@ export const RequestLogEntity = new EntitySchema<RequestLog>({
     modelsEndpoint: { name: 'models_endpoint', type: 'boolean', default: false },
     policy: { type: 'jsonb', nullable: true },
     guardrails: { type: 'jsonb', nullable: true },
+    w3cTraceId: { name: 'w3c_trace_id', type: 'text', nullable: true },
   },
 });
 

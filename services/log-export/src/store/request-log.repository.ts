@@ -37,6 +37,7 @@ function rowOf(log: RequestLog) {
     models_endpoint: log.modelsEndpoint,
     policy: log.policy,
     guardrails: log.guardrails,
+    w3c_trace_id: log.w3cTraceId,
   };
 }
 

@@ -91,6 +91,7 @@ interface SummaryRow {
   models_endpoint: boolean;
   policy: RequestLogPolicy | null;
   guardrails: RequestLogGuardrail[] | null;
+  w3c_trace_id: string | null;
   key_at: string;
 }
 
@@ -99,7 +100,7 @@ const SUMMARY_COLUMNS = `l.id, l.organisation_id, l.workspace_id, l.api_key_id, 
   l.parent_span_id, l.span_name, l.metadata, l.method, l.path, l.provider, l.model, l.integration_slug,
   l.status, l.stream, l.created_at, l.latency_ms, l.usage, l.cost, l.error_message, l.cache_status,
   l.config_slug, l.route_path, l.retry_count, l.cache_namespace, l.cache_force_refresh,
-  l.models_endpoint, l.policy, l.guardrails,
+  l.models_endpoint, l.policy, l.guardrails, l.w3c_trace_id,
   to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS key_at`;
 
 const NEWEST_FIRST = 'ORDER BY created_at DESC, id DESC';
@@ -136,6 +137,7 @@ function fromRow(row: SummaryRow): RequestLogSummary {
     modelsEndpoint: row.models_endpoint,
     policy: row.policy,
     guardrails: row.guardrails,
+    w3cTraceId: row.w3c_trace_id,
     key: { at: row.key_at, id: row.id },
   };
 }

@@ -4,7 +4,7 @@ import type { RequestLog } from '../store/entities.ts';
 /**
  * A stored request log for tests: a successful, unstreamed gpt-4o chat completion through
  * openai of 10 + 5 tokens in 100 ms, costing nothing, with no trace, metadata, cache, config,
- * policy or guardrail verdicts; `fields` over it.
+ * policy, guardrail verdicts or W3C trace; `fields` over it.
  */
 export function storedRequestLog(
   fields: Pick<RequestLog, 'organisationId' | 'workspaceId' | 'createdAt'> & Partial<RequestLog>,
@@ -45,6 +45,7 @@ export function storedRequestLog(
     modelsEndpoint: false,
     policy: null,
     guardrails: [],
+    w3cTraceId: null,
     ...fields,
   };
 }

@@ -210,7 +210,7 @@ describe('the ingress description', () => {
         .filter(([, op]) => op['x-forwarded-to-provider'])
         .map(([method, op]) => ({ path, method, op })),
     );
-    assert.ok(forwarded.length >= 33, `${forwarded.length} forwarded operations`);
+    assert.ok(forwarded.length >= 32, `${forwarded.length} forwarded operations`);
     for (const { path, op } of forwarded) {
       assert.ok(path.startsWith('/v1/'), path);
       assert.deepEqual(op.tags, ['gateway']);

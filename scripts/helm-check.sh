@@ -141,7 +141,16 @@ render monitoring off on off mon "$CHART" --namespace mon \
   --set metrics.serviceMonitor.enabled=true --set metrics.prometheusRule.enabled=true \
   --set metrics.grafanaDashboard.enabled=true --set metrics.grafanaDashboard.folder=Switchyard \
   --set gatewayApi.httpRoute.enabled=true --set 'gatewayApi.httpRoute.parentRefs[0].name=public' \
-  --set 'gatewayApi.httpRoute.hostnames[0]=switchyard.example.com'
+  --set 'gatewayApi.httpRoute.hostnames[0]=switchyard.example.com' \
+  --set config.tracing.otlpEndpoint=http://otel-collector.observability:4318 --set config.tracing.sampleRatio=0.25 \
+  --set 'config.cors.allowedOrigins[0]=https://app.example.com' --set 'config.cors.allowedOrigins[1]=https://console.example.com'
+expect "every service traces to the collector and answers the allowed browser origins; none does by default" \
+  bash -c 'test "$(grep -c "OTEL_EXPORTER_OTLP_ENDPOINT: \"http://otel-collector.observability:4318\"" "$0/monitoring.yaml")" = 5 \
+    && test "$(grep -c "TRACE_SAMPLE_RATIO: \"0.25\"" "$0/monitoring.yaml")" = 5 \
+    && test "$(grep -c "CORS_ALLOWED_ORIGINS: \"https://app.example.com,https://console.example.com\"" "$0/monitoring.yaml")" = 5 \
+    && ! grep -q "OTEL_EXPORTER_OTLP_ENDPOINT\|CORS_ALLOWED_ORIGINS" "$0/default.yaml"' "$OUT"
+refuse "a CORS origin with a path is refused by the values schema" \
+  "$HELM" template sy "$CHART" --set 'config.cors.allowedOrigins[0]=https://app.example.com/page'
 expect "a ServiceMonitor, a PrometheusRule with the gateway's alerts and an HTTPRoute with every route of the table" \
   bash -c 'grep -q "^kind: ServiceMonitor" "$0/monitoring.yaml" && grep -q "^kind: PrometheusRule" "$0/monitoring.yaml" \
     && grep -q "^kind: HTTPRoute" "$0/monitoring.yaml" && grep -q "alert: SwitchyardEventsDropped" "$0/monitoring.yaml" \

@@ -371,6 +371,18 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- if $c.trustProxy -}}
 {{- $_ := set $env "TRUST_PROXY" (toString $c.trustProxy) -}}
 {{- end -}}
+{{- with $c.cors -}}
+{{- if .allowedOrigins -}}
+{{- $_ := set $env "CORS_ALLOWED_ORIGINS" (join "," .allowedOrigins) -}}
+{{- $_ := set $env "CORS_MAX_AGE_SECONDS" (toString (.maxAgeSeconds | default 600)) -}}
+{{- end -}}
+{{- end -}}
+{{- with $c.tracing -}}
+{{- if .otlpEndpoint -}}
+{{- $_ := set $env "OTEL_EXPORTER_OTLP_ENDPOINT" (toString .otlpEndpoint) -}}
+{{- $_ := set $env "TRACE_SAMPLE_RATIO" (toString (hasKey . "sampleRatio" | ternary .sampleRatio 1)) -}}
+{{- end -}}
+{{- end -}}
 {{- if $root.Values.grpcTls.enabled -}}
 {{- $dir := trimSuffix "/" $root.Values.grpcTls.mountPath -}}
 {{- $_ := set $env "GRPC_TLS_CA_FILE" (printf "%s/ca.crt" $dir) -}}
@@ -399,6 +411,9 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- $_ := set $env "POLICY_GRPC_ADDRESS" (include "switchyard.grpcAddress" (dict "root" $root "key" "policy" "component" "policy")) -}}
 {{- $_ := set $env "BLOCK_INLINE_CONFIG" (toString $g.blockInlineConfig) -}}
 {{- $_ := set $env "MAX_REQUEST_BODY" (toString $g.maxRequestBody) -}}
+{{- if $g.responsesTtlSeconds -}}
+{{- $_ := set $env "RESPONSES_TTL_SECONDS" (toString $g.responsesTtlSeconds) -}}
+{{- end -}}
 {{- if $g.requestTimeout -}}
 {{- $_ := set $env "REQUEST_TIMEOUT" (toString $g.requestTimeout) -}}
 {{- end -}}

@@ -37,7 +37,10 @@ export function forwardedScope(method: string, path: string): Scope {
 export const FORWARDED_EXAMPLES: ScopedExample[] = [
   ...FORWARDED_PREFIXES.flatMap((family): ScopedExample[] => [
     { method: 'GET', path: `/v1/${family}`, scope: FAMILY_SCOPES[family].read },
-    { method: 'POST', path: `/v1/${family}`, scope: FAMILY_SCOPES[family].write },
+    // POST /v1/responses is a route of its own (responses-routes.ts).
+    ...(family === 'responses'
+      ? []
+      : [{ method: 'POST', path: `/v1/${family}`, scope: FAMILY_SCOPES[family].write }]),
   ]),
   { method: 'POST', path: '/v1/threads/thread_1/runs/run_1', scope: 'assistants.write' },
   { method: 'POST', path: '/v1/fine_tuning/jobs/ftjob_1/cancel', scope: 'fine_tuning.write' },

@@ -39,23 +39,18 @@ export class ChatCompletionsRoute {
     attachToConnection(request, req, res, this.closed);
     const raw = req.body as Buffer;
     const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
-    try {
-      const parsed = validate(req, chatBodyJson(raw, requestBody));
-      const reply = await this.chat.answer(request, parsed, raw, readCacheHeaders(req, this.headerPrefix));
-      const settled = request.settledHeaders();
-      setHeaders(res, settled);
-      // Sent with the answer's head, a stream's included: they came with the provider's.
-      setHeaders(res, providerHeaders(reply.upstreamHeaders, this.headerPrefix, settled));
-      const sent = await this.send(request, res, reply);
-      this.chat.complete(request, reply, res.statusCode, sent, requestBody);
-    } catch (err) {
-      if (!res.headersSent) {
-        const settled = request.settledHeaders();
-        setHeaders(res, settled);
-        setHeaders(res, providerHeaders(upstreamHeadersOf(err), this.headerPrefix, settled));
-      }
-      request.fail(err, requestBody, request.cacheStatus);
-    }
+    await answerChat(
+      this.chat,
+      request,
+      res,
+      this.headerPrefix,
+      requestBody,
+      async () => {
+        const parsed = validate(req, chatBodyJson(raw, requestBody));
+        return this.chat.answer(request, parsed, raw, readCacheHeaders(req, this.headerPrefix));
+      },
+      (reply) => this.send(request, res, reply),
+    );
   }
 
   private async send(request: ChatRequest, res: Response, reply: ChatReply): Promise<Relayed> {
@@ -85,5 +80,38 @@ export class ChatCompletionsRoute {
       },
       firstChunk,
     );
+  }
+}
+
+/**
+ * A chat completion answered on a route of any format (chat, Messages, Responses): `reply`
+ * checks the request and asks for the answer, `send` writes it in the route's format and
+ * returns what it sent of the chat answer. The gateway's headers and the provider's go with
+ * the answer's head, or the failure's; the outcome is reported for the cache and the log.
+ */
+export async function answerChat(
+  chat: ChatCompletions,
+  request: ChatRequest,
+  res: Response,
+  headerPrefix: string,
+  requestBody: string,
+  reply: () => Promise<ChatReply>,
+  send: (reply: ChatReply) => Promise<Relayed>,
+): Promise<void> {
+  try {
+    const answer = await reply();
+    const settled = request.settledHeaders();
+    setHeaders(res, settled);
+    // Sent with the answer's head, a stream's included: they came with the provider's.
+    setHeaders(res, providerHeaders(answer.upstreamHeaders, headerPrefix, settled));
+    const sent = await send(answer);
+    chat.complete(request, answer, res.statusCode, sent, requestBody);
+  } catch (err) {
+    if (!res.headersSent) {
+      const settled = request.settledHeaders();
+      setHeaders(res, settled);
+      setHeaders(res, providerHeaders(upstreamHeadersOf(err), headerPrefix, settled));
+    }
+    request.fail(err, requestBody, request.cacheStatus);
   }
 }

@@ -40,7 +40,7 @@ export const FORWARDED_EXAMPLES: ScopedExample[] = [
     // POST /v1/responses is a route of its own (responses-routes.ts).
     ...(family === 'responses'
       ? []
-      : [{ method: 'POST', path: `/v1/${family}`, scope: FAMILY_SCOPES[family].write }]),
+      : [{ method: 'POST' as const, path: `/v1/${family}`, scope: FAMILY_SCOPES[family].write }]),
   ]),
   { method: 'POST', path: '/v1/threads/thread_1/runs/run_1', scope: 'assistants.write' },
   { method: 'POST', path: '/v1/fine_tuning/jobs/ftjob_1/cancel', scope: 'fine_tuning.write' },

@@ -7,13 +7,12 @@ import { errorType, fromChatCompletion, messagesError } from '../messages/from-c
 import { MessagesStreamTranslator } from '../messages/stream.ts';
 import { forProvider, toChatBody } from '../messages/to-chat.ts';
 import type { ChatCompletion } from '../providers/openai-format.ts';
-import { upstreamHeadersOf } from '../upstream/http-client.ts';
 import { chatBodyJson } from './chat-body.ts';
+import { answerChat } from './chat-completions.ts';
 import { readCacheHeaders } from './gateway-headers.ts';
 import { attachToConnection, readIncomingCall, type ClosedRequestReport } from './incoming-call.ts';
 import type { MessagesRequest } from './messages-request.schema.ts';
-import { providerHeaders } from './provider-headers.ts';
-import { dropConnection, relay, setHeaders, startStream } from './respond.ts';
+import { dropConnection, relay, startStream } from './respond.ts';
 
 const MESSAGES_FORMAT: AnswerFormat = { name: 'messages', forProvider };
 
@@ -72,28 +71,24 @@ export class MessagesRoute {
     attachToConnection(request, req, res, this.closed);
     const raw = req.body as Buffer;
     const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
-    try {
-      const parsed = validate(req, chatBodyJson(raw, requestBody));
-      const reply = await this.chat.answer(
-        request,
-        toChatBody(parsed),
-        undefined,
-        readCacheHeaders(req, this.headerPrefix),
-        MESSAGES_FORMAT,
-      );
-      const settled = request.settledHeaders();
-      setHeaders(res, settled);
-      setHeaders(res, providerHeaders(reply.upstreamHeaders, this.headerPrefix, settled));
-      const sent = await this.send(request, res, reply);
-      this.chat.complete(request, reply, res.statusCode, sent, requestBody);
-    } catch (err) {
-      if (!res.headersSent) {
-        const settled = request.settledHeaders();
-        setHeaders(res, settled);
-        setHeaders(res, providerHeaders(upstreamHeadersOf(err), this.headerPrefix, settled));
-      }
-      request.fail(err, requestBody, request.cacheStatus);
-    }
+    await answerChat(
+      this.chat,
+      request,
+      res,
+      this.headerPrefix,
+      requestBody,
+      async () => {
+        const parsed = validate(req, chatBodyJson(raw, requestBody));
+        return this.chat.answer(
+          request,
+          toChatBody(parsed),
+          undefined,
+          readCacheHeaders(req, this.headerPrefix),
+          MESSAGES_FORMAT,
+        );
+      },
+      (reply) => this.send(request, res, reply),
+    );
   }
 
   /** Writes the reply translated; what it returns (for the log and the cache) is the chat answer. */

@@ -6,14 +6,13 @@ import { LOG_COPY_LIMIT, type Relayed } from '../domain/gateway-request.ts';
 import type { Responses, TranslatedResponses } from '../domain/responses.ts';
 import { responseOfChat, responsesEvents } from '../domain/responses-answer.ts';
 import type { ResponsesBody } from '../domain/responses-request.ts';
-import { upstreamHeadersOf } from '../upstream/http-client.ts';
 import { chatBodyJson } from './chat-body.ts';
+import { answerChat } from './chat-completions.ts';
 import type { ForwardedOperationsRoute } from './forwarded-operations.ts';
 import { readCacheHeaders } from './gateway-headers.ts';
 import { attachToConnection, readIncomingCall, type ClosedRequestReport } from './incoming-call.ts';
-import { providerHeaders } from './provider-headers.ts';
 import { parseJsonObject } from './request-body.ts';
-import { dropConnection, relay, setHeaders, startStream } from './respond.ts';
+import { dropConnection, relay, startStream } from './respond.ts';
 
 /**
  * The Responses API over HTTP. A request every target of which speaks the OpenAI format goes
@@ -50,29 +49,21 @@ export class ResponsesRoute {
       return this.forwarded.handle(req, res);
     }
     attachToConnection(request, req, res, this.closed);
-    try {
-      const body = validate(req, chatBodyJson(raw, requestBody)) as ResponsesBody;
-      const translated = await this.responses.translate(request.principal.workspaceId, body);
-      const chatRaw = Buffer.from(JSON.stringify(translated.chat));
-      const reply = await this.chat.answer(
-        request,
-        translated.chat,
-        chatRaw,
-        readCacheHeaders(req, this.headerPrefix),
-      );
-      const settled = request.settledHeaders();
-      setHeaders(res, settled);
-      setHeaders(res, providerHeaders(reply.upstreamHeaders, this.headerPrefix, settled));
-      const sent = await this.send(request, res, reply, translated);
-      this.chat.complete(request, reply, res.statusCode, sent, requestBody);
-    } catch (err) {
-      if (!res.headersSent) {
-        const settled = request.settledHeaders();
-        setHeaders(res, settled);
-        setHeaders(res, providerHeaders(upstreamHeadersOf(err), this.headerPrefix, settled));
-      }
-      request.fail(err, requestBody, request.cacheStatus);
-    }
+    let translated: TranslatedResponses | undefined;
+    await answerChat(
+      this.chat,
+      request,
+      res,
+      this.headerPrefix,
+      requestBody,
+      async () => {
+        const body = validate(req, chatBodyJson(raw, requestBody)) as ResponsesBody;
+        translated = await this.responses.translate(request.principal.workspaceId, body);
+        const chatRaw = Buffer.from(JSON.stringify(translated.chat));
+        return this.chat.answer(request, translated.chat, chatRaw, readCacheHeaders(req, this.headerPrefix));
+      },
+      (reply) => this.send(request, res, reply, translated!),
+    );
   }
 
   /** GET /v1/responses/{id}: a response the gateway translated and keeps; any other is forwarded. */

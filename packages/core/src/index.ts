@@ -44,7 +44,15 @@ export {
 export { HEADER_TOKEN, headerNameProblem } from './headers.ts';
 export { Lifecycle } from './lifecycle.ts';
 export { createLogger, type Logger, maskSecret } from './logger.ts';
-export { createMetrics, labelRoute, labelledRoute, statusClass, type Metrics } from './metrics.ts';
+export {
+  counterOnce,
+  createMetrics,
+  histogramOnce,
+  labelRoute,
+  labelledRoute,
+  statusClass,
+  type Metrics,
+} from './metrics.ts';
 export { camelCase, type CamelCase, camelKeys, type CamelKeys } from './naming.ts';
 export { RemoteCache, type RemoteCacheOptions } from './remote-cache.ts';
 export {

@@ -1,4 +1,11 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import {
+  Counter,
+  type CounterConfiguration,
+  Histogram,
+  type HistogramConfiguration,
+  Registry,
+  collectDefaultMetrics,
+} from 'prom-client';
 
 export interface Metrics {
   registry: Registry;
@@ -49,4 +56,25 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
   };
+}
+
+/**
+ * The counter of this name on the registry, made on first use: a series is registered once per
+ * registry however often a service is created on it (all-in-one, tests).
+ */
+export function counterOnce<T extends string>(
+  registry: Registry,
+  configuration: CounterConfiguration<T>,
+): Counter<T> {
+  const existing = registry.getSingleMetric(configuration.name) as Counter<T> | undefined;
+  return existing ?? new Counter({ ...configuration, registers: [registry] });
+}
+
+/** The histogram of this name on the registry, made on first use (see counterOnce). */
+export function histogramOnce<T extends string>(
+  registry: Registry,
+  configuration: HistogramConfiguration<T>,
+): Histogram<T> {
+  const existing = registry.getSingleMetric(configuration.name) as Histogram<T> | undefined;
+  return existing ?? new Histogram({ ...configuration, registers: [registry] });
 }

@@ -1,25 +1,20 @@
-import {
-  Counter,
-  type CounterConfiguration,
-  Histogram,
-  type HistogramConfiguration,
-  type Registry,
-} from 'prom-client';
+import type { Registry } from 'prom-client';
+import { counterOnce, histogramOnce } from '@switchyard/core';
 import type { LimitObserver } from './domain/limit-enforcer.ts';
 
 /** The policy service's series on the process's registry (one registry in all-in-one mode). */
 export function limitMetrics(registry: Registry): LimitObserver {
-  const decisions = counter(registry, {
+  const decisions = counterOnce(registry, {
     name: 'switchyard_policy_decisions_total',
     help: 'Limit checks and stream extensions decided, by decision (allow, deny, skip: no policy can apply to the key) and code.',
     labelNames: ['decision', 'code'],
   });
-  const failureModes = counter(registry, {
+  const failureModes = counterOnce(registry, {
     name: 'switchyard_policy_failure_mode_decisions_total',
     help: 'Decisions a failure mode made because the limit counters (Redis) or the policy directory were unreachable, by policy kind and mode.',
     labelNames: ['kind', 'mode'],
   });
-  const storeDuration = histogram(registry, {
+  const storeDuration = histogramOnce(registry, {
     name: 'switchyard_policy_store_duration_seconds',
     help: 'Round trips to the limit counters, by operation (take, settle), failures included.',
     labelNames: ['operation'],
@@ -30,19 +25,4 @@ export function limitMetrics(registry: Registry): LimitObserver {
     failureMode: (kind, mode) => failureModes.inc({ kind, mode }),
     storeSeconds: (operation, seconds) => storeDuration.observe({ operation }, seconds),
   };
-}
-
-// Each series is registered once per registry, however often the service is created on it.
-
-function counter<T extends string>(registry: Registry, configuration: CounterConfiguration<T>): Counter<T> {
-  const existing = registry.getSingleMetric(configuration.name) as Counter<T> | undefined;
-  return existing ?? new Counter({ ...configuration, registers: [registry] });
-}
-
-function histogram<T extends string>(
-  registry: Registry,
-  configuration: HistogramConfiguration<T>,
-): Histogram<T> {
-  const existing = registry.getSingleMetric(configuration.name) as Histogram<T> | undefined;
-  return existing ?? new Histogram({ ...configuration, registers: [registry] });
 }

@@ -1,13 +1,5 @@
-import {
-  Counter,
-  type CounterConfiguration,
-  Gauge,
-  type GaugeConfiguration,
-  Histogram,
-  type HistogramConfiguration,
-  type Registry,
-} from 'prom-client';
-import { statusClass, type Metrics } from '@switchyard/core';
+import { type Counter, Gauge, type GaugeConfiguration, type Histogram, type Registry } from 'prom-client';
+import { counterOnce, histogramOnce, statusClass, type Metrics } from '@switchyard/core';
 import type { EventBus } from '@switchyard/adapters';
 import { providerRegistry } from '@switchyard/rules';
 import { PRICES } from '../pricing/prices.ts';
@@ -95,7 +87,7 @@ export class GatewayMetrics {
   private events: (() => PublishStats) | undefined;
 
   constructor(registry: Registry) {
-    this.requestDuration = histogram(registry, {
+    this.requestDuration = histogramOnce(registry, {
       name: 'switchyard_gateway_request_duration_seconds',
       help: 'Data-plane requests from arrival until the answer was sent, by route template, status class, provider, model, cache status and policy decision.',
       labelNames: [
@@ -109,44 +101,44 @@ export class GatewayMetrics {
       ],
       buckets: REQUEST_BUCKETS,
     });
-    this.upstreamDuration = histogram(registry, {
+    this.upstreamDuration = histogramOnce(registry, {
       name: 'switchyard_gateway_upstream_duration_seconds',
       help: "Time spent waiting on the provider per attempt: until a stream's head, or a whole JSON answer; by the status class it answered (failures to connect and timeouts included).",
       labelNames: ['service', 'route', 'provider', 'model', 'status_class'],
       buckets: REQUEST_BUCKETS,
     });
-    this.firstToken = histogram(registry, {
+    this.firstToken = histogramOnce(registry, {
       name: 'switchyard_gateway_time_to_first_token_seconds',
       help: "Streamed answers: from the request's arrival until its first chunk was sent to the client.",
       labelNames: ['service', 'route', 'provider', 'model', 'cache_status'],
       buckets: FIRST_TOKEN_BUCKETS,
     });
-    this.tokens = counter(registry, {
+    this.tokens = counterOnce(registry, {
       name: 'switchyard_gateway_tokens_total',
       help: "Tokens the answers' usage reported, by direction (input: prompt, output: completion); cached answers are counted under cache_status HIT.",
       labelNames: ['service', 'route', 'provider', 'model', 'cache_status', 'direction'],
     });
-    this.cost = counter(registry, {
+    this.cost = counterOnce(registry, {
       name: 'switchyard_gateway_cost_total',
       help: "What the answers cost at the gateway's list prices, in USD (integration price multipliers applied; cached and failed answers cost nothing).",
       labelNames: ['service', 'route', 'provider', 'model'],
     });
-    this.retries = counter(registry, {
+    this.retries = counterOnce(registry, {
       name: 'switchyard_gateway_retries_total',
       help: "Retries a config's retry settings made, by the target retried.",
       labelNames: ['service', 'route', 'provider', 'model'],
     });
-    this.fallbacks = counter(registry, {
+    this.fallbacks = counterOnce(registry, {
       name: 'switchyard_gateway_fallbacks_total',
       help: 'Times a fallback strategy moved on to its next target, by the target that failed.',
       labelNames: ['service', 'route', 'provider', 'model'],
     });
-    this.guardrailVerdicts = counter(registry, {
+    this.guardrailVerdicts = counterOnce(registry, {
       name: 'switchyard_gateway_guardrail_verdicts_total',
       help: 'Guardrail runs, by phase (input, output) and verdict (allow, warn, redact, deny).',
       labelNames: ['service', 'route', 'guardrail_phase', 'verdict'],
     });
-    this.policyDenials = counter(registry, {
+    this.policyDenials = counterOnce(registry, {
       name: 'switchyard_gateway_policy_denials_total',
       help: 'Requests refused by rate or usage limits, and streams they ended, by reason (rate_limit, usage_limit, budget: a cost limit, policy_unavailable: a limit that fails closed).',
       labelNames: ['service', 'route', 'reason'],
@@ -169,7 +161,7 @@ export class GatewayMetrics {
     });
     const events = () => this.events?.();
     let dropsSeen = 0;
-    counter(registry, {
+    counterOnce(registry, {
       name: 'switchyard_gateway_events_dropped_total',
       help: 'Events dropped: the buffer (and spill file) full, or an event larger than the broker accepts.',
       // Read at each scrape: the buffer counts its drops itself, off the hot path.
@@ -294,21 +286,6 @@ export function gatewayMetrics(metrics: Metrics, events?: () => PublishStats): G
   if (!gateway) made.set(metrics.registry, (gateway = new GatewayMetrics(metrics.registry)));
   if (events) gateway.watchEvents(events);
   return gateway;
-}
-
-// Each series is registered once per registry (see limit-metrics.ts in the policy service).
-
-function counter<T extends string>(registry: Registry, configuration: CounterConfiguration<T>): Counter<T> {
-  const existing = registry.getSingleMetric(configuration.name) as Counter<T> | undefined;
-  return existing ?? new Counter({ ...configuration, registers: [registry] });
-}
-
-function histogram<T extends string>(
-  registry: Registry,
-  configuration: HistogramConfiguration<T>,
-): Histogram<T> {
-  const existing = registry.getSingleMetric(configuration.name) as Histogram<T> | undefined;
-  return existing ?? new Histogram({ ...configuration, registers: [registry] });
 }
 
 function gauge(

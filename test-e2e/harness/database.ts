@@ -1,6 +1,11 @@
 // A fresh PostgreSQL database per run, dropped at the end.
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
+
+/** How often, and how far apart, a drop refused by a busy autovacuum worker is tried. */
+const DROP_ATTEMPTS = 20;
+const DROP_RETRY_MS = 250;
 
 export interface RunDatabase {
   name: string;
@@ -32,8 +37,18 @@ export async function createRunDatabase(maintenanceUrl: string): Promise<RunData
     pool,
     async drop() {
       await pool.end().catch(() => undefined);
-      // FORCE ends any session a killed service left behind.
-      await asOwner(maintenanceUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+      // FORCE ends any session a killed service left behind. It cannot end an autovacuum worker
+      // busy in the database (PostgreSQL refuses with 42501 to a role that is not superuser):
+      // that one finishes on its own within moments, so the drop is tried again.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await asOwner(maintenanceUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+          return;
+        } catch (err) {
+          if ((err as { code?: string }).code !== '42501' || attempt === DROP_ATTEMPTS) throw err;
+          await delay(DROP_RETRY_MS);
+        }
+      }
     },
   };
 }

@@ -58,8 +58,11 @@ export type ChatReply = (
  * body it translated is adjusted per provider, and its answers are cached apart from chat's.
  */
 export interface AnswerFormat {
-  /** Names the format in the cache key: an answer is replayed only to requests of its format. */
-  name: string;
+  /**
+   * Names the format in the cache key: an answer is replayed only to requests of its format.
+   * None for a route that answers in chat's (its answers are chat answers, translated as sent).
+   */
+  name?: string | undefined;
   /** The body as it goes to `provider` (the registry's provider id); the same object when unchanged. */
   forProvider?: ((body: ChatBody, provider: string) => ChatBody) | undefined;
 }

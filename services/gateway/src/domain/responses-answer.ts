@@ -1,14 +1,22 @@
 import { AppError, toAppError } from '@switchyard/core';
 import { EventReader, eventFields } from './sse-relay.ts';
 import type { ResponsesBody } from './responses-request.ts';
+import {
+  encryptedContentOf,
+  isReasoningBlock,
+  reasoningItem,
+  type ReasoningBlock,
+  type ReasoningItem,
+} from './responses-reasoning.ts';
 
 // A chat completion (whole, or streamed chunk by chunk) as the Responses API answers: a
 // `response` object, or its stream of events, for providers the gateway translates for.
 
 type Json = Record<string, unknown>;
 
-/** The output items a Responses answer can hold here: assistant text and function calls. */
+/** The output items a Responses answer can hold here: the model's reasoning, assistant text and function calls. */
 export type OutputItem =
+  | ReasoningItem
   | {
       id: string;
       type: 'message';
@@ -56,14 +64,14 @@ export function newResponseId(random: string): string {
   return `resp_${random}`;
 }
 
-/** The id of a response's output item at `index`: `msg_<response>_<index>` or `fc_<response>_<index>`. */
-function itemId(kind: 'msg' | 'fc', responseId: string, index: number): string {
+/** The id of a response's output item at `index`: `msg_`, `fc_` or `rs_`, then `<response>_<index>`. */
+function itemId(kind: 'msg' | 'fc' | 'rs', responseId: string, index: number): string {
   return `${kind}_${responseId.slice('resp_'.length)}_${index}`;
 }
 
 /** The response an output item id belongs to (see itemId); undefined for any other id. */
 export function responseIdOfItem(id: string): string | undefined {
-  const match = /^(?:msg|fc)_([0-9a-f]{32})_\d+$/.exec(id);
+  const match = /^(?:msg|fc|rs)_([0-9a-f]{32})_\d+$/.exec(id);
   return match ? `resp_${match[1]}` : undefined;
 }
 
@@ -88,7 +96,7 @@ function responseObject(
     output: fields.output,
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
-    reasoning: { effort: body.reasoning?.effort ?? null, summary: null },
+    reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
     store: shell.stored,
     temperature: body.temperature ?? 1,
     text: { format: body.text?.format ?? { type: 'text' } },
@@ -100,6 +108,27 @@ function responseObject(
     user: body.user ?? null,
     metadata: body.metadata ?? {},
   };
+}
+
+/** Whether the request asked for the reasoning's `encrypted_content` (`include`). */
+export function includesEncryptedReasoning(body: Pick<ResponsesBody, 'include'>): boolean {
+  return body.include?.includes('reasoning.encrypted_content') === true;
+}
+
+/**
+ * An output item as the client sees it: a reasoning item's `encrypted_content` only when asked
+ * for (the gateway keeps it, to go on from the response, either way).
+ */
+export function shownItem<T extends OutputItem>(item: T, encrypted: boolean): T {
+  if (item.type !== 'reasoning' || encrypted || item.encrypted_content === undefined) return item;
+  const { encrypted_content: _kept, ...shown } = item;
+  return shown as T;
+}
+
+/** A response as the client sees it (see shownItem). */
+export function shownResponse(response: ResponseObject, encrypted: boolean): ResponseObject {
+  if (encrypted) return response;
+  return { ...response, output: response.output.map((item) => shownItem(item, false)) };
 }
 
 function incompleteReason(finishReason: string | undefined): string | undefined {
@@ -125,7 +154,7 @@ export function responseUsage(usage: unknown): ResponseUsage {
   };
 }
 
-function messageItem(id: string, text: string, status: OutputItem['status']): OutputItem {
+function messageItem(id: string, text: string, status: 'in_progress' | 'completed'): OutputItem {
   return {
     id,
     type: 'message',
@@ -140,8 +169,37 @@ export function responseOfChat(shell: ResponseShell, chat: Json): ResponseObject
   const choice = ((chat.choices as Json[] | undefined) ?? [])[0] ?? {};
   const message = (choice.message ?? {}) as Json;
   const output: OutputItem[] = [];
-  const text = typeof message.content === 'string' ? message.content : '';
-  if (text !== '') output.push(messageItem(itemId('msg', shell.id, output.length), text, 'completed'));
+  const blocks = Array.isArray(message.content_blocks) ? (message.content_blocks as Json[]) : [];
+  if (blocks.some(isReasoningBlock)) {
+    // In the order the model gave them: each run of thinking one reasoning item, each run of text a message.
+    let thinking: ReasoningBlock[] = [];
+    let text = '';
+    const flush = () => {
+      if (thinking.length) output.push(reasoningItem(itemId('rs', shell.id, output.length), thinking));
+      if (text !== '') output.push(messageItem(itemId('msg', shell.id, output.length), text, 'completed'));
+      thinking = [];
+      text = '';
+    };
+    for (const block of blocks) {
+      if (isReasoningBlock(block)) {
+        if (text !== '') flush();
+        thinking.push(block);
+      } else if (block.type === 'text' && typeof block.text === 'string' && block.text !== '') {
+        if (thinking.length) flush();
+        text += block.text;
+      }
+    }
+    flush();
+  } else {
+    const reasoning = typeof message.reasoning_content === 'string' ? message.reasoning_content : '';
+    if (reasoning !== '') {
+      output.push(
+        reasoningItem(itemId('rs', shell.id, output.length), [{ type: 'thinking', thinking: reasoning }]),
+      );
+    }
+    const text = typeof message.content === 'string' ? message.content : '';
+    if (text !== '') output.push(messageItem(itemId('msg', shell.id, output.length), text, 'completed'));
+  }
   for (const call of (message.tool_calls as Json[] | undefined) ?? []) {
     const fn = (call.function ?? {}) as Json;
     output.push({
@@ -175,11 +233,22 @@ interface OpenCall {
   item: Extract<OutputItem, { type: 'function_call' }>;
 }
 
+/** The reasoning item being streamed: its thinking blocks so far, and whether a summary part is open. */
+interface OpenReasoning {
+  index: number;
+  item: ReasoningItem;
+  blocks: ReasoningBlock[];
+  /** What continues the last block: its `content_blocks` index, or `reasoning_content`. */
+  source: number | 'reasoning' | undefined;
+  partOpen: boolean;
+}
+
 /**
  * A chat completion stream as the Responses API's event stream, event by event as the chunks
  * arrive: `response.created` and `response.in_progress` with the first chunk, an output item
- * for the text (and its content part and deltas) and one for each tool call (and its argument
- * deltas), closed when the choice finishes, then `response.completed` (or
+ * for each run of reasoning (a summary part per thinking block, and its text deltas), one for
+ * the text (and its content part and deltas) and one for each tool call (and its argument
+ * deltas), each closed when what follows begins or the choice finishes, then `response.completed` (or
  * `response.incomplete`) with the whole response and its usage. An error in the stream (an
  * error event, or the body failing) becomes an `error` event that ends it.
  */
@@ -187,7 +256,7 @@ export async function* responsesEvents(
   chat: AsyncIterable<Uint8Array>,
   shell: ResponseShell,
   hooks: {
-    /** Told of the final response before it is sent. */
+    /** Told of the final response before it is sent, with all of its reasoning (see shownItem). */
     completed?: (response: ResponseObject) => void;
     /** Told of the chat stream failing (it is then ended with an error event). */
     failed?: (err: unknown) => void;
@@ -199,13 +268,16 @@ export async function* responsesEvents(
       `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: sequence++ })}\n\n`,
     );
   const output: OutputItem[] = [];
+  const encrypted = includesEncryptedReasoning(shell.body);
   let model = shell.body.model;
   let createdAt = Math.floor(Date.now() / 1000);
   let started = false;
   let text: { index: number; item: Extract<OutputItem, { type: 'message' }> } | undefined;
   const calls = new Map<number, OpenCall>();
+  let reasoning: OpenReasoning | undefined;
   let finishReason: string | undefined;
   let usage: ResponseUsage | null = null;
+  /** The whole response so far, as the gateway keeps it (the client sees it through shownResponse). */
   const snapshot = (status: ResponseObject['status']) =>
     responseObject(
       shell,
@@ -221,8 +293,86 @@ export async function* responsesEvents(
     started = true;
     if (typeof chunk?.model === 'string' && chunk.model !== '') model = chunk.model;
     if (typeof chunk?.created === 'number') createdAt = chunk.created;
-    yield event('response.created', { response: snapshot('in_progress') });
-    yield event('response.in_progress', { response: snapshot('in_progress') });
+    yield event('response.created', { response: shownResponse(snapshot('in_progress'), encrypted) });
+    yield event('response.in_progress', { response: shownResponse(snapshot('in_progress'), encrypted) });
+  }
+
+  function* closeSummaryPart(): Generator<Uint8Array> {
+    if (!reasoning?.partOpen) return;
+    const { index, item } = reasoning;
+    const summaryIndex = item.summary.length - 1;
+    const part = item.summary[summaryIndex]!;
+    const common = { item_id: item.id, output_index: index, summary_index: summaryIndex };
+    yield event('response.reasoning_summary_text.done', { ...common, text: part.text });
+    yield event('response.reasoning_summary_part.done', { ...common, part: { ...part } });
+    reasoning.partOpen = false;
+  }
+
+  function* closeReasoning(): Generator<Uint8Array> {
+    if (!reasoning) return;
+    yield* closeSummaryPart();
+    const { index, item, blocks } = reasoning;
+    const content = encryptedContentOf(blocks);
+    if (content !== undefined) item.encrypted_content = content;
+    yield event('response.output_item.done', { output_index: index, item: shownItem(item, encrypted) });
+    reasoning = undefined;
+  }
+
+  /** The open reasoning item; the text before it is its own item, closed first. */
+  function* openReasoning(): Generator<Uint8Array, OpenReasoning> {
+    if (reasoning) return reasoning;
+    yield* closeText();
+    const index = output.length;
+    const item: ReasoningItem = { id: itemId('rs', shell.id, index), type: 'reasoning', summary: [] };
+    output.push(item);
+    reasoning = { index, item, blocks: [], source: undefined, partOpen: false };
+    yield event('response.output_item.added', { output_index: index, item: { ...item, summary: [] } });
+    return reasoning;
+  }
+
+  function* onThinking(
+    source: number | 'reasoning',
+    thinking: string,
+    signature: string | undefined,
+  ): Generator<Uint8Array> {
+    const open = yield* openReasoning();
+    let block = open.blocks.at(-1);
+    if (block?.type !== 'thinking' || open.source !== source) {
+      yield* closeSummaryPart();
+      block = { type: 'thinking', thinking: '' };
+      open.blocks.push(block);
+      open.source = source;
+    }
+    if (thinking !== '') {
+      const { index, item } = open;
+      if (!open.partOpen) {
+        item.summary.push({ type: 'summary_text', text: '' });
+        open.partOpen = true;
+        yield event('response.reasoning_summary_part.added', {
+          item_id: item.id,
+          output_index: index,
+          summary_index: item.summary.length - 1,
+          part: { type: 'summary_text', text: '' },
+        });
+      }
+      block.thinking += thinking;
+      item.summary.at(-1)!.text += thinking;
+      yield event('response.reasoning_summary_text.delta', {
+        item_id: item.id,
+        output_index: index,
+        summary_index: item.summary.length - 1,
+        delta: thinking,
+      });
+    }
+    if (signature) block.signature = (block.signature ?? '') + signature;
+  }
+
+  /** Redacted thinking comes whole, with nothing to show. */
+  function* onRedacted(data: string): Generator<Uint8Array> {
+    const open = yield* openReasoning();
+    yield* closeSummaryPart();
+    open.blocks.push({ type: 'redacted_thinking', data });
+    open.source = undefined;
   }
 
   function* closeText(): Generator<Uint8Array> {
@@ -252,6 +402,7 @@ export async function* responsesEvents(
   }
 
   function* onText(delta: string): Generator<Uint8Array> {
+    yield* closeReasoning();
     if (!text) {
       const index = output.length;
       const item = messageItem(itemId('msg', shell.id, index), '', 'in_progress') as Extract<
@@ -283,7 +434,8 @@ export async function* responsesEvents(
     const fn = (call.function ?? {}) as Json;
     let open = calls.get(key);
     if (!open) {
-      // The text before a call is its own item, closed before the call's.
+      // The reasoning or text before a call is its own item, closed before the call's.
+      yield* closeReasoning();
       yield* closeText();
       const index = output.length;
       const item: OpenCall['item'] = {
@@ -336,10 +488,27 @@ export async function* responsesEvents(
     const choice = ((chunk.choices as Json[] | undefined) ?? []).find((c) => (c.index ?? 0) === 0);
     if (!choice) return true;
     const delta = (choice.delta ?? {}) as Json;
+    if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') {
+      yield* onThinking('reasoning', delta.reasoning_content, undefined);
+    }
+    for (const block of (delta.content_blocks as Json[] | undefined) ?? []) {
+      const at = typeof block.index === 'number' ? block.index : 0;
+      if (block.type === 'redacted_thinking' && typeof block.data === 'string') yield* onRedacted(block.data);
+      if (block.type === 'thinking' && typeof block.thinking === 'string') {
+        yield* onThinking(
+          at,
+          block.thinking,
+          typeof block.signature === 'string' ? block.signature : undefined,
+        );
+      }
+      if (block.type === 'text' && typeof block.text === 'string' && block.text !== '')
+        yield* onText(block.text);
+    }
     if (typeof delta.content === 'string' && delta.content !== '') yield* onText(delta.content);
     for (const call of (delta.tool_calls as Json[] | undefined) ?? []) yield* onToolCall(call);
     if (typeof choice.finish_reason === 'string') {
       finishReason = choice.finish_reason;
+      yield* closeReasoning();
       yield* closeText();
       yield* closeCalls();
     }
@@ -361,12 +530,13 @@ export async function* responsesEvents(
     return;
   }
   yield* start(undefined);
+  yield* closeReasoning();
   yield* closeText();
   yield* closeCalls();
   const final = snapshot('completed');
   hooks.completed?.(final);
   yield event(final.status === 'incomplete' ? 'response.incomplete' : 'response.completed', {
-    response: final,
+    response: shownResponse(final, encrypted),
   });
 }
 

@@ -1,4 +1,5 @@
 import { BadRequest } from '@switchyard/core';
+import { blocksOfEncryptedContent, REASONING_EFFORTS, type ReasoningBlock } from './responses-reasoning.ts';
 
 // A Responses API request translated into a chat completion request, for providers that have no
 // Responses API of their own: the answer is then translated back (see responses-answer.ts).
@@ -19,7 +20,8 @@ export interface ResponsesBody extends Json {
   stream?: boolean | null | undefined;
   store?: boolean | null | undefined;
   text?: { format?: Json | undefined } | null | undefined;
-  reasoning?: { effort?: string | null | undefined } | null | undefined;
+  reasoning?: { effort?: string | null | undefined; summary?: string | null | undefined } | null | undefined;
+  include?: string[] | null | undefined;
   metadata?: Record<string, string> | null | undefined;
   user?: string | undefined;
   parallel_tool_calls?: boolean | null | undefined;
@@ -66,7 +68,17 @@ export function chatRequestOf(body: ResponsesBody, history: ChatMessage[] = []):
   if (body.max_output_tokens != null) chat.max_completion_tokens = body.max_output_tokens;
   if (body.parallel_tool_calls != null) chat.parallel_tool_calls = body.parallel_tool_calls;
   if (body.user !== undefined) chat.user = body.user;
-  if (body.reasoning?.effort) chat.reasoning_effort = body.reasoning.effort;
+  const effort = body.reasoning?.effort;
+  if (effort) {
+    if (!REASONING_EFFORTS.includes(effort)) {
+      throw new BadRequest(`reasoning.effort must be one of ${REASONING_EFFORTS.join(', ')}.`, {
+        param: 'reasoning.effort',
+        code: 'invalid_value',
+      });
+    }
+    // Each provider's adapter reads it in its own terms (see reasoningForProvider).
+    chat.reasoning_effort = effort;
+  }
   const format = responseFormat(body.text?.format);
   if (format) chat.response_format = format;
   if (body.stream) {
@@ -86,9 +98,19 @@ export function inputMessages(input: ResponsesBody['input']): ChatMessage[] {
     const param = `input[${i}]`;
     const type = item.type ?? 'message';
     switch (type) {
-      case 'message':
-        messages.push(roleMessage(item, param));
+      case 'message': {
+        const message = roleMessage(item, param);
+        const last = messages.at(-1);
+        // The text after the turn's reasoning goes on in the same assistant message.
+        if (message.role === 'assistant' && last && reasoningOnly(last)) {
+          const text = message.content as string;
+          last.content = text;
+          (last.content_blocks as unknown[]).push({ type: 'text', text });
+        } else {
+          messages.push(message);
+        }
         return;
+      }
       case 'function_call': {
         const call = {
           id: stringField(item, 'call_id', param),
@@ -114,9 +136,16 @@ export function inputMessages(input: ResponsesBody['input']): ChatMessage[] {
           content: textOf(item.output, `${param}.output`, ['input_text', 'output_text']),
         });
         return;
-      case 'reasoning':
-        // A model's own reasoning, from another provider: nothing a chat completion can take.
+      case 'reasoning': {
+        // What the provider signed or redacted goes back as the assistant turn's thinking; a
+        // summary alone, or another provider's encrypted content, is nothing a provider can take.
+        const blocks = blocksOfEncryptedContent(item.encrypted_content, `${param}.encrypted_content`);
+        if (blocks.length === 0) return;
+        const last = messages.at(-1);
+        if (last?.role === 'assistant') withThinking(last, blocks);
+        else messages.push(withThinking({ role: 'assistant', content: null }, blocks));
         return;
+      }
       default:
         throw new BadRequest(`Input items of type '${type}' are not supported: ${TRANSLATED} such items.`, {
           param: `${param}.type`,
@@ -125,6 +154,26 @@ export function inputMessages(input: ResponsesBody['input']): ChatMessage[] {
     }
   });
   return messages;
+}
+
+/** The message with thinking blocks after what it already has, in `content_blocks` as chat answers carry them. */
+function withThinking(message: ChatMessage, blocks: ReasoningBlock[]): ChatMessage {
+  if (!Array.isArray(message.content_blocks)) {
+    const text = typeof message.content === 'string' ? message.content : '';
+    message.content_blocks = text === '' ? [] : [{ type: 'text', text }];
+  }
+  (message.content_blocks as unknown[]).push(...blocks);
+  return message;
+}
+
+/** An assistant message that has only thinking so far: the turn's text and calls go on in it. */
+function reasoningOnly(message: ChatMessage): boolean {
+  return (
+    message.role === 'assistant' &&
+    message.content === null &&
+    message.tool_calls === undefined &&
+    Array.isArray(message.content_blocks)
+  );
 }
 
 function roleMessage(item: Json, param: string): ChatMessage {

@@ -394,7 +394,9 @@ describe('a chat completion stream as Responses events', () => {
       total_tokens: 15,
     });
     assert.deepEqual(
-      completed.output.map((item) => (item.type === 'message' ? item.content[0]!.text : item.arguments)),
+      completed.output.map((item) =>
+        item.type === 'message' ? item.content[0]!.text : 'arguments' in item ? item.arguments : '',
+      ),
       ['Let me check.', '{"a":1}', '{}'],
     );
     assert.deepEqual(kept, completed);

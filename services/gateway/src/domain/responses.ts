@@ -5,17 +5,22 @@ import type { ChatBody } from '../providers/types.ts';
 import type { GatewayContext, GatewayRequest, IncomingCall } from './gateway-request.ts';
 import { routeRequest } from './provider-routing.ts';
 import {
+  includesEncryptedReasoning,
   newResponseId,
   responseIdOfItem,
+  shownResponse,
   type OutputItem,
   type ResponseObject,
   type ResponseShell,
 } from './responses-answer.ts';
-import { chatRequestOf, type ChatMessage, type ResponsesBody } from './responses-request.ts';
+import { chatRequestOf, inputMessages, type ChatMessage, type ResponsesBody } from './responses-request.ts';
 
 /** A translated response as the gateway keeps it: the response, and the whole conversation it ends. */
 export interface StoredResponse {
+  /** With its reasoning's encrypted content, which the client sees only if it asked for it. */
   response: ResponseObject;
+  /** Whether the request asked for the reasoning's encrypted content (`include`). */
+  encryptedReasoning?: boolean;
   /** The chat messages of every turn up to and including this response's output (not the instructions). */
   messages: ChatMessage[];
 }
@@ -32,7 +37,10 @@ export interface ResponsesStore {
 export interface TranslatedResponses {
   chat: ChatBody;
   shell: ResponseShell;
-  /** Keeps the final response for later `previous_response_id`s, when the request is to be kept. */
+  /**
+   * Keeps the final response (with all of its reasoning) for later `previous_response_id`s,
+   * when the request is to be kept.
+   */
   remember(response: ResponseObject): void;
 }
 
@@ -131,15 +139,18 @@ export class Responses {
         if (!stored || response.status === 'in_progress') return;
         this.store.put(workspaceId, shell.id, {
           response,
-          messages: [...conversation, ...messagesOfOutput(response.output)],
+          encryptedReasoning: includesEncryptedReasoning(body),
+          // The assistant turn as an input of these items would be, its thinking signed as given.
+          messages: [...conversation, ...inputMessages(response.output.map(inputItemOf))],
         });
       },
     };
   }
 
-  /** A kept response of the workspace; undefined when there is none (or it expired). */
+  /** A kept response of the workspace, as its request was answered; undefined when there is none (or it expired). */
   async stored(workspaceId: string, id: string): Promise<ResponseObject | undefined> {
-    return (await this.store.get(workspaceId, id))?.response;
+    const stored = await this.store.get(workspaceId, id);
+    return stored && shownResponse(stored.response, stored.encryptedReasoning === true);
   }
 
   /** Forgets a kept response; false when the workspace has none by that id. */
@@ -192,27 +203,12 @@ function leavesOf(
 
 /** An output item as the input item that would say the same. */
 function inputItemOf(item: OutputItem): Record<string, unknown> {
-  if (item.type === 'message') {
-    return { role: 'assistant', content: item.content.map((part) => part.text).join('') };
+  switch (item.type) {
+    case 'message':
+      return { role: 'assistant', content: item.content.map((part) => part.text).join('') };
+    case 'reasoning':
+      return { ...item };
+    case 'function_call':
+      return { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments };
   }
-  return { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments };
-}
-
-/** A response's output as the assistant's chat message. */
-function messagesOfOutput(output: OutputItem[]): ChatMessage[] {
-  const text = output
-    .filter((item) => item.type === 'message')
-    .map((item) => item.content.map((part) => part.text).join(''))
-    .join('');
-  const calls = output
-    .filter((item) => item.type === 'function_call')
-    .map((item) => ({
-      id: item.call_id,
-      type: 'function',
-      function: { name: item.name, arguments: item.arguments },
-    }));
-  if (text === '' && calls.length === 0) return [];
-  return [
-    { role: 'assistant', content: text === '' ? null : text, ...(calls.length ? { tool_calls: calls } : {}) },
-  ];
 }

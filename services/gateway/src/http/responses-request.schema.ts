@@ -30,7 +30,11 @@ export const responsesRequest = z.looseObject({
     .looseObject({ format: z.looseObject({ type: z.string() }).optional() })
     .nullable()
     .optional(),
-  reasoning: z.looseObject({ effort: z.string().nullable().optional() }).nullable().optional(),
+  reasoning: z
+    .looseObject({ effort: z.string().nullable().optional(), summary: z.string().nullable().optional() })
+    .nullable()
+    .optional(),
+  include: z.array(z.string()).nullable().optional(),
   metadata: z.record(z.string(), z.string()).nullable().optional(),
   user: z.string().optional(),
   parallel_tool_calls: z.boolean().nullable().optional(),

@@ -609,3 +609,218 @@ describe('previous_response_id, kept responses and refusals', () => {
     assert.equal(res.body.error.code, 'provider_required');
   });
 });
+
+/** An upstream request body as a test reads it: any field, any depth. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- provider bodies are read field by field
+type UpstreamBody = Record<string, any>;
+
+/** A thinking model of a fake upstream, and what it thinks and answers to 'What is 2+2?'. */
+interface Thinker {
+  name: string;
+  model: string;
+  requests: () => RecordedRequest[];
+  summary: string;
+  answer: string;
+  /** Reasoning tokens the provider reports. */
+  reasoningTokens: number;
+  /** What the provider is sent to think at effort `low`; none when the fake's model takes no budget. */
+  thinkingSent?: (body: UpstreamBody) => unknown;
+  expectedThinking?: unknown;
+  /** The assistant turn the provider is sent back, signed thinking first; none when it needs nothing back. */
+  turnSentBack?: (body: UpstreamBody) => unknown;
+  expectedTurn?: unknown;
+}
+
+const thinkers: Thinker[] = [
+  {
+    name: 'Anthropic (thinking)',
+    model: '@claude/thinking',
+    requests: () => anthropic.requests,
+    summary: 'Simple arithmetic: 2+2=4.',
+    answer: 'The answer is 4.',
+    reasoningTokens: 0,
+    thinkingSent: (body) => body.thinking,
+    expectedThinking: { type: 'enabled', budget_tokens: 2048 },
+    turnSentBack: (body) => body.messages[1],
+    expectedTurn: {
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'Simple arithmetic: 2+2=4.', signature: 'EqQBCgIYAhIM1gbcDa9G' },
+        { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix' },
+        { type: 'text', text: 'The answer is 4.' },
+      ],
+    },
+  },
+  {
+    name: 'Gemini (thinking)',
+    model: '@gem/thinking',
+    requests: () => gemini.requests,
+    summary: '**Greeting** Simple hello.',
+    answer: 'Hello there!',
+    reasoningTokens: 12,
+    thinkingSent: (body) => body.generationConfig?.thinkingConfig,
+    expectedThinking: { includeThoughts: true, thinkingBudget: 2048 },
+  },
+  {
+    name: 'Bedrock (reasoning)',
+    model: '@aws/reasoning',
+    requests: () => bedrock.requests,
+    summary: 'The user greets me.',
+    answer: 'Echo: What is 2+2?',
+    reasoningTokens: 0,
+    turnSentBack: (body) => body.messages[1],
+    expectedTurn: {
+      role: 'assistant',
+      content: [
+        { reasoningContent: { reasoningText: { text: 'The user greets me.', signature: 'sig-fake-1' } } },
+        { reasoningContent: { redactedContent: 'cmVkYWN0ZWQ=' } },
+        { text: 'Echo: What is 2+2?' },
+      ],
+    },
+  },
+];
+
+for (const thinker of thinkers) {
+  describe(`reasoning on translated responses: ${thinker.name}`, () => {
+    const upstreamBody = () => JSON.parse(thinker.requests().at(-1)!.body) as UpstreamBody;
+
+    test('openai.responses.create: a reasoning item with the summary before the message; the effort reaches the provider', async () => {
+      const client = sdkClient({});
+      const response = await client.responses.create({
+        model: thinker.model,
+        input: 'What is 2+2?',
+        reasoning: { effort: 'low' },
+      });
+      assert.equal(response.output_text, thinker.answer);
+      assert.deepEqual(
+        response.output.map((item) => item.type),
+        ['reasoning', 'message'],
+      );
+      const reasoning = response.output[0]!;
+      assert.equal(reasoning.type, 'reasoning');
+      if (reasoning.type === 'reasoning') {
+        assert.match(reasoning.id, /^rs_/);
+        assert.deepEqual(reasoning.summary, [{ type: 'summary_text', text: thinker.summary }]);
+        assert.equal(reasoning.encrypted_content, undefined, 'not asked for');
+      }
+      assert.equal(response.usage!.output_tokens_details.reasoning_tokens, thinker.reasoningTokens);
+      assert.deepEqual(response.reasoning, { effort: 'low', summary: null });
+      if (thinker.thinkingSent)
+        assert.deepEqual(thinker.thinkingSent(upstreamBody()), thinker.expectedThinking);
+      assert.equal(upstreamBody().reasoning_effort, undefined);
+    });
+
+    test('streamed: the reasoning item’s events in order before the message’s, numbered; the SDK assembles it', async () => {
+      const client = sdkClient({});
+      const stream = await client.responses.create({
+        model: thinker.model,
+        input: 'What is 2+2?',
+        stream: true,
+        include: ['reasoning.encrypted_content'],
+      });
+      const events = [];
+      for await (const event of stream) events.push(event);
+      const reasoningEvents = events.filter((e) => 'output_index' in e && e.output_index === 0);
+      assert.deepEqual(
+        reasoningEvents.map((e) => e.type),
+        [
+          'response.output_item.added',
+          'response.reasoning_summary_part.added',
+          ...reasoningEvents
+            .filter((e) => e.type === 'response.reasoning_summary_text.delta')
+            .map(() => 'response.reasoning_summary_text.delta'),
+          'response.reasoning_summary_text.done',
+          'response.reasoning_summary_part.done',
+          'response.output_item.done',
+        ],
+      );
+      const lastOfReasoning = events.indexOf(reasoningEvents.at(-1)!);
+      const firstOfMessage = events.findIndex((e) => 'output_index' in e && e.output_index === 1);
+      assert.equal(firstOfMessage, lastOfReasoning + 1);
+      assert.deepEqual(
+        events.map((e) => e.sequence_number),
+        events.map((_, i) => i),
+      );
+      const deltas = events.flatMap((e) =>
+        e.type === 'response.reasoning_summary_text.delta' ? [e.delta] : [],
+      );
+      assert.equal(deltas.join(''), thinker.summary);
+      const completed = events.at(-1)!;
+      assert.equal(completed.type, 'response.completed');
+      if (completed.type === 'response.completed') {
+        const [reasoning, message] = completed.response.output;
+        assert.equal(reasoning!.type, 'reasoning');
+        assert.equal(message!.type, 'message');
+        if (reasoning!.type === 'reasoning') {
+          assert.deepEqual(reasoning!.summary, [{ type: 'summary_text', text: thinker.summary }]);
+          // Asked for: what the provider needs back, where it needs anything.
+          assert.equal(typeof reasoning!.encrypted_content, thinker.turnSentBack ? 'string' : 'undefined');
+        }
+        assert.equal(
+          completed.response.usage!.output_tokens_details.reasoning_tokens,
+          thinker.reasoningTokens,
+        );
+      }
+      const final = await client.responses
+        .stream({ model: thinker.model, input: 'What is 2+2?' })
+        .finalResponse();
+      assert.equal(final.output_text, thinker.answer);
+      const assembled = final.output[0]!;
+      assert.equal(assembled.type, 'reasoning');
+      if (assembled.type === 'reasoning') {
+        assert.deepEqual(assembled.summary, [{ type: 'summary_text', text: thinker.summary }]);
+      }
+    });
+
+    if (thinker.turnSentBack) {
+      const sentBack = thinker.turnSentBack;
+      test('the thinking goes back signed: by previous_response_id (streamed or not), and as input items with encrypted_content', async () => {
+        const client = sdkClient({});
+        for (const stream of [false, true]) {
+          let firstId: string;
+          if (stream) {
+            const events = await client.responses.create({
+              model: thinker.model,
+              input: 'What is 2+2?',
+              stream,
+            });
+            let id = '';
+            for await (const event of events) if (event.type === 'response.completed') id = event.response.id;
+            firstId = id;
+          } else {
+            firstId = (await client.responses.create({ model: thinker.model, input: 'What is 2+2?' })).id;
+          }
+          await client.responses.create({
+            model: thinker.model,
+            input: 'And 3+3?',
+            previous_response_id: firstId,
+          });
+          assert.deepEqual(sentBack(upstreamBody()), thinker.expectedTurn, `stream: ${stream}`);
+        }
+
+        // Kept without encrypted content shown: GET answers as the create did.
+        const kept = await client.responses.create({ model: thinker.model, input: 'What is 2+2?' });
+        const fetched = await client.responses.retrieve(kept.id);
+        assert.deepEqual(fetched.output, kept.output);
+
+        // Stateless: the output, with its encrypted content, sent back as input.
+        const first = await client.responses.create({
+          model: thinker.model,
+          input: 'What is 2+2?',
+          store: false,
+          include: ['reasoning.encrypted_content'],
+        });
+        await client.responses.create({
+          model: thinker.model,
+          store: false,
+          input: [
+            { role: 'user', content: 'What is 2+2?' },
+            ...(first.output as OpenAI.Responses.ResponseInputItem[]),
+            { role: 'user', content: 'And 3+3?' },
+          ],
+        });
+        assert.deepEqual(sentBack(upstreamBody()), thinker.expectedTurn);
+      });
+    }
+  });
+}

@@ -5,6 +5,8 @@ import {
   encryptedContentOf,
   isReasoningBlock,
   reasoningItem,
+  thoughtSignatureOf,
+  type Reasoning,
   type ReasoningBlock,
   type ReasoningItem,
 } from './responses-reasoning.ts';
@@ -169,13 +171,19 @@ export function responseOfChat(shell: ResponseShell, chat: Json): ResponseObject
   const choice = ((chat.choices as Json[] | undefined) ?? [])[0] ?? {};
   const message = (choice.message ?? {}) as Json;
   const output: OutputItem[] = [];
+  /** The last reasoning item's, while it is the last item: the calls after it may add their signatures. */
+  let reasoning: Reasoning | undefined;
   const blocks = Array.isArray(message.content_blocks) ? (message.content_blocks as Json[]) : [];
   if (blocks.some(isReasoningBlock)) {
     // In the order the model gave them: each run of thinking one reasoning item, each run of text a message.
     let thinking: ReasoningBlock[] = [];
     let text = '';
     const flush = () => {
-      if (thinking.length) output.push(reasoningItem(itemId('rs', shell.id, output.length), thinking));
+      reasoning = undefined;
+      if (thinking.length) {
+        reasoning = { blocks: thinking, calls: {} };
+        output.push(reasoningItem(itemId('rs', shell.id, output.length), reasoning));
+      }
       if (text !== '') output.push(messageItem(itemId('msg', shell.id, output.length), text, 'completed'));
       thinking = [];
       text = '';
@@ -191,16 +199,31 @@ export function responseOfChat(shell: ResponseShell, chat: Json): ResponseObject
     }
     flush();
   } else {
-    const reasoning = typeof message.reasoning_content === 'string' ? message.reasoning_content : '';
-    if (reasoning !== '') {
-      output.push(
-        reasoningItem(itemId('rs', shell.id, output.length), [{ type: 'thinking', thinking: reasoning }]),
-      );
-    }
+    const reasoningText = typeof message.reasoning_content === 'string' ? message.reasoning_content : '';
     const text = typeof message.content === 'string' ? message.content : '';
-    if (text !== '') output.push(messageItem(itemId('msg', shell.id, output.length), text, 'completed'));
+    if (reasoningText !== '') {
+      reasoning = { blocks: [{ type: 'thinking', thinking: reasoningText }], calls: {} };
+      output.push(reasoningItem(itemId('rs', shell.id, output.length), reasoning));
+    }
+    if (text !== '') {
+      reasoning = undefined;
+      output.push(messageItem(itemId('msg', shell.id, output.length), text, 'completed'));
+    }
   }
-  for (const call of (message.tool_calls as Json[] | undefined) ?? []) {
+  const calls = (message.tool_calls as Json[] | undefined) ?? [];
+  for (const call of calls) {
+    const signature = thoughtSignatureOf(call);
+    if (!signature || typeof call.id !== 'string') continue;
+    // A signed call's signature goes back with it: in the reasoning before the calls, or in one of its own.
+    if (!reasoning) {
+      reasoning = { blocks: [], calls: {} };
+      output.push(reasoningItem(itemId('rs', shell.id, output.length), reasoning));
+    }
+    reasoning.calls[call.id] = signature;
+    const at = output.length - 1;
+    output[at] = reasoningItem(itemId('rs', shell.id, at), reasoning);
+  }
+  for (const call of calls) {
     const fn = (call.function ?? {}) as Json;
     output.push({
       id: itemId('fc', shell.id, output.length),
@@ -234,10 +257,9 @@ interface OpenCall {
 }
 
 /** The reasoning item being streamed: its thinking blocks so far, and whether a summary part is open. */
-interface OpenReasoning {
+interface OpenReasoning extends Reasoning {
   index: number;
   item: ReasoningItem;
-  blocks: ReasoningBlock[];
   /** What continues the last block: its `content_blocks` index, or `reasoning_content`. */
   source: number | 'reasoning' | undefined;
   partOpen: boolean;
@@ -311,8 +333,8 @@ export async function* responsesEvents(
   function* closeReasoning(): Generator<Uint8Array> {
     if (!reasoning) return;
     yield* closeSummaryPart();
-    const { index, item, blocks } = reasoning;
-    const content = encryptedContentOf(blocks);
+    const { index, item } = reasoning;
+    const content = encryptedContentOf(reasoning);
     if (content !== undefined) item.encrypted_content = content;
     yield event('response.output_item.done', { output_index: index, item: shownItem(item, encrypted) });
     reasoning = undefined;
@@ -325,7 +347,7 @@ export async function* responsesEvents(
     const index = output.length;
     const item: ReasoningItem = { id: itemId('rs', shell.id, index), type: 'reasoning', summary: [] };
     output.push(item);
-    reasoning = { index, item, blocks: [], source: undefined, partOpen: false };
+    reasoning = { index, item, blocks: [], calls: {}, source: undefined, partOpen: false };
     yield event('response.output_item.added', { output_index: index, item: { ...item, summary: [] } });
     return reasoning;
   }
@@ -434,6 +456,9 @@ export async function* responsesEvents(
     const fn = (call.function ?? {}) as Json;
     let open = calls.get(key);
     if (!open) {
+      const signature = thoughtSignatureOf(call);
+      // A signed call's signature goes back with it: in the reasoning before it, or in one of its own.
+      if (signature && typeof call.id === 'string') (yield* openReasoning()).calls[call.id] = signature;
       // The reasoning or text before a call is its own item, closed before the call's.
       yield* closeReasoning();
       yield* closeText();

@@ -9,7 +9,11 @@ import {
   type ResponseObject,
   type ResponseShell,
 } from './responses-answer.ts';
-import { blocksOfEncryptedContent, encryptedContentOf, reasoningForProvider } from './responses-reasoning.ts';
+import {
+  encryptedContentOf,
+  reasoningForProvider,
+  reasoningOfEncryptedContent,
+} from './responses-reasoning.ts';
 import { chatRequestOf, type ResponsesBody } from './responses-request.ts';
 
 const ID = 'resp_0123456789abcdef0123456789abcdef';
@@ -24,7 +28,7 @@ const THINKING = [
   { type: 'thinking' as const, thinking: 'Simple arithmetic: 2+2=4.', signature: 'EqQBCgIYAhIM' },
   { type: 'redacted_thinking' as const, data: 'EmwKAhgBEgy3' },
 ];
-const encrypted = encryptedContentOf(THINKING)!;
+const encrypted = encryptedContentOf({ blocks: THINKING, calls: {} })!;
 
 describe('reasoning in a Responses request', () => {
   test('a reasoning item the gateway gave goes back as the assistant turn’s signed thinking, before its text and calls', () => {
@@ -56,6 +60,35 @@ describe('reasoning in a Responses request', () => {
         content: null,
         content_blocks: THINKING,
         tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'check', arguments: '{}' } }],
+      },
+    ]);
+  });
+
+  test('a call’s thought signature the reasoning before it carries goes back with the call', () => {
+    const signed = encryptedContentOf({ blocks: [], calls: { call_1: 'CiQB0e2K' } })!;
+    const chat = chatRequestOf({
+      model: 'm',
+      input: [
+        { role: 'user', content: 'Weather?' },
+        { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: signed },
+        { type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{}' },
+        { type: 'function_call', call_id: 'call_2', name: 'get_time', arguments: '{}' },
+      ],
+    });
+    assert.deepEqual(chat.messages, [
+      { role: 'user', content: 'Weather?' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'get_weather', arguments: '{}' },
+            extra_content: { google: { thought_signature: 'CiQB0e2K' } },
+          },
+          { id: 'call_2', type: 'function', function: { name: 'get_time', arguments: '{}' } },
+        ],
       },
     ]);
   });
@@ -99,8 +132,11 @@ describe('reasoning in a Responses request', () => {
   });
 
   test('the encrypted content carries the blocks unchanged', () => {
-    assert.deepEqual(blocksOfEncryptedContent(encrypted, 'p'), THINKING);
-    assert.equal(encryptedContentOf([{ type: 'thinking', thinking: 'unsigned' }]), undefined);
+    assert.deepEqual(reasoningOfEncryptedContent(encrypted, 'p'), { blocks: THINKING, calls: {} });
+    assert.equal(
+      encryptedContentOf({ blocks: [{ type: 'thinking', thinking: 'unsigned' }], calls: {} }),
+      undefined,
+    );
   });
 });
 
@@ -178,6 +214,43 @@ describe('reasoning in a response object', () => {
       summary: [{ type: 'summary_text', text: 'Simple arithmetic: 2+2=4.' }],
     });
     assert.equal(shownResponse(kept, true), kept);
+  });
+
+  test('a signed tool call (Gemini’s) has its signature kept in the reasoning before it, or in one of its own', () => {
+    const signedCall = {
+      id: 'call_1',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{}' },
+      extra_content: { google: { thought_signature: 'CiQB0e2K' } },
+    };
+    const thought = responseOfChat(
+      shell(),
+      chatCompletion({
+        content: null,
+        content_blocks: [{ type: 'thinking', thinking: '**Planning** use the tool.' }],
+        tool_calls: [signedCall],
+      }),
+    );
+    assert.deepEqual(
+      thought.output.map((item) => item.type),
+      ['reasoning', 'function_call'],
+    );
+    const reasoning = thought.output[0]!;
+    assert.ok(reasoning.type === 'reasoning');
+    assert.deepEqual(reasoning.summary, [{ type: 'summary_text', text: '**Planning** use the tool.' }]);
+    assert.deepEqual(reasoningOfEncryptedContent(reasoning.encrypted_content, 'p'), {
+      blocks: [],
+      calls: { call_1: 'CiQB0e2K' },
+    });
+
+    const bare = responseOfChat(shell(), chatCompletion({ content: null, tool_calls: [signedCall] }));
+    assert.deepEqual(bare.output[0], {
+      id: `${RS}_0`,
+      type: 'reasoning',
+      summary: [],
+      encrypted_content: encryptedContentOf({ blocks: [], calls: { call_1: 'CiQB0e2K' } }),
+    });
+    assert.equal(bare.output[1]!.id, `fc_${ID.slice(5)}_1`);
   });
 
   test('reasoning_content (OpenAI-compatible reasoning models) is a reasoning item with nothing to send back', () => {
@@ -308,7 +381,7 @@ describe('reasoning in a Responses stream', () => {
     const got = await events(thinkingStream, { include: ['reasoning.encrypted_content'] });
     const done = got.find((e) => e.type === 'response.output_item.done')!;
     assert.equal(done.item.encrypted_content, encrypted);
-    assert.deepEqual(blocksOfEncryptedContent(done.item.encrypted_content, 'p'), THINKING);
+    assert.deepEqual(reasoningOfEncryptedContent(done.item.encrypted_content, 'p').blocks, THINKING);
     assert.equal(got.at(-1)!.response.output[0].encrypted_content, encrypted);
   });
 
@@ -342,5 +415,32 @@ describe('reasoning in a Responses stream', () => {
       ],
     );
     assert.equal(got.at(-1)!.response.output[0].encrypted_content, undefined);
+  });
+
+  test('a signed call’s signature is kept in the reasoning item streamed before it', async () => {
+    const got = await events(
+      [
+        chunk({ content_blocks: [{ index: 0, type: 'thinking', thinking: '**Planning**' }] }),
+        chunk({
+          tool_calls: [
+            {
+              index: 0,
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'f', arguments: '{}' },
+              extra_content: { google: { thought_signature: 'CiQB0e2K' } },
+            },
+          ],
+        }),
+        chunk({}, 'tool_calls'),
+      ].join(''),
+      { include: ['reasoning.encrypted_content'] },
+    );
+    const done = got.find((e) => e.type === 'response.output_item.done')!;
+    assert.equal(done.output_index, 0);
+    assert.deepEqual(reasoningOfEncryptedContent(done.item.encrypted_content, 'p'), {
+      blocks: [],
+      calls: { call_1: 'CiQB0e2K' },
+    });
   });
 });

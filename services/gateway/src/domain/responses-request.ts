@@ -1,5 +1,10 @@
 import { BadRequest } from '@switchyard/core';
-import { blocksOfEncryptedContent, REASONING_EFFORTS, type ReasoningBlock } from './responses-reasoning.ts';
+import {
+  reasoningOfEncryptedContent,
+  REASONING_EFFORTS,
+  withThoughtSignature,
+  type ReasoningBlock,
+} from './responses-reasoning.ts';
 
 // A Responses API request translated into a chat completion request, for providers that have no
 // Responses API of their own: the answer is then translated back (see responses-answer.ts).
@@ -94,6 +99,8 @@ export function inputMessages(input: ResponsesBody['input']): ChatMessage[] {
   if (input === undefined) return [];
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   const messages: ChatMessage[] = [];
+  /** Thought signatures reasoning items handed back, for the calls that follow them. */
+  const signatures = new Map<string, string>();
   input.forEach((item, i) => {
     const param = `input[${i}]`;
     const type = item.type ?? 'message';
@@ -112,13 +119,16 @@ export function inputMessages(input: ResponsesBody['input']): ChatMessage[] {
         return;
       }
       case 'function_call': {
+        const id = stringField(item, 'call_id', param);
+        const signature = signatures.get(id);
         const call = {
-          id: stringField(item, 'call_id', param),
+          id,
           type: 'function',
           function: {
             name: stringField(item, 'name', param),
             arguments: stringField(item, 'arguments', param),
           },
+          ...(signature ? withThoughtSignature(signature) : {}),
         };
         const last = messages.at(-1);
         // Calls of one turn (and the text before them) are one assistant message.
@@ -139,7 +149,11 @@ export function inputMessages(input: ResponsesBody['input']): ChatMessage[] {
       case 'reasoning': {
         // What the provider signed or redacted goes back as the assistant turn's thinking; a
         // summary alone, or another provider's encrypted content, is nothing a provider can take.
-        const blocks = blocksOfEncryptedContent(item.encrypted_content, `${param}.encrypted_content`);
+        const { blocks, calls } = reasoningOfEncryptedContent(
+          item.encrypted_content,
+          `${param}.encrypted_content`,
+        );
+        for (const [id, signature] of Object.entries(calls)) signatures.set(id, signature);
         if (blocks.length === 0) return;
         const last = messages.at(-1);
         if (last?.role === 'assistant') withThinking(last, blocks);

@@ -821,6 +821,99 @@ for (const thinker of thinkers) {
         });
         assert.deepEqual(sentBack(upstreamBody()), thinker.expectedTurn);
       });
+
+      test('the AI SDK: the reasoning text, and the thinking sent back on the next turn, kept or encrypted', async () => {
+        const { provider } = aiProvider({});
+        const options = [
+          // Kept (the SDK's default): the next turn names the items by item_reference.
+          { openai: { store: true, include: [] } },
+          { openai: { store: false, include: ['reasoning.encrypted_content'] } },
+        ];
+        for (const providerOptions of options) {
+          const first = await generateText({
+            model: provider(thinker.model),
+            prompt: 'What is 2+2?',
+            providerOptions,
+          });
+          assert.equal(first.reasoningText, thinker.summary);
+          assert.equal(first.text, thinker.answer);
+          await generateText({
+            model: provider(thinker.model),
+            messages: [
+              { role: 'user', content: 'What is 2+2?' },
+              ...first.response.messages,
+              { role: 'user', content: 'And 3+3?' },
+            ],
+            providerOptions,
+          });
+          assert.deepEqual(sentBack(upstreamBody()), thinker.expectedTurn, JSON.stringify(providerOptions));
+        }
+      });
     }
   });
 }
+
+describe('reasoning on translated responses: Gemini’s signed tool calls', () => {
+  const tools: OpenAI.Responses.Tool[] = ['get_weather', 'get_time'].map((name) => ({
+    type: 'function',
+    name,
+    parameters: { type: 'object', properties: {} },
+    strict: false,
+  }));
+  /** The model turn Gemini is sent back: the first call with its thought signature. */
+  const sentBack = () => {
+    const contents = JSON.parse(gemini.requests.at(-1)!.body).contents as Array<{
+      role: string;
+      parts: Array<Record<string, unknown>>;
+    }>;
+    return contents.find((c) => c.role === 'model')!.parts.filter((p) => p.functionCall);
+  };
+  const expected = [
+    { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: 'CiQB0e2Kb7x1yH0f' },
+    { functionCall: { name: 'get_time', args: { zone: 'Europe/Paris' } } },
+  ];
+
+  test('the call’s thought signature goes back with it: by previous_response_id, and as input items', async () => {
+    const client = sdkClient({});
+    const first = await client.responses.create({ model: '@gem/function-call', input: 'Weather?', tools });
+    assert.deepEqual(
+      first.output.map((item) => item.type),
+      ['reasoning', 'function_call', 'function_call'],
+    );
+    const outputs = first.output.flatMap((item) =>
+      item.type === 'function_call'
+        ? [{ type: 'function_call_output' as const, call_id: item.call_id, output: 'ok' }]
+        : [],
+    );
+    await client.responses.create({
+      model: '@gem/function-call',
+      previous_response_id: first.id,
+      input: outputs,
+      tools,
+    });
+    assert.deepEqual(sentBack(), expected);
+
+    const stateless = await client.responses.create({
+      model: '@gem/function-call',
+      input: 'Weather?',
+      tools,
+      store: false,
+      stream: true,
+      include: ['reasoning.encrypted_content'],
+    });
+    let output: OpenAI.Responses.ResponseOutputItem[] = [];
+    for await (const event of stateless)
+      if (event.type === 'response.completed') output = event.response.output;
+    await client.responses.create({
+      model: '@gem/function-call',
+      store: false,
+      tools,
+      input: [
+        { role: 'user', content: 'Weather?' },
+        ...(output as OpenAI.Responses.ResponseInputItem[]),
+        ...outputs.map((o, i) => ({ ...o, call_id: (output[i + 1] as { call_id: string }).call_id })),
+      ],
+    });
+    assert.deepEqual(sentBack(), expected);
+  });
+});

@@ -15,6 +15,7 @@ import {
   reasoningOfEncryptedContent,
 } from './responses-reasoning.ts';
 import { chatRequestOf, type ResponsesBody } from './responses-request.ts';
+import { chatChunk as chunk, usageChunk as usageOf } from '../testing/chat-chunks.ts';
 
 const ID = 'resp_0123456789abcdef0123456789abcdef';
 const RS = 'rs_0123456789abcdef0123456789abcdef';
@@ -175,18 +176,20 @@ describe('reasoning.effort for each provider', () => {
   });
 });
 
+const USAGE = {
+  prompt_tokens: 10,
+  completion_tokens: 30,
+  total_tokens: 40,
+  completion_tokens_details: { reasoning_tokens: 21 },
+};
+
 const chatCompletion = (message: Record<string, unknown>) => ({
   id: 'chatcmpl-1',
   object: 'chat.completion',
   created: 1_700_000_000,
   model: 'claude-x-2025',
   choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }],
-  usage: {
-    prompt_tokens: 10,
-    completion_tokens: 30,
-    total_tokens: 40,
-    completion_tokens_details: { reasoning_tokens: 21 },
-  },
+  usage: USAGE,
 });
 
 describe('reasoning in a response object', () => {
@@ -267,28 +270,7 @@ describe('reasoning in a response object', () => {
 });
 
 const encoder = new TextEncoder();
-const sse = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-  sse({
-    id: 'chatcmpl-1',
-    object: 'chat.completion.chunk',
-    created: 1_700_000_000,
-    model: 'claude-x-2025',
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  });
-const usageChunk = sse({
-  id: 'chatcmpl-1',
-  object: 'chat.completion.chunk',
-  created: 1_700_000_000,
-  model: 'claude-x-2025',
-  choices: [],
-  usage: {
-    prompt_tokens: 10,
-    completion_tokens: 30,
-    total_tokens: 40,
-    completion_tokens_details: { reasoning_tokens: 21 },
-  },
-});
+const usageChunk = usageOf(USAGE);
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- events are read field by field
 type Event = Record<string, any>;

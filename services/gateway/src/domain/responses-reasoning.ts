@@ -62,13 +62,7 @@ export function encryptedContentOf({ blocks, calls }: Reasoning): string | undef
   const signed = blocks.some((b) => b.type === 'redacted_thinking' || (b.signature ?? '') !== '');
   const hasCalls = Object.keys(calls).length > 0;
   if (!signed && !hasCalls) return undefined;
-  const kept = signed
-    ? blocks.map((b) =>
-        b.type === 'redacted_thinking'
-          ? { type: b.type, data: b.data }
-          : { type: b.type, thinking: b.thinking, ...(b.signature ? { signature: b.signature } : {}) },
-      )
-    : [];
+  const kept = signed ? blocks.map(keptBlock) : [];
   const payload = { type: ENCRYPTED_TYPE, blocks: kept, ...(hasCalls ? { calls } : {}) };
   return Buffer.from(JSON.stringify(payload)).toString('base64url');
 }
@@ -106,11 +100,16 @@ export function reasoningOfEncryptedContent(value: unknown, param: string): Reas
   const blocks = payload.blocks.map((raw: unknown): ReasoningBlock => {
     const b = (raw ?? {}) as Record<string, unknown>;
     if (!isReasoningBlock(b)) throw invalid();
-    return b.type === 'redacted_thinking'
-      ? { type: b.type, data: b.data }
-      : { type: b.type, thinking: b.thinking, ...(b.signature ? { signature: b.signature } : {}) };
+    return keptBlock(b);
   });
   return { blocks, calls: calls as Record<string, string> };
+}
+
+/** A block with only the fields the provider reads back (no stream `index`, no empty signature). */
+function keptBlock(b: ReasoningBlock): ReasoningBlock {
+  return b.type === 'redacted_thinking'
+    ? { type: b.type, data: b.data }
+    : { type: b.type, thinking: b.thinking, ...(b.signature ? { signature: b.signature } : {}) };
 }
 
 /** The thought signature a chat tool call carries (Gemini's, as its OpenAI-compatible endpoint has it). */

@@ -9,6 +9,7 @@ import {
   type ResponseShell,
 } from './responses-answer.ts';
 import { chatRequestOf, type ResponsesBody } from './responses-request.ts';
+import { chatChunk as chunk, sse, usageChunk as usageOf } from '../testing/chat-chunks.ts';
 
 const ID = 'resp_0123456789abcdef0123456789abcdef';
 const shell = (body: Partial<ResponsesBody> = {}): ResponseShell => ({
@@ -246,23 +247,7 @@ describe('a chat completion as a response object', () => {
 });
 
 const encoder = new TextEncoder();
-const sse = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`;
-const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-  sse({
-    id: 'chatcmpl-1',
-    object: 'chat.completion.chunk',
-    created: 1_700_000_000,
-    model: 'claude-x-2025',
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  });
-const usageChunk = sse({
-  id: 'chatcmpl-1',
-  object: 'chat.completion.chunk',
-  created: 1_700_000_000,
-  model: 'claude-x-2025',
-  choices: [],
-  usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-});
+const usageChunk = usageOf({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 });
 
 async function* bytes(pieces: string[], failure?: Error): AsyncGenerator<Uint8Array> {
   for (const piece of pieces) yield encoder.encode(piece);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startFakeServer, type RecordedRequest } from './fake-server.ts';
+import { FAKE_STRUCTURED_TEXT } from './fake-structured.ts';
 
 export interface FakeAnthropic {
   url: string;
@@ -103,6 +104,7 @@ interface MessagesBody {
   messages?: Array<{ role: string; content: unknown }>;
   stop_sequences?: string[];
   stream?: boolean;
+  output_config?: { format?: { type?: string; schema?: unknown } };
 }
 
 async function handle(
@@ -236,6 +238,9 @@ function scenarioFor(model: string, body: MessagesBody): Scenario {
         failAfterBlocks: 1,
       };
     default:
+      if (body.output_config?.format?.type === 'json_schema') {
+        return { content: [{ type: 'text', text: FAKE_STRUCTURED_TEXT }], stopReason: 'end_turn' };
+      }
       return { content: [{ type: 'text', text }], stopReason: 'end_turn' };
   }
 }

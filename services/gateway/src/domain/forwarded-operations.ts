@@ -221,6 +221,7 @@ export class ForwardedOperations {
             path: `${pathname}${operation.search}`,
             headers: operation.headers,
             body,
+            model: routed.model || undefined,
             target: routed.target,
             signal: attempt.signal,
             timeoutMs: attempt.timeoutMs,

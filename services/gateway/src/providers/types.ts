@@ -55,6 +55,8 @@ export interface ForwardCall {
   /** Content headers of the client's request (content-type, accept, ...). */
   headers: Record<string, string>;
   body: Buffer | Readable | undefined;
+  /** The model the operation was routed with, when it names one. */
+  model?: string | undefined;
   target: ProviderTarget;
   signal: CancelSignal;
   timeoutMs: number;

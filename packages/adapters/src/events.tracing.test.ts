@@ -83,7 +83,7 @@ describe('with tracing on', () => {
     return (await spansOnce((spans) => spans.some(found))).find(found)!;
   }
 
-  test("an event handled on its own is handled in a consumer span, the child of the span it was published in", async (t) => {
+  test('an event handled on its own is handled in a consumer span, the child of the span it was published in', async (t) => {
     const bus = new MemoryEventBus();
     t.after(() => bus.close());
     const handledIn: Array<string | undefined> = [];
@@ -116,7 +116,11 @@ describe('with tracing on', () => {
         offset: 0,
       },
     );
-    assert.match(handledIn[0] ?? '', new RegExp(`^00-${consumer.traceId}-${consumer.spanId}-01$`), 'the handler runs in it');
+    assert.match(
+      handledIn[0] ?? '',
+      new RegExp(`^00-${consumer.traceId}-${consumer.spanId}-01$`),
+      'the handler runs in it',
+    );
   });
 
   test("a batch is handled in one consumer span of its own trace, linked to each event's publisher", async (t) => {
@@ -138,7 +142,10 @@ describe('with tracing on', () => {
       },
     });
     const log = (id: string) =>
-      publishEvent(bus, Topics.requestLogs, events.RequestLogEventSchema, 'ws-1', { id, workspaceId: 'ws-1' });
+      publishEvent(bus, Topics.requestLogs, events.RequestLogEventSchema, 'ws-1', {
+        id,
+        workspaceId: 'ws-1',
+      });
     // The first event is handled on its own while the others wait behind it, then in one batch.
     log('first');
     await eventually(() => assert.ok(handling));
@@ -185,7 +192,11 @@ describe('with tracing on', () => {
       spans.filter((s) => s.kind === CONSUMER && s.traceId === publisher.traceId);
     const spans = ofPublisher(await spansOnce((all) => ofPublisher(all).length === 2));
     assert.deepEqual(
-      spans.map((s) => ({ status: s.statusCode, errorType: s.attributes['error.type'], parent: s.parentSpanId })),
+      spans.map((s) => ({
+        status: s.statusCode,
+        errorType: s.attributes['error.type'],
+        parent: s.parentSpanId,
+      })),
       [
         { status: 2, errorType: 'RangeError', parent: publisher.spanId },
         { status: 0, errorType: undefined, parent: publisher.spanId },

@@ -283,7 +283,11 @@ export function startSpan(
     const spanContext = trace.getSpanContext(linked);
     if (spanContext && trace.isSpanContextValid(spanContext)) links.push({ context: spanContext });
   }
-  const span = tracer().startSpan(name, links.length > 0 ? { kind, attributes, links } : { kind, attributes }, parent);
+  const span = tracer().startSpan(
+    name,
+    links.length > 0 ? { kind, attributes, links } : { kind, attributes },
+    parent,
+  );
   return { span, context: trace.setSpan(parent, span) };
 }
 

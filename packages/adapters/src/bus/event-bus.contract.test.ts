@@ -262,7 +262,12 @@ function eventBusContract(name: string, fixture: () => BusFixture) {
       const bus = await open(t);
       const { topic, group } = names();
       const one = recorder();
-      await subscribe(t, bus, { groupId: group('one'), topics: [topic], fromBeginning: true, handler: one.handler });
+      await subscribe(t, bus, {
+        groupId: group('one'),
+        topics: [topic],
+        fromBeginning: true,
+        handler: one.handler,
+      });
       const batched: BusMessage[] = [];
       const subscription = await bus.subscribeBatches({
         groupId: group('batches'),
@@ -272,7 +277,8 @@ function eventBusContract(name: string, fixture: () => BusFixture) {
         handler: async (messages) => void batched.push(...messages),
       });
       t.after(() => subscription.stop());
-      const traceparent = (n: number) => `00-${String(n).padStart(32, '7')}-${String(n).padStart(16, '3')}-01`;
+      const traceparent = (n: number) =>
+        `00-${String(n).padStart(32, '7')}-${String(n).padStart(16, '3')}-01`;
       const sent = [
         { value: 'with state', traceContext: { traceparent: traceparent(1), tracestate: 'vendor=1' } },
         { value: 'without', traceContext: undefined },
@@ -280,11 +286,21 @@ function eventBusContract(name: string, fixture: () => BusFixture) {
       ];
       // One key, published together: on Kafka they may travel packed, each keeping its own.
       for (const { value, traceContext } of sent) {
-        bus.publish({ topic, key: 'k', value: encoder.encode(value), ...(traceContext ? { traceContext } : {}) });
+        bus.publish({
+          topic,
+          key: 'k',
+          value: encoder.encode(value),
+          ...(traceContext ? { traceContext } : {}),
+        });
       }
       // And alone, in a record of its own.
       await bus.flush();
-      bus.publish({ topic, key: 'alone', value: encoder.encode('alone'), traceContext: { traceparent: traceparent(3) } });
+      bus.publish({
+        topic,
+        key: 'alone',
+        value: encoder.encode('alone'),
+        traceContext: { traceparent: traceparent(3) },
+      });
       const expected = [...sent, { value: 'alone', traceContext: { traceparent: traceparent(3) } }];
       const seen = (messages: BusMessage[]) =>
         messages.map((m) => ({ value: text(m), traceContext: m.traceContext }));
@@ -575,7 +591,12 @@ describe('KafkaEventBus (real broker)', () => {
             };
       for (let i = 0; i < 60; i++) {
         const traceContext = traceContextOf(i);
-        bus.publish({ topic, key: 'workspace-1', value: encoder.encode(`e${i}`), ...(traceContext ? { traceContext } : {}) });
+        bus.publish({
+          topic,
+          key: 'workspace-1',
+          value: encoder.encode(`e${i}`),
+          ...(traceContext ? { traceContext } : {}),
+        });
       }
       await bus.flush();
       await eventually(() => assert.equal(batched.length, 60), within);
@@ -598,7 +619,11 @@ describe('KafkaEventBus (real broker)', () => {
         handler: r.handler,
       });
       t.after(() => subscription.stop());
-      const producer = new Kafka({ clientId: 'contract-earlier', brokers, logLevel: logLevel.NOTHING }).producer();
+      const producer = new Kafka({
+        clientId: 'contract-earlier',
+        brokers,
+        logLevel: logLevel.NOTHING,
+      }).producer();
       const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
       await producer.connect();
       try {

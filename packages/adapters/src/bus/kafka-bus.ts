@@ -390,7 +390,10 @@ export class KafkaEventBus implements EventBus {
    * The events a record carries, with their trace contexts: itself, or those packed in it (none
    * when the pack is unreadable, logged).
    */
-  private unpack(topic: string, message: KafkaMessage): Array<{ value: Buffer; traceContext?: TraceCarrier }> {
+  private unpack(
+    topic: string,
+    message: KafkaMessage,
+  ): Array<{ value: Buffer; traceContext?: TraceCarrier }> {
     const value = message.value ?? Buffer.alloc(0);
     const format = packFormat(message.headers);
     if (format === undefined) {

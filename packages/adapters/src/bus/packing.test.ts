@@ -162,7 +162,12 @@ describe('trace contexts in records', () => {
 
   test('a pack written by an earlier release (no trace header) is read as messages without trace context', () => {
     // The value as the earlier release framed it: a 4-byte big-endian length before each message.
-    const value = Buffer.concat([Buffer.from([0, 0, 0, 2]), Buffer.from('e1'), Buffer.from([0, 0, 0, 2]), Buffer.from('e2')]);
+    const value = Buffer.concat([
+      Buffer.from([0, 0, 0, 2]),
+      Buffer.from('e1'),
+      Buffer.from([0, 0, 0, 2]),
+      Buffer.from('e2'),
+    ]);
     const headers = { [PACK_HEADER]: Buffer.from('1') };
     assert.equal(packFormat(headers), PACK_FORMAT);
     const values = unpackRecord(value);
@@ -177,14 +182,17 @@ describe('trace contexts in records', () => {
       undefined,
       undefined,
     ]);
-    assert.deepEqual(packTraceContexts({ [PACK_TRACE_HEADER]: Buffer.from(`00-zz\n${traced(2).traceparent}`) }, 2), [
-      undefined,
-      traced(2),
-    ]);
+    assert.deepEqual(
+      packTraceContexts({ [PACK_TRACE_HEADER]: Buffer.from(`00-zz\n${traced(2).traceparent}`) }, 2),
+      [undefined, traced(2)],
+    );
     assert.equal(recordTraceContext({ traceparent: Buffer.from('00-0-0-01') }), undefined);
     assert.equal(recordTraceContext({}), undefined);
     assert.deepEqual(
-      recordTraceContext({ traceparent: Buffer.from(traced(4).traceparent), tracestate: Buffer.from('a=1\nb=2') }),
+      recordTraceContext({
+        traceparent: Buffer.from(traced(4).traceparent),
+        tracestate: Buffer.from('a=1\nb=2'),
+      }),
       traced(4),
       'a tracestate W3C does not allow is left out',
     );
@@ -198,7 +206,8 @@ describe('trace contexts in records', () => {
     const records = packRecords(batch, { maxPackBytes: 1024, maxPackMessages: 100 });
     for (const r of records) {
       const headerBytes = Buffer.byteLength(r.headers?.[PACK_TRACE_HEADER] ?? '');
-      if (r.messages > 1) assert.ok(r.value.length + headerBytes <= 1024, `${r.value.length + headerBytes} bytes`);
+      if (r.messages > 1)
+        assert.ok(r.value.length + headerBytes <= 1024, `${r.value.length + headerBytes} bytes`);
     }
     assert.ok(records.length > 1);
     assert.deepEqual(

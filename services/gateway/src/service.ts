@@ -127,6 +127,8 @@ export const gatewayService: ServiceDefinition = {
     const customHostDispatcher = createUpstreamDispatcher(processEnv, publicAddressLookup(resolve));
     const identityClient = need(clients.identity, 'identity client');
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
+    // JWT callers' workspaces, with the workspace's default config; dropped when it changes.
+    const workspaces = remoteWorkspaceLookup(identityClient);
     const integrationsClient = need(clients.integrations, 'integrations client');
     const integrations = new IntegrationCache(integrationsClient, {
       trustedCustomHosts: config.TRUSTED_CUSTOM_HOSTS,
@@ -229,7 +231,7 @@ export const gatewayService: ServiceDefinition = {
             JWT_ORGANISATION: processEnv.JWT_ORGANISATION || deploymentConfig.DEPLOYMENT_ORGANISATION,
           }
         : processEnv,
-      workspaces: remoteWorkspaceLookup(identityClient),
+      workspaces,
       ...(deployment ? { jwtAdmission: () => deployment.jwtAdmission() } : {}),
     });
     let subscription: Subscription | undefined;
@@ -247,7 +249,7 @@ export const gatewayService: ServiceDefinition = {
       ...(deployment ? { readiness: { deployment: () => deployment.ready() } } : {}),
       async start() {
         deployment?.start();
-        const dropApiKey = invalidateApiKeys(keys);
+        const dropApiKey = invalidateApiKeys(keys, workspaces);
         subscription = await onChanges(events, logger, 'gateway', (change) => {
           dropApiKey(change);
           dropOrganisationSettings(change);

@@ -47,14 +47,16 @@ export class ForwardedOperations {
 
   /**
    * GET /v1/models answers from the integrated catalog unless the request names a provider
-   * (header or config); `<prefix>models-endpoint: true` (`wanted`) or a config's
-   * `fetch_integrated_models` asks for the catalog anyway, narrowed to the providers named.
-   * Undefined means: forward to the provider.
+   * (header or config) or the caller's default config applies (as if the request had named
+   * it); `<prefix>models-endpoint: true` (`wanted`) or a config's `fetch_integrated_models`
+   * asks for the catalog anyway, narrowed to the providers named. Undefined means: forward to
+   * the provider.
    */
   async integratedModels(request: GatewayRequest, wanted: boolean | undefined) {
     const prefix = this.context.headerPrefix;
     const provider = request.headers.provider;
-    if (provider === undefined && request.headers.config === undefined) {
+    const defaultConfig = request.principal.defaults?.config ?? null;
+    if (provider === undefined && request.headers.config === undefined && defaultConfig === null) {
       return wanted === false ? undefined : this.catalog.list(request.principal);
     }
     await refuseBlockedInlineChoices(request.principal, request.headers, this.context.inline, prefix);

@@ -36,6 +36,7 @@ import { validChatBody } from './http/chat-body.ts';
 import { ChatCompletionsRoute } from './http/chat-completions.ts';
 import { ForwardedOperationsRoute } from './http/forwarded-operations.ts';
 import { MessagesRoute } from './http/messages.ts';
+import { MessagesPassthrough } from './domain/messages-passthrough.ts';
 import { Responses } from './domain/responses.ts';
 import { ResponsesRoute } from './http/responses.ts';
 import { KeyValueStoredResponses } from './store/stored-responses.ts';
@@ -189,8 +190,15 @@ export const gatewayService: ServiceDefinition = {
       validate: validChatBody,
     });
     const chat = new ChatCompletionsRoute(chatCompletions, headerPrefix, logger, metrics);
-    // The Messages interface is answered by the same chat completions, translated both ways.
-    const messages = new MessagesRoute(chatCompletions, headerPrefix, logger, metrics);
+    // The Messages interface is passed through to Anthropic, and answered by the same chat
+    // completions, translated both ways, for every other provider.
+    const messages = new MessagesRoute(
+      chatCompletions,
+      new MessagesPassthrough(context),
+      headerPrefix,
+      logger,
+      metrics,
+    );
     const forwarded = new ForwardedOperationsRoute(
       new ForwardedOperations(context, new ModelCatalog(integrationDirectory(integrationsClient))),
       headerPrefix,

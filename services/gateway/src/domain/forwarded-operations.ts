@@ -254,7 +254,7 @@ export class ForwardedOperations {
 }
 
 /** A whole answer, read as it arrives. */
-async function gather(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
+export async function gather(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks);
@@ -265,7 +265,7 @@ async function* once(body: Buffer): AsyncIterable<Uint8Array> {
 }
 
 /** Reads and drops an answer that will not be used, so its connection can be reused. */
-function drain(body: AsyncIterable<Uint8Array>): void {
+export function drain(body: AsyncIterable<Uint8Array>): void {
   void (async () => {
     for await (const chunk of body) void chunk;
   })().catch(() => undefined);

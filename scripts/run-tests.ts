@@ -2,6 +2,8 @@
 //   unit      every *.test.ts beside the code (no external services needed)
 //   contract  every *.contract.test.ts: adapters against real Postgres, Kafka and Redis
 //   e2e       test-e2e/**/*.test.ts: the services as separate processes on real dependencies
+//   clients   every *.clients.test.ts: client libraries (Node and Python) through the gateway,
+//             with the Python ones from the venv scripts/python-clients.sh makes
 import { spawn } from 'node:child_process';
 import { appendFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -22,13 +24,17 @@ const sources = ['packages', 'services', 'bench', 'scripts'].flatMap((d) => walk
 const files = (() => {
   switch (group) {
     case 'unit':
-      return sources.filter((f) => f.endsWith('.test.ts') && !f.endsWith('.contract.test.ts'));
+      return sources.filter(
+        (f) => f.endsWith('.test.ts') && !f.endsWith('.contract.test.ts') && !f.endsWith('.clients.test.ts'),
+      );
     case 'contract':
       return sources.filter((f) => f.endsWith('.contract.test.ts'));
+    case 'clients':
+      return sources.filter((f) => f.endsWith('.clients.test.ts'));
     case 'e2e':
       return walk(join(root, 'test-e2e')).filter((f) => f.endsWith('.test.ts'));
     default:
-      console.error('usage: run-tests.ts unit|contract|e2e [path-filter]');
+      console.error('usage: run-tests.ts unit|contract|e2e|clients [path-filter]');
       process.exit(2);
   }
 })().filter((f) => !filter || f.includes(filter));

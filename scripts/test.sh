@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs whatever is missing, then runs every check and test.
-#   static checks -> unit tests -> bundle smoke run -> real Postgres/Kafka/Redis ->
-#   adapter contract tests -> distributed e2e -> Helm chart checks
+#   static checks -> unit tests -> client libraries (Node, Python) -> bundle smoke run ->
+#   real Postgres/Kafka/Redis -> adapter contract tests -> distributed e2e -> Helm chart checks
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -38,6 +38,10 @@ pnpm run openapi:check
 
 step "unit tests"
 pnpm run test:unit
+
+step "client libraries: openai (Node, Python), langchain-openai, LiteLLM against every provider family"
+bash scripts/python-clients.sh
+pnpm run test:clients
 
 step "bundle: build and run the image layout"
 bash scripts/bundle-smoke.sh

@@ -27,7 +27,7 @@ export {
   type JwtAdmission,
   type WorkspaceLookup,
 } from './jwt-auth.ts';
-export { type ApiKeyKind, type Principal, type PrincipalDefaults } from './principal.ts';
+export { type ApiKeyKind, callerDefaults, type Principal, type PrincipalDefaults } from './principal.ts';
 export {
   ALL_SCOPES,
   assertScope,

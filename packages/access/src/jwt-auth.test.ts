@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '@switchyard/core';
-import { JwksKeySet, jwtEnvSchema, jwtStrategy, tokenScopes } from './jwt-auth.ts';
+import { JwksKeySet, jwtEnvSchema, jwtPrincipal, jwtStrategy, tokenScopes } from './jwt-auth.ts';
 
 const ORG = '0a7c1d2e-3f40-4a5b-8c6d-7e8f90a1b2c3';
 
@@ -115,5 +115,28 @@ describe('JWT settings and scopes', () => {
       ['agents.invoke', 'completions.write', 'configs.create'],
     );
     assert.deepEqual(tokenScopes({ scopes: ['files.read', 42, 'files.read'] }), ['files.read']);
+  });
+});
+
+describe('JWT principals', () => {
+  const admission = { subsAllowed: [], subWorkspaceMapping: {}, workspacesAllowed: null };
+  const claims = { sub: 'svc-reporting', exp: Math.floor(Date.now() / 1000) + 60, workspace: 'research' };
+  const lookup = (defaultConfig: string | null) => async () => ({
+    id: '5d0c3a3e-6f3b-4c9a-9d55-0b3c1c2a7e10',
+    slug: 'research',
+    organisationId: ORG,
+    organisationCreatedAt: null,
+    defaultConfig,
+  });
+
+  test("a token's requests get its workspace's default config, with no metadata, and may name their own", async () => {
+    const principal = await jwtPrincipal(claims, ORG, admission, lookup('pc-research'));
+    assert.deepEqual(principal?.defaults, { config: 'pc-research', metadata: {}, allowConfigOverride: true });
+  });
+
+  test('a workspace without a default config gives its tokens no defaults', async () => {
+    const principal = await jwtPrincipal(claims, ORG, admission, lookup(null));
+    assert.equal(principal?.workspaceSlug, 'research');
+    assert.ok(principal && !('defaults' in principal));
   });
 });

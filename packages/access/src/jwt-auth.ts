@@ -2,7 +2,7 @@ import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from 'no
 import type { Request } from 'express';
 import { Strategy as JwtStrategy, type VerifiedCallback } from 'passport-jwt';
 import { z } from 'zod';
-import type { Principal } from './principal.ts';
+import { callerDefaults, type Principal } from './principal.ts';
 import { env } from '@switchyard/core';
 import { DATA_PLANE_SCOPES, isScope, kindCanHold, type Scope } from './scopes.ts';
 
@@ -233,7 +233,10 @@ export interface JwtClaims {
   workspace?: unknown;
 }
 
-/** A workspace of an organisation, both named by id or slug. */
+/**
+ * A workspace of an organisation, both named by id or slug, with the slug of the config its
+ * `defaults.config` names (null for none).
+ */
 export type WorkspaceLookup = (
   organisation: string,
   workspace: string,
@@ -242,6 +245,7 @@ export type WorkspaceLookup = (
   slug: string;
   organisationId: string;
   organisationCreatedAt: number | null;
+  defaultConfig: string | null;
 } | null>;
 
 /** A stable id for a token's subject, shaped as a UUID: request logs and usage counters key by it. */
@@ -310,6 +314,7 @@ export async function jwtPrincipal(
   if (allowed !== null && !allowed.includes(workspace.slug) && !allowed.includes(workspace.id)) return null;
   const issuer = typeof claims.iss === 'string' ? claims.iss : '';
   const organisationId = workspace.organisationId;
+  const defaults = callerDefaults(workspace.defaultConfig);
   return {
     apiKeyId: subjectId(organisationId, issuer, subject),
     organisationId,
@@ -322,6 +327,7 @@ export async function jwtPrincipal(
     name: `jwt:${subject}`,
     organisationCreatedAt: workspace.organisationCreatedAt,
     authMethod: 'jwt',
+    ...(defaults ? { defaults } : {}),
   };
 }
 

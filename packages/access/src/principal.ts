@@ -4,8 +4,10 @@
 export type ApiKeyKind = 'organisation_admin' | 'workspace_service' | 'workspace_user';
 
 /**
- * What an API key's requests get when they leave something out: the key's own defaults, and
- * the workspace's where the key has none (see control-plane's api-keys.ts).
+ * What a caller's requests get when they leave something out: for an API key, the key's own
+ * defaults and the workspace's where the key has none (see control-plane's api-keys.ts); for
+ * any other caller of a workspace (JWT, OAuth access token, session), the workspace's default
+ * config (`callerDefaults`).
  */
 export interface PrincipalDefaults {
   /** The slug of the saved config a request runs with when it names no config or provider; null for none. */
@@ -35,6 +37,17 @@ export interface Principal {
   authMethod?: 'jwt' | 'oauth' | 'session';
   /** The OAuth client an access token was issued to (`authMethod` `oauth` only). */
   oauthClientId?: string;
-  /** Defaults for the key's requests; absent when there are none. */
+  /** Defaults for the caller's requests; absent when there are none. */
   defaults?: PrincipalDefaults;
+}
+
+/**
+ * The defaults of a workspace's caller that is not an API key (a JWT, an OAuth access token
+ * or a session): the workspace's `defaults.config`, with no metadata and the request's own
+ * config allowed; undefined when the workspace names none.
+ */
+export function callerDefaults(workspaceDefaultConfig: string | null): PrincipalDefaults | undefined {
+  return workspaceDefaultConfig
+    ? { config: workspaceDefaultConfig, metadata: {}, allowConfigOverride: true }
+    : undefined;
 }

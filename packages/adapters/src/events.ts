@@ -7,8 +7,9 @@ import {
   type MessageShape,
 } from '@bufbuild/protobuf';
 import { events } from '@switchyard/proto';
-import type { BusMessage, EventBus, Subscription } from './bus/event-bus.ts';
 import type { Logger } from '@switchyard/core';
+import { processInSpan } from './bus/consumer-span.ts';
+import type { BusMessage, EventBus, Subscription } from './bus/event-bus.ts';
 
 export const Topics = {
   requestLogs: 'switchyard.request-logs.v1',
@@ -38,7 +39,10 @@ export interface EventSubscription<D extends DescMessage> {
   handler: (event: MessageShape<D>, message: BusMessage) => Promise<void>;
 }
 
-/** Decodes each message with its schema; an undecodable message is logged and skipped. */
+/**
+ * Decodes each message with its schema; an undecodable message is logged and skipped. Each is
+ * handled in a consumer span, the child of its publisher's (see processInSpan).
+ */
 export function subscribeEvents<D extends DescMessage>(
   bus: EventBus,
   logger: Logger,
@@ -48,20 +52,21 @@ export function subscribeEvents<D extends DescMessage>(
     groupId: options.groupId,
     topics: [options.topic],
     fromBeginning: options.fromBeginning ?? true,
-    handler: async (message) => {
-      let event: MessageShape<D>;
-      try {
-        event = fromBinary(options.schema, message.value);
-      } catch (err) {
-        logger.error('skipping undecodable event', {
-          topic: message.topic,
-          offset: message.offset,
-          error: String(err),
-        });
-        return;
-      }
-      await options.handler(event, message);
-    },
+    handler: (message) =>
+      processInSpan(options.groupId, 'message', [message], async () => {
+        let event: MessageShape<D>;
+        try {
+          event = fromBinary(options.schema, message.value);
+        } catch (err) {
+          logger.error('skipping undecodable event', {
+            topic: message.topic,
+            offset: message.offset,
+            error: String(err),
+          });
+          return;
+        }
+        await options.handler(event, message);
+      }),
   });
 }
 
@@ -78,7 +83,10 @@ export interface EventBatchSubscription<D extends DescMessage> {
   handler: (events: Array<MessageShape<D>>) => Promise<void>;
 }
 
-/** As subscribeEvents, in batches: an undecodable message is logged and left out of its batch. */
+/**
+ * As subscribeEvents, in batches: an undecodable message is logged and left out of its batch.
+ * Each batch is handled in a consumer span linked to its events' publishers (see processInSpan).
+ */
 export function subscribeEventBatches<D extends DescMessage>(
   bus: EventBus,
   logger: Logger,
@@ -90,21 +98,22 @@ export function subscribeEventBatches<D extends DescMessage>(
     fromBeginning: options.fromBeginning ?? true,
     maxMessages: options.maxEvents,
     ...(options.concurrency ? { concurrency: options.concurrency } : {}),
-    handler: async (messages) => {
-      const decoded: Array<MessageShape<D>> = [];
-      for (const message of messages) {
-        try {
-          decoded.push(fromBinary(options.schema, message.value));
-        } catch (err) {
-          logger.error('skipping undecodable event', {
-            topic: message.topic,
-            offset: message.offset,
-            error: String(err),
-          });
+    handler: (messages) =>
+      processInSpan(options.groupId, 'batch', messages, async () => {
+        const decoded: Array<MessageShape<D>> = [];
+        for (const message of messages) {
+          try {
+            decoded.push(fromBinary(options.schema, message.value));
+          } catch (err) {
+            logger.error('skipping undecodable event', {
+              topic: message.topic,
+              offset: message.offset,
+              error: String(err),
+            });
+          }
         }
-      }
-      if (decoded.length > 0) await options.handler(decoded);
-    },
+        if (decoded.length > 0) await options.handler(decoded);
+      }),
   });
 }
 

@@ -1,6 +1,6 @@
 // `@switchyard/adapters`: the event bus (Kafka, in-memory with journal), typed events, the key-value
 // store (Redis, in-memory) and the Postgres data source (TypeORM, embedded PGlite).
-export { type EventBus, type OutgoingMessage, type Subscription } from './bus/event-bus.ts';
+export { type BusMessage, type EventBus, type OutgoingMessage, type Subscription } from './bus/event-bus.ts';
 export { EventJournal } from './bus/event-journal.ts';
 export { DEFAULT_MAX_MESSAGE_BYTES, KafkaEventBus } from './bus/kafka-bus.ts';
 export { MemoryEventBus } from './bus/memory-bus.ts';

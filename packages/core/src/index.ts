@@ -56,10 +56,14 @@ export {
 export { camelCase, type CamelCase, camelKeys, type CamelKeys } from './naming.ts';
 export { RemoteCache, type RemoteCacheOptions } from './remote-cache.ts';
 export {
+  activeTraceCarrier,
   activeTraceFields,
   type Attributes,
   bindToContext,
+  carrierOf,
   type Context,
+  contextOfCarrier,
+  errorClass,
   extractTraceContext,
   failSpan,
   flushTraces,
@@ -73,6 +77,7 @@ export {
   startTracing,
   traceIdOf,
   traceIdOfTraceparent,
+  type TraceCarrier,
   tracer,
   tracingConfigFrom,
   type Tracing,

@@ -26,6 +26,11 @@ export { SpanKind, SpanStatusCode, type Attributes, type Context, type Span };
 
 /** How long one export may take before it is given up. */
 const EXPORT_TIMEOUT_MS = 10_000;
+/**
+ * The most links a span keeps (the SDK's default is 128): a consumer's span for a batch of
+ * events links each event's publisher, and the request log consumer takes up to 500 at a time.
+ */
+const MAX_SPAN_LINKS = 1_000;
 
 let provider: NodeTracerProvider | undefined;
 let tracerOfProcess: Tracer | undefined;
@@ -89,6 +94,7 @@ export async function startTracing(
       root: new sdk.TraceIdRatioBasedSampler(config.TRACE_SAMPLE_RATIO),
     }),
     spanProcessors: [new sdk.BatchSpanProcessor(exporter, { exportTimeoutMillis: EXPORT_TIMEOUT_MS })],
+    spanLimits: { linkCountLimit: MAX_SPAN_LINKS },
   });
   started.register({ propagator: new W3CTraceContextPropagator() });
   provider = started;
@@ -203,6 +209,57 @@ export function injectTraceContext(ctx: Context, set: (key: string, value: strin
   for (const [key, value] of Object.entries(carried)) set(key, value);
 }
 
+/**
+ * A W3C trace context as it travels with an event: the publisher's `traceparent` and, when it
+ * has one, `tracestate`.
+ */
+export interface TraceCarrier {
+  traceparent: string;
+  tracestate?: string;
+}
+
+/** The most `tracestate` kept with an event: W3C's limit for what a vendor must propagate. */
+const MAX_TRACESTATE = 512;
+/** What W3C allows in a `tracestate` (so that it fits on one line of text). */
+const PRINTABLE = /^[\x20-\x7e]*$/;
+
+/**
+ * The active context's trace context, to travel with an event published now; undefined when
+ * tracing is off (after one check) or no span is active.
+ */
+export function activeTraceCarrier(): TraceCarrier | undefined {
+  if (!provider) return undefined;
+  const carried: Record<string, string> = {};
+  propagation.inject(context.active(), carried, recordSetter);
+  return carrierOf(carried.traceparent, carried.tracestate);
+}
+
+/**
+ * A carrier from values read off the wire or a file, read without tracing: undefined for a
+ * missing or malformed `traceparent` (or the all-zero trace id); a `tracestate` longer than
+ * W3C's limit, or with characters it does not allow, is left out.
+ */
+export function carrierOf(
+  traceparent: string | undefined,
+  tracestate: string | undefined,
+): TraceCarrier | undefined {
+  if (traceparent === undefined || traceIdOfTraceparent(traceparent) === undefined) return undefined;
+  return tracestate && tracestate.length <= MAX_TRACESTATE && PRINTABLE.test(tracestate)
+    ? { traceparent, tracestate }
+    : { traceparent };
+}
+
+/** The context a carrier names, as a remote parent or a link; the root context for none. */
+export function contextOfCarrier(carrier: TraceCarrier | undefined): Context {
+  if (!carrier) return ROOT_CONTEXT;
+  return extractTraceContext({ traceparent: carrier.traceparent, tracestate: carrier.tracestate });
+}
+
+/** The `error.type` of an unexpected error: its class, never its message (which may hold data). */
+export function errorClass(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
+}
+
 /** Marks a span failed with `type` as its `error.type` (an error code or class, never a message with data). */
 export function failSpan(span: Span, type: string, message?: string): void {
   span.setAttribute('error.type', type);
@@ -210,16 +267,27 @@ export function failSpan(span: Span, type: string, message?: string): void {
 }
 
 /**
- * Starts a span, the child of `parent` (by default the active context's span), and returns it
- * with the context it is active in. Only while tracingEnabled().
+ * Starts a span, the child of `parent` (by default the active context's span) and linked to the
+ * spans of `linkedTo`, and returns it with the context it is active in. Only while
+ * tracingEnabled().
  */
 export function startSpan(
   name: string,
   kind: SpanKind,
   attributes: Attributes,
   parent: Context = context.active(),
+  linkedTo: readonly Context[] = [],
 ): { span: Span; context: Context } {
-  const span = tracer().startSpan(name, { kind, attributes }, parent);
+  const links = [];
+  for (const linked of linkedTo) {
+    const spanContext = trace.getSpanContext(linked);
+    if (spanContext && trace.isSpanContextValid(spanContext)) links.push({ context: spanContext });
+  }
+  const span = tracer().startSpan(
+    name,
+    links.length > 0 ? { kind, attributes, links } : { kind, attributes },
+    parent,
+  );
   return { span, context: trace.setSpan(parent, span) };
 }
 

@@ -9,6 +9,7 @@ import {
   BadRequest,
   labelledRoute,
   bindToContext,
+  errorClass,
   extractTraceContext,
   failSpan,
   InternalError,
@@ -197,10 +198,6 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
 }
 
 /** An unexpected error's class, as a span's `error.type` names it. */
-function errorClass(err: unknown): string {
-  return err instanceof Error ? err.name : typeof err;
-}
-
 /** The request id the server gave a request and, when it is traced, its W3C trace id: every access and error line carries them. */
 function requestFields(res: ServerResponse): { request_id: string; w3c_trace_id?: string } {
   const requestId = String(res.getHeader(REQUEST_ID_HEADER) ?? '');

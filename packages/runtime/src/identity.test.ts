@@ -6,7 +6,8 @@ import { ApiKeyCache, type Principal } from '@switchyard/access';
 import { MemoryEventBus, publishChange } from '@switchyard/adapters';
 import { sha256Hex } from '@switchyard/core';
 import { captureLogger } from '@switchyard/core/testing';
-import { invalidateApiKeys, onChanges, principalFromProto } from './identity.ts';
+import type { ServiceClient } from './grpc.ts';
+import { invalidateApiKeys, onChanges, principalFromProto, remoteWorkspaceLookup } from './identity.ts';
 
 describe('identity helpers', () => {
   test('principalFromProto maps kinds, empty strings to null, 0 expiry to never and 0 creation time to unknown', () => {
@@ -153,5 +154,57 @@ describe('identity helpers', () => {
     await cache.resolve('sy-key-w1');
     await cache.resolve('sy-key-w2');
     assert.deepEqual(lookups, ['w1', 'w2', 'w1']);
+  });
+
+  test("a workspace change drops that workspace from JWT callers' lookups, with its default config, and what was not found", async (t) => {
+    const bus = new MemoryEventBus();
+    t.after(() => bus.close());
+    const asked: string[] = [];
+    const defaults = new Map([
+      ['w1', 'pc-first'],
+      ['w2', ''],
+    ]);
+    const client = {
+      resolveWorkspace: async ({ workspace }: { workspace: string }) => {
+        asked.push(workspace);
+        const defaultConfig = defaults.get(workspace);
+        return defaultConfig === undefined
+          ? create(identity.ResolveWorkspaceResponseSchema, {})
+          : create(identity.ResolveWorkspaceResponseSchema, {
+              workspaceId: workspace,
+              workspaceSlug: workspace,
+              organisationId: 'o',
+              defaultConfig,
+            });
+      },
+    } as unknown as ServiceClient<typeof identity.IdentityService>;
+    const workspaces = remoteWorkspaceLookup(client);
+    const cache = new ApiKeyCache(async () => null);
+    const subscription = await onChanges(
+      bus,
+      captureLogger().logger,
+      'gateway',
+      invalidateApiKeys(cache, workspaces),
+    );
+    t.after(() => subscription.stop());
+
+    assert.equal((await workspaces('o', 'w1'))?.defaultConfig, 'pc-first');
+    assert.equal((await workspaces('o', 'w2'))?.defaultConfig, null);
+    assert.equal(await workspaces('o', 'w3'), null);
+    await workspaces('o', 'w1');
+    assert.deepEqual(asked, ['w1', 'w2', 'w3'], 'answers are kept');
+
+    defaults.set('w1', 'pc-second');
+    defaults.set('w3', '');
+    publishChange(bus, { id: 'c4', entity: 'workspace', entityId: 'w1', workspaceId: 'w1' });
+    await bus.flush(1_000);
+    assert.equal((await workspaces('o', 'w1'))?.defaultConfig, 'pc-second');
+    assert.equal((await workspaces('o', 'w2'))?.defaultConfig, null);
+    assert.equal((await workspaces('o', 'w3'))?.id, 'w3');
+    assert.deepEqual(
+      asked,
+      ['w1', 'w2', 'w3', 'w1', 'w3'],
+      'only w1 and the workspace not found were asked again',
+    );
   });
 });

@@ -63,12 +63,24 @@ export function remotePrincipalLookup(
   };
 }
 
-/** Workspaces by id or slug through control-plane's IdentityService, kept for 30 s. */
+/** A workspace lookup that can be told a workspace changed. */
+export type RemoteWorkspaceLookup = WorkspaceLookup & {
+  /**
+   * Drops what is kept of the workspace (its default config may have changed, or it is gone),
+   * and what was not found (it may be the workspace just created).
+   */
+  invalidateWorkspace(workspaceId: string): void;
+};
+
+/**
+ * Workspaces by id or slug through control-plane's IdentityService, kept for 30 s or until a
+ * change of the workspace (`invalidateApiKeys`).
+ */
 export function remoteWorkspaceLookup(
   client: ServiceClient<typeof identity.IdentityService>,
-): WorkspaceLookup {
+): RemoteWorkspaceLookup {
   const cache = new RemoteCache<NonNullable<Awaited<ReturnType<WorkspaceLookup>>>>({ ttlMs: 30_000 });
-  return (organisation, workspace) =>
+  const lookup: WorkspaceLookup = (organisation, workspace) =>
     cache.get(`${organisation}\0${workspace}`, async () => {
       const found = await client.resolveWorkspace({ organisation, workspace }, { deadlineMs: 2_000 });
       if (!found.workspaceId) return null;
@@ -78,8 +90,13 @@ export function remoteWorkspaceLookup(
         slug: found.workspaceSlug,
         organisationId: found.organisationId,
         organisationCreatedAt: createdAt > 0 ? createdAt : null,
+        defaultConfig: found.defaultConfig || null,
       };
     });
+  return Object.assign(lookup, {
+    invalidateWorkspace: (workspaceId: string) =>
+      cache.invalidateValues((found) => found === null || found.id === workspaceId),
+  });
 }
 
 /**
@@ -125,13 +142,19 @@ export function onChanges(
 /**
  * Drops revoked or changed credentials: API keys and OAuth access tokens, both cached by hash;
  * and, when a workspace changes (its default configs), the keys of that workspace, whose
- * principals carry those defaults.
+ * principals carry those defaults, and the workspace as JWT callers' lookups hold it.
  */
-export function invalidateApiKeys(cache: ApiKeyCache): (change: events.ChangeEvent) => void {
+export function invalidateApiKeys(
+  cache: ApiKeyCache,
+  workspaces?: Pick<RemoteWorkspaceLookup, 'invalidateWorkspace'>,
+): (change: events.ChangeEvent) => void {
   return (change) => {
     if ((change.entity === 'api_key' || change.entity === 'oauth_token') && change.cacheKey) {
       cache.invalidate(change.cacheKey);
     }
-    if (change.entity === 'workspace' && change.workspaceId) cache.invalidateWorkspace(change.workspaceId);
+    if (change.entity === 'workspace' && change.workspaceId) {
+      cache.invalidateWorkspace(change.workspaceId);
+      workspaces?.invalidateWorkspace(change.workspaceId);
+    }
   };
 }

@@ -17,6 +17,7 @@ export {
   onChanges,
   remotePrincipalLookup,
   remoteWorkspaceLookup,
+  type RemoteWorkspaceLookup,
 } from './identity.ts';
 export { assembleInProcess, type InProcessServices } from './in-process.ts';
 export {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startFakeServer, type RecordedRequest } from './fake-server.ts';
+import { FAKE_STRUCTURED_TEXT } from './fake-structured.ts';
 
 export interface FakeAnthropic {
   url: string;
@@ -49,7 +50,8 @@ export const FAKE_ANTHROPIC_USAGE = {
  * format: `x-api-key` and `anthropic-version` checked, the error envelope, and streams with
  * the real event sequence (`message_start`, block start/delta/stop, `ping`, `message_delta`,
  * `message_stop`). The model name picks a scenario:
- *   anything          a text answer echoing the last user message (stop_reason end_turn)
+ *   anything          a text answer echoing the last user message, its text blocks and plain-text
+ *                     documents (stop_reason end_turn)
  *   tool-use          some text, then two tool_use blocks (stop_reason tool_use)
  *   thinking          a thinking block with a signature, a redacted_thinking block, then text
  *   max-tokens        stop_reason max_tokens
@@ -103,6 +105,7 @@ interface MessagesBody {
   messages?: Array<{ role: string; content: unknown }>;
   stop_sequences?: string[];
   stream?: boolean;
+  output_config?: { format?: { type?: string; schema?: unknown } };
 }
 
 async function handle(
@@ -200,7 +203,7 @@ async function handle(
 
 function scenarioFor(model: string, body: MessagesBody): Scenario {
   const lastUser = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
-  const text = `Echo: ${typeof lastUser?.content === 'string' ? lastUser.content : '[blocks]'}`;
+  const text = `Echo: ${typeof lastUser?.content === 'string' ? lastUser.content : blocksText(lastUser?.content)}`;
   switch (model) {
     case 'tool-use':
       return {
@@ -236,8 +239,24 @@ function scenarioFor(model: string, body: MessagesBody): Scenario {
         failAfterBlocks: 1,
       };
     default:
+      if (body.output_config?.format?.type === 'json_schema') {
+        return { content: [{ type: 'text', text: FAKE_STRUCTURED_TEXT }], stopReason: 'end_turn' };
+      }
       return { content: [{ type: 'text', text }], stopReason: 'end_turn' };
   }
+}
+
+/** The text of a user turn's blocks: its text blocks and plain-text documents, else `[blocks]`. */
+function blocksText(content: unknown): string {
+  const texts = (Array.isArray(content) ? content : []).flatMap((block: Record<string, unknown> | null) => {
+    if (block?.type === 'text' && typeof block.text === 'string') return [block.text];
+    const source = block?.source as Record<string, unknown> | undefined;
+    if (block?.type === 'document' && source?.type === 'text' && typeof source.data === 'string') {
+      return [`[document: ${source.data}]`];
+    }
+    return [];
+  });
+  return texts.length > 0 ? texts.join(' ') : '[blocks]';
 }
 
 /** One block as the stream carries it: start with the block empty, deltas, stop. */

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startFakeServer, type RecordedRequest } from './fake-server.ts';
+import { fakeEmbeddingList } from './fake-openai.ts';
+import { FAKE_STRUCTURED_TEXT } from './fake-structured.ts';
 
 export interface FakeAzureOpenAi {
   /** The resource endpoint, as an integration's custom_host (in place of https://<resource>.openai.azure.com). */
@@ -32,7 +34,7 @@ const FILTERED_RESULTS = { ...COMPLETION_FILTER_RESULTS, violence: { filtered: t
 /**
  * A loopback stand-in for Azure OpenAI's classic deployment API:
  * `POST /openai/deployments/{deployment}/chat/completions?api-version=...` with an `api-key`
- * header. A wrong path or a missing api-version is Azure's 404, a wrong key its 401. The
+ * header, and `/openai/deployments/{deployment}/embeddings` (fakeEmbeddingList's answer). A wrong path or a missing api-version is Azure's 404, a wrong key its 401. The
  * deployment picks a scenario (the body's model is ignored, as Azure ignores it):
  *   anything             a completion echoing the last user message, with content filter results
  *   output-filtered      finish_reason content_filter with partial content (also when streaming)
@@ -79,7 +81,7 @@ async function handle(
   options: { apiKey?: string; apiVersions?: string[] },
 ): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://fake');
-  const route = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/.exec(url.pathname);
+  const route = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|embeddings)$/.exec(url.pathname);
   const apiVersion = url.searchParams.get('api-version');
   if (
     req.method !== 'POST' ||
@@ -103,6 +105,7 @@ async function handle(
     messages?: Array<{ role: string; content: unknown }>;
     stream?: boolean;
     stream_options?: { include_usage?: boolean };
+    response_format?: { type?: string };
   };
   try {
     body = JSON.parse(raw);
@@ -113,6 +116,11 @@ async function handle(
       param: null,
       code: null,
     });
+    return;
+  }
+  if (route[2] === 'embeddings' && deployment !== 'missing-deployment') {
+    res.writeHead(200, { 'content-type': 'application/json', ...AZURE_HEAD });
+    res.end(JSON.stringify({ ...fakeEmbeddingList(raw), model: deployment }));
     return;
   }
   switch (deployment) {
@@ -158,9 +166,12 @@ async function handle(
   if (deployment === 'hang') return;
   const filtered = deployment === 'output-filtered';
   const lastUser = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
+  const structured = ['json_schema', 'json_object'].includes(body.response_format?.type ?? '');
   const content = filtered
     ? 'Partial answer'
-    : `Echo: ${typeof lastUser?.content === 'string' ? lastUser.content : '[parts]'}`;
+    : structured
+      ? FAKE_STRUCTURED_TEXT
+      : `Echo: ${typeof lastUser?.content === 'string' ? lastUser.content : '[parts]'}`;
   const toolCalls =
     deployment === 'tool-call' && !body.stream
       ? [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]

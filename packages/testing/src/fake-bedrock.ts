@@ -5,6 +5,7 @@ import { EventStreamCodec } from '@smithy/core/event-streams';
 import { fromUtf8, toUtf8 } from '@smithy/core/serde';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { startFakeServer, type RecordedRequest } from './fake-server.ts';
+import { FAKE_STRUCTURED_TEXT } from './fake-structured.ts';
 
 /** The credentials a fake Bedrock accepts unless told otherwise. */
 export const fakeAwsCredentials = {
@@ -66,6 +67,7 @@ const REQUEST_FIELDS = new Set([
   'promptVariables',
   'requestMetadata',
   'performanceConfig',
+  'outputConfig',
 ]);
 
 /**
@@ -84,6 +86,8 @@ const REQUEST_FIELDS = new Set([
  *   stream-throttled   (converse-stream) some text, then a throttlingException frame
  *   stream-model-error (converse-stream) some text, then a modelStreamErrorException frame
  *   hang               never answers
+ * A request with outputConfig.textFormat (a json_schema whose schema is a JSON string) is answered
+ * FAKE_STRUCTURED_TEXT.
  */
 export async function startFakeBedrock(options: FakeBedrockOptions = {}): Promise<FakeBedrock> {
   const config: Config = { ...fakeAwsCredentials, ...options };
@@ -191,6 +195,19 @@ function validationFailure(body: Record<string, unknown>): string | undefined {
   for (const key of Object.keys(body)) {
     if (!REQUEST_FIELDS.has(key)) return `Malformed input request: extraneous key [${key}] is not permitted.`;
   }
+  const format = (body.outputConfig as { textFormat?: Record<string, unknown> } | undefined)?.textFormat;
+  if (body.outputConfig !== undefined) {
+    const schema = (format?.structure as { jsonSchema?: { schema?: unknown } } | undefined)?.jsonSchema
+      ?.schema;
+    if (format?.type !== 'json_schema' || typeof schema !== 'string') {
+      return 'outputConfig.textFormat must be a json_schema whose structure.jsonSchema.schema is a string.';
+    }
+    try {
+      JSON.parse(schema);
+    } catch {
+      return 'outputConfig.textFormat.structure.jsonSchema.schema is not valid JSON.';
+    }
+  }
   const messages = body.messages as Turn[] | undefined;
   if (!Array.isArray(messages) || messages.length === 0) return 'The messages field is required.';
   for (const [i, turn] of messages.entries()) {
@@ -221,7 +238,7 @@ interface Answer {
   usage: Record<string, number>;
 }
 
-function answerFor(model: string, messages: Turn[]): Answer {
+function answerFor(model: string, messages: Turn[], structured: boolean): Answer {
   const usage: Record<string, number> = { inputTokens: 9, outputTokens: 3, totalTokens: 12 };
   const echo = { text: `Echo: ${lastUserText(messages)}` };
   switch (model) {
@@ -256,7 +273,7 @@ function answerFor(model: string, messages: Turn[]): Answer {
     case 'cached':
       return { content: [echo], stopReason: 'end_turn', usage: { ...usage, cacheReadInputTokens: 4 } };
     default:
-      return { content: [echo], stopReason: 'end_turn', usage };
+      return { content: [structured ? { text: FAKE_STRUCTURED_TEXT } : echo], stopReason: 'end_turn', usage };
   }
 }
 
@@ -304,7 +321,7 @@ async function handle(
   const messages = body.messages as Turn[];
   const requestId = randomUUID();
   if (!stream) {
-    const answer = answerFor(model, messages);
+    const answer = answerFor(model, messages, body.outputConfig !== undefined);
     res.writeHead(200, { 'content-type': 'application/json', 'x-amzn-requestid': requestId });
     res.end(
       JSON.stringify({
@@ -317,7 +334,7 @@ async function handle(
     return;
   }
   res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': requestId });
-  const bytes = Buffer.concat(streamFrames(model, messages));
+  const bytes = Buffer.concat(streamFrames(model, messages, body.outputConfig !== undefined));
   // Odd-sized writes, so frames arrive split across reads as they do over a real network.
   for (let offset = 0; offset < bytes.length; offset += 61) {
     if (res.destroyed) return;
@@ -354,7 +371,7 @@ function exceptionFrame(type: string, message: string): Uint8Array {
 }
 
 /** The ConverseStream frames for a scenario, as Bedrock sends them. */
-function streamFrames(model: string, messages: Turn[]): Uint8Array[] {
+function streamFrames(model: string, messages: Turn[], structured: boolean): Uint8Array[] {
   const frames: Uint8Array[] = [eventFrame('messageStart', { role: 'assistant' })];
   if (model === 'stream-throttled' || model === 'stream-model-error') {
     frames.push(eventFrame('contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Partial ' } }));
@@ -365,7 +382,7 @@ function streamFrames(model: string, messages: Turn[]): Uint8Array[] {
     );
     return frames;
   }
-  const answer = answerFor(model, messages);
+  const answer = answerFor(model, messages, structured);
   answer.content.forEach((block, index) => {
     const contentBlockIndex = index;
     if (typeof block.text === 'string') {

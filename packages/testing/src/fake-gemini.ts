@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startFakeServer, type RecordedRequest } from './fake-server.ts';
+import { FAKE_STRUCTURED_TEXT } from './fake-structured.ts';
 
 export interface FakeGemini {
   url: string;
@@ -83,7 +84,7 @@ function sendError(res: ServerResponse, status: number, message: string, details
 
 interface GenerateBody {
   contents?: Array<{ role?: string; parts?: Part[] }>;
-  generationConfig?: { candidateCount?: number; responseLogprobs?: boolean };
+  generationConfig?: { candidateCount?: number; responseLogprobs?: boolean; responseMimeType?: string };
 }
 
 async function handle(
@@ -243,6 +244,9 @@ function candidatesFor(model: string, body: GenerateBody): Candidate[] {
         },
       ];
     default: {
+      if (body.generationConfig?.responseMimeType === 'application/json') {
+        return answer([{ text: FAKE_STRUCTURED_TEXT }]);
+      }
       const count = body.generationConfig?.candidateCount ?? 1;
       return Array.from({ length: count }, (_, index) => ({
         content: { role: 'model', parts: [{ text: index === 0 ? text : `${text} (${index + 1})` }] },

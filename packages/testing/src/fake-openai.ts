@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startFakeServer, type RecordedRequest } from './fake-server.ts';
+import { FAKE_STRUCTURED_TEXT } from './fake-structured.ts';
 
 export type { RecordedRequest };
 
@@ -22,6 +23,7 @@ export interface FakeOpenAi {
  *   slow-stream       stream chunks 50 ms apart
  *   hang              never answers (to test timeouts and client aborts)
  *   tool-call         answers with a tool call
+ * A request with a json_schema or json_object response_format is answered FAKE_STRUCTURED_TEXT.
  */
 export async function startFakeOpenAi(options: { apiKey?: string; port?: number } = {}): Promise<FakeOpenAi> {
   const state = await startFakeServer<FakeOpenAi>(
@@ -98,6 +100,7 @@ async function handle(
     messages?: Array<{ role: string; content: unknown }>;
     stream?: boolean;
     stream_options?: { include_usage?: boolean };
+    response_format?: { type?: string };
   };
   try {
     body = JSON.parse(raw);
@@ -130,7 +133,10 @@ async function handle(
   });
   if (model === 'hang') return;
   const lastUser = [...(body.messages ?? [])].reverse().find((m) => m.role === 'user');
-  const content = `Echo: ${typeof lastUser?.content === 'string' ? lastUser.content : '[parts]'}`;
+  const structured = ['json_schema', 'json_object'].includes(body.response_format?.type ?? '');
+  const content = structured
+    ? FAKE_STRUCTURED_TEXT
+    : `Echo: ${typeof lastUser?.content === 'string' ? lastUser.content : '[parts]'}`;
   const id = `chatcmpl-fake-${state.requests.length}`;
   const created = Math.floor(Date.now() / 1000);
   const usage = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 };
@@ -264,14 +270,7 @@ function otherOperation(req: IncomingMessage, res: ServerResponse, raw: string):
     return true;
   }
   if (req.method === 'POST' && path === '/v1/embeddings') {
-    const { model, input } = JSON.parse(raw || '{}') as { model?: string; input?: string | string[] };
-    const inputs = Array.isArray(input) ? input : [input ?? ''];
-    sendJson(res, {
-      object: 'list',
-      model,
-      data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: [0.1, 0.2, 0.3] })),
-      usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
-    });
+    sendJson(res, fakeEmbeddingList(raw));
     return true;
   }
   if (req.method === 'POST' && path === '/v1/completions') {
@@ -374,4 +373,26 @@ function otherOperation(req: IncomingMessage, res: ServerResponse, raw: string):
     return true;
   }
   return false;
+}
+
+/**
+ * An embeddings answer: the vector [0.1, 0.2, 0.3] for each input, as floats or, when the request
+ * asks for base64 (the Node SDK does), as the little-endian float32 bytes OpenAI sends.
+ */
+export function fakeEmbeddingList(raw: string): Record<string, unknown> {
+  const { model, input, encoding_format } = JSON.parse(raw || '{}') as {
+    model?: string;
+    input?: string | string[];
+    encoding_format?: 'float' | 'base64';
+  };
+  const inputs = Array.isArray(input) ? input : [input ?? ''];
+  const vector = [0.1, 0.2, 0.3];
+  const embedding =
+    encoding_format === 'base64' ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
+  return {
+    object: 'list',
+    model,
+    data: inputs.map((_, index) => ({ object: 'embedding', index, embedding })),
+    usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
+  };
 }

@@ -175,6 +175,7 @@ export const adminService: ServiceDefinition<Admin> = {
     };
     const deployments = new DeploymentService(new DeploymentRepository(manager), secrets, directory);
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
+    const workspaces = remoteWorkspaceLookup(identityClient);
     return {
       ...serveScoped(
         adminRouter(
@@ -204,7 +205,7 @@ export const adminService: ServiceDefinition<Admin> = {
             keys,
             headerPrefix: config.HEADER_PREFIX,
             env: processEnv,
-            workspaces: remoteWorkspaceLookup(identityClient),
+            workspaces,
           }),
           bodyLimitsFrom(config),
           processEnv.GRPC_AUTH_TOKEN || undefined,
@@ -223,7 +224,7 @@ export const adminService: ServiceDefinition<Admin> = {
         integrations.seedFromEnvironment(organisationId, processEnv),
       ensureMockIntegration: (organisationId) => integrations.ensureMockIntegration(organisationId),
       async start() {
-        await onChanges(events, logger, 'admin', invalidateApiKeys(keys));
+        await onChanges(events, logger, 'admin', invalidateApiKeys(keys, workspaces));
       },
     };
   },

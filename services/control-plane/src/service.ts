@@ -248,6 +248,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
                     slug: found.workspace.slug,
                     organisationId: found.organisation.id,
                     organisationCreatedAt: found.organisation.createdAt.getTime(),
+                    defaultConfig: found.defaultConfig,
                   }
                 : null;
             },

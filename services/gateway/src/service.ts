@@ -36,6 +36,7 @@ import { validChatBody } from './http/chat-body.ts';
 import { ChatCompletionsRoute } from './http/chat-completions.ts';
 import { ForwardedOperationsRoute } from './http/forwarded-operations.ts';
 import { MessagesRoute } from './http/messages.ts';
+import { MessagesPassthrough } from './domain/messages-passthrough.ts';
 import { Responses } from './domain/responses.ts';
 import { ResponsesRoute } from './http/responses.ts';
 import { KeyValueStoredResponses } from './store/stored-responses.ts';
@@ -127,6 +128,8 @@ export const gatewayService: ServiceDefinition = {
     const customHostDispatcher = createUpstreamDispatcher(processEnv, publicAddressLookup(resolve));
     const identityClient = need(clients.identity, 'identity client');
     const keys = new ApiKeyCache(remotePrincipalLookup(identityClient));
+    // JWT callers' workspaces, with the workspace's default config; dropped when it changes.
+    const workspaces = remoteWorkspaceLookup(identityClient);
     const integrationsClient = need(clients.integrations, 'integrations client');
     const integrations = new IntegrationCache(integrationsClient, {
       trustedCustomHosts: config.TRUSTED_CUSTOM_HOSTS,
@@ -187,8 +190,15 @@ export const gatewayService: ServiceDefinition = {
       validate: validChatBody,
     });
     const chat = new ChatCompletionsRoute(chatCompletions, headerPrefix, logger, metrics);
-    // The Messages interface is answered by the same chat completions, translated both ways.
-    const messages = new MessagesRoute(chatCompletions, headerPrefix, logger, metrics);
+    // The Messages interface is passed through to Anthropic, and answered by the same chat
+    // completions, translated both ways, for every other provider.
+    const messages = new MessagesRoute(
+      chatCompletions,
+      new MessagesPassthrough(context),
+      headerPrefix,
+      logger,
+      metrics,
+    );
     const forwarded = new ForwardedOperationsRoute(
       new ForwardedOperations(context, new ModelCatalog(integrationDirectory(integrationsClient))),
       headerPrefix,
@@ -229,7 +239,7 @@ export const gatewayService: ServiceDefinition = {
             JWT_ORGANISATION: processEnv.JWT_ORGANISATION || deploymentConfig.DEPLOYMENT_ORGANISATION,
           }
         : processEnv,
-      workspaces: remoteWorkspaceLookup(identityClient),
+      workspaces,
       ...(deployment ? { jwtAdmission: () => deployment.jwtAdmission() } : {}),
     });
     let subscription: Subscription | undefined;
@@ -247,7 +257,7 @@ export const gatewayService: ServiceDefinition = {
       ...(deployment ? { readiness: { deployment: () => deployment.ready() } } : {}),
       async start() {
         deployment?.start();
-        const dropApiKey = invalidateApiKeys(keys);
+        const dropApiKey = invalidateApiKeys(keys, workspaces);
         subscription = await onChanges(events, logger, 'gateway', (change) => {
           dropApiKey(change);
           dropOrganisationSettings(change);

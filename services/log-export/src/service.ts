@@ -232,7 +232,9 @@ export const logExportService: ServiceDefinition = {
         subscriptions.push(await consumeRequestLogs(events, logger, logs, config.LOG_INGEST_CONCURRENCY));
         subscriptions.push(await consumeAuditEvents(events, logger, audit));
         subscriptions.push(await consumeFeedback(events, logger, feedback));
-        subscriptions.push(await onChanges(events, logger, 'log-export', invalidateApiKeys(keys)));
+        subscriptions.push(
+          await onChanges(events, logger, 'log-export', invalidateApiKeys(keys, workspaces)),
+        );
         runner.start();
       },
       async stop() {

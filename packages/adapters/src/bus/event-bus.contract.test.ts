@@ -258,6 +258,56 @@ function eventBusContract(name: string, fixture: () => BusFixture) {
       );
     });
 
+    test("each message's trace context reaches subscribers with it, one at a time and in batches", async (t) => {
+      const bus = await open(t);
+      const { topic, group } = names();
+      const one = recorder();
+      await subscribe(t, bus, {
+        groupId: group('one'),
+        topics: [topic],
+        fromBeginning: true,
+        handler: one.handler,
+      });
+      const batched: BusMessage[] = [];
+      const subscription = await bus.subscribeBatches({
+        groupId: group('batches'),
+        topics: [topic],
+        fromBeginning: true,
+        maxMessages: 10,
+        handler: async (messages) => void batched.push(...messages),
+      });
+      t.after(() => subscription.stop());
+      const traceparent = (n: number) =>
+        `00-${String(n).padStart(32, '7')}-${String(n).padStart(16, '3')}-01`;
+      const sent = [
+        { value: 'with state', traceContext: { traceparent: traceparent(1), tracestate: 'vendor=1' } },
+        { value: 'without', traceContext: undefined },
+        { value: 'parent only', traceContext: { traceparent: traceparent(2) } },
+      ];
+      // One key, published together: on Kafka they may travel packed, each keeping its own.
+      for (const { value, traceContext } of sent) {
+        bus.publish({
+          topic,
+          key: 'k',
+          value: encoder.encode(value),
+          ...(traceContext ? { traceContext } : {}),
+        });
+      }
+      // And alone, in a record of its own.
+      await bus.flush();
+      bus.publish({
+        topic,
+        key: 'alone',
+        value: encoder.encode('alone'),
+        traceContext: { traceparent: traceparent(3) },
+      });
+      const expected = [...sent, { value: 'alone', traceContext: { traceparent: traceparent(3) } }];
+      const seen = (messages: BusMessage[]) =>
+        messages.map((m) => ({ value: text(m), traceContext: m.traceContext }));
+      await eventually(() => assert.deepEqual(seen(one.seen), expected), within());
+      await eventually(() => assert.deepEqual(seen(batched), expected), within());
+    });
+
     test('a batch whose handler throws is handed over again whole, and nothing after it is committed first', async (t) => {
       const bus = await open(t);
       const { topic, group } = names();
@@ -518,6 +568,88 @@ describe('KafkaEventBus (real broker)', () => {
       const offsets = new Set(r.seen.map((m) => m.offset));
       assert.ok(offsets.size > 1 && offsets.size < 30, `${offsets.size} records`);
       assert.equal(bus.stats().published, 120);
+    });
+
+    test('packed events each keep their trace context on the way through the broker', async (t) => {
+      const { bus } = await kafkaBus(t, { packing: { maxPackBytes: 4_000, maxPackMessages: 50 } });
+      const topic = `packed-traced-${uniqueSuffix()}`;
+      const batched: BusMessage[] = [];
+      const subscription = await bus.subscribeBatches({
+        groupId: `group-packed-traced-${uniqueSuffix()}`,
+        topics: [topic],
+        fromBeginning: true,
+        maxMessages: 100,
+        handler: async (messages) => void batched.push(...messages),
+      });
+      t.after(() => subscription.stop());
+      const traceContextOf = (i: number) =>
+        i % 3 === 2
+          ? undefined
+          : {
+              traceparent: `00-${String(i + 1).padStart(32, 'c')}-${String(i + 1).padStart(16, 'd')}-01`,
+              ...(i % 3 === 1 ? { tracestate: `vendor=${i},other=x` } : {}),
+            };
+      for (let i = 0; i < 60; i++) {
+        const traceContext = traceContextOf(i);
+        bus.publish({
+          topic,
+          key: 'workspace-1',
+          value: encoder.encode(`e${i}`),
+          ...(traceContext ? { traceContext } : {}),
+        });
+      }
+      await bus.flush();
+      await eventually(() => assert.equal(batched.length, 60), within);
+      assert.deepEqual(
+        batched.map((m) => ({ value: text(m), traceContext: m.traceContext })),
+        Array.from({ length: 60 }, (_, i) => ({ value: `e${i}`, traceContext: traceContextOf(i) })),
+      );
+      const offsets = new Set(batched.map((m) => m.offset));
+      assert.ok(offsets.size < 10, `packed: ${offsets.size} records`);
+    });
+
+    test('a pack from an earlier release (no trace header) is read whole; a foreign record keeps its traceparent header', async (t) => {
+      const { bus } = await kafkaBus(t);
+      const topic = `earlier-${uniqueSuffix()}`;
+      const r = recorder();
+      const subscription = await bus.subscribe({
+        groupId: `group-earlier-${uniqueSuffix()}`,
+        topics: [topic],
+        fromBeginning: true,
+        handler: r.handler,
+      });
+      t.after(() => subscription.stop());
+      const producer = new Kafka({
+        clientId: 'contract-earlier',
+        brokers,
+        logLevel: logLevel.NOTHING,
+      }).producer();
+      const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      await producer.connect();
+      try {
+        await producer.send({
+          topic: prefix + topic,
+          messages: [
+            {
+              key: 'k',
+              value: Buffer.from([0, 0, 0, 2, 101, 49, 0, 0, 0, 2, 101, 50]),
+              headers: { 'switchyard-pack': '1' },
+            },
+            { key: 'k', value: Buffer.from('traced elsewhere'), headers: { traceparent, tracestate: 'x=1' } },
+          ],
+        });
+      } finally {
+        await producer.disconnect();
+      }
+      await eventually(() => assert.equal(r.seen.length, 3), within);
+      assert.deepEqual(
+        r.seen.map((m) => ({ value: text(m), traceContext: m.traceContext })),
+        [
+          { value: 'e1', traceContext: undefined },
+          { value: 'e2', traceContext: undefined },
+          { value: 'traced elsewhere', traceContext: { traceparent, tracestate: 'x=1' } },
+        ],
+      );
     });
 
     test('an event larger than the broker accepts is dropped when published and holds up nothing after it', async (t) => {

@@ -1,15 +1,24 @@
+import type { TraceCarrier } from '@switchyard/core';
+
 export interface BusMessage {
   topic: string;
   key: string;
   value: Uint8Array;
   partition: number;
   offset: string;
+  /** The W3C trace context the event was published in, when its publisher traced. */
+  traceContext?: TraceCarrier;
 }
 
 export interface OutgoingMessage {
   topic: string;
   key: string;
   value: Uint8Array;
+  /**
+   * The trace context to send with the event. Left out, the bus takes the active context's
+   * while tracing is on (see activeTraceCarrier).
+   */
+  traceContext?: TraceCarrier;
 }
 
 export type MessageHandler = (message: BusMessage) => Promise<void>;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { EventJournal, type JournalMessage } from './event-journal.ts';
+import { frame } from './framing.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-journal-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -182,4 +183,51 @@ test('a record that cannot be written is reported, not thrown, and the file stay
   journal.close();
   assert.equal(errors.length, 1);
   assert.deepEqual(texts(EventJournal.open(path).takeRecovered().messages), ['event 0', 'event 1']);
+});
+
+const traceContext = {
+  traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+  tracestate: 'vendor=abc',
+};
+
+test("a message's trace context is kept with it, also through a rewrite", () => {
+  const path = freshPath();
+  const journal = EventJournal.open(path, { compactAtBytes: 1 });
+  const traced = { ...message(0), traceContext };
+  const onlyParent = { ...message(2), traceContext: { traceparent: traceContext.traceparent } };
+  journal.append(traced);
+  journal.append(message(1));
+  journal.append(onlyParent);
+  assert.deepEqual(EventJournal.open(path).takeRecovered().messages, [traced, message(1), onlyParent]);
+
+  journal.compactIfDue(() => ({ messages: [onlyParent, traced], commits: [] }));
+  journal.close();
+  assert.deepEqual(EventJournal.open(path).takeRecovered().messages, [onlyParent, traced]);
+});
+
+test('a journal written before trace contexts were kept is read as messages without one', () => {
+  const path = freshPath();
+  // The earlier release's message record: kind 1 | offset (6) | topic length (2) | topic | key length (4) | key | value.
+  const earlierRecord = (offset: number, value: string) => {
+    const topic = 'switchyard.audit.v1';
+    const key = 'org-1';
+    return frame(1 + 6 + 2 + topic.length + 4 + key.length + value.length, (buffer, at) => {
+      at = buffer.writeUInt8(1, at);
+      at = buffer.writeUIntLE(offset, at, 6);
+      at = buffer.writeUInt16LE(topic.length, at);
+      at += buffer.write(topic, at);
+      at = buffer.writeUInt32LE(key.length, at);
+      at += buffer.write(key, at);
+      buffer.write(value, at);
+    });
+  };
+  writeFileSync(path, Buffer.concat([earlierRecord(0, 'a'), earlierRecord(1, 'b')]));
+  const journal = EventJournal.open(path);
+  assert.deepEqual(journal.takeRecovered().messages, [
+    { topic: 'switchyard.audit.v1', offset: 0, key: 'org-1', value: new TextEncoder().encode('a') },
+    { topic: 'switchyard.audit.v1', offset: 1, key: 'org-1', value: new TextEncoder().encode('b') },
+  ]);
+  journal.append({ ...message(2), traceContext });
+  journal.close();
+  assert.deepEqual(EventJournal.open(path).takeRecovered().messages.at(-1), { ...message(2), traceContext });
 });

@@ -1,5 +1,7 @@
 import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, renameSync } from 'node:fs';
+import type { TraceCarrier } from '@switchyard/core';
 import { frame as frameRecord, readFrames, writeFully } from './framing.ts';
+import { traceOfText, traceText } from './trace-text.ts';
 
 /** A published message as the journal keeps it, with the offset the bus gave it. */
 export interface JournalMessage {
@@ -7,6 +9,7 @@ export interface JournalMessage {
   offset: number;
   key: string;
   value: Uint8Array;
+  traceContext?: TraceCarrier;
 }
 
 /** The next offset a consumer group will read from a topic. */
@@ -31,6 +34,8 @@ export interface EventJournalOptions {
 
 const MESSAGE = 1;
 const COMMIT = 2;
+/** A message with its trace context; a message without one is written as MESSAGE, as before contexts were kept. */
+const TRACED_MESSAGE = 3;
 const DEFAULT_COMPACT_AT_BYTES = 8 * 1024 * 1024;
 
 /**
@@ -184,15 +189,23 @@ function frame(kind: number, body: number, fill: (buffer: Buffer, at: number) =>
 }
 
 // Message: offset (6 bytes) | topic length (2) | topic | key length (4) | key | value.
+// Traced message: the same with trace context length (2) | trace context (see traceText) before the value.
 function encodeMessage(message: JournalMessage): Buffer {
   const topic = Buffer.from(message.topic, 'utf8');
   const key = Buffer.from(message.key, 'utf8');
-  return frame(MESSAGE, 6 + 2 + topic.length + 4 + key.length + message.value.length, (buffer, at) => {
+  const trace = message.traceContext ? Buffer.from(traceText(message.traceContext), 'utf8') : undefined;
+  const traceBytes = trace ? 2 + trace.length : 0;
+  const bytes = 6 + 2 + topic.length + 4 + key.length + traceBytes + message.value.length;
+  return frame(trace ? TRACED_MESSAGE : MESSAGE, bytes, (buffer, at) => {
     at = buffer.writeUIntLE(message.offset, at, 6);
     at = buffer.writeUInt16LE(topic.length, at);
     at += topic.copy(buffer, at);
     at = buffer.writeUInt32LE(key.length, at);
     at += key.copy(buffer, at);
+    if (trace) {
+      at = buffer.writeUInt16LE(trace.length, at);
+      at += trace.copy(buffer, at);
+    }
     buffer.set(message.value, at);
   });
 }
@@ -238,11 +251,13 @@ function decodeRecord(record: Buffer): JournalMessage | JournalCommit | undefine
       at += length;
       return value;
     };
-    if (kind === MESSAGE) {
+    if (kind === MESSAGE || kind === TRACED_MESSAGE) {
       const topic = text(2);
       const key = text(4);
+      const traceContext = kind === TRACED_MESSAGE ? traceOfText(text(2)) : undefined;
       // A copy, so that the file's buffer is not kept alive by the messages still pending.
-      return { topic, offset, key, value: new Uint8Array(record.subarray(at)) };
+      const value = new Uint8Array(record.subarray(at));
+      return traceContext ? { topic, offset, key, value, traceContext } : { topic, offset, key, value };
     }
     if (kind === COMMIT) {
       const groupId = text(2);

@@ -12,7 +12,7 @@ import {
   type Producer,
 } from 'kafkajs';
 import { createRequire } from 'node:module';
-import type { Logger } from '@switchyard/core';
+import { activeTraceCarrier, type Logger, type TraceCarrier } from '@switchyard/core';
 import type {
   BusMessage,
   EventBus,
@@ -24,9 +24,10 @@ import type {
 } from './event-bus.ts';
 import {
   PACK_FORMAT,
-  PACK_HEADER,
   packFormat,
   packRecords,
+  packTraceContexts,
+  recordTraceContext,
   unpackRecord,
   type PackLimits,
 } from './packing.ts';
@@ -244,7 +245,12 @@ export class KafkaEventBus implements EventBus {
       topic = this.prefix + message.topic;
       this.topics.set(message.topic, topic);
     }
-    this.buffer.push({ topic, key: message.key, value: message.value });
+    const traceContext = message.traceContext ?? activeTraceCarrier();
+    this.buffer.push(
+      traceContext
+        ? { topic, key: message.key, value: message.value, traceContext }
+        : { topic, key: message.key, value: message.value },
+    );
   }
 
   private get prefix(): string {
@@ -271,9 +277,9 @@ export class KafkaEventBus implements EventBus {
         let list = byTopic.get(record.topic);
         if (!list) byTopic.set(record.topic, (list = []));
         list.push(
-          record.messages === 1
-            ? { key: record.key, value: record.value }
-            : { key: record.key, value: record.value, headers: { [PACK_HEADER]: PACK_FORMAT } },
+          record.headers
+            ? { key: record.key, value: record.value, headers: record.headers }
+            : { key: record.key, value: record.value },
         );
       }
       await this.producer.sendBatch({
@@ -319,13 +325,13 @@ export class KafkaEventBus implements EventBus {
           offset: message.offset,
           key: message.key?.toString('utf8') ?? '',
         };
-        const values = this.unpack(topic, message);
+        const events = this.unpack(topic, message);
         // One by one, in order; a pack's offset is committed only after the last one.
-        for (const value of values) {
+        for (const event of events) {
           await this.retrying(delivered.topic, stopped, heartbeat, () =>
-            options.handler({ ...delivered, value }),
+            options.handler({ ...delivered, ...event }),
           );
-          if (values.length > 1) await heartbeat();
+          if (events.length > 1) await heartbeat();
         }
       };
       return { autoCommit: true, eachMessage: handle };
@@ -357,8 +363,8 @@ export class KafkaEventBus implements EventBus {
         for (const message of batch.messages) {
           if (!isRunning() || isStale()) return;
           const key = message.key?.toString('utf8') ?? '';
-          for (const value of this.unpack(batch.topic, message)) {
-            pending.push({ topic, partition: batch.partition, offset: message.offset, key, value });
+          for (const event of this.unpack(batch.topic, message)) {
+            pending.push({ topic, partition: batch.partition, offset: message.offset, key, ...event });
           }
           unresolved = message.offset;
           while (pending.length >= maxMessages) {
@@ -380,14 +386,28 @@ export class KafkaEventBus implements EventBus {
     });
   }
 
-  /** The events a record carries: itself, or those packed in it (none when the pack is unreadable, logged). */
-  private unpack(topic: string, message: KafkaMessage): Buffer[] {
+  /**
+   * The events a record carries, with their trace contexts: itself, or those packed in it (none
+   * when the pack is unreadable, logged).
+   */
+  private unpack(
+    topic: string,
+    message: KafkaMessage,
+  ): Array<{ value: Buffer; traceContext?: TraceCarrier }> {
     const value = message.value ?? Buffer.alloc(0);
     const format = packFormat(message.headers);
-    if (format === undefined) return [value];
+    if (format === undefined) {
+      const traceContext = recordTraceContext(message.headers);
+      return [traceContext ? { value, traceContext } : { value }];
+    }
     try {
       if (format !== PACK_FORMAT) throw new Error(`unknown pack format '${format}'`);
-      return unpackRecord(value);
+      const values = unpackRecord(value);
+      const contexts = packTraceContexts(message.headers, values.length);
+      return values.map((packed, i) => {
+        const traceContext = contexts[i];
+        return traceContext ? { value: packed, traceContext } : { value: packed };
+      });
     } catch (err) {
       this.options.logger.error('skipping unreadable packed record', {
         topic,

@@ -154,6 +154,34 @@ describe('with a journal, after the process dies', () => {
     await second.close();
   });
 
+  test("a message's trace context is delivered with it after a restart", async () => {
+    const start = lives();
+    const first = start();
+    const traceContext = {
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: 'vendor=abc',
+    };
+    first.publish({ ...message(0), traceContext });
+    first.publish(message(1));
+    const second = start();
+    const seen: BusMessage[] = [];
+    await second.subscribe({
+      groupId: 'late',
+      topics: ['t'],
+      fromBeginning: true,
+      handler: async (m) => void seen.push(m),
+    });
+    await second.flush();
+    assert.deepEqual(
+      seen.map((m) => ({ value: text(m), traceContext: m.traceContext })),
+      [
+        { value: '0', traceContext },
+        { value: '1', traceContext: undefined },
+      ],
+    );
+    await second.close();
+  });
+
   test('the journal stays small while groups keep up, and keeps what a slow group has not handled', async () => {
     const start = lives({ compactAtBytes: 16_384 });
     const first = start();

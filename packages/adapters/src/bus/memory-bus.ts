@@ -1,3 +1,4 @@
+import { activeTraceCarrier } from '@switchyard/core';
 import type {
   BatchHandler,
   BusMessage,
@@ -57,8 +58,15 @@ export class MemoryEventBus implements EventBus {
   publish(message: OutgoingMessage): void {
     const log = this.topicLog(message.topic);
     const offset = log.base + log.messages.length;
-    this.options.journal?.append({ topic: message.topic, offset, key: message.key, value: message.value });
-    log.messages.push({ ...message, partition: 0, offset: String(offset) });
+    const { topic, key, value } = message;
+    const traceContext = message.traceContext ?? activeTraceCarrier();
+    const kept: BusMessage = traceContext
+      ? { topic, key, value, partition: 0, offset: String(offset), traceContext }
+      : { topic, key, value, partition: 0, offset: String(offset) };
+    this.options.journal?.append(
+      traceContext ? { topic, offset, key, value, traceContext } : { topic, offset, key, value },
+    );
+    log.messages.push(kept);
     this.published++;
     this.trim(message.topic);
     for (const pump of this.pumps) pump.wake();
@@ -173,6 +181,7 @@ export class MemoryEventBus implements EventBus {
           offset: Number(message.offset),
           key: message.key,
           value: message.value,
+          ...(message.traceContext ? { traceContext: message.traceContext } : {}),
         });
       }
     }
@@ -201,6 +210,7 @@ export class MemoryEventBus implements EventBus {
         value: message.value,
         partition: 0,
         offset: String(message.offset),
+        ...(message.traceContext ? { traceContext: message.traceContext } : {}),
       });
     }
     for (const { groupId, topic, offset } of content.commits) {

@@ -405,6 +405,43 @@ describe('PublishBuffer with a spill file', () => {
     });
   });
 
+  test("each message's trace context reaches the broker with it, from memory, from disk, and from a previous process's disk", async (t) => {
+    const traced = (n: number): OutgoingMessage => ({
+      ...message(n),
+      traceContext: {
+        traceparent: `00-${String(n).padStart(32, '1')}-${String(n).padStart(16, '2')}-01`,
+        ...(n % 2 === 0 ? { tracestate: `vendor=${n}` } : {}),
+      },
+    });
+    const dir = tempDir(t);
+    const earlier = new SpillFile({ dir });
+    earlier.append(traced(0));
+    earlier.append(message(1));
+    earlier.close();
+
+    const sent: OutgoingMessage[] = [];
+    let up = false;
+    const buffer = new PublishBuffer({
+      send: async (batch) => {
+        if (!up) throw new Error('broker away');
+        sent.push(...batch);
+      },
+      onError: () => {},
+      onDrop: () => assert.fail('nothing is dropped'),
+      maxBuffered: 3,
+      lingerMs: 1,
+      retryDelayMs: () => 1,
+      spill: new SpillFile({ dir }),
+    });
+    t.after(() => buffer.close(0));
+    // Two already wait in memory (from the earlier file): one more in memory, the rest on disk.
+    for (let i = 2; i < 7; i++) buffer.push(i === 4 ? message(i) : traced(i));
+    assert.deepEqual(buffer.stats().spilled, 4);
+    up = true;
+    await buffer.flush(5_000);
+    assert.deepEqual(sent, [traced(0), message(1), traced(2), traced(3), message(4), traced(5), traced(6)]);
+  });
+
   test('a torn last record left by a killed process is skipped; the whole ones before it are sent', async (t) => {
     const dir = tempDir(t);
     const earlier = new SpillFile({ dir });

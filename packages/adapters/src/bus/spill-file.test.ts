@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import type { OutgoingMessage } from './event-bus.ts';
+import { frame } from './framing.ts';
 import { SpillFile, type SpillFileOptions } from './spill-file.ts';
 
 function tempDir(t: TestContext): string {
@@ -133,4 +134,49 @@ test('a write that fails is reported with how many failed since the last report'
   const quiet = open(t, { dir, onError: report, reportEveryMs: 3_600_000 });
   for (let i = 0; i < 5; i++) assert.equal(quiet.append(message(i)), false);
   assert.deepEqual(errors, [{ code: 'ENOSPC', failures: 1 }], 'later failures wait for the next report');
+});
+
+const traceContext = {
+  traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+  tracestate: 'vendor=abc',
+};
+
+test("a message's trace context is kept on disk with it, and read back by this process and the next", (t) => {
+  const dir = tempDir(t);
+  const earlier = new SpillFile({ dir });
+  const traced = { ...message(0), traceContext };
+  const onlyParent = { ...message(1), traceContext: { traceparent: traceContext.traceparent } };
+  for (const m of [traced, message(2), onlyParent]) assert.equal(earlier.append(m), true);
+  assert.deepEqual(earlier.take(1).messages, [traced]);
+  earlier.close();
+
+  const next = open(t, { dir });
+  assert.equal(next.recovered, 3);
+  assert.deepEqual(next.take(10).messages, [traced, message(2), onlyParent]);
+});
+
+test('a file written before trace contexts were kept is read as messages without one', (t) => {
+  const dir = tempDir(t);
+  // The earlier release's record: topic length (2) | topic | key length (4) | key | value.
+  const earlierRecord = (topic: string, key: string, value: string) =>
+    frame(2 + topic.length + 4 + key.length + value.length, (buffer, at) => {
+      at = buffer.writeUInt16LE(topic.length, at);
+      at += buffer.write(topic, at);
+      at = buffer.writeUInt32LE(key.length, at);
+      at += buffer.write(key, at);
+      buffer.write(value, at);
+    });
+  writeFileSync(
+    join(dir, 'events.spill'),
+    Buffer.concat([earlierRecord('logs', 'w1', 'first'), earlierRecord('logs', 'w2', 'second')]),
+  );
+  const spill = open(t, { dir });
+  assert.equal(spill.recovered, 2);
+  spill.append({ ...message(3), traceContext });
+  const { messages } = spill.take(10);
+  assert.deepEqual(messages.slice(0, 2), [
+    { topic: 'logs', key: 'w1', value: new TextEncoder().encode('first') },
+    { topic: 'logs', key: 'w2', value: new TextEncoder().encode('second') },
+  ]);
+  assert.deepEqual(messages[2], { ...message(3), traceContext });
 });

@@ -1,7 +1,9 @@
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TraceCarrier } from '@switchyard/core';
 import type { OutgoingMessage } from './event-bus.ts';
 import { frame, frameBytesAt, readFrames, writeFully } from './framing.ts';
+import { traceOfText, traceText } from './trace-text.ts';
 
 export interface SpillFileOptions {
   /** The folder the file is kept in; created if missing. One process writes a file. */
@@ -227,33 +229,54 @@ export class SpillFile {
   }
 }
 
-// A message: topic length (2 bytes) | topic | key length (4) | key | value.
+/** Set in the topic length of a message kept with its trace context. */
+const WITH_TRACE = 0x8000;
+
+// A message: topic length (2 bytes) | topic | key length (4) | key | value. With a trace context
+// the topic length has WITH_TRACE set and the key is followed by the context's length (2) and
+// text (see traceText); a message without one is written as before trace contexts were kept, so
+// that files written by either release are read by both as long as tracing is off.
 function encode(message: OutgoingMessage): Buffer {
   const topic = Buffer.from(message.topic, 'utf8');
   const key = Buffer.from(message.key, 'utf8');
-  return frame(2 + topic.length + 4 + key.length + message.value.length, (buffer, at) => {
-    at = buffer.writeUInt16LE(topic.length, at);
+  const trace = message.traceContext ? Buffer.from(traceText(message.traceContext), 'utf8') : undefined;
+  if (topic.length >= WITH_TRACE) throw new RangeError(`topic name of ${topic.length} bytes`);
+  const traceBytes = trace ? 2 + trace.length : 0;
+  return frame(2 + topic.length + 4 + key.length + traceBytes + message.value.length, (buffer, at) => {
+    at = buffer.writeUInt16LE(trace ? topic.length | WITH_TRACE : topic.length, at);
     at += topic.copy(buffer, at);
     at = buffer.writeUInt32LE(key.length, at);
     at += key.copy(buffer, at);
+    if (trace) {
+      at = buffer.writeUInt16LE(trace.length, at);
+      at += trace.copy(buffer, at);
+    }
     buffer.set(message.value, at);
   });
 }
 
 function decode(body: Buffer): OutgoingMessage | undefined {
   let at = 0;
-  const text = (lengthBytes: 2 | 4): string | undefined => {
+  const text = (lengthBytes: 2 | 4, mask = 0xffff): string | undefined => {
     if (at + lengthBytes > body.length) return undefined;
-    const length = lengthBytes === 2 ? body.readUInt16LE(at) : body.readUInt32LE(at);
+    const length = lengthBytes === 2 ? body.readUInt16LE(at) & mask : body.readUInt32LE(at);
     at += lengthBytes;
     if (at + length > body.length) return undefined;
     const value = body.toString('utf8', at, at + length);
     at += length;
     return value;
   };
-  const topic = text(2);
+  const withTrace = body.length >= 2 && (body.readUInt16LE(0) & WITH_TRACE) !== 0;
+  const topic = text(2, WITH_TRACE - 1);
   const key = text(4);
   if (topic === undefined || key === undefined) return undefined;
+  let traceContext: TraceCarrier | undefined;
+  if (withTrace) {
+    const trace = text(2);
+    if (trace === undefined) return undefined;
+    traceContext = traceOfText(trace);
+  }
   // A copy, so that the read buffer is not kept alive by the messages waiting to be sent.
-  return { topic, key, value: new Uint8Array(body.subarray(at)) };
+  const value = new Uint8Array(body.subarray(at));
+  return traceContext ? { topic, key, value, traceContext } : { topic, key, value };
 }

@@ -18,6 +18,8 @@ export interface ReceivedSpan {
   statusCode: number;
   /** The `service.name` of the process that sent it. */
   serviceName: string;
+  /** The spans it links to (another trace's, or its own). */
+  links: Array<{ traceId: string; spanId: string }>;
 }
 
 export interface OtlpReceiver {
@@ -101,6 +103,7 @@ function spansOf(body: string): ReceivedSpan[] {
           kind: number;
           attributes?: JsonAttribute[];
           status?: { code?: number };
+          links?: Array<{ traceId: string; spanId: string }>;
         }>;
       }>;
     }>;
@@ -119,6 +122,7 @@ function spansOf(body: string): ReceivedSpan[] {
           attributes: attributesOf(span.attributes),
           statusCode: span.status?.code ?? 0,
           serviceName,
+          links: (span.links ?? []).map(({ traceId, spanId }) => ({ traceId, spanId })),
         });
       }
     }

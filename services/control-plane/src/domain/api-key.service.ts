@@ -1,5 +1,5 @@
 import { Conflict, Forbidden, NotFound, BadRequest, type CamelKeys, type PageQuery } from '@switchyard/core';
-import { assertOrganisationAdmin, type Principal, type Scope } from '@switchyard/access';
+import { assertOrganisationAdmin, callerDefaults, type Principal, type Scope } from '@switchyard/access';
 import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { z } from 'zod';
@@ -59,11 +59,19 @@ export class ApiKeyService {
     private readonly accessTokens?: { resolveAccessToken(hash: string): Promise<Principal | null> },
   ) {}
 
-  /** The caller an API key's hash names, or else an OAuth access token's: every service resolves both here. */
+  /**
+   * The caller an API key's hash names, or else an OAuth access token's (or a session's): every
+   * service resolves both here. A caller that is not a key gets its workspace's default config.
+   */
   async resolveApiKey(keyHash: string): Promise<Principal | null> {
     const found = await this.repo.findApiKeyWithOwnersByHash(keyHash);
     if (found) return isUsable(found.apiKey) ? toPrincipal(found) : null;
-    return (await this.accessTokens?.resolveAccessToken(keyHash)) ?? null;
+    const other = await this.accessTokens?.resolveAccessToken(keyHash);
+    if (!other) return null;
+    const defaults = other.workspaceId
+      ? callerDefaults(await this.repo.workspaceDefaultConfig(other.workspaceId))
+      : undefined;
+    return defaults ? { ...other, defaults } : other;
   }
 
   async createApiKey(

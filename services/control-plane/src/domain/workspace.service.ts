@@ -5,7 +5,7 @@ import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
 import type { z } from 'zod';
 import type { SavedConfig } from '../store/config.entities.ts';
-import type { Workspace } from '../store/entities.ts';
+import type { Organisation, Workspace } from '../store/entities.ts';
 import type { IdentityRepository } from '../store/identity.repository.ts';
 import { mergeSecuritySettings } from './key-settings.ts';
 import type { KeySettingsService } from './key-settings.service.ts';
@@ -60,9 +60,21 @@ export class WorkspaceService {
     private readonly bus: EventBus,
   ) {}
 
-  /** For callers authenticated by a token that names its workspace (JWT): the workspace, if the organisation has it. */
-  resolveWorkspace(organisation: string, idOrSlug: string) {
-    return this.repo.findWorkspaceWithOrganisation(organisation, idOrSlug);
+  /**
+   * For callers authenticated by a token that names its workspace (JWT): the workspace, if the
+   * organisation has it, and the slug of its default config (null for none), which such callers'
+   * requests run with when they name no config or provider.
+   */
+  async resolveWorkspace(
+    organisation: string,
+    idOrSlug: string,
+  ): Promise<{ workspace: Workspace; organisation: Organisation; defaultConfig: string | null } | null> {
+    const found = await this.repo.findWorkspaceWithOrganisation(organisation, idOrSlug);
+    if (!found) return null;
+    const defaultConfig = found.workspace.defaultConfigId
+      ? await this.repo.workspaceDefaultConfig(found.workspace.id)
+      : null;
+    return { ...found, defaultConfig };
   }
 
   async createWorkspace(principal: Principal, input: CreateWorkspaceInput): Promise<WorkspaceDetails> {

@@ -108,6 +108,34 @@ test('an expired key resolves to no principal and is refused', async () => {
   assert.equal((await h.request('GET', '/v2/workspaces', { key })).status, 401);
 });
 
+test("ResolveWorkspace answers with the workspace's default config by slug, and with none once it is cleared", async () => {
+  const created = await h.request('POST', '/v2/configs', {
+    key: h.adminKey,
+    json: { name: 'Workspace default', workspace_id: h.workspaceId, config: { provider: '@mock' } },
+  });
+  assert.equal(created.status, 200, created.text);
+  const slug = created.body.data.slug as string;
+  const resolveWorkspace = () =>
+    h.client('identity').resolveWorkspace({ organisation: h.organisationId, workspace: 'default' });
+  assert.equal((await resolveWorkspace()).defaultConfig, '');
+
+  const set = await h.request('PUT', `/v2/workspaces/${h.workspaceId}`, {
+    key: h.adminKey,
+    json: { defaults: { config: created.body.data.id } },
+  });
+  assert.equal(set.status, 200, set.text);
+  const found = await resolveWorkspace();
+  assert.equal(found.workspaceId, h.workspaceId);
+  assert.equal(found.defaultConfig, slug);
+
+  const cleared = await h.request('PUT', `/v2/workspaces/${h.workspaceId}`, {
+    key: h.adminKey,
+    json: { defaults: { config: null } },
+  });
+  assert.equal(cleared.status, 200, cleared.text);
+  assert.equal((await resolveWorkspace()).defaultConfig, '');
+});
+
 test('ResolveApiKey refuses callers without the service token', async () => {
   const stranger = createGrpcClient(identity.IdentityService, {
     address: h.grpcAddress('control-plane'),

@@ -72,6 +72,7 @@ export function identityHandlers(
         workspaceSlug: found.workspace.slug,
         organisationId: found.organisation.id,
         organisationCreatedAtMs: String(found.organisation.createdAt.getTime()),
+        defaultConfig: found.defaultConfig ?? '',
       };
     },
     getKeySettings: async ({ organisationId }) => ({

@@ -126,6 +126,26 @@ export class IdentityRepository {
     return repo.findOneBy({ organisationId, slug: idOrSlug, archivedAt: IsNull() });
   }
 
+  /**
+   * The slug of the active config a workspace's `defaults.config` names; null for none (or
+   * for a workspace that is not there).
+   */
+  async workspaceDefaultConfig(workspaceId: string): Promise<string | null> {
+    if (!isUuid(workspaceId)) return null;
+    const row = await this.manager
+      .getRepository(WorkspaceEntity)
+      .createQueryBuilder('workspace')
+      .innerJoin(
+        SavedConfigEntity.options.name,
+        'config',
+        "config.id = workspace.defaultConfigId AND config.status = 'active'",
+      )
+      .select('config.slug', 'slug')
+      .where('workspace.id = :workspaceId AND workspace.archivedAt IS NULL', { workspaceId })
+      .getRawOne<{ slug: string }>();
+    return row?.slug ?? null;
+  }
+
   /** A workspace and its organisation, each by id or slug. */
   async findWorkspaceWithOrganisation(
     organisationIdOrSlug: string,

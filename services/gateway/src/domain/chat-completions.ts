@@ -273,7 +273,7 @@ export class ChatCompletions {
 }
 
 /** A cached answer in the form it was given: a stream is replayed event by event. */
-function replay(cached: CachedResponse, maxAgeSeconds: number): ChatReply {
+export function replay(cached: CachedResponse, maxAgeSeconds: number): ChatReply {
   const common = {
     status: cached.status,
     contentType: cached.contentType,

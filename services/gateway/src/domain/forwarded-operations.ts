@@ -47,14 +47,16 @@ export class ForwardedOperations {
 
   /**
    * GET /v1/models answers from the integrated catalog unless the request names a provider
-   * (header or config); `<prefix>models-endpoint: true` (`wanted`) or a config's
-   * `fetch_integrated_models` asks for the catalog anyway, narrowed to the providers named.
-   * Undefined means: forward to the provider.
+   * (header or config) or the caller's default config applies (as if the request had named
+   * it); `<prefix>models-endpoint: true` (`wanted`) or a config's `fetch_integrated_models`
+   * asks for the catalog anyway, narrowed to the providers named. Undefined means: forward to
+   * the provider.
    */
   async integratedModels(request: GatewayRequest, wanted: boolean | undefined) {
     const prefix = this.context.headerPrefix;
     const provider = request.headers.provider;
-    if (provider === undefined && request.headers.config === undefined) {
+    const defaultConfig = request.principal.defaults?.config ?? null;
+    if (provider === undefined && request.headers.config === undefined && defaultConfig === null) {
       return wanted === false ? undefined : this.catalog.list(request.principal);
     }
     await refuseBlockedInlineChoices(request.principal, request.headers, this.context.inline, prefix);
@@ -221,6 +223,7 @@ export class ForwardedOperations {
             path: `${pathname}${operation.search}`,
             headers: operation.headers,
             body,
+            model: routed.model || undefined,
             target: routed.target,
             signal: attempt.signal,
             timeoutMs: attempt.timeoutMs,
@@ -251,7 +254,7 @@ export class ForwardedOperations {
 }
 
 /** A whole answer, read as it arrives. */
-async function gather(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
+export async function gather(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of body) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks);
@@ -262,7 +265,7 @@ async function* once(body: Buffer): AsyncIterable<Uint8Array> {
 }
 
 /** Reads and drops an answer that will not be used, so its connection can be reused. */
-function drain(body: AsyncIterable<Uint8Array>): void {
+export function drain(body: AsyncIterable<Uint8Array>): void {
   void (async () => {
     for await (const chunk of body) void chunk;
   })().catch(() => undefined);

@@ -75,7 +75,8 @@ export function responseCacheKey(
   workspaceId: string,
   directives: CacheDirectives,
   target: ProviderTarget,
-  body: ChatBody,
+  /** The request as it goes to the provider: a chat body, or another format's (see `format`). */
+  body: ChatBody | Record<string, unknown>,
   /**
    * The output guardrails (id and version) the answer passes through: an answer they withheld
    * or redacted is stored as sent, so it is replayed only to requests checked the same way.

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { AppError, BadRequest, NotFound } from '@switchyard/core';
-import { nodePath, type RoutingTarget } from '@switchyard/rules';
 import type { ChatBody } from '../providers/types.ts';
 import type { GatewayContext, GatewayRequest, IncomingCall } from './gateway-request.ts';
-import { routeRequest } from './provider-routing.ts';
+import { everyTargetServes } from './route-targets.ts';
 import {
   includesEncryptedReasoning,
   newResponseId,
@@ -70,30 +69,13 @@ export class Responses {
     call: IncomingCall,
     model: string | undefined,
   ): Promise<boolean> {
-    try {
-      const resolved = await request.config();
-      const leaves = leavesOf(resolved?.config ?? {}, 'config', undefined);
-      for (const { leaf, path, overriddenModel } of leaves) {
-        const routed = await routeRequest(
-          {
-            principal: call.principal,
-            model: overriddenModel ?? model,
-            headers: call.headers,
-            inline: this.context.inline,
-            providerKey: call.providerKey,
-            integrations: this.context.integrations,
-            headerPrefix: this.context.headerPrefix,
-            directProviders: this.context.providers,
-          },
-          leaf,
-          path,
-        );
-        if (!this.context.providers.get(routed.target.provider)?.forward) return false;
-      }
-      return true;
-    } catch {
-      return false;
-    }
+    return everyTargetServes(
+      this.context,
+      request,
+      call,
+      model,
+      (provider) => provider.forward !== undefined,
+    );
   }
 
   /**
@@ -187,18 +169,6 @@ export class Responses {
       }),
     );
   }
-}
-
-/** Each leaf of a config's routing tree, with the model its override_params set (the nearest winning). */
-function leavesOf(
-  node: RoutingTarget,
-  path: string,
-  overriddenModel: string | undefined,
-): Array<{ leaf: RoutingTarget; path: string; overriddenModel: string | undefined }> {
-  const model = node.override_params?.model;
-  const inherited = typeof model === 'string' ? model : overriddenModel;
-  if (!node.targets) return [{ leaf: node, path, overriddenModel: inherited }];
-  return node.targets.flatMap((target, i) => leavesOf(target, nodePath(path, i), inherited));
 }
 
 /** An output item as the input item that would say the same. */

@@ -11,6 +11,8 @@ export interface StreamMeterOptions {
   price: TokenPricing;
   /** Told when a limit ran out and the stream was ended (before the error event is sent). */
   onExhausted?: (verdict: AccrueVerdict) => void;
+  /** The stream's events: chat completion chunks (the default), or Anthropic's Messages events. */
+  format?: 'chat' | 'messages' | undefined;
 }
 
 const LF = 0x0a;
@@ -44,9 +46,10 @@ function count(value: unknown): number {
 }
 
 /**
- * Counts what an OpenAI-format event stream uses as its chunks go by: the upstream's usage
- * when a chunk carries it, else the prompt estimate and, for every chunk with completion
- * text, its characters / 4 rounded up (at least 1).
+ * Counts what an event stream uses as its chunks go by: the upstream's usage when a chunk
+ * carries it, else the prompt estimate and, for every chunk with completion text, its
+ * characters / 4 rounded up (at least 1). An Anthropic Messages stream tells its prompt in
+ * `message_start` and its completion in `message_delta`; each counts from where it is told.
  */
 class StreamCount {
   private carry: Buffer | undefined;
@@ -54,10 +57,13 @@ class StreamCount {
   midEvent = false;
   private estimatedCompletion = 0;
   private usage: TokenCounts | undefined;
+  /** A Messages stream's prompt as `message_start` told it. */
+  private prompt: Omit<TokenCounts, 'completionTokens' | 'reasoningTokens'> | undefined;
 
   constructor(
     private readonly promptEstimate: number,
     private readonly price: TokenPricing,
+    private readonly format: 'chat' | 'messages',
   ) {}
 
   /**
@@ -107,6 +113,7 @@ class StreamCount {
     } catch {
       return false;
     }
+    if (this.format === 'messages') return this.messagesEvent(chunk as Record<string, unknown>);
     const usage = chunk.usage;
     if (usage && typeof usage === 'object' && typeof usage.completion_tokens === 'number') {
       const promptDetails = usage.prompt_tokens_details as Record<string, unknown> | null | undefined;
@@ -125,25 +132,70 @@ class StreamCount {
     return true;
   }
 
+  /** One Anthropic Messages event: its usage, or the characters of the text a delta carries. */
+  private messagesEvent(event: Record<string, unknown>): boolean {
+    if (event.type === 'message_start') {
+      const usage = (event.message as { usage?: Record<string, unknown> } | null)?.usage;
+      if (usage && typeof usage === 'object') {
+        // Anthropic counts cache reads and writes apart from input_tokens.
+        const cachedTokens = count(usage.cache_read_input_tokens);
+        const cacheWriteTokens = count(usage.cache_creation_input_tokens);
+        this.prompt = {
+          promptTokens: count(usage.input_tokens) + cachedTokens + cacheWriteTokens,
+          cachedTokens,
+          cacheWriteTokens,
+        };
+      }
+      return false;
+    }
+    if (event.type === 'message_delta') {
+      const usage = event.usage as Record<string, unknown> | null | undefined;
+      if (usage && typeof usage.output_tokens === 'number') {
+        this.usage = {
+          promptTokens: this.promptEstimate,
+          cachedTokens: 0,
+          ...this.prompt,
+          completionTokens: count(usage.output_tokens),
+          reasoningTokens: 0,
+        };
+      }
+      return false;
+    }
+    if (event.type !== 'content_block_delta') return false;
+    const delta = event.delta as Record<string, unknown> | null | undefined;
+    let chars = 0;
+    for (const field of ['text', 'partial_json', 'thinking'] as const) {
+      const text = delta?.[field];
+      if (typeof text === 'string') chars += text.length;
+    }
+    if (chars === 0) return false;
+    this.estimatedCompletion += Math.max(1, Math.ceil(chars / 4));
+    return true;
+  }
+
   /** Everything used so far. */
   used(): UsageAmount {
     const tokens = this.usage ?? {
       promptTokens: this.promptEstimate,
-      completionTokens: this.estimatedCompletion,
       cachedTokens: 0,
+      ...this.prompt,
+      completionTokens: this.estimatedCompletion,
       reasoningTokens: 0,
     };
     return { tokens: tokens.promptTokens + tokens.completionTokens, cost: this.price(tokens) };
   }
 }
 
-function errorEvent(verdict: AccrueVerdict): Buffer {
+/** The events that end a stream a limit ran out on: the one error shape and `[DONE]`, or Anthropic's `error` event. */
+function exhaustedEvents(verdict: AccrueVerdict, format: 'chat' | 'messages'): Buffer[] {
   const code = verdict.code || 'usage_limit_exceeded';
   const message =
     verdict.message || `The request used up the limit of policy ${verdict.policyId}; the stream was ended.`;
-  return Buffer.from(
-    `data: ${JSON.stringify({ error: { message, type: 'rate_limit_error', param: null, code } })}\n\n`,
-  );
+  const error = { message, type: 'rate_limit_error', param: null, code };
+  if (format === 'messages') {
+    return [Buffer.from(`event: error\ndata: ${JSON.stringify({ type: 'error', error })}\n\n`)];
+  }
+  return [Buffer.from(`data: ${JSON.stringify({ error })}\n\n`), DONE];
 }
 
 const asBuffer = (chunk: Uint8Array): Buffer =>
@@ -154,7 +206,8 @@ const asBuffer = (chunk: Uint8Array): Buffer =>
  * counted and passed on as it arrives; when the running total passes what the request holds,
  * the policy service is asked for more before the chunk goes on (once per block: what it
  * grants grows with use). When a limit has nothing left, the stream ends with an error event
- * in the one error shape and `data: [DONE]`, and the upstream read is stopped, which releases
+ * in the one error shape and `data: [DONE]` (a Messages stream: with Anthropic's `error`
+ * event, the same error inside), and the upstream read is stopped, which releases
  * the provider's connection: a stream overspends by at most one chunk. At the end, however it
  * ends, the hold is settled to the total.
  */
@@ -163,7 +216,8 @@ export function meterStream(
   options: StreamMeterOptions,
 ): AsyncIterable<Uint8Array> {
   const { hold } = options;
-  const counted = new StreamCount(options.promptTokens, options.price);
+  const format = options.format ?? 'chat';
+  const counted = new StreamCount(options.promptTokens, options.price, format);
   let tokenLimit = hold.heldTokens;
   let costLimit = hold.heldCost;
   async function* metered(): AsyncGenerator<Uint8Array> {
@@ -189,8 +243,7 @@ export function meterStream(
                 yield firstEventEnd >= 0 ? chunk.subarray(0, firstEventEnd) : Buffer.from('\n\n');
               }
               options.onExhausted?.(verdict);
-              yield errorEvent(verdict);
-              yield DONE;
+              yield* exhaustedEvents(verdict, format);
               return;
             }
             // At least as much again as was needed, so the next question comes a block later.

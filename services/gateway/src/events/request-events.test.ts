@@ -271,6 +271,39 @@ describe('extractUsage', () => {
     assert.equal(extractUsage('not json', false), undefined);
   });
 
+  test('an Anthropic message’s usage, whole or streamed: the prompt with its cache reads and writes', () => {
+    const anthropic = {
+      input_tokens: 10,
+      cache_creation_input_tokens: 2,
+      cache_read_input_tokens: 3,
+      output_tokens: 6,
+    };
+    const expected = {
+      promptTokens: 15,
+      completionTokens: 6,
+      totalTokens: 21,
+      cachedTokens: 3,
+      cacheWriteTokens: 2,
+      reasoningTokens: 0,
+    };
+    assert.deepEqual(
+      extractUsage(JSON.stringify({ type: 'message', content: [], usage: anthropic }), false),
+      expected,
+    );
+    const event = (data: Record<string, unknown>) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+    const stream = [
+      event({
+        type: 'message_start',
+        message: { type: 'message', usage: { ...anthropic, output_tokens: 1 } },
+      }),
+      event({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: '"usage"' } }),
+      // A later total replaces the earlier; a count left out or null stands as before.
+      event({ type: 'message_delta', delta: {}, usage: { output_tokens: 6, cache_read_input_tokens: null } }),
+      event({ type: 'message_stop' }),
+    ].join('');
+    assert.deepEqual(extractUsage(stream, true), expected);
+  });
+
   test('the same usage as parsing the whole answer, whatever the text around it', () => {
     const tokens = fc.integer({ min: 0, max: 1_000_000 });
     fc.assert(

@@ -10,6 +10,8 @@ import {
   type TokenUsageFields,
 } from './encoding.ts';
 import { costOf, type PricingMultiplier } from '../pricing/cost.ts';
+import { usageOf as anthropicUsageOf } from '../providers/anthropic/chat-response.ts';
+import type { MessagesUsage } from '../providers/anthropic/wire.ts';
 import type { GatewayHeaders } from '../domain/gateway-headers.ts';
 import type { GuardrailRun } from '../domain/guardrails.ts';
 
@@ -97,25 +99,51 @@ function usageOf(usage: unknown): TokenUsageFields | undefined {
   };
 }
 
-/** Usage from a JSON response, or from the last SSE chunk that carries it. */
+/**
+ * Usage from a JSON response, or from the last SSE chunk that carries it. An Anthropic message
+ * (a Messages request passed through) tells its own: whole in its `usage`, streamed in
+ * `message_start` and then `message_delta`.
+ */
 export function extractUsage(responseBody: string, stream: boolean): TokenUsageFields | undefined {
   if (!stream) {
     try {
-      return usageOf((JSON.parse(responseBody) as { usage?: unknown }).usage);
+      const usage = (JSON.parse(responseBody) as { usage?: unknown }).usage;
+      return isAnthropicUsage(usage) ? usageOf(anthropicUsageOf(usage as MessagesUsage)) : usageOf(usage);
     } catch {
       return undefined;
     }
   }
   let found: TokenUsageFields | undefined;
+  let anthropic: Record<string, unknown> | undefined;
   for (const line of responseBody.split('\n')) {
     if (!line.startsWith('data: {') || !line.includes('"usage"')) continue;
     try {
-      found = usageOf((JSON.parse(line.slice(6)) as { usage?: unknown }).usage) ?? found;
+      const event = JSON.parse(line.slice(6)) as { type?: unknown; usage?: unknown; message?: unknown };
+      if (event.type === 'message_start' && isAnthropicUsage((event.message as { usage?: unknown })?.usage)) {
+        anthropic = { ...(event.message as { usage: object }).usage };
+      } else if (event.type === 'message_delta' && isAnthropicUsage(event.usage)) {
+        // Its counts are the running totals; a field it leaves out (or null) stands as before.
+        for (const [name, value] of Object.entries(event.usage)) {
+          if (value !== null && value !== undefined) anthropic = { ...anthropic, [name]: value };
+        }
+      } else {
+        found = usageOf(event.usage) ?? found;
+      }
     } catch {
       // A chunk cut by the log size cap.
     }
   }
-  return found;
+  return anthropic ? usageOf(anthropicUsageOf(anthropic as MessagesUsage)) : found;
+}
+
+/** Anthropic's usage names its counts `input_tokens` and `output_tokens`. */
+function isAnthropicUsage(usage: unknown): usage is Record<string, unknown> {
+  return (
+    typeof usage === 'object' &&
+    usage !== null &&
+    !('prompt_tokens' in usage) &&
+    ('input_tokens' in usage || 'output_tokens' in usage)
+  );
 }
 
 /** The usage a request's answer reports, and its cost (none for a failure or a cached answer). */

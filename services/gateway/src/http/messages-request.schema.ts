@@ -1,8 +1,30 @@
 import { z } from 'zod';
 
-// The Anthropic Messages request (`POST /v1/messages`) as far as the gateway translates it into
-// a chat completion request. Unknown fields are accepted (and not sent on); `cache_control` on a
+// The Anthropic Messages request (`POST /v1/messages`): `messagesEnvelope` is what every request
+// must be, checked at the edge, and all a request passed through to Anthropic is checked for (the
+// rest, every block and tool type Anthropic knows, is Anthropic's to check); `messagesRequest`
+// is the request as far as the gateway translates it into a chat completion request, for every
+// other provider. Translated, unknown fields are accepted (and not sent on); `cache_control` on a
 // block or tool is accepted and dropped.
+
+const anyBlock = z.looseObject({ type: z.string().min(1) });
+
+/** The Messages request as the gateway reads it whatever the provider: to route it, check it and count it. */
+export const messagesEnvelope = z.looseObject({
+  model: z.string().min(1),
+  max_tokens: z.number().int().min(1),
+  messages: z
+    .array(
+      z.looseObject({
+        role: z.enum(['user', 'assistant']),
+        content: z.union([z.string(), z.array(anyBlock)]),
+      }),
+    )
+    .min(1),
+  system: z.union([z.string(), z.array(anyBlock)]).optional(),
+  tools: z.array(z.looseObject({ name: z.string().min(1) })).optional(),
+  stream: z.boolean().optional(),
+});
 
 const textBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
 
@@ -12,7 +34,7 @@ const imageSource = z.discriminatedUnion('type', [
 ]);
 const imageBlock = z.looseObject({ type: z.literal('image'), source: imageSource });
 
-/** Accepted so that its refusal is a clear 400 naming it: no chat message carries a document. */
+/** Accepted so that its refusal is a clear 400 naming it: no chat message carries a document (passed through, Anthropic reads it). */
 const documentBlock = z.looseObject({ type: z.literal('document') });
 
 const toolUseBlock = z.looseObject({
@@ -95,6 +117,7 @@ export const messagesRequest = z.looseObject({
     .optional(),
 });
 
+export type MessagesEnvelope = z.output<typeof messagesEnvelope>;
 export type MessagesRequest = z.output<typeof messagesRequest>;
 export type MessageParam = z.output<typeof messageParam>;
 export type MessageContentBlock = z.output<typeof contentBlock>;

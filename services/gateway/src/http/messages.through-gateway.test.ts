@@ -4,7 +4,11 @@ import Anthropic from '@anthropic-ai/sdk';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
 import { policyService } from '@switchyard/policy';
+import { fromBinary } from '@bufbuild/protobuf';
+import { Topics } from '@switchyard/adapters';
+import { events as protoEvents } from '@switchyard/proto';
 import {
+  eventually,
   fakeAwsCredentials,
   startFakeAnthropic,
   startFakeAzureOpenAi,
@@ -23,7 +27,8 @@ import { gatewayService } from '../service.ts';
 
 // POST /v1/messages as the official Anthropic SDK sees it, in front of every provider family:
 // the gateway key in x-api-key, answers and streams in Anthropic's format, errors as its SDK
-// classes.
+// classes. To Anthropic the request is passed through and its answer returned as it is; for any
+// other provider both are translated.
 
 const upstreamKey = 'sk-messages-upstream-0123456789';
 let h: ServiceHarness;
@@ -100,11 +105,13 @@ describe('the Anthropic SDK in front of an anthropic integration', () => {
     assert.deepEqual(data.content, [{ type: 'text', text: 'Echo: Hello there' }]);
     assert.equal(data.stop_reason, 'end_turn');
     assert.equal(data.stop_sequence, null);
+    // Anthropic's usage as it is, its service tier included.
     assert.deepEqual(data.usage, {
       input_tokens: 10,
       output_tokens: 6,
       cache_creation_input_tokens: 2,
       cache_read_input_tokens: 3,
+      service_tier: 'standard',
     });
     assert.deepEqual(lastBody(anthropicFake), {
       model: 'claude-sonnet-4-5',
@@ -129,6 +136,7 @@ describe('the Anthropic SDK in front of an anthropic integration', () => {
       output_tokens: 6,
       cache_creation_input_tokens: 2,
       cache_read_input_tokens: 3,
+      service_tier: 'standard',
     });
     assert.equal(lastBody(anthropicFake).stream, true);
   });
@@ -206,13 +214,19 @@ describe('the Anthropic SDK in front of an anthropic integration', () => {
         },
       ],
     });
+    // Passed through: the turns go as the client wrote them.
     assert.deepEqual(lastBody(anthropicFake).messages.slice(1), [
       { role: 'assistant', content: first.content },
       {
         role: 'user',
         content: [
           { type: 'tool_result', tool_use_id: 'toolu_01A', content: 'Sunny' },
-          { type: 'tool_result', tool_use_id: 'toolu_01B', content: 'unknown zone', is_error: true },
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_01B',
+            content: [{ type: 'text', text: 'unknown zone' }],
+            is_error: true,
+          },
         ],
       },
     ]);
@@ -269,9 +283,13 @@ describe('the Anthropic SDK in front of an anthropic integration', () => {
     assert.ok(err instanceof Anthropic.RateLimitError, String(err));
     assert.equal(err.status, 429);
     assert.equal(err.headers?.get('retry-after'), '7');
-    assert.equal((err.error as { type: string }).type, 'error');
-    assert.equal((err.error as { error: { type: string } }).error.type, 'rate_limit_error');
-    assert.match(err.message, /Simulated error 429/);
+    assert.equal(err.headers?.get('x-vendor-provider-request-id'), 'req_fake');
+    // Anthropic's error body, as it is.
+    assert.deepEqual(err.error, {
+      type: 'error',
+      error: { type: 'rate_limit_error', message: 'Simulated error 429.' },
+      request_id: 'req_fake',
+    });
   });
 
   test('an error mid-stream ends the stream with an error event the SDK throws', async () => {
@@ -550,11 +568,11 @@ describe('the gateway around /v1/messages', () => {
     assert.equal(anthropicFake.requests.length, before);
   });
 
-  test('a document block is refused with a 400 naming it', async () => {
+  test('a document block is refused with a 400 naming it where the request is translated', async () => {
     const res = await h.request('POST', '/v1/messages', {
       key: h.workspaceKey,
       json: {
-        model: '@claude/claude-x',
+        model: '@oai/gpt-4o-mini',
         max_tokens: 10,
         messages: [
           {
@@ -654,5 +672,244 @@ describe('the gateway around /v1/messages', () => {
     assert.equal(chat.status, 200, chat.text);
     assert.equal(chat.headers.get('x-vendor-cache-status'), 'MISS');
     assert.equal(chat.body.object, 'chat.completion');
+  });
+});
+
+describe('passed through to Anthropic: the request as it came, the answer as it is', () => {
+  const withConfig = (config: unknown, extra: Record<string, string> = {}) =>
+    new Anthropic({
+      apiKey: h.workspaceKey,
+      baseURL: h.url,
+      maxRetries: 0,
+      defaultHeaders: { 'x-vendor-config': JSON.stringify(config), ...extra },
+    });
+  const fallback = (...providers: string[]) => ({
+    strategy: { mode: 'fallback' },
+    targets: providers.map((provider) => ({ provider })),
+  });
+  const withCacheControl: Anthropic.MessageParam[] = [
+    {
+      role: 'user',
+      content: [{ type: 'text', text: 'Hello there', cache_control: { type: 'ephemeral' } }],
+    },
+  ];
+
+  test('a document block, cache_control and a server tool reach Anthropic unchanged', async () => {
+    const document: Anthropic.DocumentBlockParam = {
+      type: 'document',
+      source: { type: 'text', media_type: 'text/plain', data: 'The grass is green.' },
+      title: 'Facts',
+      citations: { enabled: true },
+      cache_control: { type: 'ephemeral' },
+    };
+    const params = {
+      model: '@claude/claude-sonnet-4-5',
+      max_tokens: 100,
+      system: [{ type: 'text' as const, text: 'Be brief.', cache_control: { type: 'ephemeral' as const } }],
+      messages: [
+        { role: 'user' as const, content: [document, { type: 'text' as const, text: 'What colour?' }] },
+      ],
+      tools: [{ type: 'web_search_20250305' as const, name: 'web_search' as const, max_uses: 2 }],
+    };
+    const message = await client.messages.create(params);
+    assert.equal(texts(message), 'Echo: [document: The grass is green.] What colour?');
+    assert.match(message.id, /^msg_fake_/);
+    assert.deepEqual(lastBody(anthropicFake), { ...params, model: 'claude-sonnet-4-5' });
+  });
+
+  test('anthropic-version and anthropic-beta go on; the integration’s key is sent, never the gateway’s', async () => {
+    await client.messages.create(
+      { model: '@claude/claude-x', max_tokens: 10, messages: hello },
+      {
+        headers: {
+          'anthropic-version': '2023-01-01',
+          'anthropic-beta': 'files-api-2025-04-14,context-1m-2025-08-07',
+        },
+      },
+    );
+    const upstream = anthropicFake.requests.at(-1)!;
+    assert.equal(upstream.headers['anthropic-beta'], 'files-api-2025-04-14,context-1m-2025-08-07');
+    assert.equal(upstream.headers['anthropic-version'], '2023-01-01');
+    assert.equal(upstream.headers['x-api-key'], upstreamKey);
+    assert.equal(upstream.headers.authorization, undefined);
+
+    // Without anthropic-version, the gateway sends the one it speaks.
+    const res = await h.request('POST', '/v1/messages', {
+      key: h.workspaceKey,
+      json: { model: '@claude/claude-x', max_tokens: 10, messages: hello },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(anthropicFake.requests.at(-1)!.headers['anthropic-version'], '2023-06-01');
+    assert.equal(anthropicFake.requests.at(-1)!.headers['anthropic-beta'], undefined);
+  });
+
+  test('a stream is Anthropic’s own events, ping included, piped as they come', async () => {
+    const res = await h.request('POST', '/v1/messages', {
+      key: h.workspaceKey,
+      json: { model: '@claude/claude-x', max_tokens: 10, messages: hello, stream: true },
+    });
+    assert.equal(res.status, 200, res.text);
+    assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/);
+    assert.equal(res.headers.get('x-vendor-provider'), 'anthropic');
+    const names = [...res.text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]);
+    assert.deepEqual(names.slice(0, 3), ['message_start', 'content_block_start', 'content_block_delta']);
+    assert.ok(names.includes('ping'), names.join());
+    assert.deepEqual(names.slice(-2), ['message_delta', 'message_stop']);
+    assert.match(res.text, /"id":"msg_fake_\d+"/);
+  });
+
+  test('an upstream 400 comes back as Anthropic gave it, status and body', async () => {
+    const res = await h.request('POST', '/v1/messages', {
+      key: h.workspaceKey,
+      json: { model: '@claude/error-400', max_tokens: 10, messages: hello },
+    });
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, {
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'Simulated error 400.' },
+      request_id: 'req_fake',
+    });
+  });
+
+  test('a config whose targets are all Anthropic passes through, falling back on a failure', async () => {
+    const calls = anthropicFake.requests.length;
+    const viaFallback = withConfig({
+      strategy: { mode: 'fallback' },
+      targets: [{ provider: '@claude', override_params: { model: 'error-529' } }, { provider: '@claude' }],
+    });
+    const { data, response } = await viaFallback.messages
+      .create({ model: 'claude-x', max_tokens: 10, messages: withCacheControl })
+      .withResponse();
+    assert.match(data.id, /^msg_fake_/);
+    assert.equal(response.headers.get('x-vendor-last-used-option-index'), 'config.targets[1]');
+    const [failed, answered] = anthropicFake.requests.slice(calls).map((r) => JSON.parse(r.body));
+    assert.equal(failed.model, 'error-529');
+    assert.deepEqual(answered, { model: 'claude-x', max_tokens: 10, messages: withCacheControl });
+  });
+
+  test('a config with an OpenAI target translates, for every target: Anthropic gets a translated request', async () => {
+    const before = openaiFake.requests.length;
+    const mixed = withConfig(fallback('@claude', '@oai'));
+    const message = await mixed.messages.create({
+      model: 'claude-x',
+      max_tokens: 10,
+      messages: withCacheControl,
+    });
+    assert.equal(texts(message), 'Echo: Hello there');
+    // Translated: cache_control is not carried.
+    assert.deepEqual(lastBody(anthropicFake).messages, [
+      { role: 'user', content: [{ type: 'text', text: 'Hello there' }] },
+    ]);
+    assert.equal(openaiFake.requests.length, before);
+
+    // Translated, a document block is refused, on the Anthropic target too.
+    const err = await mixed.messages
+      .create({
+        model: 'claude-x',
+        max_tokens: 10,
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }],
+          },
+        ],
+      })
+      .catch((e: unknown) => e);
+    assert.ok(err instanceof Anthropic.BadRequestError, String(err));
+    assert.match(err.message, /Document blocks are not supported/);
+  });
+
+  test('the request log names the provider, with the usage and cost Anthropic reported, whole or streamed', async () => {
+    for (const stream of [false, true]) {
+      const res = await h.request('POST', '/v1/messages', {
+        key: h.workspaceKey,
+        json: { model: '@claude/claude-sonnet-4', max_tokens: 10, messages: hello, stream },
+      });
+      assert.equal(res.status, 200, res.text);
+      const traceId = res.headers.get('x-vendor-trace-id')!;
+      const log = await eventually(
+        () =>
+          h.bus
+            .log(Topics.requestLogs)
+            .map((m) => fromBinary(protoEvents.RequestLogEventSchema, m.value))
+            .find((event) => event.traceId === traceId),
+        { what: `the request log of trace ${traceId}` },
+      );
+      assert.equal(log.path, '/v1/messages');
+      assert.equal(log.provider, 'anthropic');
+      assert.equal(log.model, 'claude-sonnet-4');
+      assert.equal(log.stream, stream);
+      // 10 input tokens, 2 written to the cache and 3 read from it; 6 output tokens.
+      assert.equal(log.usage?.promptTokens, 15);
+      assert.equal(log.usage?.completionTokens, 6);
+      assert.equal(log.usage?.cachedTokens, 3);
+      const cost = (10 * 3 + 3 * 0.3 + 2 * 3.75 + 6 * 15) / 1_000_000;
+      assert.ok(Math.abs(log.cost - cost) < 1e-12, `cost ${log.cost}, expected ${cost}`);
+    }
+  });
+
+  test('the cache replays Anthropic’s answer, streamed or not', async () => {
+    const cached = new Anthropic({
+      apiKey: h.workspaceKey,
+      baseURL: h.url,
+      maxRetries: 0,
+      defaultHeaders: { 'x-vendor-cache': 'simple' },
+    });
+    const params = {
+      model: '@claude/claude-x',
+      max_tokens: 10,
+      messages: [{ role: 'user' as const, content: `cache me ${Date.now()}` }],
+    };
+    const calls = anthropicFake.requests.length;
+    const first = await cached.messages.create(params).withResponse();
+    const second = await cached.messages.create(params).withResponse();
+    assert.equal(first.response.headers.get('x-vendor-cache-status'), 'MISS');
+    assert.equal(second.response.headers.get('x-vendor-cache-status'), 'HIT');
+    assert.deepEqual(second.data, first.data);
+    assert.equal(anthropicFake.requests.length, calls + 1);
+
+    const streamed = await cached.messages.stream(params).finalMessage();
+    const replay = cached.messages.stream(params);
+    const replayed = await replay.finalMessage();
+    assert.equal((await replay.withResponse()).response.headers.get('x-vendor-cache-status'), 'HIT');
+    assert.deepEqual(replayed, streamed);
+    assert.equal(anthropicFake.requests.length, calls + 2);
+  });
+
+  test('a rate limit refuses the request in Anthropic’s shape, before Anthropic sees it', async () => {
+    const team = `messages-${Date.now()}`;
+    const policy = await h.request('POST', '/v2/policies/rate-limits', {
+      key: h.workspaceKey,
+      json: {
+        name: 'one a minute',
+        conditions: [{ key: 'metadata.team', value: team }],
+        group_by: [{ key: 'api_key' }],
+        type: 'requests',
+        unit: 'rpm',
+        value: 1,
+      },
+    });
+    assert.equal(policy.status, 200, policy.text);
+    const limited = new Anthropic({
+      apiKey: h.workspaceKey,
+      baseURL: h.url,
+      maxRetries: 0,
+      defaultHeaders: { 'x-vendor-metadata': JSON.stringify({ team }) },
+    });
+    const err = await eventually(
+      async () => {
+        const before = anthropicFake.requests.length;
+        const failed = await limited.messages
+          .create({ model: '@claude/claude-x', max_tokens: 10, messages: hello })
+          .then(() => undefined)
+          .catch((e: unknown) => e);
+        return failed ? { failed, sent: anthropicFake.requests.length - before } : undefined;
+      },
+      { what: 'a 429 from the rate limit', intervalMs: 50 },
+    );
+    assert.ok(err.failed instanceof Anthropic.RateLimitError, String(err.failed));
+    assert.equal((err.failed.error as { type: string }).type, 'error');
+    assert.equal((err.failed.error as { error: { type: string } }).error.type, 'rate_limit_error');
+    assert.equal(err.sent, 0);
   });
 });

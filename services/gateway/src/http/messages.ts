@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, toAppError, type Logger, type Metrics } from '@switchyard/core';
+import { AppError, parseInput, toAppError, type Logger, type Metrics } from '@switchyard/core';
 import { REQUEST_ID_HEADER } from '@switchyard/http';
 import type { AnswerFormat, ChatCompletions, ChatReply, ChatRequest } from '../domain/chat-completions.ts';
 import { LOG_COPY_LIMIT, type Relayed } from '../domain/gateway-request.ts';
+import type { AnthropicHeaders, MessagesPassthrough } from '../domain/messages-passthrough.ts';
 import { errorType, fromChatCompletion, messagesError } from '../messages/from-chat.ts';
 import { MessagesStreamTranslator } from '../messages/stream.ts';
 import { forProvider, toChatBody } from '../messages/to-chat.ts';
@@ -11,23 +12,26 @@ import { chatBodyJson } from './chat-body.ts';
 import { answerChat } from './chat-completions.ts';
 import { readCacheHeaders } from './gateway-headers.ts';
 import { attachToConnection, readIncomingCall, type ClosedRequestReport } from './incoming-call.ts';
-import type { MessagesRequest } from './messages-request.schema.ts';
+import { messagesRequest, type MessagesEnvelope } from './messages-request.schema.ts';
 import { dropConnection, relay, startStream } from './respond.ts';
 
 const MESSAGES_FORMAT: AnswerFormat = { name: 'messages', forProvider };
 
 /**
- * POST /v1/messages over HTTP: Anthropic's Messages interface on every provider. The request is
- * translated into a chat completion request and answered as one (routing, policies,
- * guardrails, cache, logs), and the chat answer translated back: a message, or Anthropic's
- * event stream chunk by chunk as the chat stream arrives. Errors take Anthropic's shape. The
- * request's log and cache keep the chat answer.
+ * POST /v1/messages over HTTP: Anthropic's Messages interface on every provider. A request every
+ * target of which serves the Messages API (Anthropic) is passed through, and the provider's
+ * answer written as it came (MessagesPassthrough). Any other is translated into a chat
+ * completion request and answered as one (routing, policies, guardrails, cache, logs), and the
+ * chat answer translated back: a message, or Anthropic's event stream chunk by chunk as the
+ * chat stream arrives; its log and cache keep the chat answer. The gateway's errors take
+ * Anthropic's shape.
  */
 export class MessagesRoute {
   private readonly closed: ClosedRequestReport;
 
   constructor(
     private readonly chat: ChatCompletions,
+    private readonly passthrough: MessagesPassthrough,
     private readonly headerPrefix: string,
     private readonly logger: Logger,
     metrics?: Metrics | undefined,
@@ -61,16 +65,18 @@ export class MessagesRoute {
     next();
   }
 
-  /** `validate` is the route's parser of the body: its declared schema (messagesRequest). */
+  /** `validate` is the route's parser of the body: its declared schema (messagesEnvelope). */
   async handle(
     req: Request,
     res: Response,
-    validate: (req: Request, body: unknown) => MessagesRequest,
+    validate: (req: Request, body: unknown) => MessagesEnvelope,
   ): Promise<void> {
-    const request = this.chat.open(readIncomingCall(req, res, this.headerPrefix));
+    const call = readIncomingCall(req, res, this.headerPrefix);
+    const request = this.chat.open(call);
     attachToConnection(request, req, res, this.closed);
     const raw = req.body as Buffer;
     const requestBody = Buffer.isBuffer(raw) ? raw.toString('utf8') : '';
+    let passedThrough = false;
     await answerChat(
       this.chat,
       request,
@@ -78,16 +84,43 @@ export class MessagesRoute {
       this.headerPrefix,
       requestBody,
       async () => {
-        const parsed = validate(req, chatBodyJson(raw, requestBody));
-        return this.chat.answer(
-          request,
-          toChatBody(parsed),
-          undefined,
-          readCacheHeaders(req, this.headerPrefix),
-          MESSAGES_FORMAT,
-        );
+        const envelope = validate(req, chatBodyJson(raw, requestBody));
+        const cacheHeaders = readCacheHeaders(req, this.headerPrefix);
+        passedThrough = await this.passthrough.passesThrough(request, call, envelope.model);
+        if (passedThrough) {
+          return this.passthrough.answer(request, envelope, raw, anthropicHeaders(req), cacheHeaders);
+        }
+        const parsed = parseInput(messagesRequest, envelope);
+        return this.chat.answer(request, toChatBody(parsed), undefined, cacheHeaders, MESSAGES_FORMAT);
       },
-      (reply) => this.send(request, res, reply),
+      (reply) => (passedThrough ? this.sendAsIs(request, res, reply) : this.send(request, res, reply)),
+    );
+  }
+
+  /** Writes the provider's answer as it came, a stream chunk by chunk; it is what the log and the cache keep. */
+  private async sendAsIs(request: ChatRequest, res: Response, reply: ChatReply): Promise<Relayed> {
+    res.status(reply.status);
+    res.setHeader('content-type', reply.contentType);
+    if (!reply.stream) {
+      res.end(reply.body);
+      return { copy: reply.body, complete: true };
+    }
+    startStream(res);
+    const firstChunk = () => request.firstChunkSent(request.cacheStatus);
+    // A replayed answer that fails drops the connection.
+    if (reply.fromCache) return relay(res, reply.body, () => dropConnection(res), firstChunk);
+    // An upstream failure mid-stream ends the stream with Anthropic's error event, never a hang.
+    return relay(
+      res,
+      reply.body,
+      (err) => {
+        const appError = toAppError(err);
+        const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
+        const error = messagesError(appError.status, { error: { ...appError.toBody().error, message } });
+        res.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
+        this.logUpstreamFailure(request, res, err);
+      },
+      firstChunk,
     );
   }
 
@@ -127,14 +160,28 @@ export class MessagesRoute {
       const appError = toAppError(err);
       const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
       res.write(translator.fail(errorType(appError.status), message));
-      this.logger.warn('upstream stream failed', {
-        request_id: res.getHeader(REQUEST_ID_HEADER),
-        trace_id: request.headers.traceId,
-        error: String(err),
-      });
+      this.logUpstreamFailure(request, res, err);
     });
     return { copy: Buffer.concat(copy), complete: relayed.complete && whole };
   }
+
+  private logUpstreamFailure(request: ChatRequest, res: Response, err: unknown): void {
+    this.logger.warn('upstream stream failed', {
+      request_id: res.getHeader(REQUEST_ID_HEADER),
+      trace_id: request.headers.traceId,
+      error: String(err),
+    });
+  }
+}
+
+/** The client's `anthropic-version` and `anthropic-beta` (repeated, its flags joined). */
+function anthropicHeaders(req: Request): AnthropicHeaders {
+  const value = (name: string) => {
+    const header = req.headers[name];
+    const joined = Array.isArray(header) ? header.join(',') : header;
+    return joined?.trim() || undefined;
+  };
+  return { version: value('anthropic-version'), beta: value('anthropic-beta') };
 }
 
 /** A chat JSON answer as Anthropic's: a message, or an error body for a status of 400 or more. */

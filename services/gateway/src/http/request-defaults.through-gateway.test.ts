@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { fromBinary } from '@bufbuild/protobuf';
 import OpenAI from 'openai';
@@ -9,8 +10,12 @@ import { logExportService } from '@switchyard/log-export';
 import { policyService } from '@switchyard/policy';
 import { events } from '@switchyard/proto';
 import {
+  signingKey,
+  signJwt,
+  startFakeIdentityProvider,
   startFakeOpenAi,
   startServiceHarness,
+  type FakeIdentityProvider,
   type FakeOpenAi,
   type ServiceHarness,
 } from '@switchyard/testing';
@@ -18,11 +23,15 @@ import { gatewayService } from '../service.ts';
 
 // Defaults for requests that name no provider, as the plain OpenAI SDK sees them: operations
 // without a model (runs.update, fineTuning.jobs.cancel, files.content) route to the target of
-// the key's, or the workspace's, default config, with no provider header at all.
+// the key's, or the workspace's, default config, with no provider header at all. Callers
+// authenticated by a JWT or an OAuth access token get the workspace's default config too.
 
 const keyA = 'sk-defaults-upstream-a-0123456789';
 const keyB = 'sk-defaults-upstream-b-0123456789';
+const ISSUER = 'https://idp.defaults.test';
+const signing = signingKey('defaults-rsa');
 let h: ServiceHarness;
+let idp: FakeIdentityProvider;
 let fakeA: FakeOpenAi;
 let fakeB: FakeOpenAi;
 let configA: { id: string; slug: string };
@@ -31,8 +40,15 @@ let configB: { id: string; slug: string };
 before(async () => {
   fakeA = await startFakeOpenAi({ apiKey: keyA });
   fakeB = await startFakeOpenAi({ apiKey: keyB });
+  idp = await startFakeIdentityProvider([signing]);
   h = await startServiceHarness({
     services: [controlPlane, policyService, adminService, logExportService, gatewayService],
+    env: {
+      JWT_JWKS_URIS: idp.jwksUrl,
+      JWT_ORGANISATION: 'default',
+      JWT_ISSUER: ISSUER,
+      JWT_AUDIENCE: 'switchyard',
+    },
   });
   for (const [slug, key, fake] of [
     ['defaults-a', keyA, fakeA],
@@ -57,6 +73,7 @@ after(async () => {
   await h?.close();
   await fakeA?.close();
   await fakeB?.close();
+  await idp?.close();
 });
 
 async function saveConfig(name: string, provider: string) {
@@ -259,5 +276,195 @@ describe("the workspace's default config", () => {
     from = fakeA.requests.length;
     assertAnswered(await modelLessOperations(sdk(own.key)));
     assert.deepEqual(seen(fakeA, from), expectedUpstream(keyA));
+  });
+});
+
+/** A token of the workspace's identity provider, acting in the default workspace. */
+const jwt = () =>
+  signJwt(signing, {
+    sub: 'svc-defaults',
+    iss: ISSUER,
+    aud: 'switchyard',
+    exp: Math.floor(Date.now() / 1000) + 300,
+    workspace: 'default',
+  });
+
+/** An OAuth access token a JWT caller consented to, for a public client with PKCE. */
+async function oauthAccessToken(): Promise<string> {
+  const redirect = 'https://app.example.com/callback';
+  const registered = await h.request('POST', '/oauth/register', {
+    json: { client_name: 'Defaults agent', redirect_uris: [redirect], grant_types: ['authorization_code'] },
+  });
+  assert.equal(registered.status, 201, registered.text);
+  const clientId = registered.body.client_id as string;
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const authorize = {
+    client_id: clientId,
+    redirect_uri: redirect,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state: 'defaults',
+  };
+  const key = jwt();
+  const shown = await h.request(
+    'GET',
+    `/oauth/authorize?${new URLSearchParams({
+      response_type: 'code',
+      scope: 'completions.write models.read fine_tuning.write files.read assistants.write',
+      ...authorize,
+    }).toString()}`,
+    { key },
+  );
+  assert.equal(shown.status, 200, shown.text);
+  const consent = await h.request('POST', '/oauth/postAuthorizeConsent', {
+    key,
+    json: { ...authorize, scope: shown.body.scope, approve: true },
+  });
+  assert.equal(consent.status, 200, consent.text);
+  const code = new URL(consent.body.redirect_to).searchParams.get('code')!;
+  const token = await h.request('POST', '/oauth/token', {
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      client_id: clientId,
+      code,
+      redirect_uri: redirect,
+      code_verifier: verifier,
+    }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  assert.equal(token.status, 200, token.text);
+  return token.body.access_token as string;
+}
+
+async function setWorkspaceDefault(config: string | null) {
+  const res = await h.request('PUT', `/v2/workspaces/${h.workspaceId}`, {
+    key: h.adminKey,
+    json: { defaults: { config } },
+  });
+  assert.equal(res.status, 200, res.text);
+  // Gateways learn of it from the workspace's change event.
+  await h.bus.flush();
+}
+
+const assertProviderRequired = (call: Promise<unknown>) =>
+  assert.rejects(call, (err: unknown) => {
+    assert.ok(err instanceof OpenAI.BadRequestError);
+    assert.equal(err.code, 'provider_required');
+    return true;
+  });
+
+describe("callers authenticated by a JWT or an OAuth access token get the workspace's default config", () => {
+  after(() => setWorkspaceDefault(null));
+
+  test('their operations without a model, and chat, go to its target; their own provider wins', async () => {
+    await setWorkspaceDefault(configB.slug);
+    for (const token of [jwt(), await oauthAccessToken()]) {
+      let from = fakeB.requests.length;
+      assertAnswered(await modelLessOperations(sdk(token)));
+      assert.deepEqual(seen(fakeB, from), expectedUpstream(keyB));
+
+      from = fakeB.requests.length;
+      const { data, response } = await sdk(token)
+        .chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })
+        .withResponse();
+      assert.equal(data.choices[0]!.message.content, 'Echo: Hi');
+      assert.deepEqual(seen(fakeB, from), [`POST /v1/chat/completions Bearer ${keyB}`]);
+      assert.equal(requestLog(response.headers.get('x-request-id')!)?.configSlug, configB.slug);
+
+      from = fakeA.requests.length;
+      await sdk(token, { 'x-vendor-provider': '@defaults-a' }).fineTuning.jobs.cancel('ftjob-own');
+      assert.deepEqual(seen(fakeA, from), [`POST /v1/fine_tuning/jobs/ftjob-own/cancel Bearer ${keyA}`]);
+    }
+  });
+
+  test('a change of the default reaches them with no restart, and clearing it brings back provider_required', async () => {
+    await setWorkspaceDefault(null);
+    const callers = [jwt(), await oauthAccessToken()];
+    // Each caller's workspace (and the token's principal) is looked up and kept before the change.
+    for (const token of callers) await assertProviderRequired(sdk(token).fineTuning.jobs.cancel('ftjob-ws'));
+
+    await setWorkspaceDefault(configA.slug);
+    for (const token of callers) {
+      const from = fakeA.requests.length;
+      await sdk(token).fineTuning.jobs.cancel('ftjob-ws');
+      assert.deepEqual(seen(fakeA, from), [`POST /v1/fine_tuning/jobs/ftjob-ws/cancel Bearer ${keyA}`]);
+    }
+
+    await setWorkspaceDefault(configB.id);
+    for (const token of callers) {
+      const from = fakeB.requests.length;
+      await sdk(token).fineTuning.jobs.cancel('ftjob-ws');
+      assert.deepEqual(seen(fakeB, from), [`POST /v1/fine_tuning/jobs/ftjob-ws/cancel Bearer ${keyB}`]);
+    }
+
+    await setWorkspaceDefault(null);
+    for (const token of callers) await assertProviderRequired(sdk(token).fineTuning.jobs.cancel('ftjob-ws'));
+  });
+});
+
+describe('GET /v1/models with a default config', () => {
+  after(() => setWorkspaceDefault(null));
+
+  /** The ids GET /v1/models answers, through the plain SDK. */
+  async function modelIds(client: OpenAI): Promise<string[]> {
+    const ids: string[] = [];
+    for await (const model of client.models.list()) ids.push(model.id);
+    return ids;
+  }
+
+  test('without one, the integrated catalog of every integration', async () => {
+    const ids = await modelIds(sdk((await createKey()).key));
+    assert.ok(ids.includes('@defaults-a/gpt-4o-mini'), ids.join());
+    assert.ok(ids.includes('@defaults-b/gpt-4o-mini'), ids.join());
+  });
+
+  test("a key's default config answers as the config header does: its target's own list", async () => {
+    const { key } = await createKey({ config_id: configA.slug });
+    let from = fakeA.requests.length;
+    const withDefault = await modelIds(sdk(key));
+    assert.deepEqual(seen(fakeA, from), [`GET /v1/models Bearer ${keyA}`]);
+
+    from = fakeA.requests.length;
+    const withHeader = await modelIds(sdk((await createKey()).key, { 'x-vendor-config': configA.slug }));
+    assert.deepEqual(seen(fakeA, from), [`GET /v1/models Bearer ${keyA}`]);
+    assert.deepEqual(withDefault, withHeader);
+    assert.deepEqual(withDefault, ['gpt-4o-mini']);
+  });
+
+  test('asked for the catalog, it lists only the models of the integrations the default config routes to', async () => {
+    const { key } = await createKey({ config_id: configA.slug });
+    const from = fakeA.requests.length;
+    const ids = await modelIds(sdk(key, { 'x-vendor-models-endpoint': 'true' }));
+    assert.equal(fakeA.requests.length, from, 'no provider was asked');
+    assert.ok(ids.length > 0 && ids.every((id) => id.startsWith('@defaults-a/')), ids.join());
+
+    const catalogConfig = await h.request('POST', '/v2/configs', {
+      key: h.adminKey,
+      json: {
+        name: 'Catalog of B',
+        workspace_id: h.workspaceId,
+        config: { provider: '@defaults-b', fetch_integrated_models: true },
+      },
+    });
+    assert.equal(catalogConfig.status, 200, catalogConfig.text);
+    const listed = await modelIds(sdk((await createKey({ config_id: catalogConfig.body.data.slug })).key));
+    assert.ok(listed.length > 0 && listed.every((id) => id.startsWith('@defaults-b/')), listed.join());
+  });
+
+  test("the request's own provider wins over the default config", async () => {
+    const { key } = await createKey({ config_id: configA.slug });
+    const from = fakeB.requests.length;
+    await modelIds(sdk(key, { 'x-vendor-provider': '@defaults-b' }));
+    assert.deepEqual(seen(fakeB, from), [`GET /v1/models Bearer ${keyB}`]);
+  });
+
+  test("the workspace's default config applies to the models list of a key without one and of a JWT caller", async () => {
+    await setWorkspaceDefault(configB.slug);
+    for (const client of [sdk((await createKey()).key), sdk(jwt())]) {
+      const from = fakeB.requests.length;
+      assert.deepEqual(await modelIds(client), ['gpt-4o-mini']);
+      assert.deepEqual(seen(fakeB, from), [`GET /v1/models Bearer ${keyB}`]);
+    }
   });
 });

@@ -5,7 +5,7 @@ import { chatCompletionRequest } from './chat-request.schema.ts';
 import { FORWARDED_EXAMPLES, FORWARDED_OPERATIONS, forwardedScope } from './data-plane-scopes.ts';
 import type { ForwardedOperationsRoute } from './forwarded-operations.ts';
 import type { MessagesRoute } from './messages.ts';
-import { messagesRequest } from './messages-request.schema.ts';
+import { messagesEnvelope } from './messages-request.schema.ts';
 import { FORWARDED_PATH } from './forwarded-routes.ts';
 import { hasJsonContentType, leanBody } from './request-body.ts';
 import { labelDataPlaneRoute } from './route-templates.ts';
@@ -57,9 +57,9 @@ export function gatewayRouter(
       summary:
         'Creates a message at the provider the request routes to, in the Anthropic Messages format (for Anthropic SDKs).',
       description:
-        "Translated into a chat completion request and answered as one (routing by `@<integration>/<model>`, `x-vendor-config` or `x-vendor-provider`; policies, guardrails and the cache apply), then answered as an Anthropic message or event stream. The gateway key may be sent in `x-api-key`; errors take Anthropic's error shape.",
+        "Routed by `@<integration>/<model>`, `x-vendor-config` or `x-vendor-provider`; policies, guardrails and the cache apply. When every target the request may route to is Anthropic, the request is passed through as it came (document blocks, `cache_control`, server tools, `anthropic-beta`) and Anthropic's answer, errors included, returned as it is; for any other provider it is translated into a chat completion request and answered as an Anthropic message or event stream. The gateway key may be sent in `x-api-key`; the gateway's own errors take Anthropic's error shape.",
       query: 'none',
-      body: messagesRequest,
+      body: messagesEnvelope,
       streams: true,
     },
     rawBody,

@@ -70,6 +70,7 @@ function spansOf(traceId: string, found: (spans: ReceivedSpan[]) => boolean): Pr
 
 const SERVER = 2;
 const CLIENT = 3;
+const CONSUMER = 5;
 const isModelSpan = (span: ReceivedSpan) => span.name === 'chat gpt-4o-mini';
 const isChatServerSpan = (span: ReceivedSpan) => span.name === 'POST /v1/chat/completions';
 
@@ -152,6 +153,38 @@ describe('traces of a chat completion, with tracing on', () => {
 
     const log = await logOf(requestId);
     assert.equal(log.w3c_trace_id, caller.traceId);
+  });
+
+  test("log-export stores the request's log in a consumer span linked to the request's span", async () => {
+    const caller = callerTrace();
+    const { response } = await client.chat.completions
+      .create(
+        { model: '@traced/gpt-4o-mini', messages: hello },
+        { headers: { traceparent: caller.traceparent } },
+      )
+      .withResponse();
+    const requestId = response.headers.get('x-request-id')!;
+    await logOf(requestId);
+
+    const linksToCaller = (span: ReceivedSpan) => span.links.some((link) => link.traceId === caller.traceId);
+    const consumer = await eventually(
+      async () => {
+        await flushTraces();
+        const found = receiver.spans.find((span) => span.kind === CONSUMER && linksToCaller(span));
+        assert.ok(found, 'a consumer span linked to the request trace');
+        return found;
+      },
+      { what: `the consumer span of log ${requestId}` },
+    );
+    assert.equal(consumer.name, 'process switchyard.request-logs.v1');
+    assert.equal(consumer.attributes['messaging.system'], 'kafka');
+    assert.equal(consumer.attributes['messaging.destination.name'], 'switchyard.request-logs.v1');
+    assert.equal(consumer.attributes['messaging.operation.type'], 'process');
+    assert.equal(consumer.attributes['messaging.consumer.group.name'], 'log-export.request-logs');
+    assert.ok(Number(consumer.attributes['messaging.batch.message_count']) >= 1);
+    const server = (await spansOf(caller.traceId, (s) => s.some(isChatServerSpan))).find(isChatServerSpan)!;
+    const link = consumer.links.find((l) => l.traceId === caller.traceId)!;
+    assert.equal(link.spanId, server.spanId, "the link names the request's server span");
   });
 
   test('a streamed completion: the model span ends with the stream, carrying its usage', async () => {

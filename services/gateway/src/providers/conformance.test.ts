@@ -4,7 +4,7 @@ import { providerRegistry } from '@switchyard/rules';
 import { adminService } from '@switchyard/admin';
 import { controlPlane } from '@switchyard/control-plane';
 import { policyService } from '@switchyard/policy';
-import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
+import { FAKE_STRUCTURED_ANSWER, startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { gatewayService } from '../service.ts';
 import {
   NO_UPSTREAM,
@@ -108,6 +108,27 @@ for (const { provider, fake } of covered) {
       assert.ok(typeof call.id === 'string' && call.id.length > 0, call.id);
       assert.equal(call.function.name, 'get_weather');
       assert.deepEqual(JSON.parse(call.function.arguments), { city: 'Paris' });
+    });
+
+    test('structured output: a json_schema response_format is asked of the provider, and the answer follows it', async () => {
+      const res = await chat(fake.models.answer, {
+        response_format: {
+          type: 'json_schema',
+          json_schema: {
+            name: 'weather',
+            strict: true,
+            schema: {
+              type: 'object',
+              properties: { city: { type: 'string' }, temperature_c: { type: 'integer' } },
+              required: ['city', 'temperature_c'],
+              additionalProperties: false,
+            },
+          },
+        },
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.deepEqual(JSON.parse(res.body.choices[0].message.content), FAKE_STRUCTURED_ANSWER);
+      assert.equal(res.body.choices[0].finish_reason, 'stop');
     });
 
     test('an upstream error keeps its status, in the one error shape, naming the provider', async () => {

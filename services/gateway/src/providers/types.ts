@@ -55,6 +55,8 @@ export interface ForwardCall {
   /** Content headers of the client's request (content-type, accept, ...). */
   headers: Record<string, string>;
   body: Buffer | Readable | undefined;
+  /** The model the operation was routed with, when it names one. */
+  model?: string | undefined;
   target: ProviderTarget;
   signal: CancelSignal;
   timeoutMs: number;
@@ -68,10 +70,27 @@ export interface ForwardResponse {
   upstreamHeaders?: UpstreamHeaders | undefined;
 }
 
+/** An Anthropic Messages request (`POST /v1/messages`) passed through as the client wrote it. */
+export interface MessagesCall {
+  /** The request's JSON, with the target's model in it. */
+  body: Buffer;
+  /** The client's `anthropic-version` and `anthropic-beta`, when it sent them. */
+  version: string | undefined;
+  beta: string | undefined;
+  target: ProviderTarget;
+  signal: CancelSignal;
+  timeoutMs: number;
+}
+
 /** A provider adapter: one folder under providers/. */
 export interface ChatProvider {
   readonly id: string;
   chatCompletions(call: ChatCall): Promise<ProviderResponse>;
   /** Present on providers that speak the OpenAI format for every operation. */
   forward?(call: ForwardCall): Promise<ForwardResponse>;
+  /**
+   * Present on providers that serve Anthropic's Messages API: the request goes as it came and
+   * the answer, a failure included, comes back as the provider gave it.
+   */
+  messages?(call: MessagesCall): Promise<ForwardResponse>;
 }

@@ -169,7 +169,7 @@ before(async () => {
     now: () => new Date('2026-03-15T00:00:00Z'),
     workspaces: async (organisation, workspace) =>
       organisation === organisationId && (workspace === 'ws-two' || workspace === ws2)
-        ? { id: ws2, slug: 'ws-two', organisationId, organisationCreatedAt: null }
+        ? { id: ws2, slug: 'ws-two', organisationId, organisationCreatedAt: null, defaultConfig: null }
         : null,
   });
 });

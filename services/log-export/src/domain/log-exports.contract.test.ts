@@ -171,7 +171,7 @@ before(async () => {
     linkTtlSeconds: 600,
     workspaces: async (organisation, workspace) =>
       organisation === organisationId && (workspace === ws1 || workspace === ws2)
-        ? { id: workspace, slug: workspace, organisationId, organisationCreatedAt: null }
+        ? { id: workspace, slug: workspace, organisationId, organisationCreatedAt: null, defaultConfig: null }
         : null,
     now: () => now(),
   });

@@ -1,8 +1,8 @@
 import type { Dispatcher } from 'undici';
 import { readUpstreamJson, upstreamErrorFrom, upstreamRequest } from '../../upstream/http-client.ts';
 import { jsonResponse, readServerSentEvents, streamResponse, translatedStream } from '../openai-format.ts';
-import type { ChatCall, ChatProvider, ProviderResponse } from '../types.ts';
-import { headers, messagesUrl } from './api.ts';
+import type { ChatCall, ChatProvider, ForwardResponse, MessagesCall, ProviderResponse } from '../types.ts';
+import { headers, messagesUrl, passThroughHeaders } from './api.ts';
 import { toMessagesRequest } from './chat-request.ts';
 import { fromMessage } from './chat-response.ts';
 import { chunksFromEvents } from './chat-stream.ts';
@@ -10,7 +10,10 @@ import type { Message } from './wire.ts';
 
 const ID = 'anthropic';
 
-/** Anthropic's Messages API, translated to and from the chat completions format. */
+/**
+ * Anthropic's Messages API: translated to and from the chat completions format, and a Messages
+ * request passed through as it came.
+ */
 export function anthropicProvider(dispatcher: Dispatcher): ChatProvider {
   return {
     id: ID,
@@ -40,6 +43,24 @@ export function anthropicProvider(dispatcher: Dispatcher): ChatProvider {
       }
       return {
         ...jsonResponse(fromMessage(await readUpstreamJson<Message>(ID, response), created)),
+        upstreamHeaders: response.headers,
+      };
+    },
+    async messages(call: MessagesCall): Promise<ForwardResponse> {
+      const response = await upstreamRequest(dispatcher, {
+        url: messagesUrl(call.target),
+        method: 'POST',
+        headers: passThroughHeaders(call.target, call.version, call.beta),
+        body: call.body,
+        signal: call.signal,
+        timeoutMs: call.timeoutMs,
+        provider: ID,
+      });
+      const contentType = response.headers['content-type'];
+      return {
+        status: response.statusCode,
+        headers: typeof contentType === 'string' ? { 'content-type': contentType } : {},
+        body: response.body,
         upstreamHeaders: response.headers,
       };
     },

@@ -44,3 +44,34 @@ export function headers(target: ProviderTarget): Record<string, string> {
 }
 
 export const azureEndpoint: OpenAiEndpoint = { url: chatCompletionsUrl, headers };
+
+/** The operations Azure serves under a deployment, which picks their model. */
+const DEPLOYMENT_OPERATIONS = new Set([
+  '/embeddings',
+  '/completions',
+  '/images/generations',
+  '/audio/speech',
+]);
+
+/**
+ * Where an OpenAI-format operation lives on Azure, with the integration's api-version added:
+ * a deployment operation (embeddings, legacy completions, image generation, speech) under
+ * `/openai/deployments/{deployment}`, anything else (files, batches, ...) under `/openai`.
+ */
+export function forwardUrl(target: ProviderTarget, path: string, model: string | undefined): string {
+  const url = new URL(`http://azure${path}`);
+  const apiVersion = target.settings.api_version || DEFAULT_API_VERSION;
+  url.searchParams.set('api-version', apiVersion);
+  const query = url.search;
+  if (DEPLOYMENT_OPERATIONS.has(url.pathname)) {
+    const deployment = target.settings.deployment || model;
+    if (!deployment) {
+      throw new BadRequest(`azure-openai: ${url.pathname.slice(1)} needs a model naming the deployment.`, {
+        param: 'model',
+        code: 'provider_setting_missing',
+      });
+    }
+    return `${resourceUrl(target)}/openai/deployments/${encodeURIComponent(deployment)}${url.pathname}${query}`;
+  }
+  return `${resourceUrl(target)}/openai${url.pathname}${query}`;
+}

@@ -21,13 +21,14 @@ before(async () => {
   h = await startServiceHarness({ services: [controlPlane, policyService, adminService, gatewayService] });
   await createIntegration('azure', 'gpt4o-prod');
   await createIntegration('azure-strict', 'prompt-filtered');
+  await createIntegration('azure-any');
 });
 after(async () => {
   await h.close();
   await fake.close();
 });
 
-async function createIntegration(slug: string, deployment: string) {
+async function createIntegration(slug: string, deployment?: string) {
   const res = await h.request('POST', '/admin/v2/integrations', {
     key: h.adminKey,
     json: {
@@ -35,7 +36,11 @@ async function createIntegration(slug: string, deployment: string) {
       slug,
       ai_provider_id: 'azure-openai',
       key: apiKey,
-      configurations: { custom_host: fake.url, deployment, api_version: '2024-10-21' },
+      configurations: {
+        custom_host: fake.url,
+        api_version: '2024-10-21',
+        ...(deployment ? { deployment } : {}),
+      },
     },
   });
   assert.equal(res.status, 200, res.text);
@@ -69,5 +74,36 @@ describe('an azure-openai integration, through the gateway', () => {
     assert.equal(res.body.error.type, 'upstream_error');
     assert.equal(res.body.error.code, 'content_filter');
     assert.match(res.body.error.message, /^azure-openai error: The response was filtered/);
+  });
+
+  test('embeddings go to the deployment’s embeddings path: the integration’s, else the model', async () => {
+    for (const [model, deployment] of [
+      ['@azure/text-embedding-3-small', 'gpt4o-prod'],
+      ['@azure-any/embeddings-prod', 'embeddings-prod'],
+    ] as const) {
+      const res = await h.request('POST', '/v1/embeddings', {
+        key: h.workspaceKey,
+        json: { model, input: ['one', 'two'] },
+      });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(res.headers.get('x-vendor-provider'), 'azure-openai');
+      assert.equal(res.body.data.length, 2);
+      assert.deepEqual(res.body.data[0].embedding, [0.1, 0.2, 0.3]);
+      const upstream = fake.requests.at(-1)!;
+      assert.equal(upstream.path, `/openai/deployments/${deployment}/embeddings?api-version=2024-10-21`);
+      assert.equal(upstream.headers['api-key'], apiKey);
+      assert.deepEqual(JSON.parse(upstream.body).input, ['one', 'two']);
+    }
+  });
+
+  test('operations outside a deployment go under /openai with the api-version', async () => {
+    const from = fake.requests.length;
+    const res = await h.request('GET', '/v1/files?purpose=batch', {
+      key: h.workspaceKey,
+      headers: { 'x-vendor-provider': '@azure' },
+    });
+    // The fake serves deployments only: Azure's 404 comes back, after the request went where Azure serves files.
+    assert.equal(res.status, 404, res.text);
+    assert.equal(fake.requests[from]!.path, '/openai/files?purpose=batch&api-version=2024-10-21');
   });
 });

@@ -265,6 +265,37 @@ describe('thinking', () => {
   });
 });
 
+describe('structured output', () => {
+  test('response_format json_schema becomes outputConfig.textFormat, the schema as a JSON string', () => {
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' } },
+      required: ['city'],
+      additionalProperties: false,
+    };
+    const request = translate({
+      messages: [user('Weather?')],
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'weather', description: 'The weather', schema, strict: true },
+      },
+    });
+    assert.deepEqual(request.outputConfig, {
+      textFormat: {
+        type: 'json_schema',
+        structure: {
+          jsonSchema: { schema: JSON.stringify(schema), name: 'weather', description: 'The weather' },
+        },
+      },
+    });
+  });
+
+  test('response_format text asks for nothing', () => {
+    const request = translate({ messages: [user('Hi')], response_format: { type: 'text' } });
+    assert.equal(request.outputConfig, undefined);
+  });
+});
+
 describe('requests Converse cannot express are a 400 naming the parameter', () => {
   const cases: Array<[string, Record<string, unknown>, string]> = [
     [
@@ -304,6 +335,16 @@ describe('requests Converse cannot express are a 400 naming the parameter', () =
       'messages[1].tool_calls[0].function.arguments',
     ],
     ['more than one choice', { messages: [user('a')], n: 2 }, 'n'],
+    [
+      'JSON mode without a schema',
+      { messages: [user('a')], response_format: { type: 'json_object' } },
+      'response_format',
+    ],
+    [
+      'a json_schema format without its schema',
+      { messages: [user('a')], response_format: { type: 'json_schema', json_schema: { name: 'x' } } },
+      'response_format.json_schema.schema',
+    ],
     ['the deprecated functions', { messages: [user('a')], functions: [{ name: 'f' }] }, 'functions'],
     [
       'a deprecated function message',

@@ -190,6 +190,31 @@ export function toConverseRequest(body: ChatBody): ConverseRequest {
     };
   }
 
+  const format = body.response_format;
+  if (format?.type === 'json_object') {
+    throw unsupported(
+      'Converse has no JSON mode without a schema: use response_format json_schema with a schema.',
+      'response_format',
+    );
+  }
+  if (format?.type === 'json_schema') {
+    const { name, description, schema } = format.json_schema;
+    if (!schema)
+      throw unsupported('response_format json_schema needs a schema.', 'response_format.json_schema.schema');
+    request.outputConfig = {
+      textFormat: {
+        type: 'json_schema',
+        structure: {
+          jsonSchema: {
+            schema: JSON.stringify(schema),
+            ...(name ? { name } : {}),
+            ...(description ? { description } : {}),
+          },
+        },
+      },
+    };
+  }
+
   if (body.thinking && isAnthropicModel(body.model)) {
     const { type, budget_tokens } = body.thinking;
     request.additionalModelRequestFields = {

@@ -38,6 +38,15 @@ export interface ConverseRequest {
   inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
   toolConfig?: { tools: ConverseToolSpec[]; toolChoice?: ConverseToolChoice };
   additionalModelRequestFields?: Record<string, unknown>;
+  outputConfig?: ConverseOutputConfig;
+}
+
+/** Structured output: the answer's text follows a JSON schema, sent as a JSON string. */
+export interface ConverseOutputConfig {
+  textFormat: {
+    type: 'json_schema';
+    structure: { jsonSchema: { schema: string; name?: string; description?: string } };
+  };
 }
 
 export interface ConverseUsage {

@@ -16,7 +16,9 @@ export function openAiProvider(
   const base = endpoint.baseUrl;
   return {
     id,
-    forward: base ? forwardOpenAiFormat(dispatcher, id, (t) => base(t), endpoint.headers) : undefined,
+    forward: base
+      ? forwardOpenAiFormat(dispatcher, id, (call) => `${base(call.target)}${call.path}`, endpoint.headers)
+      : undefined,
     async chatCompletions(call: ChatCall): Promise<ProviderResponse> {
       const request = {
         url: endpoint.url(call),

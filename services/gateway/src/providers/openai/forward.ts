@@ -9,17 +9,17 @@ import type { ForwardCall, ForwardResponse, ProviderTarget } from '../types.ts';
  */
 const PASSED_ON = ['content-type', 'content-disposition', 'openai-processing-ms'];
 
-/** Forwards one OpenAI-format operation to `<base>/<path>` with the provider's credentials. */
+/** Forwards one OpenAI-format operation to the provider's URL for it, with its credentials. */
 export function forwardOpenAiFormat(
   dispatcher: Dispatcher,
   provider: string,
-  base: (target: ProviderTarget) => string,
+  url: (call: ForwardCall) => string,
   credentials: (target: ProviderTarget) => Record<string, string>,
 ) {
   return async (call: ForwardCall): Promise<ForwardResponse> => {
     const { 'content-type': _json, ...auth } = credentials(call.target);
     const response = await upstreamRequest(dispatcher, {
-      url: `${base(call.target)}${call.path}`,
+      url: url(call),
       method: call.method as 'GET' | 'POST' | 'DELETE',
       headers: { ...call.headers, ...auth },
       body: call.body,

@@ -18,6 +18,7 @@ import {
   type CachedResponse,
 } from './response-cache.ts';
 import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
+import { reasoningForProvider } from './reasoning-effort.ts';
 import { meterStream } from './stream-meter.ts';
 import { tracedChatCall } from './model-span.ts';
 import { checkInput, checkOutput } from './guardrails.ts';
@@ -161,7 +162,11 @@ export class ChatCompletions {
       const overridden = attempt.overrideParams
         ? this.withOverrides(parsed, attempt.overrideParams, attempt.path)
         : parsed;
-      const body = format?.forProvider ? format.forProvider(overridden, routed.target.provider) : overridden;
+      const shaped = format?.forProvider
+        ? format.forProvider(overridden, routed.target.provider)
+        : overridden;
+      // reasoning_effort becomes a thinking budget for providers that think by one.
+      const body = reasoningForProvider(shaped, routed.target.provider);
       return routed.modelRewritten ? { ...body, model: routed.model! } : body;
     };
     let estimated: { attempt: AttemptContext; body: ChatBody; promptTokens: number } | undefined;

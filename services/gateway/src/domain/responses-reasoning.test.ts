@@ -9,11 +9,8 @@ import {
   type ResponseObject,
   type ResponseShell,
 } from './responses-answer.ts';
-import {
-  encryptedContentOf,
-  reasoningForProvider,
-  reasoningOfEncryptedContent,
-} from './responses-reasoning.ts';
+import { reasoningForProvider } from './reasoning-effort.ts';
+import { encryptedContentOf, reasoningOfEncryptedContent } from './responses-reasoning.ts';
 import { chatRequestOf, type ResponsesBody } from './responses-request.ts';
 import { chatChunk as chunk, usageChunk as usageOf } from '../testing/chat-chunks.ts';
 

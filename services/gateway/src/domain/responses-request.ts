@@ -1,7 +1,7 @@
 import { BadRequest } from '@switchyard/core';
+import { REASONING_EFFORTS } from './reasoning-effort.ts';
 import {
   reasoningOfEncryptedContent,
-  REASONING_EFFORTS,
   withThoughtSignature,
   type ReasoningBlock,
 } from './responses-reasoning.ts';

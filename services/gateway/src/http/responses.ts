@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { UpstreamError, type Logger, type Metrics } from '@switchyard/core';
 import { REQUEST_ID_HEADER } from '@switchyard/http';
-import type { AnswerFormat, ChatCompletions, ChatReply, ChatRequest } from '../domain/chat-completions.ts';
+import type { ChatCompletions, ChatReply, ChatRequest } from '../domain/chat-completions.ts';
 import { LOG_COPY_LIMIT, type Relayed } from '../domain/gateway-request.ts';
 import type { Responses, TranslatedResponses } from '../domain/responses.ts';
 import {
@@ -10,7 +10,6 @@ import {
   responsesEvents,
   shownResponse,
 } from '../domain/responses-answer.ts';
-import { reasoningForProvider } from '../domain/responses-reasoning.ts';
 import type { ResponsesBody } from '../domain/responses-request.ts';
 import { chatBodyJson } from './chat-body.ts';
 import { answerChat } from './chat-completions.ts';
@@ -19,9 +18,6 @@ import { readCacheHeaders } from './gateway-headers.ts';
 import { attachToConnection, readIncomingCall, type ClosedRequestReport } from './incoming-call.ts';
 import { parseJsonObject } from './request-body.ts';
 import { dropConnection, relay, startStream } from './respond.ts';
-
-/** A translated request's reasoning effort goes to each provider in its own terms; answers are cached as chat's. */
-const RESPONSES_FORMAT: AnswerFormat = { forProvider: reasoningForProvider };
 
 /**
  * The Responses API over HTTP. A request every target of which speaks the OpenAI format goes
@@ -69,13 +65,7 @@ export class ResponsesRoute {
         const body = validate(req, chatBodyJson(raw, requestBody)) as ResponsesBody;
         translated = await this.responses.translate(request.principal.workspaceId, body);
         const chatRaw = Buffer.from(JSON.stringify(translated.chat));
-        return this.chat.answer(
-          request,
-          translated.chat,
-          chatRaw,
-          readCacheHeaders(req, this.headerPrefix),
-          RESPONSES_FORMAT,
-        );
+        return this.chat.answer(request, translated.chat, chatRaw, readCacheHeaders(req, this.headerPrefix));
       },
       (reply) => this.send(request, res, reply, translated!),
     );

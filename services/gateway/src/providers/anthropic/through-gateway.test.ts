@@ -66,6 +66,26 @@ describe('Anthropic through the gateway, as an OpenAI client sees it', () => {
     assert.deepEqual(upstreamBody(), { model: 'claude-sonnet-4-5', max_tokens: 4096, messages: hello });
   });
 
+  test('reasoning_effort becomes a thinking budget under max_tokens; none turns thinking off', async () => {
+    await client.chat.completions.create({
+      model: '@claude/claude-sonnet-4-5',
+      messages: hello,
+      reasoning_effort: 'low',
+      max_completion_tokens: 8000,
+    });
+    const sent = upstreamBody();
+    assert.deepEqual(sent.thinking, { type: 'enabled', budget_tokens: 2048 });
+    assert.equal(sent.max_tokens, 8000);
+    assert.equal('reasoning_effort' in sent, false);
+
+    await client.chat.completions.create({
+      model: '@claude/claude-sonnet-4-5',
+      messages: hello,
+      reasoning_effort: 'none' as 'low',
+    });
+    assert.deepEqual(upstreamBody().thinking, { type: 'disabled' });
+  });
+
   test('a streamed tool call assembles in the SDK into whole calls with parsed arguments', async () => {
     const stream = client.chat.completions.stream({
       model: '@claude/tool-use',

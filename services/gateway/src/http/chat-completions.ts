@@ -53,34 +53,53 @@ export class ChatCompletionsRoute {
     );
   }
 
-  private async send(request: ChatRequest, res: Response, reply: ChatReply): Promise<Relayed> {
-    res.status(reply.status);
-    res.setHeader('content-type', reply.contentType);
-    if (!reply.stream) {
-      res.end(reply.body);
-      return { copy: reply.body, complete: true };
-    }
-    startStream(res);
-    const firstChunk = () => request.firstChunkSent(request.cacheStatus);
-    // A replayed answer that fails drops the connection.
-    if (reply.fromCache) return relay(res, reply.body, () => dropConnection(res), firstChunk);
-    // An upstream failure mid-stream ends the stream with an error event, never a hang.
-    return relay(
-      res,
-      reply.body,
-      (err) => {
-        const appError = toAppError(err);
-        const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
-        res.write(`data: ${JSON.stringify({ error: { ...appError.toBody().error, message } })}\n\n`);
-        this.logger.warn('upstream stream failed', {
-          request_id: res.getHeader(REQUEST_ID_HEADER),
-          trace_id: request.headers.traceId,
-          error: String(err),
-        });
-      },
-      firstChunk,
-    );
+  private send(request: ChatRequest, res: Response, reply: ChatReply): Promise<Relayed> {
+    return sendAsIs(request, res, reply, this.logger, (error) => `data: ${JSON.stringify(error)}\n\n`);
   }
+}
+
+/**
+ * Writes a reply as the provider (or the cache) gave it, a stream chunk by chunk; what it sent
+ * is what the log and the cache keep. A replayed stream that fails drops the connection; an
+ * upstream failure mid-stream ends the stream with the route's error event (`errorEvent` of the
+ * failure in the one error shape), never a hang.
+ */
+export async function sendAsIs(
+  request: ChatRequest,
+  res: Response,
+  reply: ChatReply,
+  logger: Logger,
+  errorEvent: (error: ReturnType<AppError['toBody']>, status: number) => string,
+): Promise<Relayed> {
+  res.status(reply.status);
+  res.setHeader('content-type', reply.contentType);
+  if (!reply.stream) {
+    res.end(reply.body);
+    return { copy: reply.body, complete: true };
+  }
+  startStream(res);
+  const firstChunk = () => request.firstChunkSent(request.cacheStatus);
+  if (reply.fromCache) return relay(res, reply.body, () => dropConnection(res), firstChunk);
+  return relay(
+    res,
+    reply.body,
+    (err) => {
+      const appError = toAppError(err);
+      const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
+      res.write(errorEvent({ error: { ...appError.toBody().error, message } }, appError.status));
+      logUpstreamFailure(logger, request, res, err);
+    },
+    firstChunk,
+  );
+}
+
+/** A stream that failed upstream, logged with the request's ids. */
+export function logUpstreamFailure(logger: Logger, request: ChatRequest, res: Response, err: unknown): void {
+  logger.warn('upstream stream failed', {
+    request_id: res.getHeader(REQUEST_ID_HEADER),
+    trace_id: request.headers.traceId,
+    error: String(err),
+  });
 }
 
 /**

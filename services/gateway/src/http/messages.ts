@@ -9,7 +9,7 @@ import { MessagesStreamTranslator } from '../messages/stream.ts';
 import { forProvider, toChatBody } from '../messages/to-chat.ts';
 import type { ChatCompletion } from '../providers/openai-format.ts';
 import { chatBodyJson } from './chat-body.ts';
-import { answerChat } from './chat-completions.ts';
+import { answerChat, logUpstreamFailure, sendAsIs } from './chat-completions.ts';
 import { readCacheHeaders } from './gateway-headers.ts';
 import { attachToConnection, readIncomingCall, type ClosedRequestReport } from './incoming-call.ts';
 import { messagesRequest, type MessagesEnvelope } from './messages-request.schema.ts';
@@ -97,30 +97,14 @@ export class MessagesRoute {
     );
   }
 
-  /** Writes the provider's answer as it came, a stream chunk by chunk; it is what the log and the cache keep. */
-  private async sendAsIs(request: ChatRequest, res: Response, reply: ChatReply): Promise<Relayed> {
-    res.status(reply.status);
-    res.setHeader('content-type', reply.contentType);
-    if (!reply.stream) {
-      res.end(reply.body);
-      return { copy: reply.body, complete: true };
-    }
-    startStream(res);
-    const firstChunk = () => request.firstChunkSent(request.cacheStatus);
-    // A replayed answer that fails drops the connection.
-    if (reply.fromCache) return relay(res, reply.body, () => dropConnection(res), firstChunk);
-    // An upstream failure mid-stream ends the stream with Anthropic's error event, never a hang.
-    return relay(
+  /** Writes the provider's answer as it came; an upstream failure mid-stream ends with Anthropic's error event. */
+  private sendAsIs(request: ChatRequest, res: Response, reply: ChatReply): Promise<Relayed> {
+    return sendAsIs(
+      request,
       res,
-      reply.body,
-      (err) => {
-        const appError = toAppError(err);
-        const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
-        const error = messagesError(appError.status, { error: { ...appError.toBody().error, message } });
-        res.write(`event: error\ndata: ${JSON.stringify(error)}\n\n`);
-        this.logUpstreamFailure(request, res, err);
-      },
-      firstChunk,
+      reply,
+      this.logger,
+      (error, status) => `event: error\ndata: ${JSON.stringify(messagesError(status, error))}\n\n`,
     );
   }
 
@@ -160,17 +144,9 @@ export class MessagesRoute {
       const appError = toAppError(err);
       const message = err instanceof AppError ? appError.message : 'The upstream stream failed.';
       res.write(translator.fail(errorType(appError.status), message));
-      this.logUpstreamFailure(request, res, err);
+      logUpstreamFailure(this.logger, request, res, err);
     });
     return { copy: Buffer.concat(copy), complete: relayed.complete && whole };
-  }
-
-  private logUpstreamFailure(request: ChatRequest, res: Response, err: unknown): void {
-    this.logger.warn('upstream stream failed', {
-      request_id: res.getHeader(REQUEST_ID_HEADER),
-      trace_id: request.headers.traceId,
-      error: String(err),
-    });
   }
 }
 

@@ -21,9 +21,8 @@ import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
 import { reasoningForProvider } from './reasoning-effort.ts';
 import { meterStream } from './stream-meter.ts';
 import { tracedChatCall } from './model-span.ts';
-import { checkInput, checkOutput } from './guardrails.ts';
+import { guardAnswer } from './answer-guardrails.ts';
 import { guardStream } from './guardrail-stream.ts';
-import { answerUnits, requestTexts } from './operation-texts.ts';
 
 export interface ChatCompletionsOptions extends GatewayContext {
   /**
@@ -112,49 +111,17 @@ export class ChatCompletions {
     request.markStream(parsed.stream === true);
     request.noteModel(parsed.model);
     const resolved = await request.config();
-    const guardrails = await request.guardrails();
     const facts = {
       model: parsed.model,
       metadata: request.headers.metadata,
       requestType: 'chat',
       stream: parsed.stream === true,
     };
-    const webhooks = request.webhookContext();
-    let forwardRaw: Buffer | undefined = raw;
-    if (guardrails && guardrails.input.length > 0) {
-      const texts = (body: ChatBody) => requestTexts('chat', body as unknown as Record<string, unknown>);
-      const checked = await checkInput(
-        guardrails.input,
-        parsed,
-        texts,
-        facts,
-        request.guardrailRuns,
-        webhooks,
-      );
-      if (checked.redacted) {
-        // The provider gets the redacted messages, never the client's bytes.
-        parsed = checked.body;
-        forwardRaw = undefined;
-      }
-    }
-    const outputGuardrails = guardrails?.output ?? [];
-    const checkAnswer = async (answer: Buffer, status: number): Promise<Buffer> => {
-      if (outputGuardrails.length === 0) return answer;
-      const units = (json: Record<string, unknown>) => answerUnits('chat', json);
-      const checked = await checkOutput(outputGuardrails, answer, units, facts, status, webhooks);
-      request.guardrailRuns.push(...checked.runs);
-      return checked.body;
-    };
-    // A streamed answer is checked as it flows; the runs are recorded when it ends.
-    const checkStream = (body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> =>
-      outputGuardrails.length === 0
-        ? body
-        : guardStream(body, {
-            guardrails: outputGuardrails,
-            request: facts,
-            runs: request.guardrailRuns,
-            webhooks,
-          });
+    const guarded = await guardAnswer(request, 'chat', parsed, raw, facts, guardStream);
+    parsed = guarded.body;
+    const forwardRaw = guarded.raw;
+    const { output: outputGuardrails, checkAnswer } = guarded;
+    const checkStream = (body: AsyncIterable<Uint8Array>) => guarded.checkStream(body, 200);
     const directives = cacheDirectives(cacheHeaders, this.options.headerPrefix, resolved?.config.cache);
     const cache = directives.enabled ? this.options.cache : undefined;
     const defaultCompletion = this.options.defaultCompletionTokens;
@@ -222,8 +189,7 @@ export class ChatCompletions {
         upstreamHeaders: response.upstreamHeaders,
       };
       if (response.kind === 'json') {
-        const answered =
-          response.status < 300 ? await checkAnswer(response.body, response.status) : response.body;
+        const answered = await checkAnswer(response.body, response.status);
         return { ...reply, stream: false, body: answered };
       }
       const checked = (body: AsyncIterable<Uint8Array>) => (response.status < 300 ? checkStream(body) : body);

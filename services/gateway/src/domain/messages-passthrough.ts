@@ -7,8 +7,7 @@ import { drain, gather } from './forwarded-operations.ts';
 import type { CacheHeaders } from './gateway-headers.ts';
 import type { GatewayContext, GatewayRequest, IncomingCall, Routed } from './gateway-request.ts';
 import { guardMessagesStream } from './guardrail-event-streams.ts';
-import { checkInput, checkOutput } from './guardrails.ts';
-import { answerUnits, requestTexts } from './operation-texts.ts';
+import { guardAnswer } from './answer-guardrails.ts';
 import { NOTHING_USED, estimateOperation, type PolicyHold } from './policy.ts';
 import { cacheDirectives, responseCacheKey } from './response-cache.ts';
 import { everyTargetServes } from './route-targets.ts';
@@ -61,49 +60,14 @@ export class MessagesPassthrough {
     request.markStream(stream);
     request.noteModel(parsed.model);
     const resolved = await request.config();
-    const guardrails = await request.guardrails();
     const facts = {
       model: typeof parsed.model === 'string' ? parsed.model : '',
       metadata: request.headers.metadata,
       requestType: 'messages',
       stream,
     };
-    const webhooks = request.webhookContext();
-    let body = parsed;
-    let bytes: Buffer | undefined = raw;
-    if (guardrails && guardrails.input.length > 0) {
-      const checked = await checkInput(
-        guardrails.input,
-        parsed,
-        (b) => requestTexts('messages', b),
-        facts,
-        request.guardrailRuns,
-        webhooks,
-      );
-      if (checked.redacted) {
-        // The provider gets the redacted texts, never the client's bytes.
-        body = checked.body;
-        bytes = undefined;
-      }
-    }
-    const outputGuardrails = guardrails?.output ?? [];
-    const checkAnswer = async (answer: Buffer, status: number): Promise<Buffer> => {
-      if (outputGuardrails.length === 0 || status >= 300) return answer;
-      const units = (json: Record<string, unknown>) => answerUnits('messages', json);
-      const checked = await checkOutput(outputGuardrails, answer, units, facts, status, webhooks);
-      request.guardrailRuns.push(...checked.runs);
-      return checked.body;
-    };
-    // A streamed answer is checked as it flows; the runs are recorded when it ends.
-    const checkStream = (events: AsyncIterable<Uint8Array>, status: number): AsyncIterable<Uint8Array> =>
-      outputGuardrails.length === 0 || status >= 300
-        ? events
-        : guardMessagesStream(events, {
-            guardrails: outputGuardrails,
-            request: facts,
-            runs: request.guardrailRuns,
-            webhooks,
-          });
+    const guarded = await guardAnswer(request, 'messages', parsed, raw, facts, guardMessagesStream);
+    const { body, raw: bytes, output: outputGuardrails, checkAnswer, checkStream } = guarded;
     const directives = cacheDirectives(cacheHeaders, this.context.headerPrefix, resolved?.config.cache);
     const cache = directives.enabled ? this.context.cache : undefined;
     // The Anthropic headers change the answer: entries are kept by them too.

@@ -14,14 +14,16 @@ import {
   cacheDirectives,
   isCacheable,
   responseCacheKey,
+  type CacheDirectives,
   type CacheStatus,
   type CachedResponse,
+  type ResponseStore,
 } from './response-cache.ts';
 import { NOTHING_USED, estimateChat, type PolicyHold } from './policy.ts';
 import { reasoningForProvider } from './reasoning-effort.ts';
 import { meterStream } from './stream-meter.ts';
 import { tracedChatCall } from './model-span.ts';
-import { guardAnswer } from './answer-guardrails.ts';
+import { guardAnswer, type AnswerGuardrails } from './answer-guardrails.ts';
 import { guardStream } from './guardrail-stream.ts';
 
 export interface ChatCompletionsOptions extends GatewayContext {
@@ -121,7 +123,6 @@ export class ChatCompletions {
     parsed = guarded.body;
     const forwardRaw = guarded.raw;
     const { output: outputGuardrails, checkAnswer } = guarded;
-    const checkStream = (body: AsyncIterable<Uint8Array>) => guarded.checkStream(body, 200);
     const directives = cacheDirectives(cacheHeaders, this.options.headerPrefix, resolved?.config.cache);
     const cache = directives.enabled ? this.options.cache : undefined;
     const defaultCompletion = this.options.defaultCompletionTokens;
@@ -157,17 +158,8 @@ export class ChatCompletions {
           )
         : undefined;
       if (cache && cacheKey) {
-        const hit = directives.forceRefresh ? undefined : await cache.get(cacheKey);
-        request.cacheStatus = directives.forceRefresh ? 'REFRESH' : hit ? 'HIT' : 'MISS';
-        if (hit) {
-          hold.settle(NOTHING_USED);
-          // A stored answer is checked like a fresh one: the guardrails may differ from those it was stored under.
-          const replayed = replay(
-            hit.stream ? hit : { ...hit, body: await checkAnswer(hit.body, hit.status) },
-            directives.maxAgeSeconds,
-          );
-          return replayed.stream ? { ...replayed, body: checkStream(replayed.body) } : replayed;
-        }
+        const hit = await cachedReply(request, cache, cacheKey, directives, hold, guarded);
+        if (hit) return hit;
       }
       const response = await request.upstream(routed, () =>
         tracedChatCall(routed.target.provider, body, () =>
@@ -192,7 +184,7 @@ export class ChatCompletions {
         const answered = await checkAnswer(response.body, response.status);
         return { ...reply, stream: false, body: answered };
       }
-      const checked = (body: AsyncIterable<Uint8Array>) => (response.status < 300 ? checkStream(body) : body);
+      const checked = (body: AsyncIterable<Uint8Array>) => guarded.checkStream(body, response.status);
       if (!hold.metered) return { ...reply, stream: true, body: checked(response.body) };
       const { provider, pricing } = routed.target;
       const model = routed.model ?? '';
@@ -241,6 +233,32 @@ export class ChatCompletions {
       });
     }
   }
+}
+
+/**
+ * The answer the cache holds for `key`, checked by the request's output guardrails as a fresh
+ * one would be (they may differ from those it was stored under); none on a miss or a refresh.
+ * Sets the request's cache status, and settles the hold on a hit: nothing was used.
+ */
+export async function cachedReply(
+  request: ChatRequest,
+  cache: ResponseStore,
+  key: string,
+  directives: CacheDirectives,
+  hold: PolicyHold,
+  guarded: Pick<AnswerGuardrails<unknown>, 'checkAnswer' | 'checkStream'>,
+): Promise<ChatReply | undefined> {
+  const hit = directives.forceRefresh ? undefined : await cache.get(key);
+  request.cacheStatus = directives.forceRefresh ? 'REFRESH' : hit ? 'HIT' : 'MISS';
+  if (!hit) return undefined;
+  hold.settle(NOTHING_USED);
+  const replayed = replay(
+    hit.stream ? hit : { ...hit, body: await guarded.checkAnswer(hit.body, hit.status) },
+    directives.maxAgeSeconds,
+  );
+  return replayed.stream
+    ? { ...replayed, body: guarded.checkStream(replayed.body, replayed.status) }
+    : replayed;
 }
 
 /** A cached answer in the form it was given: a stream is replayed event by event. */

@@ -2,13 +2,13 @@ import { NotImplemented } from '@switchyard/core';
 import { costOf } from '../pricing/cost.ts';
 import type { UpstreamHeaders } from '../providers/types.ts';
 import type { AttemptContext } from '../routing/route-plan.ts';
-import { replay, type ChatReply, type ChatRequest } from './chat-completions.ts';
+import { cachedReply, type ChatReply, type ChatRequest } from './chat-completions.ts';
 import { drain, gather } from './forwarded-operations.ts';
 import type { CacheHeaders } from './gateway-headers.ts';
 import type { GatewayContext, GatewayRequest, IncomingCall, Routed } from './gateway-request.ts';
 import { guardMessagesStream } from './guardrail-event-streams.ts';
 import { guardAnswer } from './answer-guardrails.ts';
-import { NOTHING_USED, estimateOperation, type PolicyHold } from './policy.ts';
+import { estimateOperation, type PolicyHold } from './policy.ts';
 import { cacheDirectives, responseCacheKey } from './response-cache.ts';
 import { everyTargetServes } from './route-targets.ts';
 import { meterStream } from './stream-meter.ts';
@@ -103,19 +103,8 @@ export class MessagesPassthrough {
           )
         : undefined;
       if (cache && cacheKey) {
-        const hit = directives.forceRefresh ? undefined : await cache.get(cacheKey);
-        request.cacheStatus = directives.forceRefresh ? 'REFRESH' : hit ? 'HIT' : 'MISS';
-        if (hit) {
-          hold.settle(NOTHING_USED);
-          // A stored answer is checked like a fresh one: the guardrails may differ from those it was stored under.
-          const replayed = replay(
-            hit.stream ? hit : { ...hit, body: await checkAnswer(hit.body, hit.status) },
-            directives.maxAgeSeconds,
-          );
-          return replayed.stream
-            ? { ...replayed, body: checkStream(replayed.body, replayed.status) }
-            : replayed;
-        }
+        const hit = await cachedReply(request, cache, cacheKey, directives, hold, guarded);
+        if (hit) return hit;
       }
       const messages = routed.provider.messages;
       if (!messages) {

@@ -37,6 +37,11 @@ export interface Principal {
   authMethod?: 'jwt' | 'oauth' | 'session';
   /** The OAuth client an access token was issued to (`authMethod` `oauth` only). */
   oauthClientId?: string;
+  /**
+   * The resource an OAuth access token was issued for (RFC 8707), e.g. an MCP server's URL at
+   * the gateway: the token is good there only. Absent: any resource.
+   */
+  oauthResource?: string;
   /** Defaults for the caller's requests; absent when there are none. */
   defaults?: PrincipalDefaults;
 }

@@ -39,7 +39,13 @@ export function principalFromProto(p: identity.ApiKeyPrincipal): Principal | nul
     userId: p.userId || null,
     name: p.name,
     organisationCreatedAt: organisationCreatedAt > 0 ? organisationCreatedAt : null,
-    ...(p.authMethod === 'oauth' ? { authMethod: 'oauth' as const, oauthClientId: p.oauthClientId } : {}),
+    ...(p.authMethod === 'oauth'
+      ? {
+          authMethod: 'oauth' as const,
+          oauthClientId: p.oauthClientId,
+          ...(p.oauthResource ? { oauthResource: p.oauthResource } : {}),
+        }
+      : {}),
     ...(p.authMethod === 'session' ? { authMethod: 'session' as const } : {}),
     ...(p.defaultConfig || Object.keys(p.defaultMetadata).length > 0 || p.configOverrideRefused
       ? {

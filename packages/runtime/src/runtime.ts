@@ -4,7 +4,7 @@ import { auditTrail } from '@switchyard/access';
 import { serviceAuditSink } from './audit.ts';
 import type { DataSource, EntitySchema, MigrationInterface } from 'typeorm';
 import { z } from 'zod';
-import { admin, configs, guardrails, identity, policy } from '@switchyard/proto';
+import { admin, configs, guardrails, identity, mcp, policy } from '@switchyard/proto';
 import {
   checkDataSource,
   createDataSource,
@@ -60,6 +60,7 @@ export interface Clients {
   usageLedger: ServiceClient<typeof policy.UsageLedgerService>;
   policyDirectory: ServiceClient<typeof policy.PolicyDirectoryService>;
   guardrailDirectory: ServiceClient<typeof guardrails.GuardrailDirectoryService>;
+  mcpDirectory: ServiceClient<typeof mcp.McpDirectoryService>;
 }
 export type ClientName = keyof Clients;
 
@@ -75,6 +76,7 @@ export const clientTargets: Record<ClientName, { service: ServiceName; addressVa
   usageLedger: { service: 'policy', addressVariable: 'POLICY_GRPC_ADDRESS' },
   policyDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   guardrailDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
+  mcpDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
 };
 
 const clientServices = {
@@ -88,6 +90,7 @@ const clientServices = {
   usageLedger: policy.UsageLedgerService,
   policyDirectory: policy.PolicyDirectoryService,
   guardrailDirectory: guardrails.GuardrailDirectoryService,
+  mcpDirectory: mcp.McpDirectoryService,
 } as const;
 
 export interface ServiceDeps {

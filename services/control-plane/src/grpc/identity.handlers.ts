@@ -58,6 +58,7 @@ export function identityHandlers(
               ? principal.authMethod
               : '',
           oauthClientId: principal.oauthClientId ?? '',
+          oauthResource: principal.oauthResource ?? '',
           defaultConfig: principal.defaults?.config ?? '',
           defaultMetadata: principal.defaults?.metadata ?? {},
           configOverrideRefused: principal.defaults ? !principal.defaults.allowConfigOverride : false,

@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_events_v1_events: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIqEBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDRIaChJjYWNoZV93cml0ZV90b2tlbnMYBiABKA0i+wYKD1JlcXVlc3RMb2dFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIdHJhY2VfaWQYBSABKAkSDwoHc3Bhbl9pZBgGIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgHIAEoCRIRCglzcGFuX25hbWUYCCABKAkSRQoIbWV0YWRhdGEYCSADKAsyMy5zd2l0Y2h5YXJkLmV2ZW50cy52MS5SZXF1ZXN0TG9nRXZlbnQuTWV0YWRhdGFFbnRyeRIOCgZtZXRob2QYCiABKAkSDAoEcGF0aBgLIAEoCRIQCghwcm92aWRlchgMIAEoCRINCgVtb2RlbBgNIAEoCRIYChBpbnRlZ3JhdGlvbl9zbHVnGA4gASgJEg4KBnN0YXR1cxgPIAEoDRIOCgZzdHJlYW0YECABKAgSGQoNY3JlYXRlZF9hdF9tcxgRIAEoA0ICMAESEgoKbGF0ZW5jeV9tcxgSIAEoDRIUCgxyZXF1ZXN0X2JvZHkYEyABKAkSFQoNcmVzcG9uc2VfYm9keRgUIAEoCRIvCgV1c2FnZRgVIAEoCzIgLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlRva2VuVXNhZ2USDAoEY29zdBgWIAEoARIVCg1lcnJvcl9tZXNzYWdlGBcgASgJEhQKDGNhY2hlX3N0YXR1cxgYIAEoCRITCgtjb25maWdfc2x1ZxgZIAEoCRISCgpyb3V0ZV9wYXRoGBogASgJEhMKC3JldHJ5X2NvdW50GBsgASgNEhcKD2NhY2hlX25hbWVzcGFjZRgcIAEoCRIbChNjYWNoZV9mb3JjZV9yZWZyZXNoGB0gASgIEhcKD21vZGVsc19lbmRwb2ludBgeIAEoCBIzCgZwb2xpY3kYHyABKAsyIy5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lPdXRjb21lEjoKCmd1YXJkcmFpbHMYICADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5HdWFyZHJhaWxPdXRjb21lEhQKDHczY190cmFjZV9pZBghIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEifwoNUG9saWN5T3V0Y29tZRIQCghkZWNpc2lvbhgBIAEoCRIRCglwb2xpY3lfaWQYAiABKAkSDAoEY29kZRgDIAEoCRI7CgthZGp1c3RtZW50cxgEIAMoCzImLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlBvbGljeUFkanVzdG1lbnQiTwoQUG9saWN5QWRqdXN0bWVudBIRCglwb2xpY3lfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIMCgRoZWxkGAMgASgBEgwKBHVzZWQYBCABKAEi5AEKEEd1YXJkcmFpbE91dGNvbWUSDQoFcGhhc2UYASABKAkSFAoMZ3VhcmRyYWlsX2lkGAIgASgJEgwKBHNsdWcYAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoCRIOCgZhY3Rpb24YBSABKAkSEwoLZXhwbGFuYXRpb24YBiABKAkSEgoKcmVkYWN0aW9ucxgHIAEoDRITCgtkdXJhdGlvbl9tcxgIIAEoARI7CgZjaGVja3MYCSADKAsyKy5zd2l0Y2h5YXJkLmV2ZW50cy52MS5HdWFyZHJhaWxDaGVja091dGNvbWUiZQoVR3VhcmRyYWlsQ2hlY2tPdXRjb21lEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGcGFzc2VkGAMgASgIEhMKC2V4cGxhbmF0aW9uGAQgASgJEg0KBWVycm9yGAUgASgJItcBCgpVc2FnZUV2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCghwcm92aWRlchgFIAEoCRINCgVtb2RlbBgGIAEoCRIvCgV1c2FnZRgHIAEoCzIgLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlRva2VuVXNhZ2USDAoEY29zdBgIIAEoARIaCg5vY2N1cnJlZF9hdF9tcxgJIAEoA0ICMAEizgEKC0NoYW5nZUV2ZW50EgoKAmlkGAEgASgJEg4KBmVudGl0eRgCIAEoCRIRCgllbnRpdHlfaWQYAyABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAQgASgJEhQKDHdvcmtzcGFjZV9pZBgFIAEoCRIyCgZhY3Rpb24YBiABKA4yIi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5DaGFuZ2VBY3Rpb24SGgoOb2NjdXJyZWRfYXRfbXMYByABKANCAjABEhEKCWNhY2hlX2tleRgIIAEoCSLcAgoKQXVkaXRFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSDwoHdXNlcl9pZBgFIAEoCRITCgthdXRoX21ldGhvZBgGIAEoCRIQCghrZXlfbmFtZRgHIAEoCRIOCgZtZXRob2QYCCABKAkSDQoFcm91dGUYCSABKAkSDAoEcGF0aBgKIAEoCRINCgVzY29wZRgLIAEoCRIOCgZzdGF0dXMYDCABKA0SEwoLcmVzb3VyY2VfaWQYDSABKAkSGgoOb2NjdXJyZWRfYXRfbXMYDiABKANCAjABEhEKCWNsaWVudF9pcBgPIAEoCRISCgp1c2VyX2FnZW50GBAgASgJEhIKCnJlcXVlc3RfaWQYESABKAkSDwoHc2VydmljZRgSIAEoCSLtAQoNRmVlZGJhY2tFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhAKCHRyYWNlX2lkGAQgASgJEg0KBXZhbHVlGAUgASgFEg4KBndlaWdodBgGIAEoARIVCg1tZXRhZGF0YV9qc29uGAcgASgJEhIKCmNyZWF0ZWRfYnkYCCABKAkSGQoNY3JlYXRlZF9hdF9tcxgJIAEoA0ICMAESGQoNdXBkYXRlZF9hdF9tcxgKIAEoA0ICMAESDwoHdmVyc2lvbhgLIAEoDSp+CgxDaGFuZ2VBY3Rpb24SHQoZQ0hBTkdFX0FDVElPTl9VTlNQRUNJRklFRBAAEhkKFUNIQU5HRV9BQ1RJT05fQ1JFQVRFRBABEhkKFUNIQU5HRV9BQ1RJT05fVVBEQVRFRBACEhkKFUNIQU5HRV9BQ1RJT05fREVMRVRFRBADYgZwcm90bzM',
+    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIqEBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDRIaChJjYWNoZV93cml0ZV90b2tlbnMYBiABKA0ipwcKD1JlcXVlc3RMb2dFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIdHJhY2VfaWQYBSABKAkSDwoHc3Bhbl9pZBgGIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgHIAEoCRIRCglzcGFuX25hbWUYCCABKAkSRQoIbWV0YWRhdGEYCSADKAsyMy5zd2l0Y2h5YXJkLmV2ZW50cy52MS5SZXF1ZXN0TG9nRXZlbnQuTWV0YWRhdGFFbnRyeRIOCgZtZXRob2QYCiABKAkSDAoEcGF0aBgLIAEoCRIQCghwcm92aWRlchgMIAEoCRINCgVtb2RlbBgNIAEoCRIYChBpbnRlZ3JhdGlvbl9zbHVnGA4gASgJEg4KBnN0YXR1cxgPIAEoDRIOCgZzdHJlYW0YECABKAgSGQoNY3JlYXRlZF9hdF9tcxgRIAEoA0ICMAESEgoKbGF0ZW5jeV9tcxgSIAEoDRIUCgxyZXF1ZXN0X2JvZHkYEyABKAkSFQoNcmVzcG9uc2VfYm9keRgUIAEoCRIvCgV1c2FnZRgVIAEoCzIgLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlRva2VuVXNhZ2USDAoEY29zdBgWIAEoARIVCg1lcnJvcl9tZXNzYWdlGBcgASgJEhQKDGNhY2hlX3N0YXR1cxgYIAEoCRITCgtjb25maWdfc2x1ZxgZIAEoCRISCgpyb3V0ZV9wYXRoGBogASgJEhMKC3JldHJ5X2NvdW50GBsgASgNEhcKD2NhY2hlX25hbWVzcGFjZRgcIAEoCRIbChNjYWNoZV9mb3JjZV9yZWZyZXNoGB0gASgIEhcKD21vZGVsc19lbmRwb2ludBgeIAEoCBIzCgZwb2xpY3kYHyABKAsyIy5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lPdXRjb21lEjoKCmd1YXJkcmFpbHMYICADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5HdWFyZHJhaWxPdXRjb21lEhQKDHczY190cmFjZV9pZBghIAEoCRIqCgNtY3AYIiABKAsyHS5zd2l0Y2h5YXJkLmV2ZW50cy52MS5NY3BDYWxsGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKqAQoHTWNwQ2FsbBIRCglzZXJ2ZXJfaWQYASABKAkSEwoLc2VydmVyX3NsdWcYAiABKAkSGAoQaW50ZWdyYXRpb25fc2x1ZxgDIAEoCRIOCgZtZXRob2QYBCABKAkSEQoJdG9vbF9uYW1lGAUgASgJEhIKCmVycm9yX2NvZGUYBiABKAUSEgoKdG9vbF9lcnJvchgHIAEoCBISCgpzZXNzaW9uX2lkGAggASgJIn8KDVBvbGljeU91dGNvbWUSEAoIZGVjaXNpb24YASABKAkSEQoJcG9saWN5X2lkGAIgASgJEgwKBGNvZGUYAyABKAkSOwoLYWRqdXN0bWVudHMYBCADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lBZGp1c3RtZW50Ik8KEFBvbGljeUFkanVzdG1lbnQSEQoJcG9saWN5X2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEaGVsZBgDIAEoARIMCgR1c2VkGAQgASgBIuQBChBHdWFyZHJhaWxPdXRjb21lEg0KBXBoYXNlGAEgASgJEhQKDGd1YXJkcmFpbF9pZBgCIAEoCRIMCgRzbHVnGAMgASgJEhIKCnZlcnNpb25faWQYBCABKAkSDgoGYWN0aW9uGAUgASgJEhMKC2V4cGxhbmF0aW9uGAYgASgJEhIKCnJlZGFjdGlvbnMYByABKA0SEwoLZHVyYXRpb25fbXMYCCABKAESOwoGY2hlY2tzGAkgAygLMisuc3dpdGNoeWFyZC5ldmVudHMudjEuR3VhcmRyYWlsQ2hlY2tPdXRjb21lImUKFUd1YXJkcmFpbENoZWNrT3V0Y29tZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnBhc3NlZBgDIAEoCBITCgtleHBsYW5hdGlvbhgEIAEoCRINCgVlcnJvchgFIAEoCSLXAQoKVXNhZ2VFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIcHJvdmlkZXIYBSABKAkSDQoFbW9kZWwYBiABKAkSLwoFdXNhZ2UYByABKAsyIC5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Ub2tlblVzYWdlEgwKBGNvc3QYCCABKAESGgoOb2NjdXJyZWRfYXRfbXMYCSABKANCAjABIs4BCgtDaGFuZ2VFdmVudBIKCgJpZBgBIAEoCRIOCgZlbnRpdHkYAiABKAkSEQoJZW50aXR5X2lkGAMgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSMgoGYWN0aW9uGAYgASgOMiIuc3dpdGNoeWFyZC5ldmVudHMudjEuQ2hhbmdlQWN0aW9uEhoKDm9jY3VycmVkX2F0X21zGAcgASgDQgIwARIRCgljYWNoZV9rZXkYCCABKAki3AIKCkF1ZGl0RXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRISCgphcGlfa2V5X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSEwoLYXV0aF9tZXRob2QYBiABKAkSEAoIa2V5X25hbWUYByABKAkSDgoGbWV0aG9kGAggASgJEg0KBXJvdXRlGAkgASgJEgwKBHBhdGgYCiABKAkSDQoFc2NvcGUYCyABKAkSDgoGc3RhdHVzGAwgASgNEhMKC3Jlc291cmNlX2lkGA0gASgJEhoKDm9jY3VycmVkX2F0X21zGA4gASgDQgIwARIRCgljbGllbnRfaXAYDyABKAkSEgoKdXNlcl9hZ2VudBgQIAEoCRISCgpyZXF1ZXN0X2lkGBEgASgJEg8KB3NlcnZpY2UYEiABKAki7QEKDUZlZWRiYWNrRXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIQCgh0cmFjZV9pZBgEIAEoCRINCgV2YWx1ZRgFIAEoBRIOCgZ3ZWlnaHQYBiABKAESFQoNbWV0YWRhdGFfanNvbhgHIAEoCRISCgpjcmVhdGVkX2J5GAggASgJEhkKDWNyZWF0ZWRfYXRfbXMYCSABKANCAjABEhkKDXVwZGF0ZWRfYXRfbXMYCiABKANCAjABEg8KB3ZlcnNpb24YCyABKA0qfgoMQ2hhbmdlQWN0aW9uEh0KGUNIQU5HRV9BQ1RJT05fVU5TUEVDSUZJRUQQABIZChVDSEFOR0VfQUNUSU9OX0NSRUFURUQQARIZChVDSEFOR0VfQUNUSU9OX1VQREFURUQQAhIZChVDSEFOR0VfQUNUSU9OX0RFTEVURUQQA2IGcHJvdG8z',
   );
 
 /**
@@ -251,6 +251,13 @@ export type RequestLogEvent = Message<'switchyard.events.v1.RequestLogEvent'> & 
    * @generated from field: string w3c_trace_id = 33;
    */
   w3cTraceId: string;
+
+  /**
+   * Set for a call through the MCP gateway (then `provider` is "mcp" and `model` the tool).
+   *
+   * @generated from field: switchyard.events.v1.McpCall mcp = 34;
+   */
+  mcp?: McpCall | undefined;
 };
 
 /**
@@ -260,6 +267,71 @@ export type RequestLogEvent = Message<'switchyard.events.v1.RequestLogEvent'> & 
 export const RequestLogEventSchema: GenMessage<RequestLogEvent> =
   /*@__PURE__*/
   messageDesc(file_switchyard_events_v1_events, 1);
+
+/**
+ * One JSON-RPC request an MCP client made through the MCP gateway.
+ *
+ * @generated from message switchyard.events.v1.McpCall
+ */
+export type McpCall = Message<'switchyard.events.v1.McpCall'> & {
+  /**
+   * @generated from field: string server_id = 1;
+   */
+  serverId: string;
+
+  /**
+   * @generated from field: string server_slug = 2;
+   */
+  serverSlug: string;
+
+  /**
+   * @generated from field: string integration_slug = 3;
+   */
+  integrationSlug: string;
+
+  /**
+   * The JSON-RPC method, e.g. "tools/call", "tools/list".
+   *
+   * @generated from field: string method = 4;
+   */
+  method: string;
+
+  /**
+   * The tool called ("tools/call" only).
+   *
+   * @generated from field: string tool_name = 5;
+   */
+  toolName: string;
+
+  /**
+   * The JSON-RPC error code the client got; 0 for a result.
+   *
+   * @generated from field: int32 error_code = 6;
+   */
+  errorCode: number;
+
+  /**
+   * True when the tool reported a failure in its result (isError).
+   *
+   * @generated from field: bool tool_error = 7;
+   */
+  toolError: boolean;
+
+  /**
+   * The MCP session (Mcp-Session-Id), when the upstream keeps one.
+   *
+   * @generated from field: string session_id = 8;
+   */
+  sessionId: string;
+};
+
+/**
+ * Describes the message switchyard.events.v1.McpCall.
+ * Use `create(McpCallSchema)` to create a new message.
+ */
+export const McpCallSchema: GenMessage<McpCall> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_events_v1_events, 2);
 
 /**
  * What rate and usage limit policies did with one request.
@@ -302,7 +374,7 @@ export type PolicyOutcome = Message<'switchyard.events.v1.PolicyOutcome'> & {
  */
 export const PolicyOutcomeSchema: GenMessage<PolicyOutcome> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 2);
+  messageDesc(file_switchyard_events_v1_events, 3);
 
 /**
  * @generated from message switchyard.events.v1.PolicyAdjustment
@@ -337,7 +409,7 @@ export type PolicyAdjustment = Message<'switchyard.events.v1.PolicyAdjustment'> 
  */
 export const PolicyAdjustmentSchema: GenMessage<PolicyAdjustment> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 3);
+  messageDesc(file_switchyard_events_v1_events, 4);
 
 /**
  * What one guardrail did with one request.
@@ -412,7 +484,7 @@ export type GuardrailOutcome = Message<'switchyard.events.v1.GuardrailOutcome'> 
  */
 export const GuardrailOutcomeSchema: GenMessage<GuardrailOutcome> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 4);
+  messageDesc(file_switchyard_events_v1_events, 5);
 
 /**
  * One check of a guardrail.
@@ -456,7 +528,7 @@ export type GuardrailCheckOutcome = Message<'switchyard.events.v1.GuardrailCheck
  */
 export const GuardrailCheckOutcomeSchema: GenMessage<GuardrailCheckOutcome> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 5);
+  messageDesc(file_switchyard_events_v1_events, 6);
 
 /**
  * Topic "switchyard.usage.v1", keyed by the limited entity (the API key).
@@ -516,7 +588,7 @@ export type UsageEvent = Message<'switchyard.events.v1.UsageEvent'> & {
  */
 export const UsageEventSchema: GenMessage<UsageEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 6);
+  messageDesc(file_switchyard_events_v1_events, 7);
 
 /**
  * Topic "switchyard.changes.v1", keyed by entity id: lets caches drop stale entries.
@@ -575,7 +647,7 @@ export type ChangeEvent = Message<'switchyard.events.v1.ChangeEvent'> & {
  */
 export const ChangeEventSchema: GenMessage<ChangeEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 7);
+  messageDesc(file_switchyard_events_v1_events, 8);
 
 /**
  * Topic "switchyard.audit.v1", keyed by organisation id: one successful management write
@@ -700,7 +772,7 @@ export type AuditEvent = Message<'switchyard.events.v1.AuditEvent'> & {
  */
 export const AuditEventSchema: GenMessage<AuditEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 8);
+  messageDesc(file_switchyard_events_v1_events, 9);
 
 /**
  * Topic "switchyard.feedback.v1", keyed by trace id: one feedback on a request as it stands
@@ -789,7 +861,7 @@ export type FeedbackEvent = Message<'switchyard.events.v1.FeedbackEvent'> & {
  */
 export const FeedbackEventSchema: GenMessage<FeedbackEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 9);
+  messageDesc(file_switchyard_events_v1_events, 10);
 
 /**
  * @generated from enum switchyard.events.v1.ChangeAction

@@ -12,6 +12,7 @@ import {
   allHold,
   evaluateTargets,
   guardrailsStreams,
+  mcpPair,
   pair,
   toMarkdown,
   writeResults,
@@ -632,5 +633,48 @@ describe('benchmark results files', () => {
         `bench/README.md lists "${t.name}" with ${goal}`,
       );
     }
+  });
+});
+
+describe('MCP tool calls in the benchmark', () => {
+  const mcp = [
+    mcpPair(1, load(4_000, 200, 800), load(1_000, 900, 2_500), cost),
+    mcpPair(32, load(8_000, 4_000, 9_000), load(1_200, 26_000, 70_000), cost),
+  ];
+
+  it('reports the added p50 and p99 and judges the throughput ratio at concurrency 32', () => {
+    const targets = Object.fromEntries(evaluateTargets([], rss, undefined, mcp).map((t) => [t.name, t]));
+    assert.equal(targets['MCP tool call added p50, concurrency 1']?.measured, '+700 µs');
+    assert.equal(targets['MCP tool call added p50, concurrency 1']?.reported, true);
+    assert.equal(targets['MCP tool call added p99, concurrency 1']?.measured, '+1,700 µs');
+    const throughput = targets['MCP tool calls through the gateway / direct, concurrency 32']!;
+    assert.equal(throughput.measured, '15.0%');
+    assert.equal(throughput.holds, true);
+    const slow = [mcpPair(32, load(8_000, 4_000, 9_000), load(400, 26_000, 70_000), cost)];
+    const [slowTarget] = evaluateTargets([], rss, undefined, slow);
+    assert.equal(slowTarget?.measured, '5.0%');
+    assert.equal(slowTarget?.holds, false);
+    const failing = [
+      mcpPair(32, load(8_000, 4_000, 9_000), load(1_200, 26_000, 70_000, { non2xx: 3 }), cost),
+    ];
+    assert.equal(evaluateTargets([], rss, undefined, failing)[0]?.holds, false);
+  });
+
+  it('the report has a table of the MCP runs, direct and through the gateway at each concurrency', () => {
+    const report = toMarkdown({ ...run(), mcp });
+    const lines = report.split('\n');
+    const section = lines.slice(lines.indexOf('## MCP `tools/call`'));
+    assert.ok(section.length > 0 && lines.includes('## MCP `tools/call`'));
+    const rows = section.filter((l) => /^\| (1|32) \| /.test(l)).map((l) => l.split(' | ').slice(0, 3));
+    assert.deepEqual(rows, [
+      ['| 1', 'direct', '4,000'],
+      ['| 1', 'gateway', '1,000'],
+      ['| 32', 'direct', '8,000'],
+      ['| 32', 'gateway', '1,200'],
+    ]);
+    assert.ok(
+      !toMarkdown(run()).includes('## MCP `tools/call`'),
+      'no MCP section when the scenario did not run',
+    );
   });
 });

@@ -116,6 +116,29 @@ export interface Target {
   reported?: boolean;
 }
 
+/**
+ * MCP tool calls at one concurrency: `tools/call` of the fake MCP server's tool sent to it
+ * directly, and through the gateway's MCP route (`/mcp/<server>`) with a workspace key.
+ */
+export interface McpPair {
+  concurrency: number;
+  direct: LoadResult;
+  gateway: LoadResult;
+  gatewayCost: GatewayCost;
+  addedP50Us: number;
+  addedP99Us: number;
+  throughputRatio: number;
+}
+
+export function mcpPair(
+  concurrency: number,
+  direct: LoadResult,
+  gateway: LoadResult,
+  gatewayCost: GatewayCost,
+): McpPair {
+  return { concurrency, direct, gateway, gatewayCost, ...added(direct, gateway) };
+}
+
 export interface BenchResults {
   generatedAt: string;
   environment: { node: string; platform: string; cpus: number; cpuModel: string };
@@ -159,6 +182,8 @@ export interface BenchResults {
     samples: number;
     phasePeakMiB: Record<string, number>;
   };
+  /** MCP tool calls, direct and through the gateway, when that scenario ran. */
+  mcp?: McpPair[] | undefined;
   targets: Target[];
   allTargetsHold: boolean;
 }
@@ -195,6 +220,8 @@ export const GOALS = {
   policiesAddedP50UsAtC1: 150,
   /** Gateway with guardrails req/s divided by the gateway's without. */
   guardrailsThroughputRatioAtC32: 0.85,
+  /** MCP tool calls through the gateway, req/s divided by direct: the model calls' goal. */
+  mcpThroughputRatioAtC32: 0.1,
 };
 
 export function pair(
@@ -294,6 +321,7 @@ export function evaluateTargets(
   nonStreaming: NonStreamingPair[],
   rss: BenchResults['rss'],
   streaming?: Pick<BenchResults['streaming'], 'gateway' | 'guardrails'>,
+  mcp?: McpPair[],
 ): Target[] {
   const targets: Target[] = [];
   const c1 = nonStreaming.find((p) => p.concurrency === 1);
@@ -372,6 +400,35 @@ export function evaluateTargets(
       goal: 'none (reported)',
       holds: false,
       reported: true,
+    });
+  }
+  // MCP tool calls: what the gateway adds to a call, and the share of direct throughput it keeps.
+  const mcpC1 = mcp?.find((p) => p.concurrency === 1);
+  const mcpC32 = mcp?.find((p) => p.concurrency === 32);
+  if (mcpC1) {
+    for (const [name, value] of [
+      ['MCP tool call added p50, concurrency 1', mcpC1.addedP50Us],
+      ['MCP tool call added p99, concurrency 1', mcpC1.addedP99Us],
+    ] as const) {
+      targets.push({
+        name,
+        measured: `${signed(value)} µs`,
+        goal: 'none (reported)',
+        holds: false,
+        reported: true,
+      });
+    }
+  }
+  if (mcpC32) {
+    const errorless = (run: LoadResult) => run.non2xx === 0 && run.errors === 0;
+    targets.push({
+      name: 'MCP tool calls through the gateway / direct, concurrency 32',
+      measured: pct(mcpC32.throughputRatio),
+      goal: `≥ ${pct(GOALS.mcpThroughputRatioAtC32)}`,
+      holds:
+        mcpC32.throughputRatio >= GOALS.mcpThroughputRatioAtC32 &&
+        errorless(mcpC32.direct) &&
+        errorless(mcpC32.gateway),
     });
   }
   targets.push({
@@ -605,6 +662,27 @@ export function toMarkdown(r: BenchResults): string {
         'to the p99 (gateway with guardrails minus gateway).',
       '',
     );
+
+  if (r.mcp && r.mcp.length > 0) {
+    lines.push('## MCP `tools/call`', '');
+    lines.push(
+      'A fake MCP server built with the MCP TypeScript SDK (`bench/src/fake-mcp-upstream.ts`, its own process on the ' +
+        'system-under-test CPU, stateless streamable HTTP answered in JSON) is called with `tools/call` of its `echo` ' +
+        "tool directly, and through the gateway's MCP route (`/mcp/<server>`) with a workspace key: authentication, " +
+        "the server's directory entry, tool access, the policy check, the upstream call and the request-log event " +
+        'for every call. Same warm-up, duration and settling as the model calls.',
+      '',
+      '| concurrency | path | req/s | p50 (µs) | p99 (µs) | added p50 (µs) | added p99 (µs) | req/s / direct | gateway CPU per call (ms) | non-2xx / errors |',
+      '|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const p of r.mcp) {
+      lines.push(
+        `| ${p.concurrency} | direct | ${int(p.direct.reqPerSec)} | ${int(p.direct.latencyUs.p50)} | ${int(p.direct.latencyUs.p99)} | | | | | ${p.direct.non2xx} / ${p.direct.errors} |`,
+        `| ${p.concurrency} | gateway | ${int(p.gateway.reqPerSec)} | ${int(p.gateway.latencyUs.p50)} | ${int(p.gateway.latencyUs.p99)} | ${signed(p.addedP50Us)} | ${signed(p.addedP99Us)} | ${pct(p.throughputRatio)} | ${ms(p.gatewayCost.cpuMsPerRequest)} | ${p.gateway.non2xx} / ${p.gateway.errors} |`,
+      );
+    }
+    lines.push('');
+  }
 
   lines.push(`## Gateway process (${r.config.mode}) resident memory`, '');
   if (r.config.nodeOptions)

@@ -30,6 +30,7 @@ import {
   allHold,
   evaluateTargets,
   guardrailsStreams,
+  mcpPair,
   pair,
   writeResults,
   DISTURBED_SHARE,
@@ -37,6 +38,7 @@ import {
   type BenchGuardrailCheck,
   type BenchResults,
   type GatewayCost,
+  type McpPair,
   type NonStreamingPair,
 } from './report.ts';
 import {
@@ -240,6 +242,17 @@ async function startUpstream(): Promise<{ child: Child; url: string; baseUrl: st
   const { url, baseUrl } = await child.waitForListening(30_000);
   if (typeof baseUrl !== 'string') throw new Error('the fake upstream did not say its base URL');
   return { child, url, baseUrl };
+}
+
+/** The MCP upstream (`fake-mcp-upstream.ts`): an MCP server built with the MCP SDK. */
+async function startMcpUpstream(): Promise<{ child: Child; url: string }> {
+  const child = new Child('fake MCP upstream', ['--import', 'tsx', 'bench/src/fake-mcp-upstream.ts'], {
+    cwd: repoRoot,
+    env: childEnv({}),
+  });
+  children.push(child);
+  const { url } = await child.waitForListening(30_000);
+  return { child, url };
 }
 
 /** The reference proxy (`reference-proxy.ts`) in front of the fake upstream. */
@@ -718,6 +731,41 @@ function parseJson<T>(text: string): T | undefined {
   }
 }
 
+/** Streamable HTTP asks a client to accept both a JSON answer and an event stream. */
+const MCP_ACCEPT = 'application/json, text/event-stream';
+/** The MCP scenario's request: `tools/call` of the fake MCP server's `echo` tool. */
+const MCP_CALL = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: { text: PROMPT } },
+});
+
+/**
+ * An MCP integration whose URL is the fake MCP upstream, made with the admin key, and an MCP
+ * server of the benchmark's workspace on it: the gateway serves it at `/mcp/<slug>`.
+ */
+async function createMcpServer(gateway: Gateway, upstreamUrl: string): Promise<{ slug: string }> {
+  const integration = await post(`${gateway.managementUrl}/v2/mcp-integrations`, gateway.adminKey, {
+    name: 'Bench MCP upstream',
+    slug: 'bench-mcp',
+    url: upstreamUrl,
+    auth_type: 'none',
+    transport: 'http',
+    workspace_id: gateway.workspaceId,
+  });
+  if (integration.status !== 200)
+    throw new Error(`creating the MCP integration: ${integration.status} ${integration.text}`);
+  const server = await post(`${gateway.managementUrl}/v2/mcp-servers`, gateway.adminKey, {
+    name: 'Bench MCP server',
+    slug: 'bench-mcp-server',
+    mcp_integration_id: 'bench-mcp',
+    workspace_id: gateway.workspaceId,
+  });
+  if (server.status !== 200) throw new Error(`creating the MCP server: ${server.status} ${server.text}`);
+  return { slug: 'bench-mcp-server' };
+}
+
 function chatBody(model: string, stream: boolean): string {
   return JSON.stringify({
     model,
@@ -734,7 +782,11 @@ async function main(): Promise<void> {
   backstop.unref();
 
   log('starting the fake upstream and the gateway');
-  const [upstream, gateway] = await Promise.all([startUpstream(), startGateway()]);
+  const [upstream, mcpUpstream, gateway] = await Promise.all([
+    startUpstream(),
+    startMcpUpstream(),
+    startGateway(),
+  ]);
   const reference = await startReferenceProxy(upstream.url);
   log(
     `fake upstream at ${upstream.url}; reference proxy at ${reference.url}; gateway at ${gateway.url} (pid ${gateway.pid})`,
@@ -744,7 +796,7 @@ async function main(): Promise<void> {
       PLACEMENT,
       {
         loadGenerator: [process.pid],
-        systemUnderTest: [upstream.child.pid, reference.child.pid, gateway.pid],
+        systemUnderTest: [upstream.child.pid, mcpUpstream.child.pid, reference.child.pid, gateway.pid],
         platform: gateway.platformPids,
         shared: gateway.sharedPids,
         hotPath: gateway.hotPathPids,
@@ -816,6 +868,29 @@ async function main(): Promise<void> {
     }
     if (target === policedCheck) policedAnswer = res.headers;
   }
+  const mcpServer = await createMcpServer(gateway, mcpUpstream.url);
+  log(`MCP server ${mcpServer.slug} in front of ${mcpUpstream.url}`);
+  const mcpDirect: Target = { url: mcpUpstream.url, headers: { accept: MCP_ACCEPT }, body: MCP_CALL };
+  const mcpViaGateway: Target = {
+    url: `${gateway.url}/mcp/${mcpServer.slug}`,
+    headers: { accept: MCP_ACCEPT, authorization: `Bearer ${gateway.workspaceKey}` },
+    body: MCP_CALL,
+  };
+  for (const [name, target] of [
+    ['MCP direct', mcpDirect],
+    ['MCP through the gateway', mcpViaGateway],
+  ] as const) {
+    const res = await fetch(target.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...target.headers },
+      body: target.body,
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    if (res.status !== 200 || !text.includes(`Echo: ${PROMPT}`)) {
+      throw new Error(`${name} check request: ${res.status} ${text.slice(0, 500)}`);
+    }
+  }
   await confirmPolicies(gateway, policed.key, policedAnswer!);
   await confirmGuardrails(gateway, guarded.key, [gateway.workspaceKey, policed.key]);
 
@@ -850,6 +925,8 @@ async function main(): Promise<void> {
     // streaming scenario.
     checkInterrupted();
     await runLoad(viaPolicies(false), 1, JIT_WARMUP_S);
+    checkInterrupted();
+    await runLoad(mcpViaGateway, 1, JIT_WARMUP_S);
   }
 
   const nowUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -998,6 +1075,36 @@ async function main(): Promise<void> {
   };
   checkInterrupted();
 
+  const mcp: McpPair[] = [];
+  for (const connections of CONCURRENCIES) {
+    const runs: Partial<Record<'direct' | 'gateway', LoadResult>> = {};
+    let mcpCost: GatewayCost | undefined;
+    for (const [name, target] of [
+      ['direct', mcpDirect],
+      ['gateway', mcpViaGateway],
+    ] as const) {
+      const label = `MCP ${name}`;
+      checkInterrupted();
+      await settle(gateway.pid);
+      await settlePlatform(gateway);
+      sampler.setPhase(`${label} c=${connections}`);
+      if (WARMUP_S > 0) await runLoad(target, connections, WARMUP_S);
+      checkInterrupted();
+      log(`measuring: ${label}, concurrency ${connections}, ${DURATION_S} s`);
+      const cpuBeforeMs = readCpuMs(gateway.pid);
+      const result = await runLoad(target, connections, DURATION_S);
+      if (name === 'gateway') mcpCost = await gatewayCost(gateway.pid, cpuBeforeMs, result.requests);
+      log(
+        `  ${Math.round(result.reqPerSec)} req/s, p50 ${result.latencyUs.p50} µs, p99 ${result.latencyUs.p99} µs` +
+          (result.non2xx || result.errors
+            ? `, non-2xx ${result.non2xx}${statuses(result)}, errors ${result.errors}`
+            : ''),
+      );
+      runs[name] = result;
+    }
+    mcp.push(mcpPair(connections, runs.direct!, runs.gateway!, mcpCost!));
+  }
+
   await settle(gateway.pid);
   sampler.setPhase('after');
   const afterKiB = await sampler.settle(2_000);
@@ -1010,7 +1117,7 @@ async function main(): Promise<void> {
     samples: sampler.samples,
     phasePeakMiB: Object.fromEntries(Object.entries(sampler.phasePeakKiB).map(([k, v]) => [k, toMiB(v)])),
   };
-  const targets = evaluateTargets(nonStreaming, rss, streaming);
+  const targets = evaluateTargets(nonStreaming, rss, streaming, mcp);
   const results: BenchResults = {
     generatedAt: new Date().toISOString(),
     environment: {
@@ -1037,6 +1144,7 @@ async function main(): Promise<void> {
     },
     nonStreaming,
     streaming,
+    mcp,
     rss,
     targets,
     allTargetsHold: allHold(targets),

@@ -112,7 +112,8 @@ const configSchema = z.object({
       "how often each MCP integration's capabilities are read again from its upstream, in seconds; 0: only on create and on demand",
   }),
   MCP_SYNC_TIMEOUT_MS: env.int(10_000, 500, 120_000).meta({
-    description: 'how long one read of an MCP integration’s capabilities (or a test of an MCP server) may take, in ms',
+    description:
+      'how long one read of an MCP integration’s capabilities (or a test of an MCP server) may take, in ms',
   }),
   ...bodyLimitEnv,
 });

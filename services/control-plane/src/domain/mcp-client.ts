@@ -41,7 +41,9 @@ export function guardedFetch(options: McpClientOptions, deadline: AbortSignal): 
     const { url, trusted } = inspected;
     const signal = AbortSignal.any([request.signal, deadline]);
     const body =
-      request.method === 'GET' || request.method === 'HEAD' ? undefined : Buffer.from(await request.arrayBuffer());
+      request.method === 'GET' || request.method === 'HEAD'
+        ? undefined
+        : Buffer.from(await request.arrayBuffer());
     const headers: Record<string, string> = {};
     request.headers.forEach((value, name) => {
       headers[name] = value;
@@ -58,7 +60,10 @@ export function guardedFetch(options: McpClientOptions, deadline: AbortSignal): 
           if (addresses.length === 0) return callback(new UnsafeUpstream(`${hostname} does not resolve`), '');
           const blocked = addresses.find((a) => !isPublicAddress(a));
           if (blocked) {
-            return callback(new UnsafeUpstream(`${hostname} resolves to the non-public address ${blocked}`), '');
+            return callback(
+              new UnsafeUpstream(`${hostname} resolves to the non-public address ${blocked}`),
+              '',
+            );
           }
           const all = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
           if (lookupOptions.all) return callback(null, all);
@@ -117,7 +122,8 @@ async function clientCredentialsToken(
   } catch {
     throw new Error('the token endpoint answered no JSON');
   }
-  if (typeof token !== 'string' || token.length === 0) throw new Error('the token endpoint answered no access_token');
+  if (typeof token !== 'string' || token.length === 0)
+    throw new Error('the token endpoint answered no access_token');
   return token;
 }
 
@@ -136,7 +142,12 @@ async function connect(
   const transport = new StreamableHTTPClientTransport(new URL(url), {
     fetch,
     requestInit: { headers },
-    reconnectionOptions: { maxReconnectionDelay: 1000, initialReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1, maxRetries: 0 },
+    reconnectionOptions: {
+      maxReconnectionDelay: 1000,
+      initialReconnectionDelay: 1000,
+      reconnectionDelayGrowFactor: 1,
+      maxRetries: 0,
+    },
   });
   const client = new Client({ name: 'switchyard-control-plane', version: '1.0.0' });
   await client.connect(transport, { signal: deadline, timeout: options.timeoutMs });
@@ -266,7 +277,8 @@ export async function readUpstream(
     return {
       serverName: info?.name ?? null,
       serverVersion: info?.version ?? null,
-      protocolVersion: (client.transport as StreamableHTTPClientTransport | undefined)?.protocolVersion ?? null,
+      protocolVersion:
+        (client.transport as StreamableHTTPClientTransport | undefined)?.protocolVersion ?? null,
       capabilityFlags: flags as Record<string, unknown>,
       capabilities: unique,
     };
@@ -294,9 +306,14 @@ export async function probeUpstream(
  * Why a sync failed, short, with every credential masked: what `sync_error` keeps and the
  * test answers.
  */
-export function syncErrorOf(err: unknown, credentials: McpUpstreamCredentials | null, timeoutMs: number): string {
+export function syncErrorOf(
+  err: unknown,
+  credentials: McpUpstreamCredentials | null,
+  timeoutMs: number,
+): string {
   const timedOut =
-    err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError' || /timed out/i.test(err.message));
+    err instanceof Error &&
+    (err.name === 'TimeoutError' || err.name === 'AbortError' || /timed out/i.test(err.message));
   let message = timedOut
     ? `the MCP server did not answer within ${timeoutMs} ms`
     : err instanceof Error

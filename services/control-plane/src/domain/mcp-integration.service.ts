@@ -136,7 +136,9 @@ export class McpIntegrationService {
         code: 'slug_taken',
       });
     }
-    throw new Conflict('Could not find a free slug for the MCP integration: try again.', { code: 'slug_taken' });
+    throw new Conflict('Could not find a free slug for the MCP integration: try again.', {
+      code: 'slug_taken',
+    });
   }
 
   /** By id or slug, when the caller may see it. */
@@ -168,8 +170,10 @@ export class McpIntegrationService {
 
   async update(principal: Principal, ref: string, input: UpdateMcpIntegrationInput): Promise<McpIntegration> {
     const found = await this.writable(principal, ref);
-    const authType = input.auth_type === undefined ? found.authType : this.supported(input.auth_type, input.transport);
-    if (input.auth_type === undefined && input.transport !== undefined) this.supported('none', input.transport);
+    const authType =
+      input.auth_type === undefined ? found.authType : this.supported(input.auth_type, input.transport);
+    if (input.auth_type === undefined && input.transport !== undefined)
+      this.supported('none', input.transport);
     await this.checkUrls(input.url, input.configurations?.token_url);
     const configurations =
       input.configurations === undefined
@@ -197,7 +201,9 @@ export class McpIntegrationService {
     const found = await this.writable(principal, ref);
     const deleted = await this.repo.deleteIntegration(found.id);
     if (deleted === null) {
-      throw new Conflict('MCP servers use this integration: delete them first.', { code: 'mcp_integration_in_use' });
+      throw new Conflict('MCP servers use this integration: delete them first.', {
+        code: 'mcp_integration_in_use',
+      });
     }
     if (!deleted) throw new NotFound(`MCP integration '${ref}' not found.`);
   }
@@ -208,12 +214,18 @@ export class McpIntegrationService {
   ): Promise<{ integration: McpIntegration; workspaces: McpWorkspaceAccess[] }> {
     const integration = await this.get(principal, ref);
     const all = await this.repo.workspaceAccess(integration.id);
-    const workspaces = principal.workspaceId ? all.filter((w) => w.workspaceId === principal.workspaceId) : all;
+    const workspaces = principal.workspaceId
+      ? all.filter((w) => w.workspaceId === principal.workspaceId)
+      : all;
     return { integration, workspaces };
   }
 
   /** Which workspaces may use an organisation-level integration: an organisation admin key's to say. */
-  async setWorkspaceAccess(principal: Principal, ref: string, input: McpIntegrationWorkspacesInput): Promise<void> {
+  async setWorkspaceAccess(
+    principal: Principal,
+    ref: string,
+    input: McpIntegrationWorkspacesInput,
+  ): Promise<void> {
     const integration = await this.writable(principal, ref);
     if (integration.workspaceId !== null || principal.workspaceId !== null) {
       throw new BadRequest(
@@ -224,7 +236,10 @@ export class McpIntegrationService {
     const workspaces: Array<{ id: string; enabled: boolean }> = [];
     for (const [index, entry] of input.workspaces.entries()) {
       try {
-        workspaces.push({ id: (await this.workspaces.getWorkspace(principal, entry.id)).id, enabled: entry.enabled });
+        workspaces.push({
+          id: (await this.workspaces.getWorkspace(principal, entry.id)).id,
+          enabled: entry.enabled,
+        });
       } catch (err) {
         if (err instanceof NotFound) {
           throw new NotFound(`Workspace '${entry.id}' not found.`, { param: `workspaces[${index}].id` });
@@ -253,12 +268,18 @@ export class McpIntegrationService {
     return { data, total, counts: counts(await this.repo.allCapabilities(integration.id)) };
   }
 
-  async allCapabilities(integrationId: string): Promise<{ all: McpCapability[]; counts: McpCapabilityCounts }> {
+  async allCapabilities(
+    integrationId: string,
+  ): Promise<{ all: McpCapability[]; counts: McpCapabilityCounts }> {
     const all = await this.repo.allCapabilities(integrationId);
     return { all, counts: counts(all) };
   }
 
-  async switchCapabilities(principal: Principal, ref: string, switches: McpCapabilitySwitch[]): Promise<void> {
+  async switchCapabilities(
+    principal: Principal,
+    ref: string,
+    switches: McpCapabilitySwitch[],
+  ): Promise<void> {
     const integration = await this.writable(principal, ref);
     const missing = await this.repo.switchCapabilities(integration.id, switches);
     if (missing.length > 0) {
@@ -328,9 +349,12 @@ export class McpIntegrationService {
     transport: CreateMcpIntegrationInput['transport'] | undefined,
   ): McpIntegration['authType'] {
     if (transport === 'sse') {
-      throw new NotImplemented('Only the streamable HTTP transport (`http`) is supported: `sse` is not built.', {
-        param: 'transport',
-      });
+      throw new NotImplemented(
+        'Only the streamable HTTP transport (`http`) is supported: `sse` is not built.',
+        {
+          param: 'transport',
+        },
+      );
     }
     if (authType === 'oauth_auto') {
       throw new NotImplemented(
@@ -377,9 +401,12 @@ export class McpIntegrationService {
   private async writable(principal: Principal, ref: string): Promise<McpIntegration> {
     const found = await this.get(principal, ref);
     if (principal.workspaceId !== null && found.workspaceId === null) {
-      throw new Forbidden('Only an organisation admin key can change an organisation-level MCP integration.', {
-        code: 'admin_key_required',
-      });
+      throw new Forbidden(
+        'Only an organisation admin key can change an organisation-level MCP integration.',
+        {
+          code: 'admin_key_required',
+        },
+      );
     }
     return found;
   }

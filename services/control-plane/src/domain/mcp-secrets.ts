@@ -73,9 +73,12 @@ export function sealConfigurations(
     if (input.client_secret !== MASKED_VALUE) stored.sealedClientSecret = box.encrypt(input.client_secret);
     else if (previous.sealedClientSecret) stored.sealedClientSecret = previous.sealedClientSecret;
     else {
-      throw new BadRequest(`client_secret holds the mask '${MASKED_VALUE}', and none is stored: send its value.`, {
-        param: 'configurations.client_secret',
-      });
+      throw new BadRequest(
+        `client_secret holds the mask '${MASKED_VALUE}', and none is stored: send its value.`,
+        {
+          param: 'configurations.client_secret',
+        },
+      );
     }
   }
   return stored;
@@ -85,7 +88,9 @@ export function sealConfigurations(
 export function maskConfigurations(stored: McpStoredConfigurations): Record<string, unknown> {
   const shown: Record<string, unknown> = {};
   if (stored.sealedHeaders) {
-    shown.custom_headers = Object.fromEntries(Object.keys(stored.sealedHeaders).map((name) => [name, MASKED_VALUE]));
+    shown.custom_headers = Object.fromEntries(
+      Object.keys(stored.sealedHeaders).map((name) => [name, MASKED_VALUE]),
+    );
   }
   if (stored.passthroughHeaders) shown.passthrough_header = stored.passthroughHeaders;
   if (stored.tokenUrl !== undefined) shown.token_url = stored.tokenUrl;

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { BadRequest, Conflict, NotFound, type Logger, type PageQuery } from '@switchyard/core';
 import type { Principal } from '@switchyard/access';
 import type { EventBus } from '@switchyard/adapters';
@@ -63,7 +62,10 @@ const encodeCursor = (createdAt: string, id: string) =>
 
 function decodeCursor(cursor: string): { createdAt: string; id: string } {
   try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { c?: unknown; i?: unknown };
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
+      c?: unknown;
+      i?: unknown;
+    };
     if (
       typeof parsed.c === 'string' &&
       typeof parsed.i === 'string' &&
@@ -128,7 +130,10 @@ export class McpServerService {
       }
     }
     if (input.slug) {
-      throw new Conflict(`The slug '${input.slug}' is taken in the organisation.`, { param: 'slug', code: 'slug_taken' });
+      throw new Conflict(`The slug '${input.slug}' is taken in the organisation.`, {
+        param: 'slug',
+        code: 'slug_taken',
+      });
     }
     throw new Conflict('Could not find a free slug for the MCP server: try again.', { code: 'slug_taken' });
   }
@@ -161,7 +166,10 @@ export class McpServerService {
       }
     }
     return {
-      servers: servers.map((server) => ({ ...server, integration: integrations.get(server.integrationId) ?? null })),
+      servers: servers.map((server) => ({
+        ...server,
+        integration: integrations.get(server.integrationId) ?? null,
+      })),
       total,
     };
   }
@@ -248,7 +256,11 @@ export class McpServerService {
   }
 
   /** Switches capabilities on or off at the server (merged by type and name). */
-  async switchCapabilities(principal: Principal, ref: string, switches: McpCapabilitySwitch[]): Promise<void> {
+  async switchCapabilities(
+    principal: Principal,
+    ref: string,
+    switches: McpCapabilitySwitch[],
+  ): Promise<void> {
     const server = await this.get(principal, ref);
     const { all } = await this.integrations.allCapabilities(server.integrationId);
     const known = new Set(all.map((c) => `${c.type}:${c.name}`));
@@ -263,11 +275,16 @@ export class McpServerService {
       );
     }
     const merged = new Map(server.capabilities.map((s) => [`${s.type}:${s.name}`, s]));
-    for (const s of switches) merged.set(`${s.type}:${s.name}`, { type: s.type, name: s.name, enabled: s.enabled });
+    for (const s of switches)
+      merged.set(`${s.type}:${s.name}`, { type: s.type, name: s.name, enabled: s.enabled });
     await this.write(server, { capabilities: [...merged.values()] });
   }
 
-  async userAccess(principal: Principal, ref: string, query: { page: number; page_size: number; search?: string | undefined }) {
+  async userAccess(
+    principal: Principal,
+    ref: string,
+    query: { page: number; page_size: number; search?: string | undefined },
+  ) {
     const server = await this.get(principal, ref);
     const users = await this.repo.workspaceUsers(server.workspaceId, query.search);
     const overrides = new Map(server.userAccess.map((u) => [u.userId, u.enabled]));
@@ -289,7 +306,9 @@ export class McpServerService {
     const server = await this.get(principal, ref);
     const merged = new Map(server.userAccess.map((u) => [u.userId, u]));
     if (input.user_access?.length) {
-      const members = new Set((await this.repo.workspaceUsers(server.workspaceId, undefined)).map((u) => u.userId));
+      const members = new Set(
+        (await this.repo.workspaceUsers(server.workspaceId, undefined)).map((u) => u.userId),
+      );
       for (const [index, entry] of input.user_access.entries()) {
         if (!members.has(entry.user_id)) {
           throw new BadRequest(`User '${entry.user_id}' is not a member of the server's workspace.`, {
@@ -299,7 +318,10 @@ export class McpServerService {
         merged.set(entry.user_id, { userId: entry.user_id, enabled: entry.enabled });
       }
     }
-    await this.write(server, { userAccess: [...merged.values()], defaultUserAccess: input.default_user_access });
+    await this.write(server, {
+      userAccess: [...merged.values()],
+      defaultUserAccess: input.default_user_access,
+    });
   }
 
   async keyAccess(principal: Principal, ref: string) {
@@ -315,7 +337,9 @@ export class McpServerService {
       server.workspaceId,
       entries.map((e) => e.api_key_id),
     );
-    const merged = new Map<string, McpKeyAccess>(input.replace ? [] : server.keyAccess.map((k) => [k.apiKeyId, k]));
+    const merged = new Map<string, McpKeyAccess>(
+      input.replace ? [] : server.keyAccess.map((k) => [k.apiKeyId, k]),
+    );
     for (const [index, entry] of entries.entries()) {
       if (!ofWorkspace.has(entry.api_key_id)) {
         throw new BadRequest(`API key '${entry.api_key_id}' is not a key of the server's workspace.`, {
@@ -329,7 +353,10 @@ export class McpServerService {
         deniedTools: [...new Set(entry.denied_tools ?? [])],
       });
     }
-    return this.write(server, { keyAccess: [...merged.values()], defaultKeyAccess: input.default_key_access });
+    return this.write(server, {
+      keyAccess: [...merged.values()],
+      defaultKeyAccess: input.default_key_access,
+    });
   }
 
   /** The servers the caller can use, in keyset order: a workspace key its workspace's. */
@@ -456,17 +483,25 @@ export class McpServerService {
   private async workspaceFor(principal: Principal, ref: string | undefined): Promise<string> {
     if (ref) return (await this.workspaces.getWorkspace(principal, ref)).id;
     if (principal.workspaceId) return principal.workspaceId;
-    throw new BadRequest('An organisation admin key names the workspace of the MCP server: give workspace_id.', {
-      param: 'workspace_id',
-    });
+    throw new BadRequest(
+      'An organisation admin key names the workspace of the MCP server: give workspace_id.',
+      {
+        param: 'workspace_id',
+      },
+    );
   }
 
-  private async integrationFor(principal: Principal, ref: string, workspaceId: string): Promise<McpIntegration> {
+  private async integrationFor(
+    principal: Principal,
+    ref: string,
+    workspaceId: string,
+  ): Promise<McpIntegration> {
     const integration = await this.repo.findIntegration(principal.organisationId, ref);
     if (
       !integration ||
       (integration.workspaceId !== null && integration.workspaceId !== workspaceId) ||
-      (principal.workspaceId !== null && !(await this.repo.enabledForWorkspace(integration, principal.workspaceId)))
+      (principal.workspaceId !== null &&
+        !(await this.repo.enabledForWorkspace(integration, principal.workspaceId)))
     ) {
       throw new NotFound(`MCP integration '${ref}' not found.`, { param: 'mcp_integration_id' });
     }
@@ -487,7 +522,12 @@ export class McpServerService {
       input_guardrails?: string[] | undefined;
       output_guardrails?: string[] | undefined;
       tool_settings?:
-        | Array<{ name: string; cost?: number | undefined; input_guardrails?: string[] | undefined; output_guardrails?: string[] | undefined }>
+        | Array<{
+            name: string;
+            cost?: number | undefined;
+            input_guardrails?: string[] | undefined;
+            output_guardrails?: string[] | undefined;
+          }>
         | undefined;
     },
   ): Promise<Pick<McpServerChanges, 'inputGuardrails' | 'outputGuardrails' | 'toolSettings'>> {
@@ -501,10 +541,13 @@ export class McpServerService {
           found.status !== 'active' ||
           (found.workspaceId !== null && found.workspaceId !== workspaceId)
         ) {
-          throw new BadRequest(`Guardrail '${ref}' not found in the organisation or the server's workspace.`, {
-            param: `${param}[${index}]`,
-            code: 'guardrail_not_found',
-          });
+          throw new BadRequest(
+            `Guardrail '${ref}' not found in the organisation or the server's workspace.`,
+            {
+              param: `${param}[${index}]`,
+              code: 'guardrail_not_found',
+            },
+          );
         }
         if (!ids.includes(found.id)) ids.push(found.id);
       }
@@ -516,14 +559,18 @@ export class McpServerService {
       const names = new Set<string>();
       for (const [index, tool] of input.tool_settings.entries()) {
         if (names.has(tool.name)) {
-          throw new BadRequest(`Tool '${tool.name}' is named twice.`, { param: `tool_settings[${index}].name` });
+          throw new BadRequest(`Tool '${tool.name}' is named twice.`, {
+            param: `tool_settings[${index}].name`,
+          });
         }
         names.add(tool.name);
         toolSettings.push({
           name: tool.name,
           ...(tool.cost === undefined ? {} : { cost: tool.cost }),
-          inputGuardrails: (await resolve(tool.input_guardrails, `tool_settings[${index}].input_guardrails`)) ?? [],
-          outputGuardrails: (await resolve(tool.output_guardrails, `tool_settings[${index}].output_guardrails`)) ?? [],
+          inputGuardrails:
+            (await resolve(tool.input_guardrails, `tool_settings[${index}].input_guardrails`)) ?? [],
+          outputGuardrails:
+            (await resolve(tool.output_guardrails, `tool_settings[${index}].output_guardrails`)) ?? [],
         });
       }
     }

@@ -25,12 +25,10 @@ const workspaceReference = z
   .nullable()
   .transform((value) => (value === '' ? null : value));
 
-const authType = z
-  .enum(['none', 'headers', 'oauth_client_credentials', 'oauth_auto'])
-  .meta({
-    description:
-      '`none`; `headers`: `configurations.custom_headers` are sent upstream; `oauth_client_credentials`: a token fetched from `configurations.token_url` with the client credentials is sent. `oauth_auto` (per-user upstream OAuth) is not built: 501.',
-  });
+const authType = z.enum(['none', 'headers', 'oauth_client_credentials', 'oauth_auto']).meta({
+  description:
+    '`none`; `headers`: `configurations.custom_headers` are sent upstream; `oauth_client_credentials`: a token fetched from `configurations.token_url` with the client credentials is sent. `oauth_auto` (per-user upstream OAuth) is not built: 501.',
+});
 
 const transport = z.enum(['http', 'sse']).meta({
   description: 'How the upstream is reached: `http` (streamable HTTP). `sse` is not built: 501.',
@@ -49,16 +47,22 @@ const configurations = z
         description:
           "Headers copied from the client's request to the upstream: a list of names, or an object whose keys are the names.",
       }),
-    token_url: z.url({ protocol: /^https?$/ }).max(2048).optional().meta({
-      description: '`oauth_client_credentials`: the token endpoint.',
-    }),
+    token_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional()
+      .meta({
+        description: '`oauth_client_credentials`: the token endpoint.',
+      }),
     client_id: z.string().min(1).max(512).optional(),
     client_secret: z.string().min(1).max(4096).optional().meta({
       description: '`oauth_client_credentials`: a secret, stored encrypted and shown masked.',
     }),
     scope: z.string().max(1024).optional(),
   })
-  .meta({ description: 'How the upstream is called: headers, passthrough headers and OAuth client credentials.' });
+  .meta({
+    description: 'How the upstream is called: headers, passthrough headers and OAuth client credentials.',
+  });
 
 const url = z.string().min(1).max(2048).meta({
   description:
@@ -67,7 +71,9 @@ const url = z.string().min(1).max(2048).meta({
 
 export const createMcpIntegrationBody = z.strictObject({
   name,
-  slug: slug.optional().meta({ description: 'Unique in the organisation; generated from the name when absent.' }),
+  slug: slug
+    .optional()
+    .meta({ description: 'Unique in the organisation; generated from the name when absent.' }),
   description: description.optional(),
   url,
   auth_type: authType,
@@ -130,9 +136,15 @@ const access = z.enum(['allow', 'deny']);
 
 const toolSetting = z.strictObject({
   name: z.string().min(1).max(512),
-  cost: cost.optional().meta({ description: "USD one call of this tool costs, instead of the server's default." }),
-  input_guardrails: guardrailList.optional().meta({ description: 'Run on its arguments, after the server-wide ones.' }),
-  output_guardrails: guardrailList.optional().meta({ description: 'Run on its results, after the server-wide ones.' }),
+  cost: cost
+    .optional()
+    .meta({ description: "USD one call of this tool costs, instead of the server's default." }),
+  input_guardrails: guardrailList
+    .optional()
+    .meta({ description: 'Run on its arguments, after the server-wide ones.' }),
+  output_guardrails: guardrailList
+    .optional()
+    .meta({ description: 'Run on its results, after the server-wide ones.' }),
 });
 
 const governance = {
@@ -141,10 +153,12 @@ const governance = {
       '`allow` (default): every tool not switched off may be called; `deny`: only tools switched on at this server (an allow-list).',
   }),
   input_guardrails: guardrailList.optional().meta({
-    description: "Guardrails (ids or slugs, of the organisation or the server's workspace) run on every tool call's arguments.",
+    description:
+      "Guardrails (ids or slugs, of the organisation or the server's workspace) run on every tool call's arguments.",
   }),
   output_guardrails: guardrailList.optional().meta({
-    description: "Guardrails (ids or slugs, of the organisation or the server's workspace) run on every tool call's results.",
+    description:
+      "Guardrails (ids or slugs, of the organisation or the server's workspace) run on every tool call's results.",
   }),
   default_tool_cost: cost.optional().meta({
     description: 'USD one tool call costs (default 0), counted in usage limits of type cost.',
@@ -158,7 +172,9 @@ export const createMcpServerBody = z.strictObject({
   name,
   description: description.optional(),
   mcp_integration_id: z.string().min(1).max(255).meta({ description: 'The integration, by id or slug.' }),
-  slug: slug.optional().meta({ description: 'Unique in the organisation; generated from the name when absent.' }),
+  slug: slug
+    .optional()
+    .meta({ description: 'Unique in the organisation; generated from the name when absent.' }),
   workspace_id: z.string().min(1).max(255).optional().meta({
     description: "The server's workspace (id or slug): a workspace key's own unless given.",
   }),
@@ -205,13 +221,15 @@ export const keyAccessBody = z.strictObject({
       z.strictObject({
         api_key_id: z.string().min(1).max(255),
         enabled: z.boolean().meta({ description: 'False: the key may call nothing on the server.' }),
-        allowed_tools: toolNames.optional().meta({ description: 'Non-empty: the only tools the key may call.' }),
+        allowed_tools: toolNames
+          .optional()
+          .meta({ description: 'Non-empty: the only tools the key may call.' }),
         denied_tools: toolNames.optional().meta({ description: 'Tools the key may not call.' }),
       }),
     )
     .max(1000)
     .optional()
-    .meta({ description: 'Per key (of the server\'s workspace): merged into what is stored, by key.' }),
+    .meta({ description: "Per key (of the server's workspace): merged into what is stored, by key." }),
   replace: z.boolean().default(false).meta({ description: 'True: `key_access` replaces every stored rule.' }),
 });
 

@@ -7,7 +7,9 @@ export const mcpDirectoryCallers: CallerRules<typeof mcp.McpDirectoryService> = 
   getMcpServer: ['gateway'],
 };
 
-export function mcpDirectoryHandlers(service: McpServerService): ServiceHandlers<typeof mcp.McpDirectoryService> {
+export function mcpDirectoryHandlers(
+  service: McpServerService,
+): ServiceHandlers<typeof mcp.McpDirectoryService> {
   return {
     getMcpServer: async ({ organisationId, idOrSlug }) => {
       if (!organisationId || !idOrSlug) return {};

@@ -65,7 +65,8 @@ export function mcpIntegrationRouter(integrations: McpIntegrationService, bodyLi
     '/',
     {
       scope: 'mcp_integrations.list',
-      summary: "Lists the MCP integrations the key can see: a workspace key its workspace's and the organisation's enabled for it.",
+      summary:
+        "Lists the MCP integrations the key can see: a workspace key its workspace's and the organisation's enabled for it.",
       query: listMcpIntegrationsQuery,
       page: true,
     },
@@ -77,7 +78,11 @@ export function mcpIntegrationRouter(integrations: McpIntegrationService, bodyLi
   );
   router.get(
     '/:id',
-    { scope: 'mcp_integrations.read', summary: 'One MCP integration, by id or slug, its credentials masked.', query: 'none' },
+    {
+      scope: 'mcp_integrations.read',
+      summary: 'One MCP integration, by id or slug, its credentials masked.',
+      query: 'none',
+    },
     async (req, res) => {
       res.json(presentMcpIntegration(await integrations.get(requirePrincipal(req), req.params.id)));
     },
@@ -116,7 +121,10 @@ export function mcpIntegrationRouter(integrations: McpIntegrationService, bodyLi
       query: 'none',
     },
     async (req, res) => {
-      const { integration, workspaces } = await integrations.workspaceAccess(requirePrincipal(req), req.params.id);
+      const { integration, workspaces } = await integrations.workspaceAccess(
+        requirePrincipal(req),
+        req.params.id,
+      );
       res.json({
         data: workspaces.map((w) => ({
           id: w.workspaceId,
@@ -171,7 +179,8 @@ export function mcpIntegrationRouter(integrations: McpIntegrationService, bodyLi
     '/:id/capabilities',
     {
       scope: 'mcp_integrations.read',
-      summary: 'The tools, prompts, resources and resource templates the upstream offers, with their switches.',
+      summary:
+        'The tools, prompts, resources and resource templates the upstream offers, with their switches.',
       query: capabilitiesQuery,
     },
     async (req, res, _next, input) => {
@@ -194,7 +203,11 @@ export function mcpIntegrationRouter(integrations: McpIntegrationService, bodyLi
       body: capabilitiesBody,
     },
     async (req, res, _next, input) => {
-      await integrations.switchCapabilities(requirePrincipal(req), req.params.id, input.body(req).capabilities);
+      await integrations.switchCapabilities(
+        requirePrincipal(req),
+        req.params.id,
+        input.body(req).capabilities,
+      );
       res.json({ success: true });
     },
   );
@@ -202,7 +215,11 @@ export function mcpIntegrationRouter(integrations: McpIntegrationService, bodyLi
 }
 
 /** `/mcp-servers`, mounted under `/v2`: a workspace's MCP servers, served by gateways at /mcp/{slug}. */
-export function mcpServerRouter(servers: McpServerService, bodyLimit: string, base: GatewayBase): ScopedRouter {
+export function mcpServerRouter(
+  servers: McpServerService,
+  bodyLimit: string,
+  base: GatewayBase,
+): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
 
   router.post(
@@ -222,7 +239,8 @@ export function mcpServerRouter(servers: McpServerService, bodyLimit: string, ba
     '/',
     {
       scope: 'mcp_servers.list',
-      summary: "Lists the MCP servers the key can see: a workspace key its workspace's. `url` is where gateways serve each.",
+      summary:
+        "Lists the MCP servers the key can see: a workspace key its workspace's. `url` is where gateways serve each.",
       query: listMcpServersQuery,
       page: true,
     },
@@ -240,10 +258,16 @@ export function mcpServerRouter(servers: McpServerService, bodyLimit: string, ba
   );
   router.get(
     '/:id',
-    { scope: 'mcp_servers.read', summary: 'One MCP server, by id or slug, with its governance.', query: 'none' },
+    {
+      scope: 'mcp_servers.read',
+      summary: 'One MCP server, by id or slug, with its governance.',
+      query: 'none',
+    },
     async (req, res) => {
       const server = await servers.get(requirePrincipal(req), req.params.id);
-      res.json(presentMcpServer(server, await servers.integrationOf(server), gatewayUrl(base, req, server.slug)));
+      res.json(
+        presentMcpServer(server, await servers.integrationOf(server), gatewayUrl(base, req, server.slug)),
+      );
     },
   );
   router.put(
@@ -301,7 +325,8 @@ export function mcpServerRouter(servers: McpServerService, bodyLimit: string, ba
     '/:id/capabilities',
     {
       scope: 'mcp_servers.update',
-      summary: 'Switches capabilities on or off at the server (with `default_tool_access` deny: the allow-list).',
+      summary:
+        'Switches capabilities on or off at the server (with `default_tool_access` deny: the allow-list).',
       query: 'none',
       body: capabilitiesBody,
     },
@@ -350,7 +375,11 @@ export function mcpServerRouter(servers: McpServerService, bodyLimit: string, ba
   );
   router.get(
     '/:id/key-access',
-    { scope: 'mcp_servers.read', summary: 'Which API keys of the workspace may call which tools.', query: 'none' },
+    {
+      scope: 'mcp_servers.read',
+      summary: 'Which API keys of the workspace may call which tools.',
+      query: 'none',
+    },
     async (req, res) => {
       res.json(presentKeyAccess(await servers.keyAccess(requirePrincipal(req), req.params.id)));
     },
@@ -359,7 +388,8 @@ export function mcpServerRouter(servers: McpServerService, bodyLimit: string, ba
     '/:id/key-access',
     {
       scope: 'mcp_servers.update',
-      summary: 'Sets per-key access (merged by key, or replaced with `replace`) and the default for other keys.',
+      summary:
+        'Sets per-key access (merged by key, or replaced with `replace`) and the default for other keys.',
       query: 'none',
       body: keyAccessBody,
     },

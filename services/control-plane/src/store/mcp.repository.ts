@@ -169,7 +169,8 @@ const S = 'control_plane.mcp_servers';
 
 type Row = Record<string, unknown>;
 const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
-const dateOrNull = (value: unknown): Date | null => (value === null || value === undefined ? null : date(value));
+const dateOrNull = (value: unknown): Date | null =>
+  value === null || value === undefined ? null : date(value);
 
 function integrationFrom(row: Row): McpIntegration {
   return {
@@ -328,7 +329,11 @@ export class McpRepository {
    */
   async listIntegrations(
     organisationId: string,
-    filter: { workspaceId?: string | undefined; type?: 'workspace' | 'organisation' | 'all' | undefined; search?: string | undefined },
+    filter: {
+      workspaceId?: string | undefined;
+      type?: 'workspace' | 'organisation' | 'all' | undefined;
+      search?: string | undefined;
+    },
     page: PageQuery,
   ): Promise<[Array<McpIntegration & { workspacesCount: number }>, number]> {
     const params: unknown[] = [organisationId];
@@ -416,7 +421,11 @@ export class McpRepository {
 
   async setWorkspaceAccess(
     integrationId: string,
-    change: { global?: boolean | undefined; override: boolean; workspaces: Array<{ id: string; enabled: boolean }> },
+    change: {
+      global?: boolean | undefined;
+      override: boolean;
+      workspaces: Array<{ id: string; enabled: boolean }>;
+    },
   ): Promise<void> {
     await this.manager.transaction(async (manager) => {
       if (change.global !== undefined) {
@@ -425,9 +434,10 @@ export class McpRepository {
           [integrationId, change.global],
         );
         if (change.override) {
-          await manager.query(`DELETE FROM control_plane.mcp_integration_workspaces WHERE integration_id = $1`, [
-            integrationId,
-          ]);
+          await manager.query(
+            `DELETE FROM control_plane.mcp_integration_workspaces WHERE integration_id = $1`,
+            [integrationId],
+          );
         }
       }
       for (const workspace of change.workspaces) {
@@ -507,11 +517,11 @@ export class McpRepository {
           nextSyncAt,
         ],
       );
-      const keys = result.capabilities.map((c) => `${c.type}\u0000${c.name}`);
       await manager.query(
         `DELETE FROM control_plane.mcp_capabilities
-          WHERE integration_id = $1 AND NOT ((type || chr(0) || name) = ANY($2::text[]))`,
-        [integrationId, keys],
+          WHERE integration_id = $1
+            AND (type, name) NOT IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+        [integrationId, result.capabilities.map((c) => c.type), result.capabilities.map((c) => c.name)],
       );
       for (const capability of result.capabilities) {
         await manager.query(
@@ -596,7 +606,9 @@ export class McpRepository {
   }
 
   async serversOfIntegration(integrationId: string): Promise<McpServer[]> {
-    const rows: Row[] = await this.manager.query(`SELECT * FROM ${S} WHERE integration_id = $1`, [integrationId]);
+    const rows: Row[] = await this.manager.query(`SELECT * FROM ${S} WHERE integration_id = $1`, [
+      integrationId,
+    ]);
     return rows.map(serverFrom);
   }
 
@@ -658,7 +670,9 @@ export class McpRepository {
     }
     if (filter.search) {
       params.push(`%${escapeLike(filter.search)}%`);
-      where.push(`(s.name ILIKE $${params.length} OR s.slug ILIKE $${params.length} OR s.description ILIKE $${params.length})`);
+      where.push(
+        `(s.name ILIKE $${params.length} OR s.slug ILIKE $${params.length} OR s.description ILIKE $${params.length})`,
+      );
     }
     if (after) {
       params.push(after.createdAt, after.id);
@@ -736,7 +750,12 @@ export class McpRepository {
 
 /** An UPDATE … RETURNING answers [rows, count] through TypeORM's Postgres driver. */
 function rowsOf(result: unknown): Row[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
+  if (
+    Array.isArray(result) &&
+    result.length === 2 &&
+    Array.isArray(result[0]) &&
+    typeof result[1] === 'number'
+  ) {
     return result[0] as Row[];
   }
   return result as Row[];

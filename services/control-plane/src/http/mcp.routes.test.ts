@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { controlPlane } from '../service.ts';
 import { seedOrganisation, type SeededOrganisation } from '../testing/organisations.ts';
 import { createWorkspace } from '../testing/workspaces.ts';
+import { McpRepository } from '../store/mcp.repository.ts';
 
 const TOKEN = 'upstream-secret-token-1234';
 
@@ -664,6 +665,20 @@ describe('MCP servers', () => {
         (c) => c.organisationId === h.organisationId && c.cacheKey === `${h.organisationId}:${created.slug}`,
       ),
     );
+    const audited = h.bus
+      .log(Topics.audit)
+      .map((message) => fromBinary(events.AuditEventSchema, message.value))
+      .map((entry) => `${entry.method} ${entry.route}`);
+    for (const route of [
+      'POST /v2/mcp-servers',
+      'PUT /v2/mcp-servers/:id',
+      'PUT /v2/mcp-servers/:id/key-access',
+      'DELETE /v2/mcp-servers/:id',
+      'POST /v2/mcp-integrations',
+      'PUT /v2/mcp-integrations/:id/workspaces',
+    ]) {
+      assert.ok(audited.includes(route), `${route} is audited`);
+    }
     const deleteIntegration = await h.request('DELETE', `/v2/mcp-integrations/${integration.id}`, {
       key: h.adminKey,
     });
@@ -708,5 +723,25 @@ describe('MCP servers', () => {
     // Another workspace's key sees none of them.
     const others = await h.request('GET', '/v2/mcp-registry/servers?limit=100', { key: h.workspaceKey });
     assert.ok(!others.body.servers.some((s: { server: { name: string } }) => slugs.includes(s.server.name)));
+  });
+});
+
+describe('the sync schedule', () => {
+  test('replicas claim due integrations atomically: none is claimed twice, and a claim is held', async () => {
+    const repo = new McpRepository(h.db('control-plane').manager);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await createIntegration(headersIntegration())).id);
+    await h
+      .db('control-plane')
+      .query(
+        `UPDATE control_plane.mcp_integrations SET next_sync_at = now() - interval '1 minute' WHERE id = ANY($1)`,
+        [ids],
+      );
+    const claims = await Promise.all([1, 2, 3].map(() => repo.claimDue(1000, 60_000)));
+    const claimed = claims.flat().filter((id) => ids.includes(id));
+    assert.equal(new Set(claimed).size, claimed.length, 'no integration is claimed twice');
+    assert.deepEqual(new Set(claimed), new Set(ids));
+    const again = await repo.claimDue(1000, 60_000);
+    assert.ok(!again.some((id) => ids.includes(id)), 'a held claim is not claimed again');
   });
 });

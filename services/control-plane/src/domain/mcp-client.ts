@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupAddress } from 'node:dns';
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -13,6 +13,8 @@ import { MASKED_VALUE, type McpUpstreamCredentials } from './mcp-secrets.ts';
 const MAX_PAGES = 20;
 /** The most capabilities of one kind a sync keeps. */
 const MAX_CAPABILITIES = 2_000;
+/** The most of one upstream answer read: listings far larger than this are not an MCP server's. */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 /** The longest sync error kept. */
 const MAX_ERROR_LENGTH = 300;
 
@@ -84,8 +86,20 @@ export function guardedFetch(options: McpClientOptions, deadline: AbortSignal): 
           const status = res.statusCode ?? 502;
           const empty = request.method === 'HEAD' || status === 204 || status === 205 || status === 304;
           if (empty) res.resume();
+          let size = 0;
+          const bounded = res.pipe(
+            new Transform({
+              transform(chunk: Buffer, _encoding, done) {
+                size += chunk.length;
+                if (size > MAX_ANSWER_BYTES)
+                  done(new Error(`the MCP server answered more than ${MAX_ANSWER_BYTES} bytes`));
+                else done(null, chunk);
+              },
+            }),
+          );
+          res.on('error', (err) => bounded.destroy(err));
           resolvePromise(
-            new Response(empty ? null : (Readable.toWeb(res) as unknown as ReadableStream<Uint8Array>), {
+            new Response(empty ? null : (Readable.toWeb(bounded) as unknown as ReadableStream<Uint8Array>), {
               status,
               headers: responseHeaders,
             }),

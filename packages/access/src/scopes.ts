@@ -63,6 +63,19 @@ const CATALOGUE = {
   'configs.update': ws(),
   'configs.delete': ws(),
 
+  // MCP integrations (upstream MCP servers an organisation or workspace connects) and the MCP
+  // servers of a workspace the gateway serves at /mcp/{slug}: managed like saved configs.
+  'mcp_integrations.create': ws(),
+  'mcp_integrations.read': ws(),
+  'mcp_integrations.list': ws(),
+  'mcp_integrations.update': ws(),
+  'mcp_integrations.delete': ws(),
+  'mcp_servers.create': ws(),
+  'mcp_servers.read': ws(),
+  'mcp_servers.list': ws(),
+  'mcp_servers.update': ws(),
+  'mcp_servers.delete': ws(),
+
   // Rate-limit and usage-limit policies: a workspace key manages its workspace's, an
   // organisation admin key any workspace's and the organisation-wide ones.
   'rate_limits.create': ws(),
@@ -192,6 +205,10 @@ export function scopesForWorkspaceRole(role: 'admin' | 'manager' | 'member'): re
         'workspaces.list',
         'configs.read',
         'configs.list',
+        'mcp_integrations.read',
+        'mcp_integrations.list',
+        'mcp_servers.read',
+        'mcp_servers.list',
         'rate_limits.read',
         'rate_limits.list',
         'usage_limits.read',

@@ -20,7 +20,8 @@ import {
   type ServiceDefinition,
   type ServiceInstance,
 } from '@switchyard/runtime';
-import { configs, guardrails as guardrailProto, identity, policy } from '@switchyard/proto';
+import { configs, guardrails as guardrailProto, identity, mcp, policy } from '@switchyard/proto';
+import { systemResolver } from '@switchyard/rules';
 import { ConfigService } from './domain/config.service.ts';
 import { PolicyService } from './domain/policy.service.ts';
 import { GuardrailService } from './domain/guardrail.service.ts';
@@ -83,6 +84,12 @@ import { SsoScopes1763700000015 } from './store/migrations/1763700000015-sso-sco
 import { OAuth1763700000020 } from './store/migrations/1763700000020-oauth.ts';
 import { ScimScopes1763700000021 } from './store/migrations/1763700000021-scim-scopes.ts';
 import { ApiKeyDefaults1763700000033 } from './store/migrations/1763700000033-api-key-defaults.ts';
+import { Mcp1763700000040 } from './store/migrations/1763700000040-mcp.ts';
+import { McpRepository } from './store/mcp.repository.ts';
+import { McpIntegrationService } from './domain/mcp-integration.service.ts';
+import { McpServerService } from './domain/mcp-server.service.ts';
+import { McpSyncSchedule } from './domain/mcp-sync-schedule.ts';
+import { mcpDirectoryCallers, mcpDirectoryHandlers } from './grpc/mcp-directory.handlers.ts';
 
 const apiKeyPrefix = env.string('sy-').meta({ description: 'prefix of newly issued API keys' });
 const adminKey = env.optionalString().meta({
@@ -95,6 +102,19 @@ const configSchema = z.object({
   HEADER_PREFIX: sharedEnv.HEADER_PREFIX,
   SWITCHYARD_ADMIN_KEY: adminKey,
   SWITCHYARD_ENCRYPTION_KEY: sharedEnv.SWITCHYARD_ENCRYPTION_KEY,
+  TRUSTED_CUSTOM_HOSTS: sharedEnv.TRUSTED_CUSTOM_HOSTS,
+  MCP_GATEWAY_BASE_URL: env.optionalString().meta({
+    description:
+      'the origin MCP servers are served at (`<origin>/mcp/<slug>`), e.g. `https://gateway.example.com`; unset: the origin of the request that asks',
+  }),
+  MCP_SYNC_INTERVAL_SECONDS: env.int(900, 0, 604_800).meta({
+    description:
+      "how often each MCP integration's capabilities are read again from its upstream, in seconds; 0: only on create and on demand",
+  }),
+  MCP_SYNC_TIMEOUT_MS: env.int(10_000, 500, 120_000).meta({
+    description:
+      'how long one read of an MCP integration’s capabilities (or a test of an MCP server) may take, in ms',
+  }),
   ...bodyLimitEnv,
 });
 
@@ -138,6 +158,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       SecretReferenceScopes1763700000031,
       IntegrationWorkspaceScopes1763700000032,
       ApiKeyDefaults1763700000033,
+      Mcp1763700000040,
     ],
   },
   bus: true,
@@ -166,8 +187,13 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       describedOnly('guardrails'),
       describedOnly('feedback'),
       bodyLimitsFrom(loadConfig(z.object(bodyLimitEnv), {})),
+      {
+        integrations: describedOnly('MCP integrations'),
+        servers: describedOnly('MCP servers'),
+        gatewayBaseUrl: undefined,
+      },
     ).routes(),
-  async create({ db, bus, clients, env: processEnv, logger }) {
+  async create({ db, bus, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
     const manager = need(db, 'database').manager;
     const repo = new IdentityRepository(manager);
@@ -227,6 +253,28 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       events,
       (organisationId, workspaceId, slug) => guardrails.usableIn(organisationId, workspaceId, slug),
     );
+    const mcpRepo = new McpRepository(manager);
+    const mcpHosts = { trusted: config.TRUSTED_CUSTOM_HOSTS, resolve };
+    const mcpIntegrations = new McpIntegrationService(
+      mcpRepo,
+      workspaces,
+      events,
+      new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY),
+      mcpHosts,
+      { timeoutMs: config.MCP_SYNC_TIMEOUT_MS, intervalSeconds: config.MCP_SYNC_INTERVAL_SECONDS },
+      logger,
+    );
+    const guardrailRepo = new GuardrailRepository(manager);
+    const mcpServers = new McpServerService(
+      mcpRepo,
+      mcpIntegrations,
+      workspaces,
+      (organisationId, ref) => guardrailRepo.find(organisationId, ref),
+      events,
+      { ...mcpHosts, timeoutMs: config.MCP_SYNC_TIMEOUT_MS },
+      logger,
+    );
+    const mcpSchedule = new McpSyncSchedule(mcpIntegrations, config.MCP_SYNC_INTERVAL_SECONDS, logger);
     const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => apiKeys.resolveApiKey(hash), { ttlMs: 5_000 });
@@ -259,6 +307,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
           guardrails,
           new FeedbackService(new FeedbackRepository(manager), workspaces, events),
           bodyLimitsFrom(config),
+          { integrations: mcpIntegrations, servers: mcpServers, gatewayBaseUrl: config.MCP_GATEWAY_BASE_URL },
         ),
       ),
       grpc: (server) =>
@@ -275,10 +324,16 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
             guardrailProto.GuardrailDirectoryService,
             guardrailDirectoryHandlers(guardrails),
             guardrailDirectoryCallers,
-          ),
+          )
+          .add(mcp.McpDirectoryService, mcpDirectoryHandlers(mcpServers), mcpDirectoryCallers),
       bootstrap: (options) => bootstrap.bootstrap(options),
+      async stop() {
+        await mcpSchedule.stop();
+        await mcpIntegrations.settled();
+      },
       async start() {
         await onChanges(events, logger, 'control-plane', invalidateApiKeys(keys));
+        mcpSchedule.start();
         if (config.SWITCHYARD_ADMIN_KEY) {
           await bootstrap.bootstrap({ adminKey: config.SWITCHYARD_ADMIN_KEY, withWorkspaceKey: false });
         }

@@ -15,6 +15,9 @@ import type { GuardrailService } from '../domain/guardrail.service.ts';
 import { guardrailRouter } from './guardrail.routes.ts';
 import type { PolicyService } from '../domain/policy.service.ts';
 import { policyRouter } from './policy.routes.ts';
+import type { McpIntegrationService } from '../domain/mcp-integration.service.ts';
+import type { McpServerService } from '../domain/mcp-server.service.ts';
+import { mcpIntegrationRouter, mcpRegistryRouter, mcpServerRouter } from './mcp.routes.ts';
 import { mountOAuth, type OAuthRouteOptions } from './oauth.routes.ts';
 import { userRouter, workspaceMemberRouter } from './member.routes.ts';
 import { workspaceRouter } from './workspace.routes.ts';
@@ -30,6 +33,7 @@ export function controlPlaneRouter(
   guardrails: GuardrailService,
   feedback: FeedbackService,
   bodyLimits: BodyLimits,
+  mcp: { integrations: McpIntegrationService; servers: McpServerService; gatewayBaseUrl: string | undefined },
 ): ScopedRouter {
   const router = new ScopedRouter();
   const v2 = new ScopedRouter().use(authenticated);
@@ -37,6 +41,9 @@ export function controlPlaneRouter(
   v2.mount('/workspaces', workspaceRouter(identity.workspaces, bodyLimits.management));
   v2.mount('/api-keys', apiKeyRouter(identity.apiKeys, bodyLimits.management));
   v2.mount('/policies', policyRouter(policies, bodyLimits.management));
+  v2.mount('/mcp-integrations', mcpIntegrationRouter(mcp.integrations, bodyLimits.management));
+  v2.mount('/mcp-servers', mcpServerRouter(mcp.servers, bodyLimits.management, mcp.gatewayBaseUrl));
+  v2.mount('/mcp-registry', mcpRegistryRouter(mcp.servers, mcp.gatewayBaseUrl));
   const feedbackRoutes = feedbackRouter(feedback, bodyLimits.management);
   v2.mount('/feedback', feedbackRoutes);
   // The SDKs send feedback to the gateway's base URL; the ingress routes /v1/feedback here.

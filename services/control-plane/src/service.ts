@@ -83,6 +83,7 @@ import { SsoScopes1763700000015 } from './store/migrations/1763700000015-sso-sco
 import { OAuth1763700000020 } from './store/migrations/1763700000020-oauth.ts';
 import { ScimScopes1763700000021 } from './store/migrations/1763700000021-scim-scopes.ts';
 import { ApiKeyDefaults1763700000033 } from './store/migrations/1763700000033-api-key-defaults.ts';
+import { OAuthResource1763700000036 } from './store/migrations/1763700000036-oauth-resource.ts';
 
 const apiKeyPrefix = env.string('sy-').meta({ description: 'prefix of newly issued API keys' });
 const adminKey = env.optionalString().meta({
@@ -138,6 +139,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       SecretReferenceScopes1763700000031,
       IntegrationWorkspaceScopes1763700000032,
       ApiKeyDefaults1763700000033,
+      OAuthResource1763700000036,
     ],
   },
   bus: true,

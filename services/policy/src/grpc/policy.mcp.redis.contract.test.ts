@@ -167,3 +167,21 @@ test('a check of an unknown target is refused, naming the field', async () => {
     return true;
   });
 });
+
+test("KeyUsage lists a key's tool-call limits that count per key, not those counting per server or tool", async () => {
+  const org = p.organisation(
+    (id) => ratePolicy(id, { target: 'mcp_tools', groupBy: ['api_key'], value: 10 }),
+    (id) => ratePolicy(id, { target: 'mcp_tools', groupBy: ['tool_name'], value: 10 }),
+  );
+  await org.checkTool('docs', 'search');
+  await org.checkTool('docs', 'fetch');
+  const { limits } = await p.ledger.keyUsage({
+    organisationId: org.organisationId,
+    workspaceId: org.workspaceId,
+    apiKeyId: org.apiKeyId,
+  });
+  assert.deepEqual(
+    limits.map((l) => [l.policyId, l.remaining, l.valueKey]),
+    [[org.policies[0]!.id, 8, `api_key:${org.apiKeyId}`]],
+  );
+});

@@ -4,6 +4,8 @@ export {
   CALLER_KEYS,
   conditionKeysOf,
   GROUP_BY_KEYS,
+  groupByKeysOf,
+  isAnyGroupByKey,
   isConditionKey,
   isGroupByKey,
   isMetadataKey,

@@ -84,6 +84,7 @@ import { SsoScopes1763700000015 } from './store/migrations/1763700000015-sso-sco
 import { OAuth1763700000020 } from './store/migrations/1763700000020-oauth.ts';
 import { ScimScopes1763700000021 } from './store/migrations/1763700000021-scim-scopes.ts';
 import { ApiKeyDefaults1763700000033 } from './store/migrations/1763700000033-api-key-defaults.ts';
+import { OAuthResource1763700000036 } from './store/migrations/1763700000036-oauth-resource.ts';
 import { Mcp1763700000040 } from './store/migrations/1763700000040-mcp.ts';
 import { McpRepository } from './store/mcp.repository.ts';
 import { McpIntegrationService } from './domain/mcp-integration.service.ts';
@@ -158,6 +159,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       SecretReferenceScopes1763700000031,
       IntegrationWorkspaceScopes1763700000032,
       ApiKeyDefaults1763700000033,
+      OAuthResource1763700000036,
       Mcp1763700000040,
     ],
   },

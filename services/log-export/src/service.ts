@@ -37,6 +37,7 @@ import { GuardrailOutcome1763700000025 } from './store/migrations/1763700000025-
 import { PartitionedRequestLogs1763700000027 } from './store/migrations/1763700000027-partitioned-request-logs.ts';
 import { LogExports1763700000028 } from './store/migrations/1763700000028-log-exports.ts';
 import { W3cTraceId1763700000040 } from './store/migrations/1763700000040-w3c-trace-id.ts';
+import { McpCalls1763700000041 } from './store/migrations/1763700000041-mcp-calls.ts';
 import { LogExportRepository } from './store/log-export.repository.ts';
 import { LogExportService } from './domain/log-exports.ts';
 import { ExportRunner } from './domain/export-runner.ts';
@@ -111,6 +112,7 @@ export const logExportService: ServiceDefinition = {
       LogExports1763700000028,
       MaterialisedRollups1763700000029,
       W3cTraceId1763700000040,
+      McpCalls1763700000041,
     ],
   },
   bus: true,

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { conditionKeysOf, isConditionKey, isGroupByKey, isMetadataKey } from './keys.ts';
+import {
+  conditionKeysOf,
+  groupByKeysOf,
+  isAnyGroupByKey,
+  isConditionKey,
+  isGroupByKey,
+  isMetadataKey,
+} from './keys.ts';
 
 describe('keys', () => {
   test('condition keys depend on the target', () => {
@@ -26,10 +33,24 @@ describe('keys', () => {
     );
   });
 
-  test('group_by takes who calls and metadata, not what is called', () => {
+  test('group_by of model calls takes who calls and metadata, not what is called', () => {
     for (const key of ['api_key', 'workspace_id', 'organisation_id', 'user_id', 'metadata._user'])
-      assert.ok(isGroupByKey(key));
-    for (const key of ['model', 'provider', 'tool_name', 'metadata']) assert.ok(!isGroupByKey(key), key);
+      assert.ok(isGroupByKey('llm', key));
+    for (const key of ['model', 'provider', 'tool_name', 'mcp_server', 'metadata'])
+      assert.ok(!isGroupByKey('llm', key), key);
+  });
+
+  test('group_by of tool calls also takes the server and the tool, never the model', () => {
+    for (const key of ['api_key', 'workspace_id', 'user_id', 'mcp_server', 'tool_name', 'metadata.team'])
+      assert.ok(isGroupByKey('mcp_tools', key), key);
+    for (const key of ['model', 'provider', 'metadata']) assert.ok(!isGroupByKey('mcp_tools', key), key);
+    assert.ok(isAnyGroupByKey('tool_name'));
+    assert.ok(!isAnyGroupByKey('model'));
+    assert.equal(groupByKeysOf('llm'), 'api_key, workspace_id, organisation_id, user_id, metadata.<name>');
+    assert.equal(
+      groupByKeysOf('mcp_tools'),
+      'api_key, workspace_id, organisation_id, user_id, mcp_server, tool_name, metadata.<name>',
+    );
   });
 
   test('a metadata key is metadata.<name> of 1 to 128 letters, digits and _ . : -', () => {

@@ -27,6 +27,9 @@ export interface RequestFacts {
   provider: string;
   model: string;
   metadata: Readonly<Record<string, string>>;
+  /** A tool call (target mcp_tools): the MCP server's slug and the tool called. */
+  mcpServer?: string;
+  toolName?: string;
 }
 
 /** Fixed windows aligned to the Unix epoch: a minute, an hour, a day. */
@@ -44,7 +47,16 @@ const METADATA_KEY = /^metadata\.[A-Za-z0-9_.:-]{1,128}$/;
 /** Who calls: the condition keys an API key alone decides (every request of a key has the same values). */
 export const CALLER_KEYS = ['api_key', 'workspace_id', 'organisation_id', 'user_id'] as const;
 
-/** What group_by counts by, besides `metadata.<name>`: who calls, never what is called. */
+/**
+ * What group_by counts by, besides `metadata.<name>`: who calls, and for tool calls also the
+ * server and the tool called ("per tool, server, key or workspace"); never the model.
+ */
+const GROUP_BY: Record<LimitTarget, readonly string[]> = {
+  llm: CALLER_KEYS,
+  mcp_tools: [...CALLER_KEYS, 'mcp_server', 'tool_name'],
+};
+
+/** The group_by keys every target takes. */
 export const GROUP_BY_KEYS = CALLER_KEYS;
 
 const CONDITION_KEYS: Record<LimitTarget, readonly string[]> = {
@@ -66,6 +78,17 @@ export function conditionKeysOf(target: LimitTarget): string {
   return [...CONDITION_KEYS[target], 'metadata.<name>'].join(', ');
 }
 
-export function isGroupByKey(key: string): boolean {
-  return (GROUP_BY_KEYS as readonly string[]).includes(key) || isMetadataKey(key);
+/** Whether a policy of `target` may count by `key`. */
+export function isGroupByKey(target: LimitTarget, key: string): boolean {
+  return GROUP_BY[target].includes(key) || isMetadataKey(key);
+}
+
+/** Whether some target's policies may count by `key`. */
+export function isAnyGroupByKey(key: string): boolean {
+  return LIMIT_TARGETS.some((target) => isGroupByKey(target, key));
+}
+
+/** The group_by keys of `target`, to name in an error. */
+export function groupByKeysOf(target: LimitTarget): string {
+  return [...GROUP_BY[target], 'metadata.<name>'].join(', ');
 }

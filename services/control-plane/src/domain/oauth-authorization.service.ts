@@ -5,6 +5,7 @@ import type { Grantor, OAuthRepository } from '../store/oauth.repository.ts';
 import {
   AUTHORIZATION_CODE_TTL_MS,
   OAUTH_SCOPES,
+  resourceProblem,
   S256_CHALLENGE,
   scopeList,
   withQuery,
@@ -47,6 +48,7 @@ export class OAuthAuthorizationService {
       state: request.state ?? null,
       code_challenge: request.codeChallenge,
       code_challenge_method: 'S256',
+      resource: checked.resource,
       user: { display_name: checked.grantor.displayName },
       workspace: { id: principal.workspaceId, slug: principal.workspaceSlug },
     };
@@ -55,7 +57,7 @@ export class OAuthAuthorizationService {
   /**
    * The user's answer. Checked again as at authorize (the redirect URI against the client's
    * registration first); approval issues a one-time code (stored hashed, 60 s) bound to the
-   * client, redirect URI, challenge, user and granted scopes.
+   * client, redirect URI, challenge, user, granted scopes and resource (RFC 8707), if any.
    */
   async consent(principal: Principal, request: ConsentInput): Promise<{ redirect_to: string }> {
     const checked = await this.checkRequest(principal, { ...request, responseType: 'code' });
@@ -72,6 +74,7 @@ export class OAuthAuthorizationService {
       codeChallenge: request.codeChallenge!,
       ...checked.grantor,
       scopes: checked.scopes,
+      resource: checked.resource,
       expiresAt: new Date(Date.now() + this.codeTtlMs),
     });
     // Now and then, forget codes nothing can use any more.
@@ -114,6 +117,17 @@ export class OAuthAuthorizationService {
         code: 'invalid_request',
       });
     }
+    let resource: string | null = null;
+    if (request.resource !== undefined) {
+      const problem = resourceProblem(request.resource);
+      if (problem) {
+        throw new BadRequest(`resource ${problem} (RFC 8707).`, {
+          param: 'resource',
+          code: 'invalid_target',
+        });
+      }
+      resource = request.resource;
+    }
     const held = new Set(principal.scopes.filter((s) => isScope(s) && kindCanHold('workspace_user', s)));
     const registered = client.scope ? new Set(scopeList(client.scope)) : undefined;
     let requested: string[];
@@ -149,7 +163,7 @@ export class OAuthAuthorizationService {
         code: 'invalid_scope',
       });
     }
-    return { client, grantor, scopes, redirectUri: request.redirectUri };
+    return { client, grantor, scopes, redirectUri: request.redirectUri, resource };
   }
 
   /** The person consenting: a JWT caller, or a workspace-user API key of a member. */

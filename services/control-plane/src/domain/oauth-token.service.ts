@@ -9,6 +9,7 @@ import {
   CODE_VERIFIER,
   OAuthError,
   REFRESH_TOKEN_TTL_MS,
+  resourceProblem,
   s256,
   scopeList,
   type OAuthOptions,
@@ -43,8 +44,9 @@ export class OAuthTokenService {
   /** grant_type=authorization_code: the code is used up atomically, once, by the client it was issued to. */
   async exchangeCode(
     client: OAuthClient,
-    input: { code: string; redirectUri: string; codeVerifier: string },
+    input: { code: string; redirectUri: string; codeVerifier: string; resource?: string | undefined },
   ): Promise<TokenResponse> {
+    const resource = checkedResource(input.resource);
     if (!client.grantTypes.includes('authorization_code')) {
       throw new OAuthError('unauthorized_client', 'This client may not use the authorization_code grant.');
     }
@@ -67,9 +69,21 @@ export class OAuthTokenService {
     const issued = await this.repo.transaction(async (repo) => {
       const code = await repo.consumeCode(codeHash, bound);
       if (!code) return null;
+      // RFC 8707: the token request names the resource the authorization request named (or
+      // none, when it named none); otherwise the code stays unused (the transaction is undone).
+      if (code.resource !== resource) {
+        throw new OAuthError(
+          'invalid_target',
+          code.resource
+            ? 'resource must be the one given in the authorization request.'
+            : 'The authorization request named no resource: the token request may not name one.',
+          400,
+          { param: 'resource' },
+        );
+      }
       const familyId = randomUUID();
       await repo.setCodeFamily(codeHash, familyId);
-      return this.issueTokens(repo, client, { ...code, familyId }, code.scopes);
+      return this.issueTokens(repo, client, { ...code, familyId }, code.scopes, resource);
     });
     if (issued) return issued;
     throw await this.codeRefused(codeHash, bound);
@@ -98,11 +112,16 @@ export class OAuthTokenService {
     return grant('The authorization code has expired.');
   }
 
-  /** grant_type=refresh_token: the token is revoked and a new one issued; a revoked one presented again revokes its family. */
+  /**
+   * grant_type=refresh_token: the token is revoked and a new one issued; a revoked one presented
+   * again revokes its family. A resource may narrow an unbound grant to one resource, never
+   * change the resource a grant is bound to.
+   */
   async refresh(
     client: OAuthClient,
-    input: { refreshToken: string; scope?: string | undefined },
+    input: { refreshToken: string; scope?: string | undefined; resource?: string | undefined },
   ): Promise<TokenResponse> {
+    const asked = checkedResource(input.resource);
     if (!client.grantTypes.includes('refresh_token')) {
       throw new OAuthError('unauthorized_client', 'This client may not use the refresh_token grant.');
     }
@@ -112,13 +131,18 @@ export class OAuthTokenService {
       if (!used) return null;
       let scopes = used.scopes;
       if (input.scope !== undefined && input.scope !== '') {
-        const asked = scopeList(input.scope);
-        const beyond = asked.find((s) => !used.scopes.includes(s));
+        const narrower = scopeList(input.scope);
+        const beyond = narrower.find((s) => !used.scopes.includes(s));
         if (beyond)
           throw new OAuthError('invalid_scope', `'${beyond}' was not granted to this refresh token.`);
-        scopes = asked;
+        scopes = narrower;
       }
-      return this.issueTokens(repo, client, used, scopes, used.scopes);
+      if (asked !== null && used.resource !== null && asked !== used.resource) {
+        throw new OAuthError('invalid_target', 'resource must be the one this grant is bound to.', 400, {
+          param: 'resource',
+        });
+      }
+      return this.issueTokens(repo, client, used, scopes, asked ?? used.resource, used.scopes);
     });
     if (issued) return issued;
     const found = await this.repo.findToken(hash);
@@ -137,6 +161,7 @@ export class OAuthTokenService {
     client: OAuthClient,
     grant: Grantor & { familyId: string },
     scopes: string[],
+    resource: string | null,
     refreshScopes: string[] = scopes,
   ): Promise<TokenResponse> {
     const now = Date.now();
@@ -148,6 +173,7 @@ export class OAuthTokenService {
       userId: grant.userId,
       subject: grant.subject,
       displayName: grant.displayName,
+      resource,
     };
     const accessToken = `${this.options.prefix}oat-${randomToken(32)}`;
     await repo.insertToken({
@@ -229,6 +255,7 @@ export class OAuthTokenService {
       display_name: found.displayName,
       organisation_id: found.organisationId,
       workspace_id: found.workspaceId,
+      ...(found.resource ? { aud: found.resource } : {}),
     };
   }
 
@@ -251,6 +278,7 @@ export class OAuthTokenService {
       organisationCreatedAt: found.organisationCreatedAt.getTime(),
       authMethod: 'oauth',
       oauthClientId: token.clientId,
+      ...(token.resource ? { oauthResource: token.resource } : {}),
     };
   }
 
@@ -277,4 +305,13 @@ export class OAuthTokenService {
       });
     }
   }
+}
+
+/** A resource indicator of a token request (RFC 8707), checked; null when none was given. */
+function checkedResource(resource: string | undefined): string | null {
+  if (resource === undefined) return null;
+  const problem = resourceProblem(resource);
+  if (problem)
+    throw new OAuthError('invalid_target', `resource ${problem} (RFC 8707).`, 400, { param: 'resource' });
+  return resource;
 }

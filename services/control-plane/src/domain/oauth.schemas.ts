@@ -16,6 +16,8 @@ export const authorizeQuery = z.object({
   state: optional(1024),
   code_challenge: optional(256),
   code_challenge_method: optional(32),
+  /** RFC 8707: the resource the tokens are for (e.g. an MCP server's URL); given at most once. */
+  resource: optional(4096),
 });
 
 export const consentBody = authorizeQuery.omit({ response_type: true }).extend({ approve: z.boolean() });

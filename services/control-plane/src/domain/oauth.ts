@@ -107,6 +107,21 @@ export function redirectUriProblem(uri: string, allowlist: readonly string[]): s
   return null;
 }
 
+export const MAX_RESOURCE_LENGTH = 2048;
+
+/**
+ * Why a resource indicator (RFC 8707 §2) cannot be accepted, or null when it can: an absolute
+ * URI without a fragment, printable ASCII, at most 2048 characters.
+ */
+export function resourceProblem(uri: string): string | null {
+  if (uri.length === 0) return 'must not be empty';
+  if (uri.length > MAX_RESOURCE_LENGTH) return `must be at most ${MAX_RESOURCE_LENGTH} characters`;
+  if (!/^[\x21-\x7e]+$/.test(uri)) return 'must be printable ASCII without spaces';
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(uri) || !URL.canParse(uri)) return 'must be an absolute URI';
+  if (uri.includes('#')) return 'must not have a fragment';
+  return null;
+}
+
 /** The S256 code challenge of a PKCE code verifier. */
 export function s256(verifier: string): string {
   return createHash('sha256').update(verifier, 'ascii').digest('base64url');

@@ -1,4 +1,6 @@
 import {
+  groupByKeysOf,
+  isAnyGroupByKey,
   isGroupByKey,
   LIMIT_TARGETS,
   MAX_PERIODIC_RESET_DAYS,
@@ -36,8 +38,9 @@ const conditions = z.array(condition).min(1).max(50);
 const groupBy = z
   .array(
     z.strictObject({
-      key: z.string().refine(isGroupByKey, {
-        error: 'expected api_key, workspace_id, organisation_id, user_id or metadata.<name>',
+      key: z.string().refine(isAnyGroupByKey, {
+        error:
+          'expected api_key, workspace_id, organisation_id, user_id, mcp_server, tool_name or metadata.<name>',
       }),
     }),
   )
@@ -70,7 +73,27 @@ const workspaceReference = z
   .nullable()
   .transform((value) => (value === '' ? null : value));
 
-type Check = { type?: string | undefined; target?: string | undefined };
+type Check = {
+  type?: string | undefined;
+  target?: string | undefined;
+  group_by?: ReadonlyArray<{ key: string }> | undefined;
+};
+
+/** A policy counts only by keys its target has: tool calls per server or tool, model calls not. */
+function groupByOfTarget(body: Check, ctx: z.RefinementCtx): void {
+  const target = body.target ?? 'llm';
+  if (!(LIMIT_TARGETS as readonly string[]).includes(target)) return;
+  const of = target as (typeof LIMIT_TARGETS)[number];
+  body.group_by?.forEach(({ key }, index) => {
+    if (!isGroupByKey(of, key)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['group_by', index, 'key'],
+        message: `a policy of target '${of}' takes the group_by keys ${groupByKeysOf(of)}`,
+      });
+    }
+  });
+}
 
 /** MCP tool calls are only counted: their policies take type `requests`. */
 function requestsOnlyForTools(body: Check, ctx: z.RefinementCtx): void {
@@ -113,7 +136,10 @@ export const createRateLimitBody = z
     target: target.default('llm'),
     workspace_id: workspaceReference.optional(),
   })
-  .superRefine(requestsOnlyForTools);
+  .superRefine((body, ctx) => {
+    requestsOnlyForTools(body, ctx);
+    groupByOfTarget(body, ctx);
+  });
 
 export const updateRateLimitBody = z
   .strictObject({
@@ -142,6 +168,7 @@ export const createUsageLimitBody = z
   })
   .superRefine((body, ctx) => {
     requestsOnlyForTools(body, ctx);
+    groupByOfTarget(body, ctx);
     onePeriod(body, ctx);
     if (body.alert_threshold != null && body.alert_threshold >= body.credit_limit) {
       ctx.addIssue({ code: 'custom', path: ['alert_threshold'], message: 'must be less than credit_limit' });

@@ -205,7 +205,7 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
       summary: 'Issues tokens for an authorization code (with its PKCE verifier) or a refresh token.',
       query: 'none',
       body: protocolParameters(
-        'grant_type `authorization_code` with code, redirect_uri and code_verifier, or `refresh_token` with refresh_token and scope if narrower; client_id (and client_secret) unless Basic authentication gives them.',
+        'grant_type `authorization_code` with code, redirect_uri, code_verifier and the resource (RFC 8707) if the authorization request named one, or `refresh_token` with refresh_token, and scope if narrower and resource if wanted (never another than the grant is bound to); client_id (and client_secret) unless Basic authentication gives them.',
       ),
       credential: 'oauth_client',
       errors: OAUTH_ERRORS,
@@ -223,8 +223,13 @@ export function mountOAuth(router: ScopedRouter, options: OAuthRouteOptions): vo
               code: required(p, 'code'),
               redirectUri: required(p, 'redirect_uri'),
               codeVerifier: required(p, 'code_verifier'),
+              resource: p.resource,
             })
-          : await oauthTokens.refresh(client, { refreshToken: required(p, 'refresh_token'), scope: p.scope });
+          : await oauthTokens.refresh(client, {
+              refreshToken: required(p, 'refresh_token'),
+              scope: p.scope,
+              resource: p.resource,
+            });
       res.set(NO_STORE).json(tokens);
     },
   );

@@ -38,6 +38,8 @@ export interface AuthorizationCode extends Grantor {
   redirectUri: string;
   codeChallenge: string;
   scopes: string[];
+  /** The RFC 8707 resource asked for at authorize; null when none. */
+  resource: string | null;
   expiresAt: Date;
   consumedAt: Date | null;
   familyId: string | null;
@@ -52,6 +54,8 @@ export interface OAuthToken extends Grantor {
   familyId: string;
   clientId: string;
   scopes: string[];
+  /** The RFC 8707 resource (audience) the token is bound to; null when none. */
+  resource: string | null;
   expiresAt: Date;
   revokedAt: Date | null;
   createdAt: Date;
@@ -102,6 +106,7 @@ function toCode(row: Row): AuthorizationCode {
     redirectUri: row.redirect_uri as string,
     codeChallenge: row.code_challenge as string,
     scopes: json<string[]>(row.scopes),
+    resource: (row.resource as string | null) ?? null,
     expiresAt: date(row.expires_at),
     consumedAt: dateOrNull(row.consumed_at),
     familyId: (row.family_id as string | null) ?? null,
@@ -117,6 +122,7 @@ function toToken(row: Row): OAuthToken {
     familyId: row.family_id as string,
     clientId: row.client_id as string,
     scopes: json<string[]>(row.scopes),
+    resource: (row.resource as string | null) ?? null,
     expiresAt: date(row.expires_at),
     revokedAt: dateOrNull(row.revoked_at),
     createdAt: date(row.created_at),
@@ -175,8 +181,8 @@ export class OAuthRepository {
     await this.manager.query(
       `INSERT INTO control_plane.oauth_authorization_codes
          (code_hash, client_id, redirect_uri, code_challenge, organisation_id, workspace_id, user_id,
-          subject, display_name, scopes, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)`,
+          subject, display_name, scopes, expires_at, resource)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12)`,
       [
         code.codeHash,
         code.clientId,
@@ -189,6 +195,7 @@ export class OAuthRepository {
         code.displayName,
         JSON.stringify(code.scopes),
         code.expiresAt,
+        code.resource,
       ],
     );
   }
@@ -242,8 +249,8 @@ export class OAuthRepository {
     const rows: Row[] = await this.manager.query(
       `INSERT INTO control_plane.oauth_tokens
          (id, token_hash, kind, family_id, client_id, organisation_id, workspace_id, user_id, subject,
-          display_name, scopes, expires_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13)
+          display_name, scopes, expires_at, created_at, resource)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14)
        RETURNING *`,
       [
         randomUUID(),
@@ -259,6 +266,7 @@ export class OAuthRepository {
         JSON.stringify(token.scopes),
         token.expiresAt,
         token.createdAt,
+        token.resource,
       ],
     );
     return toToken(rows[0]!);

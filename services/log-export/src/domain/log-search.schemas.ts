@@ -107,6 +107,8 @@ const KNOWN_PARAMETERS = [
   'cache_status',
   'guardrail_action',
   'policy_decision',
+  'mcp_server',
+  'tool_name',
   'limit',
   'cursor',
 ] as const;
@@ -162,6 +164,12 @@ export const listLogsQuery = z
     policy_decision: commaList(policyDecision, 'decisions').optional().meta({
       description:
         'What rate and usage limits decided: allowed, denied, exhausted, skipped, failed_open, failed_closed.',
+    }),
+    mcp_server: commaList(name, 'MCP servers').optional().meta({
+      description: 'MCP tool calls to these MCP servers (by slug), comma-separated.',
+    }),
+    tool_name: commaList(name, 'tools').optional().meta({
+      description: 'MCP tool calls of these tools, comma-separated.',
     }),
     limit: z
       .string()

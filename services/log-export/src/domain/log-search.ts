@@ -264,6 +264,8 @@ export class LogSearchService {
       cacheStatuses: query.cache_status,
       guardrailActions: query.guardrail_action,
       policyDecisions: query.policy_decision,
+      mcpServers: query.mcp_server,
+      toolNames: query.tool_name,
     };
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     // One more than the page: whether there is a next page, without a count.

@@ -1,7 +1,7 @@
 import { NotFound } from '@switchyard/core';
 import type { Principal } from '@switchyard/access';
 import type { events } from '@switchyard/proto';
-import type { RequestLog } from '../store/entities.ts';
+import type { RequestLog, RequestLogMcp } from '../store/entities.ts';
 import type { RequestLogRepository } from '../store/request-log.repository.ts';
 
 /** Postgres text and jsonb cannot hold U+0000; it becomes U+FFFD so that the log can still be stored. */
@@ -54,8 +54,24 @@ export function withoutSecrets(body: string): string {
   return stripSecrets(parsed) ? JSON.stringify(parsed) : body;
 }
 
+/** The MCP call of a log, as stored; null for a request that was not one. */
+function mcpOf(mcp: events.McpCall | undefined): RequestLogMcp | null {
+  if (!mcp) return null;
+  return {
+    server_id: storable(mcp.serverId),
+    server_slug: storable(mcp.serverSlug),
+    integration_slug: storable(mcp.integrationSlug) || null,
+    method: storable(mcp.method),
+    tool_name: storable(mcp.toolName) || null,
+    error_code: mcp.errorCode === 0 ? null : mcp.errorCode,
+    tool_error: mcp.toolError,
+    session_id: storable(mcp.sessionId) || null,
+  };
+}
+
 export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
   const usage = event.usage;
+  const mcp = mcpOf(event.mcp);
   return {
     id: storable(event.id),
     organisationId: event.organisationId,
@@ -70,8 +86,9 @@ export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
     ),
     method: storable(event.method),
     path: storable(event.path),
-    provider: storable(event.provider) || null,
-    model: storable(event.model) || null,
+    // An MCP call counts in analytics as any request: provider `mcp`, the tool (or method) as model.
+    provider: storable(event.provider) || (mcp ? 'mcp' : null),
+    model: storable(event.model) || (mcp ? (mcp.tool_name ?? mcp.method) || null : null),
     integrationSlug: storable(event.integrationSlug) || null,
     status: event.status,
     stream: event.stream,
@@ -109,6 +126,7 @@ export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
         }
       : null,
     w3cTraceId: storable(event.w3cTraceId) || null,
+    mcp,
     guardrails: event.guardrails.map((g) => ({
       phase: storable(g.phase),
       guardrail_id: storable(g.guardrailId),

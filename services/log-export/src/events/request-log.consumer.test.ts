@@ -124,6 +124,7 @@ describe('storing request logs', () => {
       cost: 0,
       policy: null,
       guardrails: [],
+      mcp: null,
       error_message: null,
       request: {
         method: 'POST',

@@ -231,6 +231,7 @@ describe('searching logs', () => {
         { phase: 'input', slug: 'pii', action: 'allow' },
         { phase: 'output', slug: 'words', action: 'warn' },
       ],
+      mcp: null,
       error_message: null,
       feedback: [],
     });

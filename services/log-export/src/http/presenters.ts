@@ -60,6 +60,7 @@ export function presentLogSummary(log: WithFeedback<RequestLogSummary>) {
       slug: run.slug,
       action: run.action,
     })),
+    mcp: log.mcp ?? null,
     error_message: log.errorMessage,
     feedback: log.feedback.map(presentFeedback),
   };
@@ -98,6 +99,8 @@ export function presentRequestLog(log: WithFeedback<RequestLog>) {
     policy: log.policy,
     // A log from before guardrail verdicts were kept shows none.
     guardrails: log.guardrails ?? [],
+    // The MCP call, for a request through the MCP gateway; null for any other.
+    mcp: log.mcp ?? null,
     error_message: log.errorMessage,
     request: {
       method: log.method,

@@ -47,6 +47,23 @@ export interface RequestLog {
   guardrails: RequestLogGuardrail[] | null;
   /** The W3C trace the request belongs to (32 hex digits), to join the log to the trace; null without one. */
   w3cTraceId: string | null;
+  /** The MCP call, for a request through the MCP gateway; null for any other. */
+  mcp: RequestLogMcp | null;
+}
+
+export interface RequestLogMcp {
+  server_id: string;
+  server_slug: string;
+  integration_slug: string | null;
+  /** The JSON-RPC method, e.g. `tools/call`. */
+  method: string;
+  /** The tool called (`tools/call` only). */
+  tool_name: string | null;
+  /** The JSON-RPC error code the client got; null for a result. */
+  error_code: number | null;
+  /** Whether the tool reported a failure in its result (`isError`). */
+  tool_error: boolean;
+  session_id: string | null;
 }
 
 export interface RequestLogPolicy {
@@ -106,6 +123,7 @@ export const RequestLogEntity = new EntitySchema<RequestLog>({
     policy: { type: 'jsonb', nullable: true },
     guardrails: { type: 'jsonb', nullable: true },
     w3cTraceId: { name: 'w3c_trace_id', type: 'text', nullable: true },
+    mcp: { type: 'jsonb', nullable: true },
   },
 });
 

@@ -38,6 +38,7 @@ function rowOf(log: RequestLog) {
     policy: log.policy,
     guardrails: log.guardrails,
     w3c_trace_id: log.w3cTraceId,
+    mcp: log.mcp,
   };
 }
 

@@ -1,5 +1,11 @@
 import type { EntityManager } from 'typeorm';
-import type { RequestLog, RequestLogGuardrail, RequestLogPolicy, RequestLogUsage } from './entities.ts';
+import type {
+  RequestLog,
+  RequestLogGuardrail,
+  RequestLogMcp,
+  RequestLogPolicy,
+  RequestLogUsage,
+} from './entities.ts';
 
 /* SQL only: one newest-first page of request logs, without their bodies, by keyset. */
 
@@ -32,6 +38,10 @@ export interface RequestLogFilter {
   /** Logs on which at least one guardrail run ended with one of these actions. */
   guardrailActions?: string[] | undefined;
   policyDecisions?: string[] | undefined;
+  /** MCP calls to one of these servers (by slug). */
+  mcpServers?: string[] | undefined;
+  /** MCP calls of one of these tools. */
+  toolNames?: string[] | undefined;
   /** Token counts of the log's usage, each bound inclusive. */
   totalTokensMin?: number | undefined;
   totalTokensMax?: number | undefined;
@@ -92,6 +102,7 @@ interface SummaryRow {
   policy: RequestLogPolicy | null;
   guardrails: RequestLogGuardrail[] | null;
   w3c_trace_id: string | null;
+  mcp: RequestLogMcp | null;
   key_at: string;
 }
 
@@ -100,7 +111,7 @@ const SUMMARY_COLUMNS = `l.id, l.organisation_id, l.workspace_id, l.api_key_id, 
   l.parent_span_id, l.span_name, l.metadata, l.method, l.path, l.provider, l.model, l.integration_slug,
   l.status, l.stream, l.created_at, l.latency_ms, l.usage, l.cost, l.error_message, l.cache_status,
   l.config_slug, l.route_path, l.retry_count, l.cache_namespace, l.cache_force_refresh,
-  l.models_endpoint, l.policy, l.guardrails, l.w3c_trace_id,
+  l.models_endpoint, l.policy, l.guardrails, l.w3c_trace_id, l.mcp,
   to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS key_at`;
 
 const NEWEST_FIRST = 'ORDER BY created_at DESC, id DESC';
@@ -138,6 +149,7 @@ function fromRow(row: SummaryRow): RequestLogSummary {
     policy: row.policy,
     guardrails: row.guardrails,
     w3cTraceId: row.w3c_trace_id,
+    mcp: row.mcp,
     key: { at: row.key_at, id: row.id },
   };
 }
@@ -190,6 +202,8 @@ function conditionsOf(
   if (filter.policyDecisions?.length) {
     where.push(`l.policy->>'decision' = ANY(${p(filter.policyDecisions)}::text[])`);
   }
+  if (filter.mcpServers?.length) where.push(`l.mcp->>'server_slug' = ANY(${p(filter.mcpServers)}::text[])`);
+  if (filter.toolNames?.length) where.push(`l.mcp->>'tool_name' = ANY(${p(filter.toolNames)}::text[])`);
   const tokens = [
     ['total_tokens', filter.totalTokensMin, filter.totalTokensMax],
     ['prompt_tokens', filter.promptTokensMin, filter.promptTokensMax],

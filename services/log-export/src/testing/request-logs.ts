@@ -4,7 +4,7 @@ import type { RequestLog } from '../store/entities.ts';
 /**
  * A stored request log for tests: a successful, unstreamed gpt-4o chat completion through
  * openai of 10 + 5 tokens in 100 ms, costing nothing, with no trace, metadata, cache, config,
- * policy, guardrail verdicts or W3C trace; `fields` over it.
+ * policy, guardrail verdicts, W3C trace or MCP call; `fields` over it.
  */
 export function storedRequestLog(
   fields: Pick<RequestLog, 'organisationId' | 'workspaceId' | 'createdAt'> & Partial<RequestLog>,
@@ -46,6 +46,7 @@ export function storedRequestLog(
     policy: null,
     guardrails: [],
     w3cTraceId: null,
+    mcp: null,
     ...fields,
   };
 }

@@ -2,7 +2,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { CounterAdjustment, CounterTake, LimitCounterStore, TakeResult } from '@switchyard/adapters';
 import { BadRequest, type Logger } from '@switchyard/core';
 import { policy as wire } from '@switchyard/proto';
-import { periodAt } from '@switchyard/rules';
+import { LIMIT_TARGETS, periodAt, type LimitTarget } from '@switchyard/rules';
 import { appliesTo, couldApplyToKey, valueKey, type LimitPolicy, type PolicyKind } from './limit-policy.ts';
 import {
   counterExpiresAtMs,
@@ -95,13 +95,20 @@ export class LimitEnforcer {
       return this.withoutPolicies();
     }
 
-    const target = request.target || 'llm';
+    const target = targetOf(request.target);
     const nowMs = this.now();
     const applying: Counted[] = [];
     let couldApply = false;
     for (const policy of policies) {
-      if (policy.target !== target) continue;
-      if (appliesTo(policy, request)) {
+      if (policy.target !== target) {
+        // A tool call's cost is spent from the same budgets as model calls' cost.
+        if (target !== 'mcp_tools' || policy.kind !== 'usage_limit' || policy.type !== 'cost') continue;
+        if (cost === 0) {
+          if (!couldApply && couldApplyToKey(policy, request)) couldApply = true;
+          continue;
+        }
+      }
+      if (appliesTo(policy, request, target)) {
         const period = periodAt(policy.schedule, nowMs);
         applying.push({
           policy,
@@ -419,6 +426,14 @@ const METADATA = 'metadata.';
 
 function kindOf(hold: wire.Hold): PolicyKind {
   return hold.kind === wire.PolicyKind.RATE_LIMIT ? 'rate_limit' : 'usage_limit';
+}
+
+/** The check's target: llm (the default) or mcp_tools. */
+function targetOf(target: string): LimitTarget {
+  if (target === '') return 'llm';
+  if (!(LIMIT_TARGETS as readonly string[]).includes(target))
+    throw new BadRequest(`target must be one of ${LIMIT_TARGETS.join(', ')}.`, { param: 'target' });
+  return target as LimitTarget;
 }
 
 /** A non-negative, finite amount; absent is 0. */

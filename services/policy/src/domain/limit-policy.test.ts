@@ -80,6 +80,54 @@ describe('conditions', () => {
   });
 });
 
+describe('tool calls', () => {
+  const toolCall: RequestFacts = {
+    ...facts,
+    provider: '',
+    model: '',
+    mcpServer: 'docs',
+    toolName: 'search',
+  };
+  const tools = (overrides: Partial<LimitPolicy> = {}) => policy({ target: 'mcp_tools', ...overrides });
+
+  test('conditions read the server and the tool', () => {
+    const cases: Array<[LimitPolicy['conditions'], boolean]> = [
+      [[{ key: 'mcp_server', value: 'docs', excludes: false }], true],
+      [[{ key: 'mcp_server', value: 'tickets', excludes: false }], false],
+      [[{ key: 'tool_name', value: 'search', excludes: true }], false],
+      [[{ key: 'tool_name', value: '*', excludes: false }], true],
+      [[{ key: 'api_key', value: 'key-1', excludes: false }], true],
+    ];
+    for (const [conditions, expected] of cases)
+      assert.equal(appliesTo(tools({ conditions }), toolCall), expected, JSON.stringify(conditions));
+    assert.equal(appliesTo(tools({ conditions: [cases[0]![0][0]!] }), { ...toolCall, mcpServer: '' }), false);
+  });
+
+  test("a model-call policy read on a tool call's facts: a model or provider condition never holds", () => {
+    for (const excludes of [false, true]) {
+      for (const key of ['model', 'provider']) {
+        const p = policy({ kind: 'usage_limit', type: 'cost', conditions: [{ key, value: 'x', excludes }] });
+        assert.equal(appliesTo(p, toolCall, 'mcp_tools'), false, `${key} excludes=${String(excludes)}`);
+        assert.equal(appliesTo(p, facts), excludes, 'on a model call it reads as before');
+      }
+    }
+    const caller = policy({
+      kind: 'usage_limit',
+      type: 'cost',
+      conditions: [{ key: 'api_key', value: 'key-1', excludes: false }],
+    });
+    assert.equal(appliesTo(caller, toolCall, 'mcp_tools'), true);
+  });
+
+  test('group_by counts per tool, per server, per key', () => {
+    assert.equal(
+      valueKey(tools({ groupBy: ['mcp_server', 'tool_name', 'api_key'] }), toolCall),
+      'mcp_server:docs,tool_name:search,api_key:key-1',
+    );
+    assert.equal(valueKey(tools({ groupBy: ['tool_name'] }), { ...facts }), 'tool_name:');
+  });
+});
+
 describe('value_key', () => {
   test('joins group_by keys with their values in order, missing values empty', () => {
     assert.equal(

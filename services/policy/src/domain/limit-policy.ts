@@ -1,5 +1,6 @@
 import {
   CALLER_KEYS,
+  isConditionKey,
   type LimitTarget,
   type LimitType,
   type RequestFacts,
@@ -27,7 +28,10 @@ export interface LimitPolicy {
   /** Empty for an organisation-wide policy. */
   workspaceId: string;
   conditions: readonly PolicyCondition[];
-  /** What each counter counts, in order: api_key, workspace_id, organisation_id, user_id, metadata.<name>. */
+  /**
+   * What each counter counts, in order: api_key, workspace_id, organisation_id, user_id,
+   * metadata.<name>, and for target mcp_tools also mcp_server and tool_name.
+   */
   groupBy: readonly string[];
   type: LimitType;
   target: LimitTarget;
@@ -54,6 +58,10 @@ export function factOf(facts: RequestFacts, key: string): string | undefined {
       return facts.model || undefined;
     case 'provider':
       return facts.provider || undefined;
+    case 'mcp_server':
+      return facts.mcpServer || undefined;
+    case 'tool_name':
+      return facts.toolName || undefined;
     default:
       return key.startsWith(METADATA) ? facts.metadata[key.slice(METADATA.length)] || undefined : undefined;
   }
@@ -62,16 +70,29 @@ export function factOf(facts: RequestFacts, key: string): string | undefined {
 /** Conditions an API key alone decides: every request of the key has the same value. */
 const KEY_FACTS: ReadonlySet<string> = new Set(CALLER_KEYS);
 
-function holds(condition: PolicyCondition, facts: RequestFacts): boolean {
+/**
+ * Whether the condition holds for a request of `target`. A condition on a key the request's
+ * target does not have (a model condition for a tool call) never holds, even an excluding one.
+ */
+function holds(condition: PolicyCondition, facts: RequestFacts, target: LimitTarget): boolean {
+  if (!isConditionKey(target, condition.key)) return false;
   const value = factOf(facts, condition.key);
   const matches = condition.value === '*' ? value !== undefined : value === condition.value;
   return matches !== condition.excludes;
 }
 
-/** Whether the policy counts this request: its workspace, and every condition (AND). */
-export function appliesTo(policy: LimitPolicy, facts: RequestFacts): boolean {
+/**
+ * Whether the policy counts this request: its workspace, and every condition (AND). `target`
+ * is the request's: a tool call may count against a model-call cost policy, its conditions
+ * read on the tool call's facts.
+ */
+export function appliesTo(
+  policy: LimitPolicy,
+  facts: RequestFacts,
+  target: LimitTarget = policy.target,
+): boolean {
   if (policy.workspaceId && policy.workspaceId !== facts.workspaceId) return false;
-  for (const condition of policy.conditions) if (!holds(condition, facts)) return false;
+  for (const condition of policy.conditions) if (!holds(condition, facts, target)) return false;
   return true;
 }
 
@@ -82,7 +103,7 @@ export function appliesTo(policy: LimitPolicy, facts: RequestFacts): boolean {
 export function couldApplyToKey(policy: LimitPolicy, facts: RequestFacts): boolean {
   if (policy.workspaceId && policy.workspaceId !== facts.workspaceId) return false;
   for (const condition of policy.conditions) {
-    if (KEY_FACTS.has(condition.key) && !holds(condition, facts)) return false;
+    if (KEY_FACTS.has(condition.key) && !holds(condition, facts, policy.target)) return false;
   }
   return true;
 }

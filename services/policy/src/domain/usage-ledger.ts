@@ -9,6 +9,9 @@ import { counterKey, limitState, tighterFirst, type Counted } from './limits.ts'
 import { resetAtMs } from './periods.ts';
 
 export const DEFAULT_PAGE_SIZE = 20;
+
+/** The group_by keys naming what a tool call calls. */
+const WHAT_IS_CALLED: ReadonlySet<string> = new Set(['mcp_server', 'tool_name']);
 export const MAX_PAGE_SIZE = 1000;
 
 /** The stable, URL-safe id of a counted entity. */
@@ -96,7 +99,9 @@ export class UsageLedger {
     const nowMs = this.now();
     const counted: Counted[] = [];
     for (const policy of await this.active(request.organisationId)) {
-      if (policy.target !== 'llm' || !couldApplyToKey(policy, facts)) continue;
+      // A tool-call limit counted per server or tool has no one counter for the key.
+      if (policy.target !== 'llm' && policy.groupBy.some((key) => WHAT_IS_CALLED.has(key))) continue;
+      if (!couldApplyToKey(policy, facts)) continue;
       const period = periodAt(policy.schedule, nowMs);
       counted.push({
         policy,

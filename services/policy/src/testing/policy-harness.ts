@@ -18,6 +18,8 @@ type RequestOverrides = Partial<
     | 'metadata'
     | 'target'
     | 'lease'
+    | 'mcpServer'
+    | 'toolName'
   >
 >;
 
@@ -76,6 +78,11 @@ export async function startPolicyHarness(options: PolicyHarnessOptions = {}) {
       request,
       check: (overrides: RequestOverrides = {}, estimate: { tokens?: number; cost?: number } = {}) =>
         gateway.check(request(overrides, estimate.tokens ?? 0, estimate.cost ?? 0)),
+      /** A tool call's check, as the MCP gateway asks: no provider or model, the server and the tool. */
+      checkTool: (mcpServer: string, toolName: string, cost = 0) =>
+        gateway.check(
+          request({ target: 'mcp_tools', provider: '', model: '', mcpServer, toolName }, 0, cost),
+        ),
       accrue: (
         reservation: policy.Reservation | undefined,
         used: { tokens?: number; cost?: number },

@@ -365,6 +365,7 @@ describe('the MCP gateway, driven by the official MCP client', () => {
     );
     assert.equal(res.status, 403);
     assert.match(res.headers.get('www-authenticate') ?? '', /error="insufficient_scope"/);
+    assert.equal(((await res.json()) as { error: { type: string } }).error.type, 'permission_error');
   });
 });
 
@@ -372,14 +373,15 @@ describe('authentication and protected-resource metadata', () => {
   test('no credentials: 401 with a challenge naming the metadata; the SDK client sees it', async () => {
     const res = await rawPost('tools', { jsonrpc: '2.0', id: 1, method: 'ping' }, { authorization: '' });
     assert.equal(res.status, 401);
+    assert.equal(((await res.json()) as { error: { type: string } }).error.type, 'authentication_error');
     const challenge = res.headers.get('www-authenticate') ?? '';
     assert.equal(
       challenge,
       `Bearer resource_metadata="${gw.url}/.well-known/oauth-protected-resource/mcp/tools", scope="agents.invoke"`,
     );
     await assert.rejects(gw.client('tools'), (err: unknown) => {
-      assert.ok(err instanceof StreamableHTTPError || err instanceof Error);
-      assert.match(String(err), /401|Unauthorized/i);
+      assert.ok(err instanceof StreamableHTTPError, String(err));
+      assert.equal(err.code, 401);
       return true;
     });
   });

@@ -143,6 +143,14 @@ export class McpGateway {
     try {
       server = await this.options.servers.find(principal.organisationId, slug);
     } catch (err) {
+      if (err instanceof AppError && err.status === 501) {
+        throw new McpRefusal(
+          McpGatewayError.Unavailable,
+          'MCP servers are not built yet in this control plane.',
+          { status: 501, type: 'not_implemented_error', code: 'not_implemented' },
+          501,
+        );
+      }
       this.options.logger.warn('the MCP directory cannot be read', { error: String(err) });
       throw unavailable('MCP servers cannot be read right now.', 'mcp_directory_unavailable', 503);
     }

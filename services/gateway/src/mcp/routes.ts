@@ -1,9 +1,10 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import { hasScope, type Principal } from '@switchyard/access';
+import { AppError, Unauthorized } from '@switchyard/core';
+import { assertScope, hasScope, requireWorkspacePrincipal, type Principal } from '@switchyard/access';
 import type { ScopedRouter } from '@switchyard/runtime';
 import { leanBody } from '../http/request-body.ts';
-import { McpRefusal, forbidden, invalid, McpGatewayError } from './errors.ts';
+import { McpRefusal, invalid, McpGatewayError } from './errors.ts';
 import type { McpGateway } from './gateway.ts';
 
 /** The scope a caller of the MCP gateway needs. */
@@ -61,44 +62,31 @@ export function mcpRoutes(router: ScopedRouter, options: McpRouteOptions): void 
       .set(refusal.headers)
       .json(refusal.toResponse(undefined));
   };
+  /** A refusal of the caller itself, before any JSON-RPC exchange: in the one error shape. */
+  const refuseCaller = (res: Response, err: AppError) => {
+    res.status(err.status).set(err.headers).json(err.toBody());
+  };
   const unauthorized = (req: Request, res: Response, message: string, tokenGiven: boolean) => {
     res.setHeader(
       'www-authenticate',
       challenge(req, String(req.params.slug), tokenGiven ? 'invalid_token' : undefined),
     );
-    refuse(
+    refuseCaller(
       res,
-      new McpRefusal(McpGatewayError.Forbidden, message, {
-        status: 401,
-        type: 'authentication_error',
-        code: tokenGiven ? 'invalid_token' : 'missing_credentials',
-      }),
-      401,
+      new Unauthorized(message, { code: tokenGiven ? 'invalid_token' : 'missing_credentials' }),
     );
   };
 
-  // Authentication, the scope and the token's resource, answered in MCP's terms before the
-  // route's own guard (which then finds them checked).
+  // Authentication, the scope and the token's resource, answered with the challenge MCP
+  // clients follow, before the route's own guard (which then finds them checked).
   const admit: RequestHandler = (req, res, next) => {
     const tokenGiven = Object.keys(req.headers).some(
       (name) => name === 'authorization' || name.endsWith('api-key'),
     );
     options.authentication(req, res, (err?: unknown) => {
       if (err !== undefined) {
-        const status = (err as { status?: unknown }).status;
-        if (status === 401 || status === undefined) {
-          unauthorized(req, res, 'Missing or invalid API key or token.', tokenGiven);
-        } else {
-          refuse(
-            res,
-            new McpRefusal(McpGatewayError.Unavailable, err instanceof Error ? err.message : String(err), {
-              status: typeof status === 'number' ? status : 503,
-              type: 'api_error',
-              code: 'authentication_unavailable',
-            }),
-            typeof status === 'number' ? status : 503,
-          );
-        }
+        if (err instanceof AppError && err.status !== 401) refuseCaller(res, err);
+        else unauthorized(req, res, 'Missing or invalid API key or token.', tokenGiven);
         return;
       }
       const principal = req.principal as Principal | undefined;
@@ -116,20 +104,15 @@ export function mcpRoutes(router: ScopedRouter, options: McpRouteOptions): void 
         unauthorized(req, res, `The access token was not issued for ${resource}.`, true);
         return;
       }
-      if (!hasScope(principal, MCP_SCOPE)) {
-        res.setHeader('www-authenticate', challenge(req, slug, 'insufficient_scope'));
-        refuse(res, forbidden(`The caller needs the scope ${MCP_SCOPE}.`, 'insufficient_scope', 403));
-        return;
-      }
-      if (!principal.workspaceId) {
-        refuse(
-          res,
-          forbidden(
-            'The MCP gateway needs a workspace caller; organisation admin keys are not bound to a workspace.',
-            'workspace_key_required',
-            403,
-          ),
-        );
+      try {
+        assertScope(principal, MCP_SCOPE);
+        requireWorkspacePrincipal(req);
+      } catch (refusal) {
+        if (!(refusal instanceof AppError)) throw refusal;
+        if (!hasScope(principal, MCP_SCOPE)) {
+          res.setHeader('www-authenticate', challenge(req, slug, 'insufficient_scope'));
+        }
+        refuseCaller(res, refusal);
         return;
       }
       next();
@@ -243,25 +226,6 @@ export function mcpRoutes(router: ScopedRouter, options: McpRouteOptions): void 
         scopes_supported: [MCP_SCOPE],
         bearer_methods_supported: ['header'],
         resource_name: `MCP server ${slug}`,
-      });
-    },
-  );
-  router.get(
-    PRM_PATH,
-    {
-      scope: 'public',
-      summary: 'The gateway itself is no protected resource: each MCP server has its own metadata.',
-      query: 'none',
-      status: 404,
-    },
-    (_req, res) => {
-      res.status(404).json({
-        error: {
-          message: `Each MCP server has its own protected-resource metadata: ${PRM_PATH}/mcp/{slug}.`,
-          type: 'not_found_error',
-          param: null,
-          code: 'not_found',
-        },
       });
     },
   );

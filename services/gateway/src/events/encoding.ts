@@ -179,6 +179,17 @@ export const WRITTEN_FIELDS = {
     'policy',
     'guardrails',
     'w3cTraceId',
+    'mcp',
+  ],
+  McpCall: [
+    'serverId',
+    'serverSlug',
+    'integrationSlug',
+    'method',
+    'toolName',
+    'errorCode',
+    'toolError',
+    'sessionId',
   ],
   UsageEvent: [
     'id',

@@ -369,6 +369,70 @@ describe('the MCP gateway, driven by the official MCP client', () => {
   });
 });
 
+describe('sessions, the event stream and metrics', () => {
+  test("GET relays the server's event stream until the client goes; DELETE ends the session upstream", async () => {
+    const init = await rawPost('tools', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: initializeParams(),
+    });
+    assert.equal(init.status, 200);
+    const sessionId = init.headers.get('mcp-session-id')!;
+    assert.ok(sessionId);
+    await init.text();
+    const session = {
+      authorization: `Bearer ${KEY}`,
+      'mcp-session-id': sessionId,
+      'mcp-protocol-version': '2025-06-18',
+    };
+    const initialized = await fetch(`${gw.url}/mcp/tools`, {
+      method: 'POST',
+      headers: {
+        ...session,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
+    assert.equal(initialized.status, 202);
+    const controller = new AbortController();
+    const stream = await fetch(`${gw.url}/mcp/tools`, {
+      headers: { ...session, accept: 'text/event-stream' },
+      signal: controller.signal,
+    });
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get('content-type') ?? '', /text\/event-stream/);
+    const got = upstream.requests.findLast((r) => r.method === 'GET')!;
+    assert.equal(got.headers['mcp-session-id'], sessionId);
+    assert.equal(got.headers['x-upstream-key'], 'secret-1');
+    controller.abort();
+    const sessions = upstream.sessions();
+    const ended = await fetch(`${gw.url}/mcp/tools`, { method: 'DELETE', headers: session });
+    assert.equal(ended.status, 200);
+    assert.equal(upstream.sessions(), sessions - 1);
+    // The session is gone upstream: the client is told so (404), as the transport says.
+    const gone = await rawPost(
+      'tools',
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+      { 'mcp-session-id': sessionId },
+    );
+    assert.equal(gone.status, 404);
+  });
+
+  test('MCP calls are counted by server, method and outcome; tool names are no label', async () => {
+    const client = await gw.client('tools', KEY);
+    await client.callTool({ name: 'echo', arguments: { text: 'count me' } });
+    await mcpError(client.callTool({ name: 'add', arguments: { a: 1, b: 2 } }));
+    const text = await gw.metrics.getSingleMetricAsString('switchyard_gateway_mcp_calls_total');
+    assert.match(text, /method="tools\/call",outcome="ok"/);
+    assert.match(text, /server="tools",method="tools\/call",outcome="forbidden"/);
+    assert.doesNotMatch(text, /echo/);
+    const duration = await gw.metrics.getSingleMetricAsString('switchyard_gateway_mcp_call_duration_seconds');
+    assert.match(duration, /method="initialize"/);
+  });
+});
+
 describe('authentication and protected-resource metadata', () => {
   test('no credentials: 401 with a challenge naming the metadata; the SDK client sees it', async () => {
     const res = await rawPost('tools', { jsonrpc: '2.0', id: 1, method: 'ping' }, { authorization: '' });

@@ -13,7 +13,18 @@ import {
   type JSONRPCRequest,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { AppError, requestTraceId, withTraceHeaders, type Logger } from '@switchyard/core';
+import {
+  AppError,
+  SpanKind,
+  failSpan,
+  requestTraceId,
+  runInContext,
+  startSpan,
+  tracingEnabled,
+  withTraceHeaders,
+  type Logger,
+  type Span,
+} from '@switchyard/core';
 import { REQUEST_ID_HEADER } from '@switchyard/http';
 import type { Principal } from '@switchyard/access';
 import type { EventBus } from '@switchyard/adapters';
@@ -116,6 +127,8 @@ interface Exchange {
   cost: number;
   sessionId: string;
   logged: boolean;
+  /** The request's span, while tracing is on. */
+  span: Span | undefined;
 }
 
 /** Turns the result of the request being governed into what the client gets; throws an McpRefusal to refuse it. */
@@ -185,6 +198,26 @@ export class McpGateway {
       return;
     }
     const exchange = this.exchangeOf(req, res, admitted, message);
+    // A span per JSON-RPC request while tracing is on; the upstream is told it (traceparent).
+    const traced = tracingEnabled()
+      ? startSpan(message.method, SpanKind.CLIENT, {
+          'mcp.method.name': message.method,
+          'mcp.server.slug': admitted.server.slug,
+          'jsonrpc.request.id': String(message.id),
+        })
+      : undefined;
+    exchange.span = traced?.span;
+    const exchanged = () => this.exchange(req, res, exchange, message);
+    await (traced ? runInContext(traced.context, exchanged) : exchanged());
+  }
+
+  private async exchange(
+    req: Request,
+    res: Response,
+    exchange: Exchange,
+    message: JSONRPCRequest,
+  ): Promise<void> {
+    const { admitted } = exchange;
     try {
       const { outgoing, transform } = await this.govern(exchange, message, req);
       let upstream: Dispatcher.ResponseData;
@@ -241,6 +274,8 @@ export class McpGateway {
     }
     const tool = parsed.data.params.name;
     exchange.toolName = tool;
+    exchange.span?.updateName(`tools/call ${tool}`);
+    exchange.span?.setAttribute('gen_ai.tool.name', tool);
     const args = parsed.data.params.arguments ?? {};
     exchange.requestBody = JSON.stringify(args);
     if (!access.mayCall(tool)) {
@@ -401,6 +436,7 @@ export class McpGateway {
       cost: 0,
       sessionId: headerText(req.headers['mcp-session-id']) ?? '',
       logged: false,
+      span: undefined,
     };
   }
 
@@ -554,9 +590,14 @@ export class McpGateway {
       }
       this.settle(exchange, true);
       const answered = await this.answerOf(message, exchange, transform);
+      if (answered === undefined) {
+        throw upstreamFailed(
+          "The MCP server's upstream answered JSON that is not the answer to the request.",
+        );
+      }
       res.status(status);
       copyAnswerHeaders(upstream, res);
-      res.json(answered ?? message);
+      res.json(answered);
       return;
     }
     // An event stream: events pass as they come; the one answering the request is governed.
@@ -655,6 +696,14 @@ export class McpGateway {
       (response as { isError?: unknown }).isError === true;
     const errorCode = refusal?.code ?? upstreamErrorCode;
     const seconds = (performance.now() - exchange.startedAt) / 1000;
+    if (exchange.span) {
+      if (exchange.sessionId) exchange.span.setAttribute('mcp.session.id', exchange.sessionId);
+      if (errorCode !== 0) {
+        exchange.span.setAttribute('rpc.jsonrpc.error_code', errorCode);
+        failSpan(exchange.span, refusal?.data.code || String(errorCode));
+      }
+      exchange.span.end();
+    }
     this.options.metrics.mcpCall(server.slug, exchange.method, outcomeOf(errorCode, toolError), seconds);
     const body =
       refusal !== undefined

@@ -5,12 +5,19 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { fromBinary, type MessageInitShape } from '@bufbuild/protobuf';
-import { createLogger } from '@switchyard/core';
+import { createLogger, flushTraces } from '@switchyard/core';
 import type { Principal } from '@switchyard/access';
 import { Topics, publishEvent } from '@switchyard/adapters';
 import { GrpcServer } from '@switchyard/runtime';
 import { events, mcp } from '@switchyard/proto';
-import { eventually, startFakeMcpServer, type FakeMcp, type ServiceHarness } from '@switchyard/testing';
+import {
+  eventually,
+  startFakeMcpServer,
+  startOtlpReceiver,
+  type FakeMcp,
+  type OtlpReceiver,
+  type ServiceHarness,
+} from '@switchyard/testing';
 import { newPrincipal, startGatewayWithStandIns } from '../testing/policy-stand-ins.ts';
 import { McpGatewayError } from './errors.ts';
 
@@ -27,10 +34,12 @@ let h: ServiceHarness;
 let close: () => Promise<void>;
 let fake: FakeMcp;
 let directory: GrpcServer;
+let receiver: OtlpReceiver;
 let route: MessageInitShape<typeof mcp.McpServerRouteSchema>;
 const clients: Client[] = [];
 
 before(async () => {
+  receiver = await startOtlpReceiver();
   fake = await startFakeMcpServer({ requireBearer: 'upstream-token-1' });
   route = {
     id: randomUUID(),
@@ -58,7 +67,7 @@ before(async () => {
   const port = await directory.listen('127.0.0.1', 0);
   ({ h, close } = await startGatewayWithStandIns(
     new Map([[KEY, principal]]),
-    { TRUSTED_CUSTOM_HOSTS: '127.0.0.1' },
+    { TRUSTED_CUSTOM_HOSTS: '127.0.0.1', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
     { mcpDirectory: `127.0.0.1:${port}` },
   ));
 });
@@ -68,13 +77,14 @@ after(async () => {
   await close?.();
   await directory?.close();
   await fake?.close();
+  await receiver?.close();
 });
 
-async function connect(key: string): Promise<Client> {
+async function connect(key: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'through-gateway', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${h.url}/mcp/crm`), {
-      requestInit: { headers: { authorization: `Bearer ${key}` } },
+      requestInit: { headers: { authorization: `Bearer ${key}`, ...headers } },
     }),
   );
   clients.push(client);
@@ -102,6 +112,24 @@ describe('the MCP gateway in the gateway service', () => {
     assert.equal(logged.length, 1);
     assert.equal(logged[0]!.organisationId, principal.organisationId);
     assert.equal(logged[0]!.mcp?.serverId, route.id);
+  });
+
+  test("with tracing on, a tool call is a span of the caller's trace, and the upstream is told the trace", async () => {
+    const traceId = randomUUID().replaceAll('-', '');
+    const client = await connect(KEY, { traceparent: `00-${traceId}-${'1'.repeat(16)}-01` });
+    await client.callTool({ name: 'echo', arguments: { text: 'traced' } });
+    const span = await eventually(
+      async () => {
+        await flushTraces();
+        return receiver.spans.find((s) => s.traceId === traceId && s.name === 'tools/call echo');
+      },
+      { what: 'the tool call span' },
+    );
+    assert.equal(span.kind, 3, 'a client span');
+    assert.equal(span.attributes['gen_ai.tool.name'], 'echo');
+    assert.equal(span.attributes['mcp.method.name'], 'tools/call');
+    const call = fake.requests.findLast((r) => r.body.includes('"traced"'))!;
+    assert.match(String(call.headers.traceparent), new RegExp(`^00-${traceId}-`));
   });
 
   test('an unknown key: 401 with the challenge', async () => {

@@ -80,6 +80,11 @@ export function mcpRoutes(router: ScopedRouter, options: McpRouteOptions): void 
   // Authentication, the scope and the token's resource, answered with the challenge MCP
   // clients follow, before the route's own guard (which then finds them checked).
   const admit: RequestHandler = (req, res, next) => {
+    // A CORS preflight carries no credentials; the entry point's CORS handling answers it.
+    if (req.method === 'OPTIONS') {
+      next();
+      return;
+    }
     const tokenGiven = Object.keys(req.headers).some(
       (name) => name === 'authorization' || name.endsWith('api-key'),
     );

@@ -353,7 +353,20 @@ describe('the MCP gateway, driven by the official MCP client', () => {
     assert.equal(res.status, 403);
     assert.equal(((await res.json()) as { error: { code: number } }).error.code, McpGatewayError.Forbidden);
     gw.servers.set('tools', { ...gw.servers.get('tools')!, enabled: true, defaultKeyAccess: 'deny' });
-    assert.equal((await rawPost('tools', { jsonrpc: '2.0', id: 1, method: 'ping' })).status, 403);
+    const calls = upstream.requests.length;
+    const denied = await rawPost('tools', {
+      jsonrpc: '2.0',
+      id: 'call-1',
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: 'x' } },
+    });
+    assert.equal(denied.status, 403);
+    assert.equal(((await denied.json()) as { id: string }).id, 'call-1');
+    assert.equal(upstream.requests.length, calls);
+    await waitFor(() => gw.requestLogs().some((e) => e.status === 403 && e.model === 'echo'));
+    const log = gw.requestLogs().findLast((e) => e.status === 403 && e.model === 'echo')!;
+    assert.equal(log.mcp?.errorCode, McpGatewayError.Forbidden);
+    assert.equal(log.requestBody, '', 'arguments no guardrail has seen are not logged');
   });
 
   test('without agents.invoke: 403 with the insufficient_scope challenge', async () => {

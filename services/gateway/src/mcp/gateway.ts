@@ -171,8 +171,6 @@ export class McpGateway {
       throw notFound(`MCP server '${slug}' does not exist in this workspace.`);
     }
     const access = accessOf(server, principal);
-    if (access.serverRefusal !== undefined)
-      throw forbidden(access.serverRefusal, 'mcp_server_forbidden', 403);
     let headers: GatewayHeaders;
     try {
       headers = readGatewayHeaders(req, this.options.headerPrefix);
@@ -186,6 +184,7 @@ export class McpGateway {
   async post(req: Request, res: Response, admitted: Admitted): Promise<void> {
     const message = parseMessage(req.body);
     if (!isJSONRPCRequest(message)) {
+      refuseServer(admitted);
       // A notification, or the client's answer to the server's request: passed as it came.
       const upstream = await this.send(
         admitted.server,
@@ -219,6 +218,8 @@ export class McpGateway {
   ): Promise<void> {
     const { admitted } = exchange;
     try {
+      // A caller who may use nothing on the server: refused (403), and logged as any request.
+      refuseServer(admitted);
       const { outgoing, transform } = await this.govern(exchange, message, req);
       let upstream: Dispatcher.ResponseData;
       try {
@@ -233,7 +234,7 @@ export class McpGateway {
       this.settle(exchange, false);
       this.finish(exchange, refusal.data.status, undefined, refusal);
       if (!res.headersSent) {
-        res.status(200).set(refusal.headers).json(refusal.toResponse(exchange.id));
+        res.status(refusal.httpStatus).set(refusal.headers).json(refusal.toResponse(exchange.id));
       } else if (!res.writableEnded) {
         res.end();
       }
@@ -242,6 +243,7 @@ export class McpGateway {
 
   /** GET (the server's event stream) and DELETE (the end of a session): passed through. */
   async passThrough(req: Request, res: Response, admitted: Admitted): Promise<void> {
+    refuseServer(admitted);
     const stream = req.method === 'GET';
     const upstream = await this.send(admitted.server, req, res, stream ? 'GET' : 'DELETE', undefined, stream);
     await this.relay(upstream, res);
@@ -277,7 +279,6 @@ export class McpGateway {
     exchange.span?.updateName(`tools/call ${tool}`);
     exchange.span?.setAttribute('gen_ai.tool.name', tool);
     const args = parsed.data.params.arguments ?? {};
-    exchange.requestBody = JSON.stringify(args);
     if (!access.mayCall(tool)) {
       throw forbidden(`Tool '${tool}' of MCP server '${server.slug}' may not be called by this caller.`);
     }
@@ -321,11 +322,10 @@ export class McpGateway {
     if (guardrails.input.length > 0) {
       const checked = await checkInput(guardrails.input, args, stringLeaves, facts, exchange.runs, webhooks);
       this.countVerdicts(exchange.runs, 'input');
-      if (checked.redacted) {
-        sent = checked.body;
-        exchange.requestBody = JSON.stringify(sent);
-      }
+      if (checked.redacted) sent = checked.body;
     }
+    // Logged once the input guardrails let it through, as the upstream gets it (redacted).
+    exchange.requestBody = JSON.stringify(sent);
     const outgoing = sent === args ? message : { ...message, params: { ...message.params, arguments: sent } };
     const output = guardrails.output;
     return {
@@ -428,8 +428,13 @@ export class McpGateway {
       path: req.originalUrl.split('?')[0] ?? req.path,
       id: message.id,
       method: message.method,
-      toolName: '',
-      requestBody: message.params === undefined ? '' : JSON.stringify(message.params),
+      toolName:
+        message.method === 'tools/call' && typeof message.params?.name === 'string'
+          ? message.params.name
+          : '',
+      // A tool call's arguments are logged once its input guardrails have passed them (see govern).
+      requestBody:
+        message.params === undefined || message.method === 'tools/call' ? '' : JSON.stringify(message.params),
       runs: [],
       hold: undefined,
       policy: undefined,
@@ -756,6 +761,12 @@ export class McpGateway {
       this.options.logger.warn('an MCP request could not be logged', { error: String(err) });
     }
   }
+}
+
+/** Throws the 403 of a caller who may use nothing on the server (see McpAccess.serverRefusal). */
+function refuseServer(admitted: Admitted): void {
+  const why = admitted.access.serverRefusal;
+  if (why !== undefined) throw forbidden(why, 'mcp_server_forbidden', 403);
 }
 
 /** The client's body as one JSON-RPC message; 400 with -32700 or -32600 otherwise. */

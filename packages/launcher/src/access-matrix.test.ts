@@ -199,6 +199,7 @@ describe('the route/permission matrix', () => {
         'GET /v1/auth/sso/callback',
         'GET /openapi.json',
         'GET /v1/logs/exports/:id/file',
+        'GET /.well-known/oauth-protected-resource/mcp/:slug',
         'GET /openapi.json',
       ],
       'only these routes need no caller at all (each tested on its own)',

@@ -3,6 +3,7 @@ export * from './fake-azure-openai.ts';
 export * from './fake-bedrock.ts';
 export * from './fake-gemini.ts';
 export * from './fake-openai.ts';
+export * from './fake-mcp.ts';
 export * from './fake-structured.ts';
 export * from './service-harness.ts';
 export * from './fake-identity-provider.ts';

@@ -28,6 +28,9 @@ import {
 } from './clients/organisation-settings.ts';
 import { PolicyGate } from './clients/policy-gate.ts';
 import { GuardrailDirectory } from './clients/guardrail-directory.ts';
+import { McpDirectory } from './clients/mcp-directory.ts';
+import { McpGateway } from './mcp/gateway.ts';
+import { customHostRefused, inspectCustomHost } from '@switchyard/rules';
 import { ChatCompletions } from './domain/chat-completions.ts';
 import { ForwardedOperations } from './domain/forwarded-operations.ts';
 import { ModelCatalog } from './domain/model-catalog.ts';
@@ -77,6 +80,30 @@ const configSchema = z.object({
     description:
       'how long the gateway keeps a response it translated for a provider without a Responses API (`/v1/responses` with `store` not false), for `previous_response_id`, `item_reference` and GET of it',
   }),
+  MCP_GATEWAY_BASE_URL: env
+    .optionalString()
+    .pipe(
+      z
+        .url({ protocol: /^https?$/ })
+        .transform((v) => v.replace(/\/+$/, ''))
+        .optional(),
+    )
+    .meta({
+      description:
+        "the base of the MCP servers' URLs at the gateway (`<base>/mcp/<slug>`), as clients reach it, e.g. `https://gateway.example.com`: the resource their OAuth tokens are issued for; unset: the request's origin",
+    }),
+  OAUTH_ISSUER: env
+    .optionalString()
+    .pipe(
+      z
+        .url({ protocol: /^https?$/ })
+        .transform((v) => v.replace(/\/+$/, ''))
+        .optional(),
+    )
+    .meta({
+      description:
+        "the OAuth authorization server the MCP servers' protected-resource metadata names (control-plane's OAUTH_ISSUER); unset: the request's origin",
+    }),
   WIF_TOKEN_FILE: env.string(DEFAULT_WIF_TOKEN_FILE).meta({
     description:
       "the gateway's projected Kubernetes service-account token, exchanged at the security token service of integrations whose `provider_auth_type` is `wif`; read anew at each exchange, as the kubelet rotates it",
@@ -98,6 +125,7 @@ export const gatewayService: ServiceDefinition = {
     'deployments',
     'policy',
     'guardrailDirectory',
+    'mcpDirectory',
   ],
   // The hot path makes many promises; its own request-scope log lines name the request.
   requestLogContext: false,
@@ -117,6 +145,7 @@ export const gatewayService: ServiceDefinition = {
       describedOnly('authentication'),
       loadConfig(configSchema, {}).MAX_REQUEST_BODY,
       describedOnly('responses'),
+      { gateway: describedOnly('MCP gateway') },
     ).routes(),
   async create({ bus, kv, clients, env: processEnv, logger, metrics, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
@@ -242,6 +271,25 @@ export const gatewayService: ServiceDefinition = {
       workspaces,
       ...(deployment ? { jwtAdmission: () => deployment.jwtAdmission() } : {}),
     });
+    const mcpServers = new McpDirectory(need(clients.mcpDirectory, 'MCP directory client'));
+    const mcpGateway = new McpGateway({
+      servers: mcpServers,
+      policy: policyGate,
+      guardrails,
+      webhooks: context.webhooks,
+      bus: events,
+      metrics: context.metrics,
+      logger,
+      // Trusted hosts are reached directly; any other only at public addresses.
+      dispatcherFor: (url) => {
+        const inspected = inspectCustomHost(url, config.TRUSTED_CUSTOM_HOSTS);
+        if (inspected.refused !== undefined) throw customHostRefused(inspected.refused, 'url');
+        return inspected.trusted ? dispatcher : customHostDispatcher;
+      },
+      tokens,
+      requestTimeoutMs: config.REQUEST_TIMEOUT,
+      headerPrefix,
+    });
     let subscription: Subscription | undefined;
     return {
       ...serveScoped(
@@ -252,6 +300,7 @@ export const gatewayService: ServiceDefinition = {
           deployment ? servedByDeployment(deployment, authentication) : authentication,
           config.MAX_REQUEST_BODY,
           responses,
+          { gateway: mcpGateway, baseUrl: config.MCP_GATEWAY_BASE_URL, issuer: config.OAUTH_ISSUER },
         ),
       ),
       ...(deployment ? { readiness: { deployment: () => deployment.ready() } } : {}),
@@ -265,6 +314,7 @@ export const gatewayService: ServiceDefinition = {
           if (change.entity === 'policy') policyGate.policiesChanged();
           if (change.entity === 'config') configs.invalidateOrganisation(change.organisationId);
           if (change.entity === 'guardrail') guardrails.invalidateOrganisation(change.organisationId);
+          if (change.entity === 'mcp_server') mcpServers.invalidateOrganisation(change.organisationId);
         });
       },
       async stop() {

@@ -119,6 +119,36 @@ describe('PolicyGate', () => {
     });
   });
 
+  test('a tool call is asked about with target mcp_tools, its server and tool; skipping model calls does not skip it', async () => {
+    standIn.state.decide = async () => ({ decision: policy.Decision.ALLOW, skipChecksForMs: 60_000 });
+    const g = gate(standIn.address, { failOpen: false });
+    const who = newPrincipal();
+    await g.check(ask(who, {}));
+    const asked = standIn.checks.at(-1)!;
+    assert.equal(asked.target, 'llm');
+    standIn.state.decide = deny(4);
+    await assert.rejects(
+      g.check({
+        ...ask(who, {}, { tokens: 0, cost: 0.2 }),
+        provider: 'mcp',
+        model: 'search',
+        target: 'mcp_tools',
+        mcpServer: 'crm',
+        toolName: 'search',
+      }),
+      { status: 429, headers: { 'retry-after': '4' } },
+    );
+    const toolCheck = standIn.checks.at(-1)!;
+    assert.equal(toolCheck.target, 'mcp_tools');
+    assert.equal(toolCheck.mcpServer, 'crm');
+    assert.equal(toolCheck.toolName, 'search');
+    assert.equal(toolCheck.estimate?.cost, 0.2);
+    // The key's model calls are still skipped.
+    const before = standIn.checks.length;
+    await g.check(ask(who, {}));
+    assert.equal(standIn.checks.length, before);
+  });
+
   test('turns a DENY into a 429 carrying retry-after and the policy’s code and message', async () => {
     standIn.state.decide = deny(7);
     await assert.rejects(gate(standIn.address, { failOpen: true }).check(ask(principal, {})), {

@@ -175,7 +175,10 @@ export class PolicyGate implements PolicyCheck {
 
   async check(request: PolicyCheckRequest): Promise<PolicyHold> {
     const { principal } = request;
-    const keyId = principal.apiKeyId;
+    const target = request.target ?? 'llm';
+    // What the policy service says of a key's model calls says nothing of its tool calls:
+    // each target is remembered (and skipped) on its own.
+    const keyId = slotOf(request);
     const skipUntil = this.unrestricted.get(keyId);
     if (skipUntil !== undefined) {
       if (skipUntil > this.now()) return SKIPPED_HOLD;
@@ -185,19 +188,23 @@ export class PolicyGate implements PolicyCheck {
     const asked = {
       organisationId: principal.organisationId,
       workspaceId: principal.workspaceId ?? '',
-      apiKeyId: keyId,
+      apiKeyId: principal.apiKeyId,
       provider: request.provider,
       model: request.model,
       metadata: request.metadata,
       userId: principal.userId ?? '',
       estimate,
       requestId: request.requestId,
-      target: 'llm',
+      target,
+      mcpServer: request.mcpServer ?? '',
+      toolName: request.toolName ?? '',
       lease: 0,
     };
     // A request like others checked just now is admitted from what they leased, without a
     // call; one that finds the lease empty while another is being taken waits for that one.
-    const fp = this.leases.enabled ? this.leases.fingerprint(asked) : undefined;
+    // Tool calls are always checked: their leases would need the server and tool in the
+    // fingerprint.
+    const fp = this.leases.enabled && target === 'llm' ? this.leases.fingerprint(asked) : undefined;
     let leased = this.leases.admit(fp, estimate);
     if (leased === undefined) {
       const refill = this.leases.refilling(fp);
@@ -242,7 +249,7 @@ export class PolicyGate implements PolicyCheck {
     this.remember(keyId, limits);
     const holds = response.reservation?.holds ?? [];
     if (holds.length === 0 && limits.length === 0) return response.degraded ? FAILED_OPEN_HOLD : SKIPPED_HOLD;
-    const standings = this.leases.record(asked, response, asked.lease);
+    const standings = target === 'llm' ? this.leases.record(asked, response, asked.lease) : undefined;
     const headers =
       limits.length > 0 ? addRateLimitHeaders({}, standings ?? rateStandings(limits), this.now()) : {};
     return new RemoteHold(
@@ -363,9 +370,9 @@ export class PolicyGate implements PolicyCheck {
 
   /** The policy service did not answer: the failure policy decides from the limits last seen for the key. */
   private unanswered(request: PolicyCheckRequest, estimate: UsageAmount, err: unknown): PolicyHold {
-    const keyId = request.principal.apiKeyId;
+    const keyId = slotOf(request);
     const seen = this.remembered.get(keyId);
-    const fields = { api_key_id: keyId, error: String(err) };
+    const fields = { api_key_id: request.principal.apiKeyId, error: String(err) };
     if (seen === undefined) {
       const mode = this.options.failOpen ? 'open' : 'closed';
       this.fallbacks.inc('unseen', mode);
@@ -431,6 +438,12 @@ export class PolicyGate implements PolicyCheck {
     }
     return new LocalHold(this.local, decision.taken, headers);
   }
+}
+
+/** Where a key's policy answers are remembered: its id for model calls, with the target for others. */
+function slotOf(request: PolicyCheckRequest): string {
+  const target = request.target ?? 'llm';
+  return target === 'llm' ? request.principal.apiKeyId : `${request.principal.apiKeyId}\n${target}`;
 }
 
 /** Less time than this left of the deadline: a lost check is not asked again. */

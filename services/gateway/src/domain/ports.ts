@@ -73,6 +73,11 @@ export interface PolicyCheckRequest {
   model: string;
   metadata: Record<string, string>;
   requestId: string;
+  /** What is called: model calls (`llm`, the default) or an MCP server's tools (`mcp_tools`). */
+  target?: 'llm' | 'mcp_tools' | undefined;
+  /** Target `mcp_tools`: the MCP server's slug and the tool called. */
+  mcpServer?: string | undefined;
+  toolName?: string | undefined;
   /**
    * What the attempt is expected to use: the prompt estimate and its output limit, priced.
    * Asked for only when the policy service is (a key nothing applies to skips the work).

@@ -91,6 +91,19 @@ const requestLog: fc.Arbitrary<RequestLogFields> = fc.record({
   policy: policyOutcome,
   guardrails: guardrailOutcomes,
   w3cTraceId: text,
+  mcp: fc.option(
+    fc.record({
+      serverId: text,
+      serverSlug: text,
+      integrationSlug: text,
+      method: text,
+      toolName: text,
+      errorCode: fc.oneof(fc.constant(0), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })),
+      toolError: fc.boolean(),
+      sessionId: text,
+    }),
+    { nil: undefined },
+  ),
 });
 
 const usageEvent: fc.Arbitrary<UsageFields> = fc.record({
@@ -137,6 +150,7 @@ describe('event encoders', () => {
       ['PolicyAdjustment', events.PolicyAdjustmentSchema],
       ['GuardrailOutcome', events.GuardrailOutcomeSchema],
       ['GuardrailCheckOutcome', events.GuardrailCheckOutcomeSchema],
+      ['McpCall', events.McpCallSchema],
     ] as const) {
       assert.deepEqual(schema.fields.map((f) => f.localName).sort(), [...WRITTEN_FIELDS[name]].sort(), name);
     }

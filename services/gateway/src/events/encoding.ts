@@ -21,8 +21,13 @@ export type GuardrailCheckOutcomeFields = Plain<events.GuardrailCheckOutcome>;
 export type GuardrailOutcomeFields = Omit<Plain<events.GuardrailOutcome>, 'checks'> & {
   checks: GuardrailCheckOutcomeFields[];
 };
-export type RequestLogFields = Omit<Plain<events.RequestLogEvent>, 'usage' | 'policy' | 'guardrails'> & {
+export type McpCallFields = Plain<events.McpCall>;
+export type RequestLogFields = Omit<
+  Plain<events.RequestLogEvent>,
+  'usage' | 'policy' | 'guardrails' | 'mcp'
+> & {
   usage?: TokenUsageFields | undefined;
+  mcp?: McpCallFields | undefined;
   policy?: PolicyOutcomeFields | undefined;
   guardrails: GuardrailOutcomeFields[];
 };
@@ -174,6 +179,17 @@ export const WRITTEN_FIELDS = {
     'policy',
     'guardrails',
     'w3cTraceId',
+    'mcp',
+  ],
+  McpCall: [
+    'serverId',
+    'serverSlug',
+    'integrationSlug',
+    'method',
+    'toolName',
+    'errorCode',
+    'toolError',
+    'sessionId',
   ],
   UsageEvent: [
     'id',
@@ -232,6 +248,21 @@ function writeRequestLogEvent(w: BinaryWriter, e: RequestLogFields): void {
   policyOutcome(w, 31, e.policy);
   for (const g of e.guardrails) guardrailOutcome(w, 32, g);
   string(w, 33, e.w3cTraceId);
+  mcpCall(w, 34, e.mcp);
+}
+
+function mcpCall(w: BinaryWriter, field: number, value: McpCallFields | undefined): void {
+  if (value === undefined) return;
+  w.tag(field, WireType.LengthDelimited).fork();
+  string(w, 1, value.serverId);
+  string(w, 2, value.serverSlug);
+  string(w, 3, value.integrationSlug);
+  string(w, 4, value.method);
+  string(w, 5, value.toolName);
+  if (value.errorCode !== 0) w.tag(6, WireType.Varint).int32(value.errorCode);
+  bool(w, 7, value.toolError);
+  string(w, 8, value.sessionId);
+  w.join();
 }
 
 /** switchyard.events.v1.UsageEvent */

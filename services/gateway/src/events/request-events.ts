@@ -6,6 +6,7 @@ import {
   encodeRequestLogEvent,
   encodeUsageEvent,
   type GuardrailOutcomeFields,
+  type McpCallFields,
   type PolicyOutcomeFields,
   type TokenUsageFields,
 } from './encoding.ts';
@@ -72,6 +73,8 @@ export interface CompletedRequest {
   policy?: PolicyOutcomeFields | undefined;
   /** What each guardrail did with the request, in the order they ran. */
   guardrails?: readonly GuardrailRun[] | undefined;
+  /** A JSON-RPC request through the MCP gateway. */
+  mcp?: McpCallFields | undefined;
 }
 
 /** What a request used, from its answer's usage: tokens in all, and USD. */
@@ -223,9 +226,11 @@ export function publishRequestEvents(
       policy: done.policy,
       guardrails: done.guardrails?.map(guardrailOutcomeOf) ?? [],
       w3cTraceId: done.w3cTraceId ?? '',
+      mcp: done.mcp,
     }),
   });
-  if (done.status < 400) {
+  // An MCP request is usage only when it cost something (a tool call with a cost).
+  if (done.status < 400 && (done.mcp === undefined || cost > 0)) {
     bus.publish({
       topic: Topics.usage,
       key: p.apiKeyId,

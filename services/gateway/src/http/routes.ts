@@ -11,6 +11,7 @@ import { hasJsonContentType, leanBody } from './request-body.ts';
 import { labelDataPlaneRoute } from './route-templates.ts';
 import type { ResponsesRoute } from './responses.ts';
 import { responsesRoutes } from './responses-routes.ts';
+import { mcpRoutes, type McpRouteOptions } from '../mcp/routes.ts';
 
 export function gatewayRouter(
   chat: ChatCompletionsRoute,
@@ -19,6 +20,7 @@ export function gatewayRouter(
   authentication: RequestHandler,
   maxBody: string,
   responses: ResponsesRoute,
+  mcp?: Omit<McpRouteOptions, 'authentication' | 'maxBody'>,
 ): ScopedRouter {
   const router = new ScopedRouter();
   const rawBody = leanBody(maxBody, express.raw({ type: () => true, limit: maxBody }));
@@ -34,6 +36,8 @@ export function gatewayRouter(
   router.router.use('/v1/messages', (req, res, next) =>
     req.method === 'POST' && req.path === '/' ? messages.prepare(req, res, next) : next(),
   );
+  // The MCP gateway authenticates its callers itself, to answer refusals in MCP's terms.
+  if (mcp) mcpRoutes(router, { ...mcp, authentication, maxBody });
   router.router.use('/v1', authentication);
   router.post(
     '/v1/chat/completions',

@@ -47,6 +47,40 @@ const REQUEST_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 /** Seconds until a stream's first chunk. */
 const FIRST_TOKEN_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 20, 30];
 
+type McpLabels = 'service' | 'server' | 'method' | 'outcome';
+
+/** What became of one JSON-RPC request through the MCP gateway. */
+export type McpOutcome =
+  | 'ok'
+  | 'tool_error'
+  | 'forbidden'
+  | 'rate_limited'
+  | 'guardrail_denied'
+  | 'not_found'
+  | 'upstream_error'
+  | 'invalid'
+  | 'error';
+
+/** The MCP methods counted under their own name; any other is `other`. */
+const MCP_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'completion/complete',
+  'logging/setLevel',
+]);
+
+/** The most MCP servers named in the MCP series; more are counted as `other`. */
+const MAX_MCP_SERVER_LABELS = 200;
+
 type RequestLabels =
   'service' | 'route' | 'status_class' | 'provider' | 'model' | 'cache_status' | 'policy_decision';
 type TargetLabels = 'service' | 'route' | 'provider' | 'model';
@@ -83,6 +117,10 @@ export class GatewayMetrics {
   readonly fallbacks: Counter<TargetLabels>;
   readonly guardrailVerdicts: Counter<'service' | 'route' | 'guardrail_phase' | 'verdict'>;
   readonly policyDenials: Counter<'service' | 'route' | 'reason'>;
+  readonly mcpCalls: Counter<McpLabels>;
+  readonly mcpDuration: Histogram<McpLabels>;
+  /** The MCP server labels handed out so far (see mcpServerLabel). */
+  private readonly mcpServers = new Set<string>();
   /** Where the event buffer's depth and drops are read from at each scrape. */
   private events: (() => PublishStats) | undefined;
 
@@ -142,6 +180,17 @@ export class GatewayMetrics {
       name: 'switchyard_gateway_policy_denials_total',
       help: 'Requests refused by rate or usage limits, and streams they ended, by reason (rate_limit, usage_limit, budget: a cost limit, policy_unavailable: a limit that fails closed).',
       labelNames: ['service', 'route', 'reason'],
+    });
+    this.mcpCalls = counterOnce(registry, {
+      name: 'switchyard_gateway_mcp_calls_total',
+      help: 'JSON-RPC requests through the MCP gateway, by MCP server, method (tools/call, tools/list, initialize, … ; other methods `other`) and outcome (ok, tool_error, forbidden, rate_limited, guardrail_denied, not_found, upstream_error, invalid, error).',
+      labelNames: ['service', 'server', 'method', 'outcome'],
+    });
+    this.mcpDuration = histogramOnce(registry, {
+      name: 'switchyard_gateway_mcp_call_duration_seconds',
+      help: 'JSON-RPC requests through the MCP gateway from arrival until answered, by MCP server, method and outcome.',
+      labelNames: ['service', 'server', 'method', 'outcome'],
+      buckets: REQUEST_BUCKETS,
     });
     gauge(registry, {
       name: 'switchyard_gateway_event_buffer_depth',
@@ -268,6 +317,29 @@ export class GatewayMetrics {
 
   policyDenied(route: string, reason: DenialReason): void {
     this.policyDenials.inc({ service: SERVICE, route, reason });
+  }
+
+  /** One JSON-RPC request through the MCP gateway, answered after `seconds`. */
+  mcpCall(server: string, method: string, outcome: McpOutcome, seconds: number): void {
+    const labels = {
+      service: SERVICE,
+      server: this.mcpServerLabel(server),
+      method: MCP_METHODS.has(method) ? method : 'other',
+      outcome,
+    };
+    this.mcpCalls.inc(labels);
+    this.mcpDuration.observe(labels, seconds);
+  }
+
+  /**
+   * The server label: the server's slug for the first MAX_MCP_SERVER_LABELS servers seen, then
+   * `other`, so that the series stay bounded however many servers organisations register.
+   */
+  private mcpServerLabel(server: string): string {
+    if (this.mcpServers.has(server)) return server;
+    if (this.mcpServers.size >= MAX_MCP_SERVER_LABELS) return 'other';
+    this.mcpServers.add(server);
+    return server;
   }
 
   private target(route: string, provider: string | undefined, model: string | undefined) {

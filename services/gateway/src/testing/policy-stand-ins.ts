@@ -4,7 +4,7 @@ import type { MessageInitShape } from '@bufbuild/protobuf';
 import { createLogger, sha256Hex } from '@switchyard/core';
 import { randomUUID } from 'node:crypto';
 import { scopesForKind, type Principal } from '@switchyard/access';
-import { GrpcServer } from '@switchyard/runtime';
+import { GrpcServer, type ClientName } from '@switchyard/runtime';
 import { admin, identity, policy } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { gatewayService } from '../service.ts';
@@ -147,6 +147,8 @@ export async function startOrganisationSettingsStandIn() {
 export async function startGatewayWithStandIns(
   keys: Map<string, Principal>,
   env?: Record<string, string>,
+  /** Stand-ins of other services the test runs itself. */
+  moreAddresses: Partial<Record<ClientName, string>> = {},
 ): Promise<{ h: ServiceHarness; standIn: PolicyStandIn; close: () => Promise<void> }> {
   const standIn = await startPolicyStandIn();
   const identityStandIn = await startIdentityStandIn(keys);
@@ -166,6 +168,7 @@ export async function startGatewayWithStandIns(
         integrations: await unusedAddress(),
         configs: await unusedAddress(),
         organisationSettings: settingsStandIn.address,
+        ...moreAddresses,
       },
     });
     const close = async () => {

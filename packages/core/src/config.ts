@@ -263,6 +263,33 @@ export const sharedEnv = {
     description:
       'comma-separated hosts (subdomains included) exempt from the unsafe-host check for custom hosts, inline (gateway) and saved in integrations (admin, and the gateway when it connects), and SSO identity providers (admin). Helm gives admin both `config.gateway.trustedCustomHosts` and `config.admin.trustedIdentityProviderHosts`; all-in-one trusts the hosts of the `*_BASE_URL` integrations it creates',
   }),
+  /** Read by control-plane (the servers' URLs it lists) and the gateway (the resource tokens are for). */
+  MCP_GATEWAY_BASE_URL: env
+    .optionalString()
+    .pipe(
+      z
+        .url({ protocol: /^https?$/ })
+        .transform((v) => v.replace(/\/+$/, ''))
+        .optional(),
+    )
+    .meta({
+      description:
+        "the base of the MCP servers' URLs at the gateway (`<base>/mcp/<slug>`) as clients reach it, e.g. `https://gateway.example.com`: listed by control-plane, and the resource OAuth tokens for a server are issued for; unset: the request's origin",
+    }),
+  /** Read by control-plane (its authorization server) and the gateway (its protected-resource metadata). */
+  OAUTH_ISSUER: env
+    .optionalString()
+    .pipe(
+      z
+        .url({ protocol: /^https?$/ })
+        .refine((v) => !v.includes('?') && !v.includes('#'), { error: 'no query or fragment' })
+        .transform((v) => v.replace(/\/+$/, ''))
+        .optional(),
+    )
+    .meta({
+      description:
+        "the OAuth issuer, the base of the authorization server's endpoint URLs in its metadata and the server MCP servers' protected-resource metadata names, e.g. `https://switchyard.example.com`; unset: the request's origin",
+    }),
   DATABASE_URL: env.url().meta({ description: 'PostgreSQL connection URL' }),
   SWITCHYARD_ENCRYPTION_KEY: env
     .string()

@@ -104,10 +104,7 @@ const configSchema = z.object({
   SWITCHYARD_ADMIN_KEY: adminKey,
   SWITCHYARD_ENCRYPTION_KEY: sharedEnv.SWITCHYARD_ENCRYPTION_KEY,
   TRUSTED_CUSTOM_HOSTS: sharedEnv.TRUSTED_CUSTOM_HOSTS,
-  MCP_GATEWAY_BASE_URL: env.optionalString().meta({
-    description:
-      'the origin MCP servers are served at (`<origin>/mcp/<slug>`), e.g. `https://gateway.example.com`; unset: the origin of the request that asks',
-  }),
+  MCP_GATEWAY_BASE_URL: sharedEnv.MCP_GATEWAY_BASE_URL,
   MCP_SYNC_INTERVAL_SECONDS: env.int(900, 0, 604_800).meta({
     description:
       "how often each MCP integration's capabilities are read again from its upstream, in seconds; 0: only on create and on demand",

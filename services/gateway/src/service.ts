@@ -80,30 +80,8 @@ const configSchema = z.object({
     description:
       'how long the gateway keeps a response it translated for a provider without a Responses API (`/v1/responses` with `store` not false), for `previous_response_id`, `item_reference` and GET of it',
   }),
-  MCP_GATEWAY_BASE_URL: env
-    .optionalString()
-    .pipe(
-      z
-        .url({ protocol: /^https?$/ })
-        .transform((v) => v.replace(/\/+$/, ''))
-        .optional(),
-    )
-    .meta({
-      description:
-        "the base of the MCP servers' URLs at the gateway (`<base>/mcp/<slug>`), as clients reach it, e.g. `https://gateway.example.com`: the resource their OAuth tokens are issued for; unset: the request's origin",
-    }),
-  OAUTH_ISSUER: env
-    .optionalString()
-    .pipe(
-      z
-        .url({ protocol: /^https?$/ })
-        .transform((v) => v.replace(/\/+$/, ''))
-        .optional(),
-    )
-    .meta({
-      description:
-        "the OAuth authorization server the MCP servers' protected-resource metadata names (control-plane's OAUTH_ISSUER); unset: the request's origin",
-    }),
+  MCP_GATEWAY_BASE_URL: sharedEnv.MCP_GATEWAY_BASE_URL,
+  OAUTH_ISSUER: sharedEnv.OAUTH_ISSUER,
   WIF_TOKEN_FILE: env.string(DEFAULT_WIF_TOKEN_FILE).meta({
     description:
       "the gateway's projected Kubernetes service-account token, exchanged at the security token service of integrations whose `provider_auth_type` is `wif`; read anew at each exchange, as the kubelet rotates it",

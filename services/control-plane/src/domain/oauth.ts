@@ -1,23 +1,11 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { AppError, env } from '@switchyard/core';
+import { AppError, env, sharedEnv } from '@switchyard/core';
 import { scopesForKind, type Scope } from '@switchyard/access';
 
 /** The settings of the authorization server, read by control-plane. */
 export const oauthEnvSchema = z.object({
-  OAUTH_ISSUER: env
-    .optionalString()
-    .pipe(
-      z
-        .url({ protocol: /^https?$/ })
-        .refine((v) => !v.includes('?') && !v.includes('#'), { error: 'no query or fragment' })
-        .transform((v) => v.replace(/\/+$/, ''))
-        .optional(),
-    )
-    .meta({
-      description:
-        "the OAuth issuer and base of the endpoint URLs in the metadata, e.g. `https://switchyard.example.com`; unset: the request's origin",
-    }),
+  OAUTH_ISSUER: sharedEnv.OAUTH_ISSUER,
   OAUTH_REDIRECT_URI_ALLOWLIST: env
     .list()
     .transform((hosts) => hosts.map((h) => h.toLowerCase()))

@@ -44,6 +44,8 @@ const expected: Record<string, readonly ServiceName[]> = {
   'switchyard.policy.v1.PolicyDirectoryService.ListPolicies': ['policy'],
   // Admin checks that an organisation's default guardrails exist.
   'switchyard.guardrails.v1.GuardrailDirectoryService.ListGuardrails': ['gateway', 'admin'],
+  // The gateway reads the MCP servers it serves, their upstream credentials decrypted.
+  'switchyard.mcp.v1.McpDirectoryService.GetMcpServer': ['gateway'],
 };
 
 let h: ServiceHarness;

@@ -176,7 +176,9 @@ export class ProviderTokens implements ProviderTokenSource {
       'oauth_token_endpoint',
       settings.oauth_client_id,
       settings.oauth_client_secret,
-      settings.oauth_scope || DEFAULT_TOKEN_SCOPE,
+      // Azure's scope is the default for the provider the spec gives this auth type; an MCP
+      // server's token endpoint is asked for the scope its integration names, or none.
+      settings.oauth_scope || (target.provider === 'mcp' ? '' : DEFAULT_TOKEN_SCOPE),
     );
   }
 
@@ -313,7 +315,7 @@ function clientCredentials(
         grant_type: 'client_credentials',
         client_id: clientId ?? '',
         client_secret: clientSecret ?? '',
-        scope,
+        ...(scope ? { scope } : {}),
       }),
   };
 }

@@ -18,6 +18,7 @@ import {
   eventually,
   startFakeMcpServer,
   type FakeMcp,
+  type HarnessResponse,
   type ServiceHarness,
   startServiceHarness,
 } from '@switchyard/testing';
@@ -45,7 +46,7 @@ let fake: FakeMcp;
 let member: { id: string; key: string };
 const clients: Client[] = [];
 
-async function ok<T = Record<string, any>>(
+async function ok<T = HarnessResponse['body']>(
   method: 'GET' | 'POST' | 'PUT',
   path: string,
   json?: unknown,
@@ -235,7 +236,7 @@ describe('the official MCP client through the gateway', () => {
         const res = await h.request('GET', '/v1/logs?mcp_server=crm&tool_name=lookup_customer', {
           key: h.workspaceKey,
         });
-        const data = (res.body?.data ?? []) as Array<Record<string, any>>;
+        const data = (res.body?.data ?? []) as Array<HarnessResponse['body']>;
         return data.length >= 3 ? data : undefined;
       },
       { timeoutMs: 15_000, intervalMs: 200, what: 'the tool calls logged' },

@@ -132,6 +132,8 @@ describe('CORS with allowed origins', () => {
       'x-vendor-trace-id',
       'x-vendor-cache-status',
       'x-vendor-retry-attempt-count',
+      'mcp-session-id',
+      'www-authenticate',
     ]) {
       assert.ok(exposed.includes(name), `${name} is exposed`);
     }
@@ -226,6 +228,9 @@ describe('CORS with allowed origins', () => {
       'x-stainless-package-version',
       'x-stainless-retry-count',
       'x-stainless-timeout',
+      'mcp-session-id',
+      'mcp-protocol-version',
+      'last-event-id',
     ]) {
       assert.ok(allowed.includes(name), `${name} is allowed`);
     }

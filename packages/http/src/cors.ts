@@ -71,6 +71,10 @@ const CLIENT_REQUEST_HEADERS = [
   'anthropic-version',
   'anthropic-beta',
   'anthropic-dangerous-direct-browser-access',
+  // MCP's streamable HTTP transport.
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
 ];
 
 /** The gateway's response headers, after its prefix. */
@@ -109,6 +113,9 @@ const EXPOSED_HEADERS = [
   'retry-after-ms',
   'openai-processing-ms',
   'content-disposition',
+  // MCP clients read the session an upstream keeps, and the OAuth challenge on a 401.
+  'mcp-session-id',
+  'www-authenticate',
 ];
 
 /** Most header names a preflight may ask for and have echoed; past it the fixed list is answered. */

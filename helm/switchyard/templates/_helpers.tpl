@@ -436,6 +436,13 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- if and (hasKey $g "policyLeaseRequests") (ne (toString $g.policyLeaseRequests) "") -}}
 {{- $_ := set $env "POLICY_LEASE_REQUESTS" (toString $g.policyLeaseRequests) -}}
 {{- end -}}
+{{- /* MCP servers' protected-resource metadata names the authorization server and the resource. */ -}}
+{{- if $c.controlPlane.oauthIssuer -}}
+{{- $_ := set $env "OAUTH_ISSUER" (toString $c.controlPlane.oauthIssuer) -}}
+{{- end -}}
+{{- if ($c.mcp | default dict).gatewayBaseUrl -}}
+{{- $_ := set $env "MCP_GATEWAY_BASE_URL" (toString $c.mcp.gatewayBaseUrl) -}}
+{{- end -}}
 {{- end -}}
 {{- if eq .component "admin" -}}
 {{- $a := $c.admin | default dict -}}
@@ -493,6 +500,17 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- end -}}
 {{- if $c.controlPlane.oauthRedirectUriAllowlist -}}
 {{- $_ := set $env "OAUTH_REDIRECT_URI_ALLOWLIST" (toString $c.controlPlane.oauthRedirectUriAllowlist) -}}
+{{- end -}}
+{{- $m := $c.mcp | default dict -}}
+{{- if $m.gatewayBaseUrl -}}
+{{- $_ := set $env "MCP_GATEWAY_BASE_URL" (toString $m.gatewayBaseUrl) -}}
+{{- end -}}
+{{- if and (hasKey $m "syncIntervalSeconds") (ne (toString $m.syncIntervalSeconds) "") -}}
+{{- $_ := set $env "MCP_SYNC_INTERVAL_SECONDS" (toString $m.syncIntervalSeconds) -}}
+{{- end -}}
+{{- /* MCP integrations' upstreams are checked as the gateway checks custom hosts. */ -}}
+{{- if ($c.gateway | default dict).trustedCustomHosts -}}
+{{- $_ := set $env "TRUSTED_CUSTOM_HOSTS" (toString $c.gateway.trustedCustomHosts) -}}
 {{- end -}}
 {{- end -}}
 {{- toYaml $env -}}

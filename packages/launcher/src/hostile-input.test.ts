@@ -577,7 +577,11 @@ async function credentialsFor(route: { path: string; access: Access }): Promise<
 const isText = (value: unknown) => typeof value === 'string';
 const isTextOrNull = (value: unknown) => value === null || typeof value === 'string';
 
-/** Whether a refusal is in the route's error shape: the one shape, RFC 6749's on OAuth's protocol, SCIM's on SCIM's. */
+/**
+ * Whether a refusal is in the route's error shape: the one shape, RFC 6749's on OAuth's
+ * protocol, SCIM's on SCIM's, and a JSON-RPC error on the MCP gateway's (past authentication,
+ * which answers the one shape).
+ */
 function errorShapeProblem(route: WriteRoute, res: HarnessResponse): string | null {
   const type = res.headers.get('content-type') ?? '';
   if (!/json/.test(type)) return `content-type '${type}' is not JSON`;
@@ -587,6 +591,12 @@ function errorShapeProblem(route: WriteRoute, res: HarnessResponse): string | nu
     return isText(body.error) && (body.error_description === undefined || isText(body.error_description))
       ? null
       : 'not an RFC 6749 error';
+  }
+  if (route.path.startsWith('/mcp/') && body.jsonrpc === '2.0') {
+    const error = body.error as Record<string, unknown> | undefined;
+    return error && typeof error === 'object' && Number.isInteger(error.code) && isText(error.message)
+      ? null
+      : 'not a JSON-RPC error';
   }
   if (isScim(route.path)) {
     const schemas = body.schemas as unknown;

@@ -30,6 +30,7 @@ import { PolicyGate } from './clients/policy-gate.ts';
 import { GuardrailDirectory } from './clients/guardrail-directory.ts';
 import { McpDirectory } from './clients/mcp-directory.ts';
 import { McpGateway } from './mcp/gateway.ts';
+import { McpSessions } from './mcp/sessions.ts';
 import { customHostRefused, inspectCustomHost } from '@switchyard/rules';
 import { ChatCompletions } from './domain/chat-completions.ts';
 import { ForwardedOperations } from './domain/forwarded-operations.ts';
@@ -267,6 +268,7 @@ export const gatewayService: ServiceDefinition = {
       tokens,
       requestTimeoutMs: config.REQUEST_TIMEOUT,
       headerPrefix,
+      sessions: new McpSessions(need(kv, 'key-value store'), logger),
     });
     let subscription: Subscription | undefined;
     return {

@@ -433,6 +433,42 @@ describe('sessions, the event stream and metrics', () => {
     assert.equal(gone.status, 404);
   });
 
+  test('a session is bound to the caller that began it: another key presenting its id is told it does not exist', async () => {
+    gw.keys.set('sk-other-caller', mcpPrincipal({ apiKeyId: 'key-other', name: 'other' }));
+    const init = await rawPost('tools', {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: initializeParams(),
+    });
+    assert.equal(init.status, 200);
+    const sessionId = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const calls = upstream.requests.length;
+    const stolen = await rawPost(
+      'tools',
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { authorization: 'Bearer sk-other-caller', 'mcp-session-id': sessionId },
+    );
+    assert.equal(stolen.status, 404);
+    const body = (await stolen.json()) as { error: { code: number; data: { code: string } } };
+    assert.equal(body.error.code, McpGatewayError.NotFound);
+    assert.equal(body.error.data.code, 'mcp_session_not_found');
+    assert.equal(upstream.requests.length, calls, 'the upstream never saw the request');
+    const made = await rawPost(
+      'tools',
+      { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+      { 'mcp-session-id': sessionId },
+    );
+    assert.equal(made.status, 200, 'the caller that began it goes on');
+    const unknown = await rawPost(
+      'tools',
+      { jsonrpc: '2.0', id: 4, method: 'tools/list' },
+      { 'mcp-session-id': 'not-a-session-the-gateway-saw' },
+    );
+    assert.equal(unknown.status, 404);
+  });
+
   test('MCP calls are counted by server, method and outcome; tool names are no label', async () => {
     const client = await gw.client('tools', KEY);
     await client.callTool({ name: 'echo', arguments: { text: 'count me' } });

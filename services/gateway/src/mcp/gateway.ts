@@ -47,6 +47,7 @@ import type { PolicyOutcomeFields } from '../events/encoding.ts';
 import { readGatewayHeaders } from '../http/gateway-headers.ts';
 import type { GatewayMetrics, McpOutcome } from '../metrics/gateway-metrics.ts';
 import type { ProviderTokenSource } from '../upstream/provider-tokens.ts';
+import { sessionOwner, type McpSessions } from './sessions.ts';
 import type { ProviderTarget } from '../providers/types.ts';
 import { accessOf, toolCost, toolGuardrails, type McpAccess } from './access.ts';
 import {
@@ -99,6 +100,8 @@ export interface McpGatewayOptions {
   /** The deadline of one request to the upstream, and of each wait for a stream's next bytes. */
   requestTimeoutMs: number;
   headerPrefix: string;
+  /** Binds each MCP session to the caller that began it; undefined: sessions are not bound. */
+  sessions?: McpSessions | undefined;
 }
 
 /** What the gateway knows of the caller and the server once the request may go on. */
@@ -171,6 +174,19 @@ export class McpGateway {
       throw notFound(`MCP server '${slug}' does not exist in this workspace.`);
     }
     const access = accessOf(server, principal);
+    const sessionId = headerText(req.headers['mcp-session-id']);
+    if (
+      sessionId &&
+      this.options.sessions &&
+      !(await this.options.sessions.mayUse(server.id, sessionId, sessionOwner(principal)))
+    ) {
+      throw new McpRefusal(
+        McpGatewayError.NotFound,
+        'The MCP session does not exist: it ended, or another caller began it. Begin a new one with initialize.',
+        { status: 404, type: 'not_found_error', code: 'mcp_session_not_found' },
+        404,
+      );
+    }
     let headers: GatewayHeaders;
     try {
       headers = readGatewayHeaders(req, this.options.headerPrefix);
@@ -246,6 +262,10 @@ export class McpGateway {
     refuseServer(admitted);
     const stream = req.method === 'GET';
     const upstream = await this.send(admitted.server, req, res, stream ? 'GET' : 'DELETE', undefined, stream);
+    const sessionId = headerText(req.headers['mcp-session-id']);
+    if (!stream && sessionId && upstream.statusCode < 300) {
+      await this.options.sessions?.end(admitted.server.id, sessionId);
+    }
     await this.relay(upstream, res);
   }
 
@@ -571,6 +591,11 @@ export class McpGateway {
     const type = headerText(upstream.headers['content-type'])?.toLowerCase() ?? '';
     const session = headerText(upstream.headers['mcp-session-id']);
     if (session) exchange.sessionId = session;
+    // The session the upstream began is the caller's: bound before the client can use it.
+    if (session && exchange.method === 'initialize' && status < 300 && this.options.sessions) {
+      const { server, principal } = exchange.admitted;
+      await this.options.sessions.bind(server.id, session, sessionOwner(principal));
+    }
     if (status >= 500 || status === 401 || status === 403) {
       await upstream.body.dump().catch(() => undefined);
       throw upstreamFailed(`The MCP server's upstream answered ${status}.`, status);

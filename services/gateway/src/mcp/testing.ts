@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Unauthorized, createLogger } from '@switchyard/core';
 import { bearerToken, scopesForKind, type Principal } from '@switchyard/access';
 import type { EventBus, OutgoingMessage } from '@switchyard/adapters';
-import { Topics } from '@switchyard/adapters';
+import { MemoryKeyValueStore, Topics } from '@switchyard/adapters';
 import { ScopedRouter } from '@switchyard/runtime';
 import { events, mcp } from '@switchyard/proto';
 import { parseGuardrailActions, parseGuardrailChecks } from '@switchyard/guardrails';
@@ -18,6 +18,7 @@ import type { PolicyCheck, PolicyCheckRequest } from '../domain/ports.ts';
 import { SKIPPED_HOLD, type PolicyHold } from '../domain/policy.ts';
 import { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { McpGateway } from './gateway.ts';
+import { McpSessions } from './sessions.ts';
 import { mcpRoutes } from './routes.ts';
 
 // The MCP gateway's routes on loopback with stand-ins for what the gateway reads from other
@@ -132,6 +133,7 @@ export async function startMcpTestGateway(
     dispatcherFor: () => dispatcher,
     requestTimeoutMs: options.requestTimeoutMs ?? 5_000,
     headerPrefix: 'x-vendor-',
+    sessions: new McpSessions(new MemoryKeyValueStore(), logger),
   });
   const authentication: RequestHandler = (req, _res, next) => {
     const token = bearerToken(req.headers.authorization);

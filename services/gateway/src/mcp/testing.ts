@@ -7,7 +7,7 @@ import { create, fromBinary, type MessageInitShape } from '@bufbuild/protobuf';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Unauthorized, createLogger } from '@switchyard/core';
-import { bearerToken, scopesForKind, type Principal } from '@switchyard/access';
+import { bearerToken, type Principal } from '@switchyard/access';
 import type { EventBus, OutgoingMessage } from '@switchyard/adapters';
 import { MemoryKeyValueStore, Topics } from '@switchyard/adapters';
 import { ScopedRouter } from '@switchyard/runtime';
@@ -19,6 +19,7 @@ import { SKIPPED_HOLD, type PolicyHold } from '../domain/policy.ts';
 import { GatewayMetrics } from '../metrics/gateway-metrics.ts';
 import { McpGateway } from './gateway.ts';
 import { McpSessions } from './sessions.ts';
+import { newPrincipal } from '../testing/policy-stand-ins.ts';
 import { mcpRoutes } from './routes.ts';
 
 // The MCP gateway's routes on loopback with stand-ins for what the gateway reads from other
@@ -33,19 +34,7 @@ export type ServerInit = Exclude<MessageInitShape<typeof mcp.McpServerRouteSchem
 
 /** A workspace key with `agents.invoke`, as the gateway sees its caller. */
 export function mcpPrincipal(overrides: Partial<Principal> = {}): Principal {
-  return {
-    apiKeyId: crypto.randomUUID(),
-    organisationId: 'org-1',
-    workspaceId: 'ws-1',
-    workspaceSlug: 'default',
-    kind: 'workspace_service',
-    scopes: [...scopesForKind('workspace_service')],
-    expiresAt: null,
-    userId: null,
-    name: 'Test key',
-    organisationCreatedAt: null,
-    ...overrides,
-  };
+  return { ...newPrincipal(), organisationId: 'org-1', workspaceId: 'ws-1', ...overrides };
 }
 
 /** A guardrail as the directory would load it. */

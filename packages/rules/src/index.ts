@@ -71,4 +71,5 @@ export {
   type Resolver,
   systemResolver,
 } from './unsafe-host.ts';
+export { NonPublicAddress, publicAddressLookup } from './public-address-lookup.ts';
 export { EXPORT_FIELDS, type ExportField, isExportField } from './export-fields.ts';

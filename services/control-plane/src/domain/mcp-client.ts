@@ -1,11 +1,10 @@
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupAddress } from 'node:dns';
 import { Readable, Transform } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { inspectCustomHost, isPublicAddress, type Resolver } from '@switchyard/rules';
+import { inspectCustomHost, publicAddressLookup, type Resolver } from '@switchyard/rules';
 import type { McpSyncResult } from '../store/mcp.repository.ts';
 import { MASKED_VALUE, type McpUpstreamCredentials } from './mcp-secrets.ts';
 
@@ -36,6 +35,7 @@ export class UnsafeUpstream extends Error {}
  * Redirects are not followed; every request ends by `deadline`.
  */
 export function guardedFetch(options: McpClientOptions, deadline: AbortSignal): FetchLike {
+  const lookup = publicAddressLookup(options.resolve);
   return async (input, init) => {
     const request = new Request(input, init);
     const inspected = inspectCustomHost(request.url, options.trusted);
@@ -50,33 +50,11 @@ export function guardedFetch(options: McpClientOptions, deadline: AbortSignal): 
     request.headers.forEach((value, name) => {
       headers[name] = value;
     });
-    const lookup = (
-      hostname: string,
-      lookupOptions: { all?: boolean },
-      callback: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
-    ) => {
-      options
-        .resolve(hostname)
-        .catch(() => [] as string[])
-        .then((addresses) => {
-          if (addresses.length === 0) return callback(new UnsafeUpstream(`${hostname} does not resolve`), '');
-          const blocked = addresses.find((a) => !isPublicAddress(a));
-          if (blocked) {
-            return callback(
-              new UnsafeUpstream(`${hostname} resolves to the non-public address ${blocked}`),
-              '',
-            );
-          }
-          const all = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-          if (lookupOptions.all) return callback(null, all);
-          return callback(null, all[0]!.address, all[0]!.family);
-        });
-    };
     const client = url.protocol === 'https:' ? https : http;
     return new Promise<Response>((resolvePromise, reject) => {
       const req = client.request(
         url,
-        { method: request.method, headers, signal, ...(trusted ? {} : { lookup: lookup as never }) },
+        { method: request.method, headers, signal, ...(trusted ? {} : { lookup }) },
         (res) => {
           const responseHeaders = new Headers();
           for (const [name, value] of Object.entries(res.headers)) {

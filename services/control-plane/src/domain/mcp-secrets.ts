@@ -1,4 +1,5 @@
 import { BadRequest, type SecretBox } from '@switchyard/core';
+import { MASKED_HEADER_VALUE } from './guardrail-secrets.ts';
 import type { McpAuthType, McpIntegration, McpStoredConfigurations } from '../store/mcp.repository.ts';
 
 /**
@@ -8,7 +9,8 @@ import type { McpAuthType, McpIntegration, McpStoredConfigurations } from '../st
  * back: the value stored for that header (or the client secret) is kept.
  */
 
-export const MASKED_VALUE = '********';
+/** What the API shows for each credential: the mask webhook headers are shown with. */
+export const MASKED_VALUE = MASKED_HEADER_VALUE;
 
 /** `configurations` as the API takes it. */
 export interface McpConfigurationsInput {

@@ -20,7 +20,7 @@ import {
   type RequestGuardrails,
 } from './guardrails.ts';
 import type { ChatProvider } from '../providers/types.ts';
-import { NonPublicAddress } from '../upstream/public-address-lookup.ts';
+import { NonPublicAddress } from '@switchyard/rules';
 import { resolveConfig, type ResolvedConfig, type SavedConfigs } from '../routing/config-source.ts';
 import { Cancellation } from '../routing/cancellation.ts';
 import { runRoutePlan, type AttemptContext, type AttemptResult } from '../routing/route-plan.ts';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { RequestTimeout, UpstreamError, env as setting, withTraceHeaders } from '@switchyard/core';
 import type { UpstreamHeaders } from '../providers/types.ts';
 import type { CancelSignal } from '../routing/cancellation.ts';
-import { NonPublicAddress } from './public-address-lookup.ts';
+import { NonPublicAddress } from '@switchyard/rules';
 
 const proxyMeta = {
   description:

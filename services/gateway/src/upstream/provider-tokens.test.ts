@@ -16,7 +16,7 @@ import {
   ProviderTokens,
   type ProviderTokenOptions,
 } from './provider-tokens.ts';
-import { publicAddressLookup } from './public-address-lookup.ts';
+import { publicAddressLookup } from '@switchyard/rules';
 
 // Only the loopback token endpoint below is ever connected to: other hosts are refused by the
 // URL or by the injected resolver, in the connection's own lookup.

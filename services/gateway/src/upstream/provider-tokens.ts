@@ -4,7 +4,7 @@ import { errors, type Dispatcher } from 'undici';
 import { ServiceUnavailable, UpstreamError, type Logger } from '@switchyard/core';
 import { AZURE_TOKEN_AUTH_SETTINGS, customHostRefused, inspectCustomHost } from '@switchyard/rules';
 import type { ProviderTarget } from '../providers/types.ts';
-import { NonPublicAddress } from './public-address-lookup.ts';
+import { NonPublicAddress } from '@switchyard/rules';
 
 /** The scope asked for when the integration names none: Azure OpenAI's. */
 export const DEFAULT_TOKEN_SCOPE = 'https://cognitiveservices.azure.com/.default';

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import { after, before, describe, test } from 'node:test';
-import type { Resolver } from '@switchyard/rules';
 import { createUpstreamDispatcher, upstreamRequest } from './http-client.ts';
-import { NonPublicAddress, publicAddressLookup } from './public-address-lookup.ts';
+import { NonPublicAddress, publicAddressLookup, type Resolver } from '@switchyard/rules';
 import { Cancellation } from '../routing/cancellation.ts';
 
 const dns =

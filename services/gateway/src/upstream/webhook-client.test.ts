@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { Resolver } from '@switchyard/rules';
 import { createUpstreamDispatcher } from './http-client.ts';
-import { publicAddressLookup } from './public-address-lookup.ts';
+import { publicAddressLookup } from '@switchyard/rules';
 import { MAX_WEBHOOK_ANSWER_BYTES, WebhookClient } from './webhook-client.ts';
 
 // Refusals are decided before any connection: by the URL, or by the injected resolver in the

@@ -2,7 +2,7 @@ import { withTraceHeaders } from '@switchyard/core';
 import { inspectCustomHost } from '@switchyard/rules';
 import { errors, type Dispatcher } from 'undici';
 import type { GuardrailWebhookClient, WebhookAnswer, WebhookCall } from '../domain/ports.ts';
-import { NonPublicAddress } from './public-address-lookup.ts';
+import { NonPublicAddress } from '@switchyard/rules';
 
 /** The most of a webhook's answer that is read: a verdict and its reason fit in far less. */
 export const MAX_WEBHOOK_ANSWER_BYTES = 1024 * 1024;

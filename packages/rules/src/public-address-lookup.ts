@@ -1,5 +1,5 @@
 import { isIP, type LookupFunction } from 'node:net';
-import { isPublicAddress, type Resolver } from '@switchyard/rules';
+import { isPublicAddress, type Resolver } from './unsafe-host.ts';
 
 /** A connection to a custom host refused: its name resolved to a non-public address. */
 export class NonPublicAddress extends Error {

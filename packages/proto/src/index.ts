@@ -6,3 +6,5 @@ export * as policy from './gen/switchyard/policy/v1/policy_pb.ts';
 export * as events from './gen/switchyard/events/v1/events_pb.ts';
 export * as guardrails from './gen/switchyard/guardrails/v1/guardrails_pb.ts';
 export * as mcp from './gen/switchyard/mcp/v1/mcp_pb.ts';
+export * as prompts from './gen/switchyard/prompts/v1/prompts_pb.ts';
+export * as batches from './gen/switchyard/batches/v1/batches_pb.ts';

@@ -73,3 +73,12 @@ export {
 } from './unsafe-host.ts';
 export { NonPublicAddress, publicAddressLookup } from './public-address-lookup.ts';
 export { EXPORT_FIELDS, type ExportField, isExportField } from './export-fields.ts';
+export {
+  checkPartials,
+  includedPartials,
+  MAX_PARTIAL_DEPTH,
+  MAX_RENDERED_CHARS,
+  type PromptMessage,
+  promptVariables,
+  renderPrompt,
+} from './prompt-template.ts';

@@ -4,7 +4,7 @@ import { auditTrail } from '@switchyard/access';
 import { serviceAuditSink } from './audit.ts';
 import type { DataSource, EntitySchema, MigrationInterface } from 'typeorm';
 import { z } from 'zod';
-import { admin, configs, guardrails, identity, mcp, policy } from '@switchyard/proto';
+import { admin, batches, configs, guardrails, identity, mcp, policy, prompts } from '@switchyard/proto';
 import {
   checkDataSource,
   createDataSource,
@@ -61,6 +61,8 @@ export interface Clients {
   policyDirectory: ServiceClient<typeof policy.PolicyDirectoryService>;
   guardrailDirectory: ServiceClient<typeof guardrails.GuardrailDirectoryService>;
   mcpDirectory: ServiceClient<typeof mcp.McpDirectoryService>;
+  promptDirectory: ServiceClient<typeof prompts.PromptDirectoryService>;
+  batchRecords: ServiceClient<typeof batches.BatchRecordService>;
 }
 export type ClientName = keyof Clients;
 
@@ -77,6 +79,8 @@ export const clientTargets: Record<ClientName, { service: ServiceName; addressVa
   policyDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   guardrailDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   mcpDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
+  promptDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
+  batchRecords: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
 };
 
 const clientServices = {
@@ -91,6 +95,8 @@ const clientServices = {
   policyDirectory: policy.PolicyDirectoryService,
   guardrailDirectory: guardrails.GuardrailDirectoryService,
   mcpDirectory: mcp.McpDirectoryService,
+  promptDirectory: prompts.PromptDirectoryService,
+  batchRecords: batches.BatchRecordService,
 } as const;
 
 export interface ServiceDeps {

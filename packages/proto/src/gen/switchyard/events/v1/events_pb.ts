@@ -12,7 +12,7 @@ import type { Message } from '@bufbuild/protobuf';
 export const file_switchyard_events_v1_events: GenFile =
   /*@__PURE__*/
   fileDesc(
-    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIqEBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDRIaChJjYWNoZV93cml0ZV90b2tlbnMYBiABKA0ipwcKD1JlcXVlc3RMb2dFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIdHJhY2VfaWQYBSABKAkSDwoHc3Bhbl9pZBgGIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgHIAEoCRIRCglzcGFuX25hbWUYCCABKAkSRQoIbWV0YWRhdGEYCSADKAsyMy5zd2l0Y2h5YXJkLmV2ZW50cy52MS5SZXF1ZXN0TG9nRXZlbnQuTWV0YWRhdGFFbnRyeRIOCgZtZXRob2QYCiABKAkSDAoEcGF0aBgLIAEoCRIQCghwcm92aWRlchgMIAEoCRINCgVtb2RlbBgNIAEoCRIYChBpbnRlZ3JhdGlvbl9zbHVnGA4gASgJEg4KBnN0YXR1cxgPIAEoDRIOCgZzdHJlYW0YECABKAgSGQoNY3JlYXRlZF9hdF9tcxgRIAEoA0ICMAESEgoKbGF0ZW5jeV9tcxgSIAEoDRIUCgxyZXF1ZXN0X2JvZHkYEyABKAkSFQoNcmVzcG9uc2VfYm9keRgUIAEoCRIvCgV1c2FnZRgVIAEoCzIgLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlRva2VuVXNhZ2USDAoEY29zdBgWIAEoARIVCg1lcnJvcl9tZXNzYWdlGBcgASgJEhQKDGNhY2hlX3N0YXR1cxgYIAEoCRITCgtjb25maWdfc2x1ZxgZIAEoCRISCgpyb3V0ZV9wYXRoGBogASgJEhMKC3JldHJ5X2NvdW50GBsgASgNEhcKD2NhY2hlX25hbWVzcGFjZRgcIAEoCRIbChNjYWNoZV9mb3JjZV9yZWZyZXNoGB0gASgIEhcKD21vZGVsc19lbmRwb2ludBgeIAEoCBIzCgZwb2xpY3kYHyABKAsyIy5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lPdXRjb21lEjoKCmd1YXJkcmFpbHMYICADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5HdWFyZHJhaWxPdXRjb21lEhQKDHczY190cmFjZV9pZBghIAEoCRIqCgNtY3AYIiABKAsyHS5zd2l0Y2h5YXJkLmV2ZW50cy52MS5NY3BDYWxsGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASKqAQoHTWNwQ2FsbBIRCglzZXJ2ZXJfaWQYASABKAkSEwoLc2VydmVyX3NsdWcYAiABKAkSGAoQaW50ZWdyYXRpb25fc2x1ZxgDIAEoCRIOCgZtZXRob2QYBCABKAkSEQoJdG9vbF9uYW1lGAUgASgJEhIKCmVycm9yX2NvZGUYBiABKAUSEgoKdG9vbF9lcnJvchgHIAEoCBISCgpzZXNzaW9uX2lkGAggASgJIn8KDVBvbGljeU91dGNvbWUSEAoIZGVjaXNpb24YASABKAkSEQoJcG9saWN5X2lkGAIgASgJEgwKBGNvZGUYAyABKAkSOwoLYWRqdXN0bWVudHMYBCADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lBZGp1c3RtZW50Ik8KEFBvbGljeUFkanVzdG1lbnQSEQoJcG9saWN5X2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDAoEaGVsZBgDIAEoARIMCgR1c2VkGAQgASgBIuQBChBHdWFyZHJhaWxPdXRjb21lEg0KBXBoYXNlGAEgASgJEhQKDGd1YXJkcmFpbF9pZBgCIAEoCRIMCgRzbHVnGAMgASgJEhIKCnZlcnNpb25faWQYBCABKAkSDgoGYWN0aW9uGAUgASgJEhMKC2V4cGxhbmF0aW9uGAYgASgJEhIKCnJlZGFjdGlvbnMYByABKA0SEwoLZHVyYXRpb25fbXMYCCABKAESOwoGY2hlY2tzGAkgAygLMisuc3dpdGNoeWFyZC5ldmVudHMudjEuR3VhcmRyYWlsQ2hlY2tPdXRjb21lImUKFUd1YXJkcmFpbENoZWNrT3V0Y29tZRIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnBhc3NlZBgDIAEoCBITCgtleHBsYW5hdGlvbhgEIAEoCRINCgVlcnJvchgFIAEoCSLXAQoKVXNhZ2VFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIcHJvdmlkZXIYBSABKAkSDQoFbW9kZWwYBiABKAkSLwoFdXNhZ2UYByABKAsyIC5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Ub2tlblVzYWdlEgwKBGNvc3QYCCABKAESGgoOb2NjdXJyZWRfYXRfbXMYCSABKANCAjABIs4BCgtDaGFuZ2VFdmVudBIKCgJpZBgBIAEoCRIOCgZlbnRpdHkYAiABKAkSEQoJZW50aXR5X2lkGAMgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgEIAEoCRIUCgx3b3Jrc3BhY2VfaWQYBSABKAkSMgoGYWN0aW9uGAYgASgOMiIuc3dpdGNoeWFyZC5ldmVudHMudjEuQ2hhbmdlQWN0aW9uEhoKDm9jY3VycmVkX2F0X21zGAcgASgDQgIwARIRCgljYWNoZV9rZXkYCCABKAki3AIKCkF1ZGl0RXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRISCgphcGlfa2V5X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSEwoLYXV0aF9tZXRob2QYBiABKAkSEAoIa2V5X25hbWUYByABKAkSDgoGbWV0aG9kGAggASgJEg0KBXJvdXRlGAkgASgJEgwKBHBhdGgYCiABKAkSDQoFc2NvcGUYCyABKAkSDgoGc3RhdHVzGAwgASgNEhMKC3Jlc291cmNlX2lkGA0gASgJEhoKDm9jY3VycmVkX2F0X21zGA4gASgDQgIwARIRCgljbGllbnRfaXAYDyABKAkSEgoKdXNlcl9hZ2VudBgQIAEoCRISCgpyZXF1ZXN0X2lkGBEgASgJEg8KB3NlcnZpY2UYEiABKAki7QEKDUZlZWRiYWNrRXZlbnQSCgoCaWQYASABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCRIQCgh0cmFjZV9pZBgEIAEoCRINCgV2YWx1ZRgFIAEoBRIOCgZ3ZWlnaHQYBiABKAESFQoNbWV0YWRhdGFfanNvbhgHIAEoCRISCgpjcmVhdGVkX2J5GAggASgJEhkKDWNyZWF0ZWRfYXRfbXMYCSABKANCAjABEhkKDXVwZGF0ZWRfYXRfbXMYCiABKANCAjABEg8KB3ZlcnNpb24YCyABKA0qfgoMQ2hhbmdlQWN0aW9uEh0KGUNIQU5HRV9BQ1RJT05fVU5TUEVDSUZJRUQQABIZChVDSEFOR0VfQUNUSU9OX0NSRUFURUQQARIZChVDSEFOR0VfQUNUSU9OX1VQREFURUQQAhIZChVDSEFOR0VfQUNUSU9OX0RFTEVURUQQA2IGcHJvdG8z',
+    'CiFzd2l0Y2h5YXJkL2V2ZW50cy92MS9ldmVudHMucHJvdG8SFHN3aXRjaHlhcmQuZXZlbnRzLnYxIqEBCgpUb2tlblVzYWdlEhUKDXByb21wdF90b2tlbnMYASABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAiABKA0SFAoMdG90YWxfdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SGAoQcmVhc29uaW5nX3Rva2VucxgFIAEoDRIaChJjYWNoZV93cml0ZV90b2tlbnMYBiABKA0i2AcKD1JlcXVlc3RMb2dFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSEAoIdHJhY2VfaWQYBSABKAkSDwoHc3Bhbl9pZBgGIAEoCRIWCg5wYXJlbnRfc3Bhbl9pZBgHIAEoCRIRCglzcGFuX25hbWUYCCABKAkSRQoIbWV0YWRhdGEYCSADKAsyMy5zd2l0Y2h5YXJkLmV2ZW50cy52MS5SZXF1ZXN0TG9nRXZlbnQuTWV0YWRhdGFFbnRyeRIOCgZtZXRob2QYCiABKAkSDAoEcGF0aBgLIAEoCRIQCghwcm92aWRlchgMIAEoCRINCgVtb2RlbBgNIAEoCRIYChBpbnRlZ3JhdGlvbl9zbHVnGA4gASgJEg4KBnN0YXR1cxgPIAEoDRIOCgZzdHJlYW0YECABKAgSGQoNY3JlYXRlZF9hdF9tcxgRIAEoA0ICMAESEgoKbGF0ZW5jeV9tcxgSIAEoDRIUCgxyZXF1ZXN0X2JvZHkYEyABKAkSFQoNcmVzcG9uc2VfYm9keRgUIAEoCRIvCgV1c2FnZRgVIAEoCzIgLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlRva2VuVXNhZ2USDAoEY29zdBgWIAEoARIVCg1lcnJvcl9tZXNzYWdlGBcgASgJEhQKDGNhY2hlX3N0YXR1cxgYIAEoCRITCgtjb25maWdfc2x1ZxgZIAEoCRISCgpyb3V0ZV9wYXRoGBogASgJEhMKC3JldHJ5X2NvdW50GBsgASgNEhcKD2NhY2hlX25hbWVzcGFjZRgcIAEoCRIbChNjYWNoZV9mb3JjZV9yZWZyZXNoGB0gASgIEhcKD21vZGVsc19lbmRwb2ludBgeIAEoCBIzCgZwb2xpY3kYHyABKAsyIy5zd2l0Y2h5YXJkLmV2ZW50cy52MS5Qb2xpY3lPdXRjb21lEjoKCmd1YXJkcmFpbHMYICADKAsyJi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5HdWFyZHJhaWxPdXRjb21lEhQKDHczY190cmFjZV9pZBghIAEoCRIqCgNtY3AYIiABKAsyHS5zd2l0Y2h5YXJkLmV2ZW50cy52MS5NY3BDYWxsEi8KBnByb21wdBgjIAEoCzIfLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlByb21wdFJ1bhovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiXwoJUHJvbXB0UnVuEhEKCXByb21wdF9pZBgBIAEoCRITCgtwcm9tcHRfc2x1ZxgCIAEoCRISCgp2ZXJzaW9uX2lkGAMgASgJEhYKDnZlcnNpb25fbnVtYmVyGAQgASgNIqoBCgdNY3BDYWxsEhEKCXNlcnZlcl9pZBgBIAEoCRITCgtzZXJ2ZXJfc2x1ZxgCIAEoCRIYChBpbnRlZ3JhdGlvbl9zbHVnGAMgASgJEg4KBm1ldGhvZBgEIAEoCRIRCgl0b29sX25hbWUYBSABKAkSEgoKZXJyb3JfY29kZRgGIAEoBRISCgp0b29sX2Vycm9yGAcgASgIEhIKCnNlc3Npb25faWQYCCABKAkifwoNUG9saWN5T3V0Y29tZRIQCghkZWNpc2lvbhgBIAEoCRIRCglwb2xpY3lfaWQYAiABKAkSDAoEY29kZRgDIAEoCRI7CgthZGp1c3RtZW50cxgEIAMoCzImLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlBvbGljeUFkanVzdG1lbnQiTwoQUG9saWN5QWRqdXN0bWVudBIRCglwb2xpY3lfaWQYASABKAkSDAoEdHlwZRgCIAEoCRIMCgRoZWxkGAMgASgBEgwKBHVzZWQYBCABKAEi5AEKEEd1YXJkcmFpbE91dGNvbWUSDQoFcGhhc2UYASABKAkSFAoMZ3VhcmRyYWlsX2lkGAIgASgJEgwKBHNsdWcYAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoCRIOCgZhY3Rpb24YBSABKAkSEwoLZXhwbGFuYXRpb24YBiABKAkSEgoKcmVkYWN0aW9ucxgHIAEoDRITCgtkdXJhdGlvbl9tcxgIIAEoARI7CgZjaGVja3MYCSADKAsyKy5zd2l0Y2h5YXJkLmV2ZW50cy52MS5HdWFyZHJhaWxDaGVja091dGNvbWUiZQoVR3VhcmRyYWlsQ2hlY2tPdXRjb21lEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGcGFzc2VkGAMgASgIEhMKC2V4cGxhbmF0aW9uGAQgASgJEg0KBWVycm9yGAUgASgJItcBCgpVc2FnZUV2ZW50EgoKAmlkGAEgASgJEhcKD29yZ2FuaXNhdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkSEgoKYXBpX2tleV9pZBgEIAEoCRIQCghwcm92aWRlchgFIAEoCRINCgVtb2RlbBgGIAEoCRIvCgV1c2FnZRgHIAEoCzIgLnN3aXRjaHlhcmQuZXZlbnRzLnYxLlRva2VuVXNhZ2USDAoEY29zdBgIIAEoARIaCg5vY2N1cnJlZF9hdF9tcxgJIAEoA0ICMAEizgEKC0NoYW5nZUV2ZW50EgoKAmlkGAEgASgJEg4KBmVudGl0eRgCIAEoCRIRCgllbnRpdHlfaWQYAyABKAkSFwoPb3JnYW5pc2F0aW9uX2lkGAQgASgJEhQKDHdvcmtzcGFjZV9pZBgFIAEoCRIyCgZhY3Rpb24YBiABKA4yIi5zd2l0Y2h5YXJkLmV2ZW50cy52MS5DaGFuZ2VBY3Rpb24SGgoOb2NjdXJyZWRfYXRfbXMYByABKANCAjABEhEKCWNhY2hlX2tleRgIIAEoCSLcAgoKQXVkaXRFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhIKCmFwaV9rZXlfaWQYBCABKAkSDwoHdXNlcl9pZBgFIAEoCRITCgthdXRoX21ldGhvZBgGIAEoCRIQCghrZXlfbmFtZRgHIAEoCRIOCgZtZXRob2QYCCABKAkSDQoFcm91dGUYCSABKAkSDAoEcGF0aBgKIAEoCRINCgVzY29wZRgLIAEoCRIOCgZzdGF0dXMYDCABKA0SEwoLcmVzb3VyY2VfaWQYDSABKAkSGgoOb2NjdXJyZWRfYXRfbXMYDiABKANCAjABEhEKCWNsaWVudF9pcBgPIAEoCRISCgp1c2VyX2FnZW50GBAgASgJEhIKCnJlcXVlc3RfaWQYESABKAkSDwoHc2VydmljZRgSIAEoCSLtAQoNRmVlZGJhY2tFdmVudBIKCgJpZBgBIAEoCRIXCg9vcmdhbmlzYXRpb25faWQYAiABKAkSFAoMd29ya3NwYWNlX2lkGAMgASgJEhAKCHRyYWNlX2lkGAQgASgJEg0KBXZhbHVlGAUgASgFEg4KBndlaWdodBgGIAEoARIVCg1tZXRhZGF0YV9qc29uGAcgASgJEhIKCmNyZWF0ZWRfYnkYCCABKAkSGQoNY3JlYXRlZF9hdF9tcxgJIAEoA0ICMAESGQoNdXBkYXRlZF9hdF9tcxgKIAEoA0ICMAESDwoHdmVyc2lvbhgLIAEoDSp+CgxDaGFuZ2VBY3Rpb24SHQoZQ0hBTkdFX0FDVElPTl9VTlNQRUNJRklFRBAAEhkKFUNIQU5HRV9BQ1RJT05fQ1JFQVRFRBABEhkKFUNIQU5HRV9BQ1RJT05fVVBEQVRFRBACEhkKFUNIQU5HRV9BQ1RJT05fREVMRVRFRBADYgZwcm90bzM',
   );
 
 /**
@@ -258,6 +258,13 @@ export type RequestLogEvent = Message<'switchyard.events.v1.RequestLogEvent'> & 
    * @generated from field: switchyard.events.v1.McpCall mcp = 34;
    */
   mcp?: McpCall | undefined;
+
+  /**
+   * Set for a prompt completion (/v1/prompts/{id}/completions): the prompt and version run.
+   *
+   * @generated from field: switchyard.events.v1.PromptRun prompt = 35;
+   */
+  prompt?: PromptRun | undefined;
 };
 
 /**
@@ -267,6 +274,41 @@ export type RequestLogEvent = Message<'switchyard.events.v1.RequestLogEvent'> & 
 export const RequestLogEventSchema: GenMessage<RequestLogEvent> =
   /*@__PURE__*/
   messageDesc(file_switchyard_events_v1_events, 1);
+
+/**
+ * The saved prompt a request ran.
+ *
+ * @generated from message switchyard.events.v1.PromptRun
+ */
+export type PromptRun = Message<'switchyard.events.v1.PromptRun'> & {
+  /**
+   * @generated from field: string prompt_id = 1;
+   */
+  promptId: string;
+
+  /**
+   * @generated from field: string prompt_slug = 2;
+   */
+  promptSlug: string;
+
+  /**
+   * @generated from field: string version_id = 3;
+   */
+  versionId: string;
+
+  /**
+   * @generated from field: uint32 version_number = 4;
+   */
+  versionNumber: number;
+};
+
+/**
+ * Describes the message switchyard.events.v1.PromptRun.
+ * Use `create(PromptRunSchema)` to create a new message.
+ */
+export const PromptRunSchema: GenMessage<PromptRun> =
+  /*@__PURE__*/
+  messageDesc(file_switchyard_events_v1_events, 2);
 
 /**
  * One JSON-RPC request an MCP client made through the MCP gateway.
@@ -331,7 +373,7 @@ export type McpCall = Message<'switchyard.events.v1.McpCall'> & {
  */
 export const McpCallSchema: GenMessage<McpCall> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 2);
+  messageDesc(file_switchyard_events_v1_events, 3);
 
 /**
  * What rate and usage limit policies did with one request.
@@ -374,7 +416,7 @@ export type PolicyOutcome = Message<'switchyard.events.v1.PolicyOutcome'> & {
  */
 export const PolicyOutcomeSchema: GenMessage<PolicyOutcome> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 3);
+  messageDesc(file_switchyard_events_v1_events, 4);
 
 /**
  * @generated from message switchyard.events.v1.PolicyAdjustment
@@ -409,7 +451,7 @@ export type PolicyAdjustment = Message<'switchyard.events.v1.PolicyAdjustment'> 
  */
 export const PolicyAdjustmentSchema: GenMessage<PolicyAdjustment> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 4);
+  messageDesc(file_switchyard_events_v1_events, 5);
 
 /**
  * What one guardrail did with one request.
@@ -484,7 +526,7 @@ export type GuardrailOutcome = Message<'switchyard.events.v1.GuardrailOutcome'> 
  */
 export const GuardrailOutcomeSchema: GenMessage<GuardrailOutcome> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 5);
+  messageDesc(file_switchyard_events_v1_events, 6);
 
 /**
  * One check of a guardrail.
@@ -528,7 +570,7 @@ export type GuardrailCheckOutcome = Message<'switchyard.events.v1.GuardrailCheck
  */
 export const GuardrailCheckOutcomeSchema: GenMessage<GuardrailCheckOutcome> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 6);
+  messageDesc(file_switchyard_events_v1_events, 7);
 
 /**
  * Topic "switchyard.usage.v1", keyed by the limited entity (the API key).
@@ -588,7 +630,7 @@ export type UsageEvent = Message<'switchyard.events.v1.UsageEvent'> & {
  */
 export const UsageEventSchema: GenMessage<UsageEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 7);
+  messageDesc(file_switchyard_events_v1_events, 8);
 
 /**
  * Topic "switchyard.changes.v1", keyed by entity id: lets caches drop stale entries.
@@ -647,7 +689,7 @@ export type ChangeEvent = Message<'switchyard.events.v1.ChangeEvent'> & {
  */
 export const ChangeEventSchema: GenMessage<ChangeEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 8);
+  messageDesc(file_switchyard_events_v1_events, 9);
 
 /**
  * Topic "switchyard.audit.v1", keyed by organisation id: one successful management write
@@ -772,7 +814,7 @@ export type AuditEvent = Message<'switchyard.events.v1.AuditEvent'> & {
  */
 export const AuditEventSchema: GenMessage<AuditEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 9);
+  messageDesc(file_switchyard_events_v1_events, 10);
 
 /**
  * Topic "switchyard.feedback.v1", keyed by trace id: one feedback on a request as it stands
@@ -861,7 +903,7 @@ export type FeedbackEvent = Message<'switchyard.events.v1.FeedbackEvent'> & {
  */
 export const FeedbackEventSchema: GenMessage<FeedbackEvent> =
   /*@__PURE__*/
-  messageDesc(file_switchyard_events_v1_events, 10);
+  messageDesc(file_switchyard_events_v1_events, 11);
 
 /**
  * @generated from enum switchyard.events.v1.ChangeAction

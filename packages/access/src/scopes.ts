@@ -76,6 +76,23 @@ const CATALOGUE = {
   'mcp_servers.update': ws(),
   'mcp_servers.delete': ws(),
 
+  // Saved prompts and prompt partials of a workspace (versions, rendering, sharing with other
+  // workspaces of the organisation); running one through the gateway needs completions.write.
+  'prompts.create': ws(),
+  'prompts.read': ws(),
+  'prompts.list': ws(),
+  'prompts.update': ws(),
+  'prompts.delete': ws(),
+  'prompts.render': ws(),
+
+  // Agent integrations (upstream A2A agents an organisation or workspace connects, described
+  // by their agent cards): managed like MCP integrations.
+  'agent_integrations.create': ws(),
+  'agent_integrations.read': ws(),
+  'agent_integrations.list': ws(),
+  'agent_integrations.update': ws(),
+  'agent_integrations.delete': ws(),
+
   // Rate-limit and usage-limit policies: a workspace key manages its workspace's, an
   // organisation admin key any workspace's and the organisation-wide ones.
   'rate_limits.create': ws(),
@@ -209,6 +226,11 @@ export function scopesForWorkspaceRole(role: 'admin' | 'manager' | 'member'): re
         'mcp_integrations.list',
         'mcp_servers.read',
         'mcp_servers.list',
+        'prompts.read',
+        'prompts.list',
+        'prompts.render',
+        'agent_integrations.read',
+        'agent_integrations.list',
         'rate_limits.read',
         'rate_limits.list',
         'usage_limits.read',

@@ -63,6 +63,7 @@ export interface Clients {
   mcpDirectory: ServiceClient<typeof mcp.McpDirectoryService>;
   promptDirectory: ServiceClient<typeof prompts.PromptDirectoryService>;
   batchRecords: ServiceClient<typeof batches.BatchRecordService>;
+  secretReferences: ServiceClient<typeof admin.SecretReferenceService>;
 }
 export type ClientName = keyof Clients;
 
@@ -81,6 +82,7 @@ export const clientTargets: Record<ClientName, { service: ServiceName; addressVa
   mcpDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   promptDirectory: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
   batchRecords: { service: 'control-plane', addressVariable: 'CONTROL_PLANE_GRPC_ADDRESS' },
+  secretReferences: { service: 'admin', addressVariable: 'ADMIN_GRPC_ADDRESS' },
 };
 
 const clientServices = {
@@ -97,6 +99,7 @@ const clientServices = {
   mcpDirectory: mcp.McpDirectoryService,
   promptDirectory: prompts.PromptDirectoryService,
   batchRecords: batches.BatchRecordService,
+  secretReferences: admin.SecretReferenceService,
 } as const;
 
 export interface ServiceDeps {

@@ -490,6 +490,8 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- end -}}
 {{- if eq .component "control-plane" -}}
 {{- $_ := set $env "POLICY_GRPC_ADDRESS" (include "switchyard.grpcAddress" (dict "root" $root "key" "policy" "component" "policy")) -}}
+{{- /* Guardrail webhooks and MCP integrations resolve their secret mappings with admin. */ -}}
+{{- $_ := set $env "ADMIN_GRPC_ADDRESS" (include "switchyard.grpcAddress" (dict "root" $root "key" "admin" "component" "admin")) -}}
 {{- $_ := set $env "MAX_MANAGEMENT_REQUEST_BODY" (toString $c.maxRequestBody.management) -}}
 {{- $_ := set $env "MAX_OAUTH_REQUEST_BODY" (toString $c.maxRequestBody.oauth) -}}
 {{- if $c.controlPlane.apiKeyPrefix -}}

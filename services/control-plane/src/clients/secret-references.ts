@@ -1,24 +1,15 @@
 import { AppError, BadRequest, Forbidden, NotFound, ServiceUnavailable } from '@switchyard/core';
 import type { admin } from '@switchyard/proto';
 import type { ServiceClient } from '@switchyard/runtime';
-import type { SecretMappingInput, StoredSecretMapping } from '../domain/secret-mapping.schemas.ts';
+import type {
+  SecretMappingInput,
+  SecretMappingScope,
+  SecretMappingSource,
+  StoredSecretMapping,
+} from '../domain/secret-mapping.schemas.ts';
 
 /** How long admin may take to check or resolve one resource's mappings. */
 const DEADLINE_MS = 3_000;
-
-/** Where a resource's mappings apply: its organisation, and its workspace (null for an organisation-level one). */
-export interface SecretMappingScope {
-  organisationId: string;
-  workspaceId: string | null;
-}
-
-/** What this service asks of admin's secret references (a stand-in in tests). */
-export interface SecretMappingSource {
-  /** The mappings checked (each reference exists and is open to the workspace), each reference named by its id; a 4xx naming the mapping when one is not. */
-  check(scope: SecretMappingScope, mappings: readonly SecretMappingInput[], param: string): Promise<StoredSecretMapping[]>;
-  /** The value of each mapping, by target_field. Throws when one cannot be had. */
-  resolve(scope: SecretMappingScope, mappings: readonly StoredSecretMapping[]): Promise<Record<string, string>>;
-}
 
 const toRequestMapping = (mapping: SecretMappingInput | StoredSecretMapping) => ({
   targetField: mapping.target_field,
@@ -37,11 +28,14 @@ function paramOf(adminParam: string | null, param: string): string {
 /** A refusal of admin's as this resource's: the same status and code, the param its own. */
 function asOwnError(err: unknown, param: string): unknown {
   if (!(err instanceof AppError)) {
-    return new ServiceUnavailable('Secret references cannot be checked now: admin is unreachable.', { cause: err });
+    return new ServiceUnavailable('Secret references cannot be checked now: admin is unreachable.', {
+      cause: err,
+    });
   }
   if (err.status >= 500) return err;
   const options = { param: paramOf(err.param, param), code: err.code ?? undefined, cause: err };
-  if (err.status === 404) return new NotFound(err.message, { ...options, code: options.code ?? 'secret_reference_not_found' });
+  if (err.status === 404)
+    return new NotFound(err.message, { ...options, code: options.code ?? 'secret_reference_not_found' });
   if (err.status === 403) return new Forbidden(err.message, options);
   return new BadRequest(err.message, options);
 }
@@ -107,9 +101,12 @@ export class SecretReferenceMappings implements SecretMappingSource {
 
   private available(): ServiceClient<typeof admin.SecretReferenceService> {
     if (!this.client) {
-      throw new ServiceUnavailable('Secret references are not reachable from this service: admin is not configured.', {
-        param: 'secret_mappings',
-      });
+      throw new ServiceUnavailable(
+        'Secret references are not reachable from this service: admin is not configured.',
+        {
+          param: 'secret_mappings',
+        },
+      );
     }
     return this.client;
   }

@@ -27,8 +27,7 @@ import {
   webhooksUnavailable,
   withMappedHeaders,
 } from './guardrail-secrets.ts';
-import type { SecretMappingSource } from '../clients/secret-references.ts';
-import type { StoredSecretMapping } from './secret-mapping.schemas.ts';
+import type { SecretMappingSource, StoredSecretMapping } from './secret-mapping.schemas.ts';
 
 /** The body as sent, its checks and actions parsed (see @switchyard/guardrails). */
 export type CreateGuardrailInput = Omit<
@@ -147,7 +146,9 @@ export class GuardrailService {
   ): Promise<GuardrailWrite> {
     const found = await this.writable(principal, idOrSlug);
     const checks =
-      changes.checks === undefined ? undefined : sealWebhookHeaders(changes.checks, this.secrets, found.checks);
+      changes.checks === undefined
+        ? undefined
+        : sealWebhookHeaders(changes.checks, this.secrets, found.checks);
     const secretMappings =
       changes.secretMappings === undefined && changes.checks === undefined
         ? undefined
@@ -225,15 +226,19 @@ export class GuardrailService {
     try {
       const values = await this.mappings.resolve(guardrail, guardrail.secretMappings);
       const unsendable = Object.keys(values).find((target) => !sendableHeaderValue(values[target]!));
-      if (unsendable === undefined) return { ...guardrail, checks: withMappedHeaders(guardrail.checks, values) };
+      if (unsendable === undefined)
+        return { ...guardrail, checks: withMappedHeaders(guardrail.checks, values) };
       reason = `the secret mapped to '${unsendable}' is not a valid header value`;
     } catch (err) {
       reason = `its secret mappings cannot be resolved: ${err instanceof Error ? err.message : String(err)}`;
     }
-    this.logger?.warn('a guardrail’s secret mappings cannot be resolved; its webhook checks answer as unreachable', {
-      guardrail_id: guardrail.id,
-      error: reason,
-    });
+    this.logger?.warn(
+      'a guardrail’s secret mappings cannot be resolved; its webhook checks answer as unreachable',
+      {
+        guardrail_id: guardrail.id,
+        error: reason,
+      },
+    );
     return { ...guardrail, checks: webhooksUnavailable(guardrail.checks, reason) };
   }
 

@@ -36,8 +36,7 @@ import {
   withMappedCredentials,
   type McpUpstreamCredentials,
 } from './mcp-secrets.ts';
-import type { SecretMappingSource } from '../clients/secret-references.ts';
-import type { StoredSecretMapping } from './secret-mapping.schemas.ts';
+import type { SecretMappingSource, StoredSecretMapping } from './secret-mapping.schemas.ts';
 import type { WorkspaceService } from './workspace.service.ts';
 
 export type CreateMcpIntegrationInput = z.output<typeof createMcpIntegrationBody>;

@@ -135,7 +135,8 @@ export function withMappedCredentials(
     else if (target === 'oauth_client_secret') resolved.clientSecret = value;
     else {
       const name = target.slice('custom_headers.'.length);
-      for (const key of Object.keys(headers)) if (key.toLowerCase() === name.toLowerCase()) delete headers[key];
+      for (const key of Object.keys(headers))
+        if (key.toLowerCase() === name.toLowerCase()) delete headers[key];
       headers[name] = value;
     }
   }

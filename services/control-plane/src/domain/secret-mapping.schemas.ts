@@ -74,3 +74,24 @@ export function secretMappingsSchema(target: z.ZodType<string>, targets: string)
 }
 
 export type SecretMappingInput = z.output<ReturnType<typeof secretMappingsSchema>>[number];
+
+/** Where a resource's mappings apply: its organisation, and its workspace (null for an organisation-level one). */
+export interface SecretMappingScope {
+  organisationId: string;
+  workspaceId: string | null;
+}
+
+/** What this service asks of admin's secret references (a stand-in in tests). */
+export interface SecretMappingSource {
+  /** The mappings checked (each reference exists and is open to the workspace), each reference named by its id; a 4xx naming the mapping when one is not. */
+  check(
+    scope: SecretMappingScope,
+    mappings: readonly SecretMappingInput[],
+    param: string,
+  ): Promise<StoredSecretMapping[]>;
+  /** The value of each mapping, by target_field. Throws when one cannot be had. */
+  resolve(
+    scope: SecretMappingScope,
+    mappings: readonly StoredSecretMapping[],
+  ): Promise<Record<string, string>>;
+}

@@ -111,6 +111,7 @@ describe('defining and reading a guardrail', () => {
       version_id: created.version_id,
       checks: asStored.checks(checks),
       actions: asStored.actions({ deny: true }),
+      secret_mappings: [],
       object: 'guardrail',
     });
     assert.match(ownerId, UUID);

@@ -4,7 +4,12 @@ import { after, before, describe, test } from 'node:test';
 import { createLogger, Forbidden, NotFound, ServiceUnavailable } from '@switchyard/core';
 import { admin } from '@switchyard/proto';
 import { GrpcServer } from '@switchyard/runtime';
-import { startFakeMcpServer, startServiceHarness, type FakeMcp, type ServiceHarness } from '@switchyard/testing';
+import {
+  startFakeMcpServer,
+  startServiceHarness,
+  type FakeMcp,
+  type ServiceHarness,
+} from '@switchyard/testing';
 import { controlPlane } from '../service.ts';
 import { createWorkspace } from '../testing/workspaces.ts';
 
@@ -32,7 +37,13 @@ const secrets = {
 };
 
 function addReference(organisationId: string, value: string, workspaceId: string | null = null): Reference {
-  const reference = { id: randomUUID(), slug: `ref-${randomUUID().slice(0, 8)}`, organisationId, workspaceId, value };
+  const reference = {
+    id: randomUUID(),
+    slug: `ref-${randomUUID().slice(0, 8)}`,
+    organisationId,
+    workspaceId,
+    value,
+  };
   secrets.references.push(reference);
   return reference;
 }
@@ -63,9 +74,12 @@ before(async () => {
             });
           }
           if (reference.workspaceId !== null && reference.workspaceId !== request.workspaceId) {
-            throw new Forbidden(`mappings[${i}]: secret reference '${reference.slug}' is not open to the workspace.`, {
-              param: `mappings[${i}].secret_reference_id`,
-            });
+            throw new Forbidden(
+              `mappings[${i}]: secret reference '${reference.slug}' is not open to the workspace.`,
+              {
+                param: `mappings[${i}].secret_reference_id`,
+              },
+            );
           }
           return { mapping: { ...mapping, secretReferenceId: reference.id }, reference };
         });
@@ -152,7 +166,10 @@ describe('guardrail webhook secret mappings', () => {
 
     reference.value = 'Bearer rotated-2';
     const rotated = await directoryCheck(created.body.id);
-    assert.equal((rotated.parameters as { headers: Record<string, string> }).headers.Authorization, 'Bearer rotated-2');
+    assert.equal(
+      (rotated.parameters as { headers: Record<string, string> }).headers.Authorization,
+      'Bearer rotated-2',
+    );
   });
 
   test('a workspace guardrail is checked for its workspace; a reference not open to it is a 403 naming the mapping', async () => {
@@ -181,7 +198,9 @@ describe('guardrail webhook secret mappings', () => {
         key: h.adminKey,
         json: { name: 'Bad mapped hook', checks, actions: {}, secret_mappings },
       });
-    const unknown = await attempt([{ target_field: 'headers.X-Key', secret_reference_id: 'no-such-reference' }]);
+    const unknown = await attempt([
+      { target_field: 'headers.X-Key', secret_reference_id: 'no-such-reference' },
+    ]);
     assert.equal(unknown.status, 404, unknown.text);
     assert.equal(unknown.body.error.param, 'secret_mappings[0].secret_reference_id');
     assert.equal(unknown.body.error.code, 'secret_reference_not_found');
@@ -189,8 +208,14 @@ describe('guardrail webhook secret mappings', () => {
 
     const cases: Array<[unknown, string, unknown[]?]> = [
       [[{ target_field: 'body.key', secret_reference_id: reference.id }], 'secret_mappings[0].target_field'],
-      [[{ target_field: 'headers.Host', secret_reference_id: reference.id }], 'secret_mappings[0].target_field'],
-      [[{ target_field: 'headers.Bad Name', secret_reference_id: reference.id }], 'secret_mappings[0].target_field'],
+      [
+        [{ target_field: 'headers.Host', secret_reference_id: reference.id }],
+        'secret_mappings[0].target_field',
+      ],
+      [
+        [{ target_field: 'headers.Bad Name', secret_reference_id: reference.id }],
+        'secret_mappings[0].target_field',
+      ],
       [
         [{ target_field: 'headers.X-Key', secret_reference_id: reference.id, json_pointer: '/a' }],
         'secret_mappings[0].json_pointer',
@@ -203,7 +228,10 @@ describe('guardrail webhook secret mappings', () => {
         'secret_mappings[1].target_field',
       ],
       [
-        Array.from({ length: 17 }, (_, i) => ({ target_field: `headers.X-K${i}`, secret_reference_id: reference.id })),
+        Array.from({ length: 17 }, (_, i) => ({
+          target_field: `headers.X-K${i}`,
+          secret_reference_id: reference.id,
+        })),
         'secret_mappings',
       ],
       [
@@ -238,7 +266,10 @@ describe('guardrail webhook secret mappings', () => {
     const headers = async () =>
       ((await directoryCheck(id)).parameters as { headers: Record<string, string> }).headers;
 
-    const renamed = await h.request('PUT', `/v1/guardrails/${id}`, { key: h.adminKey, json: { name: 'Renamed' } });
+    const renamed = await h.request('PUT', `/v1/guardrails/${id}`, {
+      key: h.adminKey,
+      json: { name: 'Renamed' },
+    });
     assert.equal(renamed.status, 200, renamed.text);
     assert.deepEqual(await headers(), { 'X-Key': 'first-value' });
 
@@ -257,9 +288,15 @@ describe('guardrail webhook secret mappings', () => {
     assert.equal(withoutWebhook.body.error.param, 'checks');
     assert.deepEqual(await headers(), { 'X-Other': 'second-value' }, 'nothing changed');
 
-    const cleared = await h.request('PUT', `/v1/guardrails/${id}`, { key: h.adminKey, json: { secret_mappings: [] } });
+    const cleared = await h.request('PUT', `/v1/guardrails/${id}`, {
+      key: h.adminKey,
+      json: { secret_mappings: [] },
+    });
     assert.equal(cleared.status, 200, cleared.text);
-    assert.deepEqual((await h.request('GET', `/v1/guardrails/${id}`, { key: h.adminKey })).body.secret_mappings, []);
+    assert.deepEqual(
+      (await h.request('GET', `/v1/guardrails/${id}`, { key: h.adminKey })).body.secret_mappings,
+      [],
+    );
     assert.deepEqual(await headers(), {});
   });
 
@@ -277,7 +314,9 @@ describe('guardrail webhook secret mappings', () => {
     assert.equal(created.status, 200, created.text);
     secrets.storeDown = true;
     try {
-      const listed = await h.client('guardrailDirectory').listGuardrails({ organisationId: h.organisationId });
+      const listed = await h
+        .client('guardrailDirectory')
+        .listGuardrails({ organisationId: h.organisationId });
       const found = listed.guardrails.find((g) => g.id === created.body.id)!;
       const [webhook, regex] = JSON.parse(found.checksJson) as Array<Record<string, unknown>>;
       assert.match(String(webhook!.unavailable), /secret mappings cannot be resolved/);
@@ -320,14 +359,18 @@ describe('MCP integration secret mappings', () => {
         auth_type: 'headers',
         transport: 'http',
         workspace_id: h.workspaceId,
-        secret_mappings: [{ target_field: 'custom_headers.Authorization', secret_reference_id: reference.slug }],
+        secret_mappings: [
+          { target_field: 'custom_headers.Authorization', secret_reference_id: reference.slug },
+        ],
       },
     });
     assert.equal(created.status, 200, created.text);
     assert.equal(secrets.asked[0]!.checkOnly, true);
     assert.equal(secrets.asked[0]!.workspaceId, h.workspaceId);
 
-    const synced = await h.request('POST', `/v2/mcp-integrations/${created.body.id}/sync`, { key: h.adminKey });
+    const synced = await h.request('POST', `/v2/mcp-integrations/${created.body.id}/sync`, {
+      key: h.adminKey,
+    });
     assert.equal(synced.status, 200, synced.text);
     const metadata = await h.request('GET', `/v2/mcp-integrations/${created.body.id}/metadata`, {
       key: h.adminKey,
@@ -399,10 +442,14 @@ describe('MCP integration secret mappings', () => {
           secret_mappings,
         },
       });
-    const unknown = await attempt([{ target_field: 'custom_headers.X-Key', secret_reference_id: 'missing-ref' }]);
+    const unknown = await attempt([
+      { target_field: 'custom_headers.X-Key', secret_reference_id: 'missing-ref' },
+    ]);
     assert.equal(unknown.status, 404, unknown.text);
     assert.equal(unknown.body.error.param, 'secret_mappings[0].secret_reference_id');
-    const badTarget = await attempt([{ target_field: 'configurations.token_url', secret_reference_id: reference.id }]);
+    const badTarget = await attempt([
+      { target_field: 'configurations.token_url', secret_reference_id: reference.id },
+    ]);
     assert.equal(badTarget.status, 400, badTarget.text);
     assert.equal(badTarget.body.error.param, 'secret_mappings[0].target_field');
 

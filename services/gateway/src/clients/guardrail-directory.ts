@@ -47,7 +47,9 @@ function readChecks(checksJson: string): GuardrailCheck[] {
     : raw;
   return parseGuardrailChecks(stripped, 'checks').map((check, index) => {
     const reason = reasons.get(index);
-    return reason === undefined ? check : { ...check, parameters: { ...check.parameters, unavailable: reason } };
+    return reason === undefined
+      ? check
+      : { ...check, parameters: { ...check.parameters, unavailable: reason } };
   });
 }
 

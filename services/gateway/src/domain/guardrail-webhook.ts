@@ -95,7 +95,11 @@ export async function callWebhook(
 ): Promise<CheckVerdict> {
   const parameters = parametersOf(check);
   if (parameters.unavailable !== undefined) {
-    return checkVerdict(check, { error: new Error(`the webhook cannot be called: ${parameters.unavailable}`) }, 0);
+    return checkVerdict(
+      check,
+      { error: new Error(`the webhook cannot be called: ${parameters.unavailable}`) },
+      0,
+    );
   }
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(parameters.headers)) headers[name.toLowerCase()] = value;

@@ -91,6 +91,8 @@ import { McpIntegrationService } from './domain/mcp-integration.service.ts';
 import { McpServerService } from './domain/mcp-server.service.ts';
 import { McpSyncSchedule } from './domain/mcp-sync-schedule.ts';
 import { mcpDirectoryCallers, mcpDirectoryHandlers } from './grpc/mcp-directory.handlers.ts';
+import { GuardrailSecretMappings1763700000053 } from './store/migrations/1763700000053-guardrail-secret-mappings.ts';
+import { SecretReferenceMappings } from './clients/secret-references.ts';
 
 const apiKeyPrefix = env.string('sy-').meta({ description: 'prefix of newly issued API keys' });
 const adminKey = env.optionalString().meta({
@@ -158,12 +160,14 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       ApiKeyDefaults1763700000033,
       OAuthResource1763700000036,
       Mcp1763700000040,
+      GuardrailSecretMappings1763700000053,
     ],
   },
   bus: true,
   // Usage figures come from the policy service; without it only the usage routes answer 503.
-  clients: ['usageLedger'],
-  toleratesOutageOf: ['usageLedger'],
+  // Secret mappings are resolved by admin; without it only resources that have them are refused.
+  clients: ['usageLedger', 'secretReferences'],
+  toleratesOutageOf: ['usageLedger', 'secretReferences'],
   // The SCIM body limit is validated with the others, and used by admin only.
   settings: configSchema
     .omit({ MAX_SCIM_REQUEST_BODY: true })
@@ -239,11 +243,13 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       need(clients.usageLedger, 'usage ledger client'),
       events,
     );
+    const secretMappings = new SecretReferenceMappings(clients.secretReferences);
     const guardrails = new GuardrailService(
       new GuardrailRepository(manager),
       workspaces,
       events,
       new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY),
+      secretMappings,
       logger,
     );
     const savedConfigs = new ConfigService(
@@ -261,6 +267,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY),
       mcpHosts,
       { timeoutMs: config.MCP_SYNC_TIMEOUT_MS, intervalSeconds: config.MCP_SYNC_INTERVAL_SECONDS },
+      secretMappings,
       logger,
     );
     const guardrailRepo = new GuardrailRepository(manager);

@@ -294,6 +294,11 @@ export const gatewayService: ServiceDefinition = {
           if (change.entity === 'config') configs.invalidateOrganisation(change.organisationId);
           if (change.entity === 'guardrail') guardrails.invalidateOrganisation(change.organisationId);
           if (change.entity === 'mcp_server') mcpServers.invalidateOrganisation(change.organisationId);
+          // A rotated or removed secret reference: guardrails and MCP servers may send its value.
+          if (change.entity === 'secret_reference') {
+            guardrails.invalidateOrganisation(change.organisationId);
+            mcpServers.invalidateOrganisation(change.organisationId);
+          }
         });
       },
       async stop() {

@@ -103,3 +103,38 @@ export function maskWebhookHeaders(checks: readonly GuardrailCheck[]): Guardrail
     return { ...check, parameters: { ...rest, headers: masked } };
   });
 }
+
+/**
+ * The checks as gateways run them once the secret mappings are resolved: each webhook check
+ * sends the mapped headers (`headers.<Name>` → value), which win over an inline header of the
+ * same name (compared without case).
+ */
+export function withMappedHeaders(
+  checks: readonly GuardrailCheck[],
+  values: Readonly<Record<string, string>>,
+): GuardrailCheck[] {
+  const mapped = Object.entries(values).map(([target, value]) => [target.slice('headers.'.length), value]);
+  const names = new Set(mapped.map(([name]) => name!.toLowerCase()));
+  return checks.map((check) => {
+    if (!isWebhook(check)) return check;
+    const { headers = {}, ...rest } = stored(check);
+    const kept = Object.entries(headers).filter(([name]) => !names.has(name.toLowerCase()));
+    return { ...check, parameters: { ...rest, headers: Object.fromEntries([...kept, ...mapped]) } };
+  });
+}
+
+/** A header value a webhook check may hold (as @switchyard/guardrails reads them): no CR, LF or other control characters. */
+export const sendableHeaderValue = (value: string): boolean =>
+  value.length <= 4_096 && /^[\t\x20-\x7e\x80-\xff]*$/.test(value);
+
+/**
+ * The checks with every webhook check marked unavailable (`unavailable`: why): gateways
+ * answer such a check as they do a webhook that cannot be reached, by its failure mode,
+ * without calling it.
+ */
+export function webhooksUnavailable(checks: readonly GuardrailCheck[], reason: string): GuardrailCheck[] {
+  return checks.map((check) => (isWebhook(check) ? { ...check, unavailable: reason } : check));
+}
+
+/** Whether any of the checks is a webhook check, which secret mappings need. */
+export const hasWebhookCheck = (checks: readonly GuardrailCheck[]): boolean => checks.some(isWebhook);

@@ -1,4 +1,6 @@
+import { headerNameProblem } from '@switchyard/core';
 import { z } from 'zod';
+import { secretMappingsSchema } from './secret-mapping.schemas.ts';
 
 /*
  * The wire form of guardrail requests (snake_case, as the API spells them). What `checks` and
@@ -17,6 +19,19 @@ const actions = z.record(z.string(), z.unknown()).meta({
   description: 'What a failed check does: `deny`, `async`, `redact`, and feedback on success or failure.',
 });
 
+/** `headers.<Header-Name>`: a header every webhook check of the guardrail sends, its value from a secret reference. */
+const webhookHeaderTarget = z.string().superRefine((target, ctx) => {
+  const name = /^headers\.(.+)$/.exec(target)?.[1];
+  const problem =
+    name === undefined ? "is not 'headers.<Header-Name>'" : headerNameProblem(name, undefined, true);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `'${target}' ${problem}` });
+});
+
+const secretMappings = secretMappingsSchema(
+  webhookHeaderTarget,
+  '`headers.<Header-Name>`, a header sent by the guardrail’s `default.webhook` checks (it wins over an inline header of that name)',
+);
+
 /** A workspace id or slug; null or '' asks for an organisation-level guardrail (an organisation admin key's alone). */
 const workspaceReference = z
   .string()
@@ -33,6 +48,7 @@ export const createGuardrailBody = z.strictObject({
   organisation_id: organisationReference.optional(),
   checks,
   actions,
+  secret_mappings: secretMappings.optional(),
 });
 
 export const updateGuardrailBody = z
@@ -40,9 +56,10 @@ export const updateGuardrailBody = z
     name: guardrailName.optional(),
     checks: checks.optional(),
     actions: actions.optional(),
+    secret_mappings: secretMappings.optional(),
   })
   .refine((body) => Object.values(body).some((value) => value !== undefined), {
-    error: 'give at least one of name, checks or actions',
+    error: 'give at least one of name, checks, actions or secret_mappings',
   });
 
 /** Page parameters are read by parsePage. */

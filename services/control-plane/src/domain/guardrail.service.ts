@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import {
+  BadRequest,
   Conflict,
   Forbidden,
   NotFound,
@@ -18,24 +19,34 @@ import type { GuardrailRepository, GuardrailWrite } from '../store/guardrail.rep
 import type { WorkspaceService } from './workspace.service.ts';
 import type { createGuardrailBody, listGuardrailsQuery, updateGuardrailBody } from './guardrail.schemas.ts';
 import { guardrailSlugFrom } from './slugs.ts';
-import { openWebhookHeaders, sealWebhookHeaders } from './guardrail-secrets.ts';
+import {
+  hasWebhookCheck,
+  openWebhookHeaders,
+  sealWebhookHeaders,
+  sendableHeaderValue,
+  webhooksUnavailable,
+  withMappedHeaders,
+} from './guardrail-secrets.ts';
+import type { SecretMappingSource, StoredSecretMapping } from './secret-mapping.schemas.ts';
 
 /** The body as sent, its checks and actions parsed (see @switchyard/guardrails). */
 export type CreateGuardrailInput = Omit<
   CamelKeys<z.output<typeof createGuardrailBody>>,
-  'checks' | 'actions'
+  'checks' | 'actions' | 'secretMappings'
 > & {
   checks: GuardrailCheck[];
   actions: GuardrailActions;
+  secretMappings?: z.output<typeof createGuardrailBody>['secret_mappings'];
 };
 
 /** Absent fields stay as they are; checks and actions given are parsed. */
 export type UpdateGuardrailInput = Omit<
   CamelKeys<z.output<typeof updateGuardrailBody>>,
-  'checks' | 'actions'
+  'checks' | 'actions' | 'secretMappings'
 > & {
   checks?: GuardrailCheck[] | undefined;
   actions?: GuardrailActions | undefined;
+  secretMappings?: z.output<typeof updateGuardrailBody>['secret_mappings'];
 };
 
 export type ListGuardrailsInput = CamelKeys<z.output<typeof listGuardrailsQuery>>;
@@ -60,7 +71,9 @@ export class GuardrailService {
     private readonly bus: EventBus,
     /** Encrypts the headers webhook checks send (see guardrail-secrets.ts). */
     private readonly secrets: SecretBox,
-    private readonly logger?: Pick<Logger, 'error'>,
+    /** Admin's secret references, which `secret_mappings` name. */
+    private readonly mappings: SecretMappingSource,
+    private readonly logger?: Pick<Logger, 'error' | 'warn'>,
   ) {}
 
   async create(
@@ -68,6 +81,11 @@ export class GuardrailService {
     input: CreateGuardrailInput,
   ): Promise<GuardrailWrite & { version: GuardrailVersion }> {
     const workspaceId = await this.workspaceFor(principal, input);
+    const secretMappings = await this.checkMappings(
+      { organisationId: principal.organisationId, workspaceId },
+      input.checks,
+      input.secretMappings ?? [],
+    );
     for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
       const written = await this.repo.insert({
         organisationId: principal.organisationId,
@@ -76,6 +94,7 @@ export class GuardrailService {
         slug: guardrailSlugFrom(input.name, randomBytes(4).toString('hex')),
         checks: sealWebhookHeaders(input.checks, this.secrets),
         actions: input.actions,
+        secretMappings,
         actorId: actorOf(principal),
       });
       if (written) {
@@ -126,11 +145,24 @@ export class GuardrailService {
     changes: UpdateGuardrailInput,
   ): Promise<GuardrailWrite> {
     const found = await this.writable(principal, idOrSlug);
-    const sealed =
+    const checks =
       changes.checks === undefined
-        ? changes
-        : { ...changes, checks: sealWebhookHeaders(changes.checks, this.secrets, found.checks) };
-    const written = await this.repo.update(found.id, sealed, actorOf(principal));
+        ? undefined
+        : sealWebhookHeaders(changes.checks, this.secrets, found.checks);
+    const secretMappings =
+      changes.secretMappings === undefined && changes.checks === undefined
+        ? undefined
+        : await this.checkMappings(
+            found,
+            checks ?? found.checks,
+            changes.secretMappings ?? found.secretMappings,
+            changes.secretMappings === undefined,
+          );
+    const written = await this.repo.update(
+      found.id,
+      { name: changes.name, actions: changes.actions, checks, secretMappings },
+      actorOf(principal),
+    );
     if (!written) throw new NotFound(`Guardrail '${idOrSlug}' not found.`);
     this.publish(written.guardrail, events.ChangeAction.UPDATED);
     return written;
@@ -167,12 +199,14 @@ export class GuardrailService {
 
   /**
    * Every active guardrail of an organisation, as gateways run them: webhook headers in the
-   * clear. One whose headers cannot be decrypted (the encryption key changed) is left out, and
-   * logged: a request naming it is then refused, never sent unchecked.
+   * clear, the mapped ones resolved from admin's secret references. One whose headers cannot be
+   * decrypted (the encryption key changed) is left out, and logged: a request naming it is then
+   * refused, never sent unchecked. One whose mappings cannot be resolved has its webhook checks
+   * marked unavailable: they answer as a webhook that cannot be reached does.
    */
   async activeGuardrails(organisationId: string): Promise<Guardrail[]> {
     const active = await this.repo.allActive(organisationId, MAX_ACTIVE_GUARDRAILS);
-    return active.flatMap((guardrail) => {
+    const opened = active.flatMap((guardrail) => {
       try {
         return [{ ...guardrail, checks: openWebhookHeaders(guardrail.checks, this.secrets) }];
       } catch (err) {
@@ -183,6 +217,52 @@ export class GuardrailService {
         return [];
       }
     });
+    return Promise.all(opened.map((guardrail) => this.withResolvedMappings(guardrail)));
+  }
+
+  private async withResolvedMappings(guardrail: Guardrail): Promise<Guardrail> {
+    if (guardrail.secretMappings.length === 0) return guardrail;
+    let reason: string;
+    try {
+      const values = await this.mappings.resolve(guardrail, guardrail.secretMappings);
+      const unsendable = Object.keys(values).find((target) => !sendableHeaderValue(values[target]!));
+      if (unsendable === undefined)
+        return { ...guardrail, checks: withMappedHeaders(guardrail.checks, values) };
+      reason = `the secret mapped to '${unsendable}' is not a valid header value`;
+    } catch (err) {
+      reason = `its secret mappings cannot be resolved: ${err instanceof Error ? err.message : String(err)}`;
+    }
+    this.logger?.warn(
+      'a guardrail’s secret mappings cannot be resolved; its webhook checks answer as unreachable',
+      {
+        guardrail_id: guardrail.id,
+        error: reason,
+      },
+    );
+    return { ...guardrail, checks: webhooksUnavailable(guardrail.checks, reason) };
+  }
+
+  /**
+   * Mappings as stored, checked with admin: each names a header of the guardrail's webhook
+   * checks, which it must have. `kept`: the mappings are the stored ones, only the checks change.
+   */
+  private async checkMappings(
+    scope: { organisationId: string; workspaceId: string | null },
+    checks: readonly GuardrailCheck[],
+    mappings: readonly StoredSecretMapping[] | NonNullable<CreateGuardrailInput['secretMappings']>,
+    kept = false,
+  ): Promise<StoredSecretMapping[]> {
+    if (mappings.length === 0) return [];
+    if (!hasWebhookCheck(checks)) {
+      throw new BadRequest(
+        kept
+          ? 'The guardrail has secret_mappings, which need a `default.webhook` check: keep one, or send secret_mappings [].'
+          : 'secret_mappings set headers of `default.webhook` checks, and the guardrail has none.',
+        { param: kept ? 'checks' : 'secret_mappings' },
+      );
+    }
+    if (kept) return [...(mappings as StoredSecretMapping[])];
+    return this.mappings.check(scope, mappings, 'secret_mappings');
   }
 
   private async writable(principal: Principal, idOrSlug: string): Promise<Guardrail> {

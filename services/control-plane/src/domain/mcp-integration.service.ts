@@ -30,7 +30,13 @@ import type {
   updateMcpIntegrationBody,
 } from './mcp.schemas.ts';
 import { readUpstream, syncErrorOf } from './mcp-client.ts';
-import { openCredentials, sealConfigurations, type McpUpstreamCredentials } from './mcp-secrets.ts';
+import {
+  openCredentials,
+  sealConfigurations,
+  withMappedCredentials,
+  type McpUpstreamCredentials,
+} from './mcp-secrets.ts';
+import type { SecretMappingSource, StoredSecretMapping } from './secret-mapping.schemas.ts';
 import type { WorkspaceService } from './workspace.service.ts';
 
 export type CreateMcpIntegrationInput = z.output<typeof createMcpIntegrationBody>;
@@ -102,6 +108,8 @@ export class McpIntegrationService {
     private readonly secrets: SecretBox,
     private readonly hosts: McpHostOptions,
     private readonly sync: McpSyncOptions,
+    /** Admin's secret references, which `secret_mappings` name. */
+    private readonly mappings: SecretMappingSource,
     private readonly logger?: Pick<Logger, 'error' | 'warn'>,
   ) {}
 
@@ -110,6 +118,12 @@ export class McpIntegrationService {
     const workspaceId = await this.workspaceFor(principal, input);
     await this.checkUrls(input.url, input.configurations?.token_url);
     const configurations = sealConfigurations(input.configurations ?? {}, this.secrets);
+    const secretMappings = await this.mappings.check(
+      { organisationId: principal.organisationId, workspaceId },
+      input.secret_mappings ?? [],
+      'secret_mappings',
+    );
+    if (secretMappings.length > 0) configurations.secretMappings = secretMappings;
     this.checkAuth(authType, configurations);
     for (let attempt = 0; attempt < (input.slug ? 1 : SLUG_ATTEMPTS); attempt++) {
       const created = await this.repo.insertIntegration({
@@ -177,20 +191,27 @@ export class McpIntegrationService {
     await this.checkUrls(input.url, input.configurations?.token_url);
     const configurations =
       input.configurations === undefined
-        ? found.configurations
+        ? { ...found.configurations }
         : sealConfigurations(input.configurations, this.secrets, found.configurations);
+    const secretMappings: StoredSecretMapping[] =
+      input.secret_mappings === undefined
+        ? (found.configurations.secretMappings ?? [])
+        : await this.mappings.check(found, input.secret_mappings, 'secret_mappings');
+    delete configurations.secretMappings;
+    if (secretMappings.length > 0) configurations.secretMappings = secretMappings;
     this.checkAuth(authType, configurations);
+    const changesConfigurations = input.configurations !== undefined || input.secret_mappings !== undefined;
     const updated = await this.repo.updateIntegration(found.id, {
       name: input.name,
       description: input.description,
       url: input.url,
       authType: input.auth_type === undefined ? undefined : authType,
-      configurations: input.configurations === undefined ? undefined : configurations,
+      configurations: changesConfigurations ? configurations : undefined,
     });
     if (!updated) throw new NotFound(`MCP integration '${ref}' not found.`);
     await this.announce(updated, events.ChangeAction.UPDATED);
     // A new URL or credentials may reach another server: read its capabilities again.
-    if (input.url !== undefined || input.configurations !== undefined || input.auth_type !== undefined) {
+    if (input.url !== undefined || changesConfigurations || input.auth_type !== undefined) {
       this.syncInBackground(updated.id);
     }
     return updated;
@@ -298,9 +319,29 @@ export class McpIntegrationService {
     return (await this.repo.integrationById(integration.id)) ?? integration;
   }
 
-  /** The upstream's credentials in the clear (the directory's and the sync's). */
-  credentials(integration: McpIntegration): McpUpstreamCredentials {
-    return openCredentials(integration, this.secrets);
+  /**
+   * The upstream's credentials in the clear (the directory's and the sync's), the mapped ones
+   * resolved from admin's secret references. Throws when a value cannot be decrypted or a
+   * mapping cannot be resolved; the error never holds a value.
+   */
+  async credentials(integration: McpIntegration): Promise<McpUpstreamCredentials> {
+    const opened = openCredentials(integration, this.secrets);
+    const mappings = integration.configurations.secretMappings ?? [];
+    if (mappings.length === 0) return opened;
+    let values: Record<string, string>;
+    try {
+      values = await this.mappings.resolve(integration, mappings);
+    } catch (err) {
+      throw new Error(
+        `the integration's secret mappings cannot be resolved: ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
+    }
+    if (integration.authType !== 'oauth_client_credentials') {
+      delete values.oauth_client_id;
+      delete values.oauth_client_secret;
+    }
+    return withMappedCredentials(opened, values);
   }
 
   /** Syncs one integration; a failure is recorded on it, never thrown. */
@@ -309,7 +350,7 @@ export class McpIntegrationService {
     if (!integration) return;
     let credentials: McpUpstreamCredentials | null = null;
     try {
-      credentials = this.credentials(integration);
+      credentials = await this.credentials(integration);
       const result = await readUpstream(integration.url, credentials, {
         ...this.hosts,
         timeoutMs: this.sync.timeoutMs,
@@ -366,7 +407,12 @@ export class McpIntegrationService {
   }
 
   private checkAuth(authType: McpIntegration['authType'], stored: McpStoredConfigurations): void {
-    if (authType === 'headers' && Object.keys(stored.sealedHeaders ?? {}).length === 0) {
+    const mapped = new Set((stored.secretMappings ?? []).map((m) => m.target_field));
+    if (
+      authType === 'headers' &&
+      Object.keys(stored.sealedHeaders ?? {}).length === 0 &&
+      ![...mapped].some((target) => target.startsWith('custom_headers.'))
+    ) {
       throw new BadRequest('auth_type `headers` needs at least one of configurations.custom_headers.', {
         param: 'configurations.custom_headers',
       });
@@ -377,7 +423,7 @@ export class McpIntegrationService {
         ['client_id', stored.clientId],
         ['client_secret', stored.sealedClientSecret],
       ] as const) {
-        if (!value) {
+        if (!value && !mapped.has(`oauth_${field}`)) {
           throw new BadRequest(`auth_type \`oauth_client_credentials\` needs configurations.${field}.`, {
             param: `configurations.${field}`,
           });

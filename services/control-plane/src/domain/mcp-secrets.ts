@@ -118,3 +118,27 @@ export function openCredentials(integration: McpIntegration, box: SecretBox): Mc
     scope: clientCredentials ? (stored.scope ?? '') : '',
   };
 }
+
+/**
+ * The credentials with the values of the secret mappings (by target_field) in place: a mapped
+ * `custom_headers.<Name>` wins over a custom header of that name (compared without case),
+ * `oauth_client_id` and `oauth_client_secret` over the stored ones.
+ */
+export function withMappedCredentials(
+  credentials: McpUpstreamCredentials,
+  values: Readonly<Record<string, string>>,
+): McpUpstreamCredentials {
+  const headers = { ...credentials.headers };
+  const resolved = { ...credentials, headers };
+  for (const [target, value] of Object.entries(values)) {
+    if (target === 'oauth_client_id') resolved.clientId = value;
+    else if (target === 'oauth_client_secret') resolved.clientSecret = value;
+    else {
+      const name = target.slice('custom_headers.'.length);
+      for (const key of Object.keys(headers))
+        if (key.toLowerCase() === name.toLowerCase()) delete headers[key];
+      headers[name] = value;
+    }
+  }
+  return resolved;
+}

@@ -200,7 +200,7 @@ export class McpServerService {
     const started = Date.now();
     let credentials: McpUpstreamCredentials | null = null;
     try {
-      credentials = this.integrations.credentials(integration);
+      credentials = await this.integrations.credentials(integration);
       const { serverName } = await probeUpstream(integration.url, credentials, this.hosts);
       return {
         success: true,
@@ -404,10 +404,10 @@ export class McpServerService {
       scope: '',
     };
     try {
-      auth = this.integrations.credentials(integration);
+      auth = await this.integrations.credentials(integration);
     } catch (err) {
       // Without its credentials the upstream cannot be called as configured: every call is refused.
-      this.logger?.error('an MCP integration’s credentials cannot be decrypted; its servers are disabled', {
+      this.logger?.error('an MCP integration’s credentials cannot be had; its servers are disabled', {
         mcp_integration_id: integration.id,
         error: String(err),
       });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { secretMappingsSchema } from './secret-mapping.schemas.ts';
 
 /*
  * The wire form of the MCP integration, MCP server and MCP registry requests (snake_case, as
@@ -64,6 +65,23 @@ const configurations = z
     description: 'How the upstream is called: headers, passthrough headers and OAuth client credentials.',
   });
 
+/** `custom_headers.<Name>`, `oauth_client_id` or `oauth_client_secret`. */
+const mcpMappingTarget = z.string().superRefine((target, ctx) => {
+  if (target === 'oauth_client_id' || target === 'oauth_client_secret') return;
+  const name = /^custom_headers\.(.+)$/.exec(target)?.[1];
+  if (name === undefined || !headerName.safeParse(name).success) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `'${target}' is not 'custom_headers.<Header-Name>', 'oauth_client_id' or 'oauth_client_secret'`,
+    });
+  }
+});
+
+const secretMappings = secretMappingsSchema(
+  mcpMappingTarget,
+  '`custom_headers.<Header-Name>` (sent upstream, wins over a custom header of that name), `oauth_client_id` and `oauth_client_secret` (`oauth_client_credentials`, win over configurations.client_id and client_secret)',
+);
+
 const url = z.string().min(1).max(2048).meta({
   description:
     "The upstream's streamable HTTP endpoint (http or https). Private, loopback and metadata addresses are refused unless the host is in TRUSTED_CUSTOM_HOSTS.",
@@ -79,6 +97,7 @@ export const createMcpIntegrationBody = z.strictObject({
   auth_type: authType,
   transport,
   configurations: configurations.optional(),
+  secret_mappings: secretMappings.optional(),
   workspace_id: workspaceReference.optional(),
   organisation_id: z.string().min(1).max(255).optional(),
 });
@@ -91,6 +110,7 @@ export const updateMcpIntegrationBody = z
     auth_type: authType.optional(),
     transport: transport.optional(),
     configurations: configurations.optional(),
+    secret_mappings: secretMappings.optional(),
   })
   .refine((body) => Object.values(body).some((value) => value !== undefined), {
     error: 'give at least one field to change',

@@ -25,6 +25,7 @@ export function presentGuardrail(guardrail: Guardrail) {
     version_id: guardrail.currentVersionId,
     checks: maskWebhookHeaders(guardrail.checks),
     actions: guardrail.actions,
+    secret_mappings: guardrail.secretMappings,
   };
 }
 

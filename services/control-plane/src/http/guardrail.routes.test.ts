@@ -10,6 +10,7 @@ import { events } from '@switchyard/proto';
 import { startServiceHarness, type ServiceHarness } from '@switchyard/testing';
 import { controlPlane } from '../service.ts';
 import { GuardrailService } from '../domain/guardrail.service.ts';
+import { SecretReferenceMappings } from '../clients/secret-references.ts';
 import { KeySettingsService } from '../domain/key-settings.service.ts';
 import { WorkspaceService } from '../domain/workspace.service.ts';
 import { ConfigRepository } from '../store/config.repository.ts';
@@ -110,6 +111,7 @@ describe('defining and reading a guardrail', () => {
       version_id: created.version_id,
       checks: asStored.checks(checks),
       actions: asStored.actions({ deny: true }),
+      secret_mappings: [],
       object: 'guardrail',
     });
     assert.match(ownerId, UUID);
@@ -635,6 +637,7 @@ describe('the service, for a caller bound to a workspace', () => {
       workspaces,
       h.bus,
       new SecretBox(SecretBox.generateKey()),
+      new SecretReferenceMappings(undefined),
     );
   });
 

@@ -82,6 +82,7 @@ export function guardrailRouter(guardrails: GuardrailService, bodyLimit: string)
         name: body.name,
         checks: body.checks === undefined ? undefined : parseGuardrailChecks(body.checks, 'checks'),
         actions: body.actions === undefined ? undefined : parseGuardrailActions(body.actions, 'actions'),
+        secretMappings: body.secret_mappings,
       });
       res.json({ id: guardrail.id, slug: guardrail.slug, version_id: guardrail.currentVersionId });
     },

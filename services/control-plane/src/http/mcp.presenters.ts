@@ -16,6 +16,7 @@ export function presentMcpIntegration(integration: McpIntegration & { workspaces
     auth_type: integration.authType,
     transport: integration.transport,
     configurations: maskConfigurations(integration.configurations),
+    secret_mappings: integration.configurations.secretMappings ?? [],
     global_workspace_access:
       integration.workspaceId === null ? { enabled: integration.globalWorkspaceAccess } : null,
     status: 'active',

@@ -1,5 +1,6 @@
 import { EntitySchema } from 'typeorm';
 import type { GuardrailActions, GuardrailCheck } from '@switchyard/guardrails';
+import type { StoredSecretMapping } from '../domain/secret-mapping.schemas.ts';
 
 export type GuardrailStatus = 'active' | 'archived';
 
@@ -17,6 +18,8 @@ export interface Guardrail {
   slug: string;
   checks: GuardrailCheck[];
   actions: GuardrailActions;
+  /** Headers of its webhook checks whose values come from secret references (not versioned). */
+  secretMappings: StoredSecretMapping[];
   status: GuardrailStatus;
   /** The user, else the API key, that created the guardrail. */
   ownerId: string;
@@ -49,6 +52,7 @@ export const GuardrailEntity = new EntitySchema<Guardrail>({
     slug: { type: 'text' },
     checks: { type: 'jsonb' },
     actions: { type: 'jsonb' },
+    secretMappings: { name: 'secret_mappings', type: 'jsonb' },
     status: { type: 'text' },
     ownerId: { name: 'owner_id', type: 'uuid' },
     updatedBy: { name: 'updated_by', type: 'uuid' },

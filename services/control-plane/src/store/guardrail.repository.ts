@@ -10,6 +10,7 @@ import {
   type GuardrailVersion,
 } from './guardrail.entities.ts';
 import { isUuid } from '../domain/ids.ts';
+import type { StoredSecretMapping } from '../domain/secret-mapping.schemas.ts';
 
 /*
  * TypeORM (entity repositories) for guardrails and their versions; SQL for the next version
@@ -23,6 +24,8 @@ export interface NewGuardrail {
   slug: string;
   checks: GuardrailCheck[];
   actions: GuardrailActions;
+  /** None when absent. */
+  secretMappings?: StoredSecretMapping[];
   /** Who writes: becomes the owner, the last updater and the version's author. */
   actorId: string;
 }
@@ -31,6 +34,7 @@ export interface GuardrailChanges {
   name?: string | undefined;
   checks?: GuardrailCheck[] | undefined;
   actions?: GuardrailActions | undefined;
+  secretMappings?: StoredSecretMapping[] | undefined;
   status?: GuardrailStatus | undefined;
 }
 
@@ -68,6 +72,7 @@ export class GuardrailRepository {
     };
     const guardrail: Guardrail = {
       ...fields,
+      secretMappings: fields.secretMappings ?? [],
       id: version.guardrailId,
       status: 'active',
       ownerId: actorId,
@@ -166,6 +171,7 @@ export class GuardrailRepository {
         status: changes.status ?? current.status,
         checks,
         actions,
+        secretMappings: changes.secretMappings ?? current.secretMappings,
         updatedBy: actorId,
         updatedAt: now,
         currentVersionId: version?.id ?? current.currentVersionId,
@@ -177,6 +183,7 @@ export class GuardrailRepository {
           status: guardrail.status,
           checks: guardrail.checks,
           actions: guardrail.actions,
+          secretMappings: guardrail.secretMappings,
           updatedBy: guardrail.updatedBy,
           updatedAt: guardrail.updatedAt,
           currentVersionId: guardrail.currentVersionId,

@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { isUniqueViolation } from '@switchyard/adapters';
 import type { PageQuery } from '@switchyard/core';
 import { isUuid } from '../domain/ids.ts';
+import type { StoredSecretMapping } from '../domain/secret-mapping.schemas.ts';
 
 /*
  * SQL for MCP integrations, their workspace access and capabilities, and MCP servers. An MCP
@@ -25,6 +26,8 @@ export interface McpStoredConfigurations {
   clientId?: string;
   sealedClientSecret?: string;
   scope?: string;
+  /** Credentials whose values come from admin's secret references, resolved when the upstream is called. */
+  secretMappings?: StoredSecretMapping[];
 }
 
 export interface McpIntegration {

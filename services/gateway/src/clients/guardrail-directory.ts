@@ -1,5 +1,10 @@
 import { RemoteCache, type Logger } from '@switchyard/core';
-import { parseGuardrailActions, parseGuardrailChecks, type GuardrailActions } from '@switchyard/guardrails';
+import {
+  parseGuardrailActions,
+  parseGuardrailChecks,
+  type GuardrailActions,
+  type GuardrailCheck,
+} from '@switchyard/guardrails';
 import type { ServiceClient } from '@switchyard/runtime';
 import type { guardrails } from '@switchyard/proto';
 import type { GuardrailSource, LoadedGuardrail } from '../domain/guardrails.ts';
@@ -25,9 +30,33 @@ function runAs(actions: GuardrailActions): GuardrailActions {
 }
 
 /**
+ * The checks as control-plane gives them. A webhook check control-plane marks `unavailable`
+ * (its secret mappings could not be resolved) keeps the reason among its parameters, where
+ * the webhook call finds it and answers as a webhook that cannot be reached.
+ */
+function readChecks(checksJson: string): GuardrailCheck[] {
+  const raw = JSON.parse(checksJson) as unknown;
+  const reasons = new Map<number, string>();
+  const stripped = Array.isArray(raw)
+    ? raw.map((check: unknown, index) => {
+        if (check === null || typeof check !== 'object' || !('unavailable' in check)) return check;
+        const { unavailable, ...rest } = check as Record<string, unknown>;
+        reasons.set(index, String(unavailable));
+        return rest;
+      })
+    : raw;
+  return parseGuardrailChecks(stripped, 'checks').map((check, index) => {
+    const reason = reasons.get(index);
+    return reason === undefined
+      ? check
+      : { ...check, parameters: { ...check.parameters, unavailable: reason } };
+  });
+}
+
+/**
  * Guardrail definitions, read from control-plane once per organisation and then served from
- * memory; dropped when a "guardrail" change event names the organisation (and after the
- * TTL, should an event be missed).
+ * memory; dropped when a "guardrail" or "secret_reference" change event names the
+ * organisation (and after the TTL, should an event be missed).
  */
 export class GuardrailDirectory implements GuardrailSource {
   private readonly cache: RemoteCache<Directory>;
@@ -88,7 +117,7 @@ export class GuardrailDirectory implements GuardrailSource {
           workspaceId: g.workspaceId,
           versionId: g.versionId,
           name: g.name,
-          checks: parseGuardrailChecks(JSON.parse(g.checksJson) as unknown, 'checks'),
+          checks: readChecks(g.checksJson),
           actions: runAs(parseGuardrailActions(JSON.parse(g.actionsJson) as unknown, 'actions')),
         };
       } catch (err) {

@@ -49,6 +49,8 @@ interface WebhookParameters {
   timeout?: number;
   forwardHeaders: string[];
   executeOnProxy: boolean;
+  /** Set by the guardrail directory when control-plane could not resolve the check's secret mappings. */
+  unavailable?: string;
 }
 
 const parametersOf = (check: GuardrailCheck) => check.parameters as unknown as WebhookParameters;
@@ -92,6 +94,13 @@ export async function callWebhook(
   context: WebhookContext,
 ): Promise<CheckVerdict> {
   const parameters = parametersOf(check);
+  if (parameters.unavailable !== undefined) {
+    return checkVerdict(
+      check,
+      { error: new Error(`the webhook cannot be called: ${parameters.unavailable}`) },
+      0,
+    );
+  }
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(parameters.headers)) headers[name.toLowerCase()] = value;
   for (const name of parameters.forwardHeaders) {

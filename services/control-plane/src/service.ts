@@ -162,8 +162,9 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
   },
   bus: true,
   // Usage figures come from the policy service; without it only the usage routes answer 503.
-  clients: ['usageLedger'],
-  toleratesOutageOf: ['usageLedger'],
+  // Secret mappings (of guardrail webhooks and MCP integrations) are resolved by admin.
+  clients: ['usageLedger', 'secretReferences'],
+  toleratesOutageOf: ['usageLedger', 'secretReferences'],
   // The SCIM body limit is validated with the others, and used by admin only.
   settings: configSchema
     .omit({ MAX_SCIM_REQUEST_BODY: true })

@@ -31,6 +31,8 @@ const expected: Record<string, readonly ServiceName[]> = {
   'switchyard.configs.v1.ConfigService.GetConfig': ['gateway'],
   'switchyard.admin.v1.IntegrationService.ListIntegrations': ['gateway'],
   'switchyard.admin.v1.IntegrationService.GetIntegrationCredentials': ['gateway'],
+  // Control-plane's guardrail webhooks and MCP integrations map secrets held or reached by admin.
+  'switchyard.admin.v1.SecretReferenceService.ResolveSecretMappings': ['control-plane'],
   // A gateway instance reports itself and learns its deployment's authentication settings.
   'switchyard.admin.v1.DeploymentService.Heartbeat': ['gateway'],
   // The gateway enforces the organisation's settings; log exports read the fields they may not hold.

@@ -29,6 +29,7 @@ import { remoteKeySettings } from './grpc/key-settings.client.ts';
 import { remoteSsoSessions } from './grpc/sso-sessions.client.ts';
 import { remoteGuardrailCatalogue } from './grpc/guardrail-directory.client.ts';
 import { integrationCallers, integrationHandlers } from './grpc/integration.handlers.ts';
+import { secretReferenceCallers, secretReferenceHandlers } from './grpc/secret-reference.handlers.ts';
 import {
   organisationSettingsCallers,
   organisationSettingsHandlers,
@@ -47,6 +48,7 @@ import { DeploymentRepository } from './store/deployment.repository.ts';
 import { DeploymentService } from './domain/deployment.service.ts';
 import { deploymentCallers, deploymentHandlers } from './grpc/deployment.handlers.ts';
 import { SecretReferences1763700000013 } from './store/migrations/1763700000013-secret-references.ts';
+import { InternalSecrets1763700000054 } from './store/migrations/1763700000054-internal-secrets.ts';
 import { SecretReferenceRepository } from './store/secret-reference.repository.ts';
 import { SecretReferenceService } from './domain/secret-reference.service.ts';
 import { SecretManagers } from './clients/secret-reference.managers.ts';
@@ -104,6 +106,7 @@ export const adminService: ServiceDefinition<Admin> = {
       IntegrationModels1763700000011,
       IntegrationWorkspaces1763700000012,
       SecretReferences1763700000013,
+      InternalSecrets1763700000054,
     ],
   },
   bus: true,
@@ -219,6 +222,11 @@ export const adminService: ServiceDefinition<Admin> = {
           organisationSettingsCallers,
         );
         server.add(admin.DeploymentService, deploymentHandlers(deployments), deploymentCallers);
+        server.add(
+          admin.SecretReferenceService,
+          secretReferenceHandlers(secretReferences),
+          secretReferenceCallers,
+        );
       },
       seedIntegrationsFromEnvironment: (organisationId) =>
         integrations.seedFromEnvironment(organisationId, processEnv),

@@ -165,7 +165,8 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
   },
   bus: true,
   // Usage figures come from the policy service; without it only the usage routes answer 503.
-  // Secret mappings are resolved by admin; without it only resources that have them are refused.
+  // Secret mappings (of guardrail webhooks and MCP integrations) are resolved by admin;
+  // without it only resources that have them are refused.
   clients: ['usageLedger', 'secretReferences'],
   toleratesOutageOf: ['usageLedger', 'secretReferences'],
   // The SCIM body limit is validated with the others, and used by admin only.

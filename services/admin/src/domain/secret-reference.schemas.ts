@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { httpUrl, type CamelKeys } from '@switchyard/core';
-import type { SecretManagerType } from '../store/entities.ts';
+import type { ExternalManagerType, SecretManagerType } from '../store/entities.ts';
+import { isJsonPointer } from './secret-reference.values.ts';
 
 /**
  * The secret reference bodies as the API takes them (snake_case, as sent), and the auth config
@@ -114,10 +115,10 @@ export const authConfigSchemas = {
   aws_sm: z.discriminatedUnion('aws_auth_type', [awsAccessKey, awsAssumedRole, awsServiceRole]),
   azure_kv: z.discriminatedUnion('azure_auth_mode', [azureEntra, azureManaged, azureDefault]),
   hashicorp_vault: z.discriminatedUnion('vault_auth_type', [vaultToken, vaultAppRole, vaultKubernetes]),
-} satisfies Record<SecretManagerType, z.ZodType>;
+} satisfies Record<ExternalManagerType, z.ZodType>;
 
 /** The field that names an auth config's kind, per manager. */
-export const AUTH_KIND_FIELD: Record<SecretManagerType, string> = {
+export const AUTH_KIND_FIELD: Record<ExternalManagerType, string> = {
   aws_sm: 'aws_auth_type',
   azure_kv: 'azure_auth_mode',
   hashicorp_vault: 'vault_auth_type',
@@ -127,7 +128,7 @@ export type AwsAccessKeyAuth = z.output<typeof awsAccessKey>;
 export type AzureEntraAuth = z.output<typeof azureEntra>;
 export type VaultTokenAuth = z.output<typeof vaultToken>;
 export type VaultAppRoleAuth = z.output<typeof vaultAppRole>;
-export type AuthConfig = z.output<(typeof authConfigSchemas)[SecretManagerType]>;
+export type AuthConfig = z.output<(typeof authConfigSchemas)[ExternalManagerType]>;
 
 /** Where the secret is: `<mount>/<path>` in Vault, the secret's name (or ARN) elsewhere. */
 const secretPath = z
@@ -143,7 +144,38 @@ const tags = z
 
 const workspaces = z.array(text(255)).min(1).max(MAX_WORKSPACES, `at most ${MAX_WORKSPACES} workspaces`);
 
-const managerType = z.enum(['aws_sm', 'azure_kv', 'hashicorp_vault']);
+const managerType = z.enum([
+  'internal',
+  'aws_sm',
+  'azure_kv',
+  'hashicorp_vault',
+]) satisfies z.ZodType<SecretManagerType>;
+
+/** The largest secret Switchyard keeps itself (`internal`), in bytes of its JSON. */
+export const MAX_SECRET_VALUE_BYTES = 64 * 1024;
+
+/**
+ * An `internal` reference's secret: a string, or a JSON object whose values are strings,
+ * numbers or booleans (a mapping's `secret_key` takes one), at most 64 KB.
+ */
+export const secretValue = z
+  .union([
+    z.string().min(1),
+    z
+      .record(
+        z.string().min(1).max(255),
+        z.union([z.string(), z.number(), z.boolean()], { error: 'a string, number or boolean' }),
+      )
+      .refine((value) => Object.keys(value).length > 0, 'an object of at least one field'),
+  ])
+  .refine(
+    (value) =>
+      Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value)) <= MAX_SECRET_VALUE_BYTES,
+    `at most ${MAX_SECRET_VALUE_BYTES / 1024} KB`,
+  );
+
+/** A secret reference's `secret_uri` (see secret-reference.uri.ts); its rules are checked on create. */
+const secretUri = z.string().min(1).max(2048);
 
 /** An auth config given as is; checked against its manager's schemas (create) or merged first (update). */
 const looseAuthConfig = z
@@ -169,21 +201,22 @@ export const createSecretReferenceBody = z
     name: z.string().trim().min(1).max(255),
     slug: secretReferenceSlug.optional(),
     description: z.string().max(1024).nullable().optional(),
-    manager_type: managerType,
-    auth_config: looseAuthConfig,
-    secret_path: secretPath,
+    /** With secret_path, or else secret_uri. */
+    manager_type: managerType.optional(),
+    /** Where the secret is, as a URI: instead of manager_type and secret_path (both given: they must agree). */
+    secret_uri: secretUri.optional(),
+    /** External managers only. */
+    auth_config: looseAuthConfig.optional(),
+    /** External managers only. */
+    secret_path: secretPath.optional(),
+    /** `internal` only: the secret itself, stored encrypted and never answered. */
+    secret_value: secretValue.optional(),
     secret_key: secretKey.nullable().optional(),
     allow_all_workspaces: z.boolean().optional(),
     allowed_workspaces: workspaces.optional(),
     tags: tags.nullable().optional(),
   })
-  .superRefine((body, ctx) => {
-    exclusiveWorkspaces(body, ctx);
-    const parsed = authConfigSchemas[body.manager_type].safeParse(body.auth_config);
-    for (const issue of parsed.error?.issues ?? []) {
-      ctx.addIssue({ ...issue, path: ['auth_config', ...issue.path] } as z.core.$ZodRawIssue);
-    }
-  });
+  .superRefine(exclusiveWorkspaces);
 
 /** Fields left out are kept; `auth_config` given is merged with the stored one. */
 export const updateSecretReferenceBody = z
@@ -192,6 +225,8 @@ export const updateSecretReferenceBody = z
     description: z.string().max(1024).nullable().optional(),
     auth_config: looseAuthConfig.optional(),
     secret_path: secretPath.optional(),
+    /** `internal` only: a new value rotates the secret. */
+    secret_value: secretValue.optional(),
     secret_key: secretKey.nullable().optional(),
     allow_all_workspaces: z.boolean().optional(),
     allowed_workspaces: workspaces.optional(),
@@ -214,15 +249,39 @@ export const listSecretReferencesQuery = z.strictObject({
 /** The tags filter: a JSON object of strings. */
 export const tagsFilter = tags;
 
+/** An RFC 6901 JSON pointer. */
+export const jsonPointer = z
+  .string()
+  .max(1024)
+  .refine(isJsonPointer, "an RFC 6901 JSON pointer: '' or '/'-separated tokens, '~' only as ~0 or ~1");
+
+/** A json_pointer is taken only with value_format json. */
+export function pointerNeedsJson(
+  mapping: { value_format?: string | null | undefined; json_pointer?: string | null | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  if (mapping.json_pointer != null && mapping.value_format !== 'json') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['json_pointer'],
+      message: "taken only with value_format 'json'",
+    });
+  }
+}
+
 /** One of an integration's secret mappings, as the integration bodies take it. */
-export const secretMapping = z.strictObject({
-  target_field: z
-    .string()
-    .regex(/^(key|configurations\.[a-z0-9_]{1,64})$/, "'key' or 'configurations.<field>'"),
-  secret_reference_id: secretReferenceRef,
-  secret_key: secretKey.nullable().optional(),
-  value_format: z.enum(['string', 'json']).nullable().optional(),
-});
+export const secretMapping = z
+  .strictObject({
+    target_field: z
+      .string()
+      .regex(/^(key|configurations\.[a-z0-9_]{1,64})$/, "'key' or 'configurations.<field>'"),
+    secret_reference_id: secretReferenceRef,
+    secret_key: secretKey.nullable().optional(),
+    value_format: z.enum(['string', 'json']).nullable().optional(),
+    /** With value_format json: an RFC 6901 pointer into the parsed value ("" the whole value). */
+    json_pointer: jsonPointer.nullable().optional(),
+  })
+  .superRefine(pointerNeedsJson);
 
 /** An integration's secret mappings: each target once. */
 export const secretMappings = z
@@ -244,3 +303,47 @@ export const secretMappings = z
 export type CreateSecretReferenceInput = CamelKeys<z.output<typeof createSecretReferenceBody>>;
 export type UpdateSecretReferenceInput = CamelKeys<z.output<typeof updateSecretReferenceBody>>;
 export type SecretMappingInput = z.output<typeof secretMapping>;
+
+/** How many mappings one ResolveSecretMappings call checks at most. */
+export const MAX_RESOLVED_MAPPINGS = 64;
+
+/** One of control-plane's mappings (ResolveSecretMappings): its target fields are its own. */
+const resolvedMapping = z
+  .object({
+    target_field: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'letters, digits and _ . : -, up to 128 characters'),
+    secret_reference_id: secretReferenceRef,
+    secret_key: z.string().max(255),
+    value_format: z.enum(['', 'string', 'json']),
+    json_pointer: z.union([z.literal(''), jsonPointer]),
+  })
+  .superRefine((mapping, ctx) => {
+    if (mapping.json_pointer !== '' && mapping.value_format !== 'json')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['json_pointer'],
+        message: "taken only with value_format 'json'",
+      });
+  });
+
+/** A ResolveSecretMappings request, as the service-to-service channel brings it. */
+export const resolveMappingsRequest = z.object({
+  organisation_id: z.uuid(),
+  workspace_id: z.union([z.literal(''), z.uuid()]),
+  mappings: z
+    .array(resolvedMapping)
+    .max(MAX_RESOLVED_MAPPINGS, `at most ${MAX_RESOLVED_MAPPINGS} mappings`)
+    .superRefine((mappings, ctx) => {
+      const seen = new Set<string>();
+      mappings.forEach((mapping, i) => {
+        if (seen.has(mapping.target_field))
+          ctx.addIssue({
+            code: 'custom',
+            path: [i, 'target_field'],
+            message: `'${mapping.target_field}' is mapped twice`,
+          });
+        seen.add(mapping.target_field);
+      });
+    }),
+});

@@ -1,5 +1,6 @@
 import type { SecretReference } from '../store/entities.ts';
 import type { StoredSecretMapping } from '../store/secret-reference.repository.ts';
+import { secretUriOf } from '../domain/secret-reference.uri.ts';
 
 /** A secret reference as lists show it: no auth config, no path. */
 export function presentSecretReferenceListItem(reference: SecretReference) {
@@ -8,6 +9,7 @@ export function presentSecretReferenceListItem(reference: SecretReference) {
     name: reference.name,
     slug: reference.slug,
     manager_type: reference.managerType,
+    secret_uri: secretUriOf(reference),
     status: 'ACTIVE' as const,
     created_at: reference.createdAt.toISOString(),
     last_updated_at: reference.updatedAt.toISOString(),
@@ -15,8 +17,11 @@ export function presentSecretReferenceListItem(reference: SecretReference) {
   };
 }
 
-/** One secret reference: its auth config's secret fields only masked. */
-export function presentSecretReference(reference: SecretReference, maskedAuthConfig: Record<string, string>) {
+/** One secret reference: its auth config's secret fields and an internal secret's value only masked. */
+export function presentSecretReference(
+  reference: SecretReference,
+  masked: { authConfig: Record<string, string>; value: string | Record<string, string> | null },
+) {
   return {
     id: reference.id,
     organisation_id: reference.organisationId,
@@ -24,6 +29,7 @@ export function presentSecretReference(reference: SecretReference, maskedAuthCon
     slug: reference.slug,
     description: reference.description,
     manager_type: reference.managerType,
+    secret_uri: secretUriOf(reference),
     secret_path: reference.secretPath,
     secret_key: reference.secretKey,
     allow_all_workspaces: reference.allowAllWorkspaces,
@@ -33,7 +39,8 @@ export function presentSecretReference(reference: SecretReference, maskedAuthCon
     created_by: reference.createdBy,
     created_at: reference.createdAt.toISOString(),
     last_updated_at: reference.updatedAt.toISOString(),
-    auth_config: maskedAuthConfig,
+    auth_config: masked.authConfig,
+    secret_value: masked.value,
     object: 'secret-reference' as const,
   };
 }
@@ -45,5 +52,6 @@ export function presentSecretMappings(mappings: readonly StoredSecretMapping[]) 
     secret_reference_id: mapping.secret_reference_id,
     secret_key: mapping.secret_key,
     value_format: mapping.value_format,
+    json_pointer: mapping.json_pointer ?? null,
   }));
 }

@@ -35,7 +35,10 @@ function parseTags(raw: string | undefined): Record<string, string> | undefined 
 export function secretReferencesRouter(references: SecretReferenceService, bodyLimit: string): ScopedRouter {
   const router = new ScopedRouter({ body: jsonBody(bodyLimit) });
   const present = (reference: SecretReference) =>
-    presentSecretReference(reference, references.maskedAuthConfig(reference));
+    presentSecretReference(reference, {
+      authConfig: references.maskedAuthConfig(reference),
+      value: references.maskedValue(reference),
+    });
   router.get(
     '/',
     {
@@ -59,9 +62,9 @@ export function secretReferencesRouter(references: SecretReferenceService, bodyL
     {
       scope: 'secret_references.create',
       summary:
-        'Adds a secret reference: the manager (aws_sm, hashicorp_vault, azure_kv), its auth config (secrets encrypted), the secret path and key, and the workspaces that may use it.',
+        'Adds a secret reference: kept by Switchyard itself (internal, with secret_value) or by a manager (aws_sm, hashicorp_vault, azure_kv, with its auth config and secret path), the secret key, and the workspaces that may use it.',
       description:
-        "allow_all_workspaces true and allowed_workspaces are exclusive. Auth kinds that need the host's own cloud identity (AWS assumedRole and serviceRole, Azure managed and default, Vault kubernetes) are answered 501. Manager addresses pass the unsafe-host check.",
+        "secret_uri (internal://<slug>, aws-sm://<region>/<name or ARN>, azure-kv://<vault host>/<name>, vault://<mount>/<path>) may replace manager_type and secret_path; given with them, they must agree. secret_value (a string, or an object of strings, numbers and booleans, at most 64 KB) is stored encrypted and answered only masked. allow_all_workspaces true and allowed_workspaces are exclusive. Auth kinds that need the host's own cloud identity (AWS assumedRole and serviceRole, Azure managed and default, Vault kubernetes) are answered 501. Manager addresses pass the unsafe-host check.",
       query: 'none',
       body: createSecretReferenceBody,
     },
@@ -88,7 +91,7 @@ export function secretReferencesRouter(references: SecretReferenceService, bodyL
       scope: 'secret_references.update',
       summary: 'Changes the fields given of a secret reference and keeps the others.',
       description:
-        '`auth_config` given is merged with the stored one (null removes a field) unless it names another auth kind. `allowed_workspaces` replaces the list and sets allow_all_workspaces false; allow_all_workspaces true clears it.',
+        '`secret_value` (internal references) rotates the secret: integrations, guardrail webhooks and MCP integrations that map it take the new value from then on. `auth_config` given is merged with the stored one (null removes a field) unless it names another auth kind. `allowed_workspaces` replaces the list and sets allow_all_workspaces false; allow_all_workspaces true clears it.',
       params: referencePath,
       query: 'none',
       body: updateSecretReferenceBody,

@@ -304,6 +304,7 @@ describe('secret references', () => {
         slug: 'crud-one',
         description: 'the key of the team',
         manager_type: 'hashicorp_vault',
+        secret_uri: 'vault://secret/team/openai',
         secret_path: 'secret/team/openai',
         secret_key: 'api_key',
         allow_all_workspaces: true,
@@ -314,6 +315,7 @@ describe('secret references', () => {
         created_at: undefined,
         last_updated_at: undefined,
         auth_config: { vault_auth_type: 'token', vault_addr: managerUrl, vault_token: 'hvs.****89' },
+        secret_value: null,
         object: 'secret-reference',
       },
     );
@@ -338,6 +340,7 @@ describe('secret references', () => {
       'manager_type',
       'name',
       'object',
+      'secret_uri',
       'slug',
       'status',
     ]);
@@ -714,7 +717,13 @@ describe('secret mappings of integrations', () => {
     assert.equal(shown.status, 200, shown.text);
     const detail = shown.body as Record<string, unknown>;
     assert.deepEqual(detail.secret_mappings, [
-      { target_field: 'key', secret_reference_id: picked.id, secret_key: null, value_format: null },
+      {
+        target_field: 'key',
+        secret_reference_id: picked.id,
+        secret_key: null,
+        value_format: null,
+        json_pointer: null,
+      },
     ]);
     assert.equal(detail.masked_key, null);
     assert.ok(!shown.text.includes('sk-vault-primary'), shown.text);

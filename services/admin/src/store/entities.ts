@@ -441,10 +441,12 @@ export const IntegrationWorkspaceEntity = new EntitySchema<IntegrationWorkspace>
   },
 });
 
-export type SecretManagerType = 'aws_sm' | 'azure_kv' | 'hashicorp_vault';
+/** `internal`: Switchyard keeps the secret itself; the others are external managers. */
+export type SecretManagerType = 'internal' | ExternalManagerType;
+export type ExternalManagerType = 'aws_sm' | 'azure_kv' | 'hashicorp_vault';
 
 /**
- * Where an organisation keeps a secret (AWS Secrets Manager, HashiCorp Vault, Azure Key Vault)
+ * Where an organisation keeps a secret (Switchyard itself, AWS Secrets Manager, HashiCorp Vault, Azure Key Vault)
  * and how to fetch it. Integrations map their key or settings to it (`secret_mappings`).
  */
 export interface SecretReference {
@@ -454,9 +456,12 @@ export interface SecretReference {
   slug: string;
   description: string | null;
   managerType: SecretManagerType;
-  /** How to authenticate to the manager; its secret fields are SecretBox ciphertext. */
+  /** How to authenticate to the manager; its secret fields are SecretBox ciphertext. Empty for `internal`. */
   authConfig: Record<string, string>;
-  secretPath: string;
+  /** Where the manager keeps the secret; null for `internal`. */
+  secretPath: string | null;
+  /** `internal` only: SecretBox ciphertext of the secret's JSON (a string or an object of scalars). */
+  encryptedValue: string | null;
   /** The field of a JSON secret to take; null for the whole value. */
   secretKey: string | null;
   allowAllWorkspaces: boolean;
@@ -480,7 +485,8 @@ export const SecretReferenceEntity = new EntitySchema<SecretReference>({
     description: { type: 'text', nullable: true },
     managerType: { name: 'manager_type', type: 'text' },
     authConfig: { name: 'auth_config', type: 'jsonb' },
-    secretPath: { name: 'secret_path', type: 'text' },
+    secretPath: { name: 'secret_path', type: 'text', nullable: true },
+    encryptedValue: { name: 'encrypted_value', type: 'text', nullable: true },
     secretKey: { name: 'secret_key', type: 'text', nullable: true },
     allowAllWorkspaces: { name: 'allow_all_workspaces', type: 'boolean' },
     allowedWorkspaces: { name: 'allowed_workspaces', type: 'jsonb' },

@@ -12,20 +12,23 @@ export interface StoredSecretMapping {
   secret_reference_id: string;
   secret_key: string | null;
   value_format: 'string' | 'json' | null;
+  /** With value_format json: an RFC 6901 pointer into the parsed value; absent in older mappings. */
+  json_pointer?: string | null;
 }
 
-/** What an update may change. */
-export type SecretReferenceChanges = Pick<
-  SecretReference,
-  | 'name'
-  | 'description'
-  | 'authConfig'
-  | 'secretPath'
-  | 'secretKey'
-  | 'allowAllWorkspaces'
-  | 'allowedWorkspaces'
-  | 'tags'
->;
+/** What an update may change; `encryptedValue` (an internal secret) only when given. */
+export type SecretReferenceChanges = Partial<Pick<SecretReference, 'encryptedValue'>> &
+  Pick<
+    SecretReference,
+    | 'name'
+    | 'description'
+    | 'authConfig'
+    | 'secretPath'
+    | 'secretKey'
+    | 'allowAllWorkspaces'
+    | 'allowedWorkspaces'
+    | 'tags'
+  >;
 
 export interface SecretReferenceFilter {
   managerType?: SecretManagerType | undefined;

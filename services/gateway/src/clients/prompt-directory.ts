@@ -1,6 +1,7 @@
 import { RemoteCache } from '@switchyard/core';
 import type { ServiceClient } from '@switchyard/runtime';
 import type { prompts } from '@switchyard/proto';
+import type { PromptReference, PromptSource } from '../domain/prompt-runs.ts';
 
 /** Which prompt version a request asks for: its id or slug, and "" (default), "latest" or a number. */
 export interface PromptReference {

@@ -9,7 +9,6 @@ import {
 } from '@switchyard/core';
 import { renderPrompt } from '@switchyard/rules';
 import type { prompts } from '@switchyard/proto';
-import type { PromptReference, PromptSource } from '../clients/prompt-directory.ts';
 import type { PromptRunFields } from '../events/encoding.ts';
 import type { GatewayHeaders } from './gateway-headers.ts';
 
@@ -19,6 +18,21 @@ import type { GatewayHeaders } from './gateway-headers.ts';
  * kept (see PromptDirectory), rendered with the caller's variables, and made into the chat
  * completion request that chat completions then answer exactly as they answer their own.
  */
+
+/** Which prompt version a request asks for: its id or slug, and "" (default), "latest" or a number. */
+export interface PromptReference {
+  idOrSlug: string;
+  version: string;
+}
+
+/** Where the gateway finds a prompt version by organisation, workspace and reference; null when there is none (see PromptDirectory). */
+export interface PromptSource {
+  find(
+    organisationId: string,
+    workspaceId: string,
+    reference: PromptReference,
+  ): Promise<prompts.PromptRoute | null>;
+}
 
 /** The body of both routes: the variables, and chat parameters at the root that win over the prompt's. */
 export const promptRunRequest = z

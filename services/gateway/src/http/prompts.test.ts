@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { eventually, type FakeOpenAi, type ServiceHarness } from '@switchyard/testing';
+import { parseExposition, sampleSum } from '../metrics/exposition.ts';
 import { startPromptHarness, type PromptHarness, type PromptInit } from '../testing/prompts.ts';
 
 // POST /v1/prompts/:promptId/completions and /render: a stand-in prompt directory holds the
@@ -96,6 +97,19 @@ describe('prompt completions', () => {
       },
     );
     assert.match(log.requestBody, /Hello Ada, from the ops team/);
+
+    // Counted as a chat request is, under the route's template.
+    const metric = 'switchyard_gateway_request_duration_seconds';
+    const counted = await eventually(async () => {
+      const text = await h.metrics.registry.getSingleMetricAsString(metric);
+      const count = sampleSum(parseExposition(text), `${metric}_count`, {
+        route: '/v1/prompts/:promptId/completions',
+        provider: 'openai',
+        model: 'gpt-x',
+      });
+      return count > 0 ? count : undefined;
+    });
+    assert.ok(counted >= 1);
   });
 
   test('streamed: the chat completion chunks arrive as the provider sends them, ending with [DONE], and are logged', async () => {

@@ -3,21 +3,6 @@ import type { ServiceClient } from '@switchyard/runtime';
 import type { prompts } from '@switchyard/proto';
 import type { PromptReference, PromptSource } from '../domain/prompt-runs.ts';
 
-/** Which prompt version a request asks for: its id or slug, and "" (default), "latest" or a number. */
-export interface PromptReference {
-  idOrSlug: string;
-  version: string;
-}
-
-/** Where the gateway finds a prompt version by organisation, workspace and reference; null when there is none. */
-export interface PromptSource {
-  find(
-    organisationId: string,
-    workspaceId: string,
-    reference: PromptReference,
-  ): Promise<prompts.PromptRoute | null>;
-}
-
 /**
  * Prompts as control-plane stores them, read once per organisation, workspace, prompt and
  * version and then served from memory: the hot path asks control-plane only on a miss. A

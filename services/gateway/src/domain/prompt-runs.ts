@@ -137,7 +137,8 @@ export class PromptRuns {
         headers: { 'retry-after': '1' },
       });
     }
-    if (!prompt) {
+    // Control-plane finds only what the workspace may see; a prompt of another organisation is never run.
+    if (!prompt || prompt.organisationId !== principal.organisationId) {
       throw new NotFound(`Prompt '${rawId}' does not exist in this workspace.`, {
         param: 'promptId',
         code: 'prompt_not_found',

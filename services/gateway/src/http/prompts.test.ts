@@ -20,6 +20,7 @@ before(async () => {
 after(() => p?.close());
 beforeEach(() => {
   p.directory.state.mode = 'answer';
+  p.directory.state.leaky = false;
 });
 
 const MESSAGES_TEMPLATE = JSON.stringify([
@@ -30,12 +31,12 @@ const MESSAGES_TEMPLATE = JSON.stringify([
 /** A prompt of its own for each test: slugs never collide, so nothing one test cached touches another. */
 function newPrompt(extra: Partial<PromptInit> = {}) {
   return p.store({
-    slug: `greet-${randomUUID().slice(0, 8)}`,
     template: MESSAGES_TEMPLATE,
     partials: { signature: 'from the {{team}} team' },
     partialVersionIds: { signature: randomUUID() },
     parametersJson: JSON.stringify({ temperature: 0.2, max_completion_tokens: 50 }),
     ...extra,
+    slug: extra.slug ?? `greet-${randomUUID().slice(0, 8)}`,
   });
 }
 
@@ -60,7 +61,7 @@ describe('prompt completions', () => {
   test('the rendered prompt goes to the prompt’s integration with its model; the root parameters win over the prompt’s', async () => {
     const prompt = newPrompt();
     const before = fake.requests.length;
-    const res = await run(prompt.slug!, { variables, temperature: 0.7, user: 'u-1' });
+    const res = await run(prompt.slug, { variables, temperature: 0.7, user: 'u-1' });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.object, 'chat.completion');
     assert.equal(res.body.choices[0].message.content, 'Echo: Hello Ada, from the ops team');
@@ -169,22 +170,22 @@ describe('prompt completions', () => {
   test('a prompt is read once and kept; a prompt or partial change event of its organisation drops it', async () => {
     const prompt = newPrompt();
     const asks = () => p.directory.asked.filter((r) => r.idOrSlug === prompt.slug).length;
-    assert.equal((await run(prompt.slug!, { variables })).status, 200);
-    assert.equal((await run(prompt.slug!, { variables })).status, 200);
+    assert.equal((await run(prompt.slug, { variables })).status, 200);
+    assert.equal((await run(prompt.slug, { variables })).status, 200);
     assert.equal(asks(), 1, 'served from memory the second time');
 
     // Another organisation's change keeps it.
     p.changed('prompt', randomUUID());
     p.store({ ...prompt, template: 'changed' });
     await new Promise((resolve) => setTimeout(resolve, 200));
-    let res = await run(prompt.slug!, { variables });
+    let res = await run(prompt.slug, { variables });
     assert.equal(res.body.choices[0].message.content, 'Echo: Hello Ada, from the ops team');
     assert.equal(asks(), 1);
 
     p.changed('prompt_partial', h.organisationId);
     res = await eventually(
       async () => {
-        const answer = await run(prompt.slug!, { variables });
+        const answer = await run(prompt.slug, { variables });
         return answer.body.choices?.[0]?.message.content === 'Echo: changed' ? answer : undefined;
       },
       { what: 'the changed prompt', intervalMs: 50 },
@@ -195,10 +196,10 @@ describe('prompt completions', () => {
 
   test('the request’s own provider header wins over the prompt’s integration', async () => {
     const prompt = newPrompt({ virtualKey: 'no-such-integration' });
-    const refused = await run(prompt.slug!, { variables });
+    const refused = await run(prompt.slug, { variables });
     assert.equal(refused.status, 404, refused.text);
     assert.match(refused.body.error.message, /no-such-integration/);
-    const res = await run(prompt.slug!, { variables }, { headers: { 'x-vendor-provider': '@fake' } });
+    const res = await run(prompt.slug, { variables }, { headers: { 'x-vendor-provider': '@fake' } });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.choices[0].message.content, 'Echo: Hello Ada, from the ops team');
   });
@@ -217,14 +218,20 @@ describe('prompt completions', () => {
     });
     // A prompt of another organisation is not found either.
     const other = p.store({ slug: `other-${randomUUID().slice(0, 8)}`, organisationId: randomUUID() });
-    assert.equal((await run(other.slug!, { variables: {} })).status, 404);
+    assert.equal((await run(other.slug, { variables: {} })).status, 404);
+    // Nor when the directory answers with it anyway.
+    p.directory.state.leaky = true;
+    const leaked = p.store({ slug: `leaked-${randomUUID().slice(0, 8)}`, organisationId: randomUUID() });
+    const res2 = await run(leaked.slug, { variables: {} });
+    assert.equal(res2.status, 404, res2.text);
+    assert.equal(res2.body.error.code, 'prompt_not_found');
     assert.equal(fake.requests.length, before);
   });
 
   test('missing variables are a 400 naming them; the provider never sees the request', async () => {
     const prompt = newPrompt();
     const before = fake.requests.length;
-    const res = await run(prompt.slug!, { variables: { name: 'Ada' } });
+    const res = await run(prompt.slug, { variables: { name: 'Ada' } });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.body.error.code, 'missing_prompt_variables');
     assert.equal(res.body.error.param, 'variables');
@@ -245,7 +252,7 @@ describe('prompt completions', () => {
       [{ variables, temperature: 'hot' }, 'temperature'],
     ];
     for (const [body, param] of cases) {
-      const res = await run(prompt.slug!, body);
+      const res = await run(prompt.slug, body);
       assert.equal(res.status, 400, `${JSON.stringify(body)}: ${res.text}`);
       assert.equal(res.body.error.type, 'invalid_request_error');
       if (param) assert.equal(res.body.error.param, param, JSON.stringify(body));
@@ -282,7 +289,7 @@ describe('prompt completions', () => {
     const config = JSON.stringify({ provider: '@fake', input_guardrails: [guardrail.body.slug] });
     const before = fake.requests.length;
     const refused = await run(
-      prompt.slug!,
+      prompt.slug,
       { variables: { what: 'classified' } },
       { headers: { 'x-vendor-config': config } },
     );
@@ -290,7 +297,7 @@ describe('prompt completions', () => {
     assert.equal(refused.body.error.code, 'guardrail_denied');
     assert.equal(fake.requests.length, before, 'the provider never saw it');
     const allowed = await run(
-      prompt.slug!,
+      prompt.slug,
       { variables: { what: 'holiday' } },
       { headers: { 'x-vendor-config': config } },
     );
@@ -322,7 +329,7 @@ describe('prompt completions', () => {
     const refused = await eventually(
       async () => {
         const before = fake.requests.length;
-        const res = await run(prompt.slug!, { variables }, { headers });
+        const res = await run(prompt.slug, { variables }, { headers });
         return res.status === 429 ? { res, sent: fake.requests.length - before } : undefined;
       },
       { what: 'a 429 from the rate limit', intervalMs: 50 },
@@ -336,7 +343,7 @@ describe('prompt render', () => {
   test('renders the request the prompt makes without calling a model', async () => {
     const prompt = newPrompt();
     const before = fake.requests.length;
-    const res = await run(prompt.slug!, { variables, temperature: 1 }, { path: 'render' });
+    const res = await run(prompt.slug, { variables, temperature: 1 }, { path: 'render' });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, {
       success: true,
@@ -352,7 +359,7 @@ describe('prompt render', () => {
     });
     assert.equal(fake.requests.length, before);
 
-    const missing = await run(prompt.slug!, { variables: {} }, { path: 'render' });
+    const missing = await run(prompt.slug, { variables: {} }, { path: 'render' });
     assert.equal(missing.status, 400);
     assert.equal(missing.body.error.code, 'missing_prompt_variables');
     assert.equal((await run('nothing-here', { variables: {} }, { path: 'render' })).status, 404);

@@ -34,6 +34,8 @@ const upstreamKey = 'sk-prompt-e2e-upstream-0123456789';
 let h: ServiceHarness;
 let fake: FakeOpenAi;
 let client: OpenAI;
+/** The workspace key that created the prompt and runs it. */
+let promptKey: string;
 let prompt: { id: string; slug: string; version_id: string };
 
 async function ok<T = HarnessResponse['body']>(
@@ -107,6 +109,7 @@ before(async () => {
     key.key,
   );
   assert.equal((prompt as unknown as { object: string }).object, 'prompt');
+  promptKey = key.key;
   client = new OpenAI({ apiKey: key.key, baseURL: `${h.url}/v1`, maxRetries: 0 });
 });
 after(async () => {
@@ -153,7 +156,7 @@ describe('a saved prompt run through the gateway with the openai SDK', () => {
   test('render answers the request the prompt makes, without calling a model', async () => {
     const before = fake.requests.length;
     const res = await h.request('POST', `/v1/prompts/${prompt.slug}/render`, {
-      key: client.apiKey,
+      key: promptKey,
       json: { variables },
     });
     assert.equal(res.status, 200, res.text);

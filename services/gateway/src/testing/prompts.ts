@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import { fromBinary } from '@bufbuild/protobuf';
 import { createLogger } from '@switchyard/core';
 import { adminService } from '@switchyard/admin';
@@ -23,7 +22,8 @@ import { gatewayService } from '../service.ts';
 const logger = createLogger('test');
 logger.silent = true;
 
-export type PromptInit = MessageInitShape<typeof prompts.PromptRouteSchema>;
+/** A prompt version as the directory answers it. */
+export type PromptInit = Omit<prompts.PromptRoute, '$typeName' | '$unknown'>;
 
 /** A PromptDirectoryService whose prompts each test sets; it records every request. */
 export async function startPromptDirectoryStandIn() {
@@ -33,6 +33,8 @@ export async function startPromptDirectoryStandIn() {
   const state = {
     /** `hang`: never answers; `fail`: answers with an internal error. */
     mode: 'answer' as 'answer' | 'hang' | 'fail',
+    /** Answers with a prompt whatever organisation asks (a control-plane that failed to check). */
+    leaky: false,
   };
   const server = new GrpcServer({ logger, security: {} });
   server.add(
@@ -43,7 +45,7 @@ export async function startPromptDirectoryStandIn() {
         if (state.mode === 'hang') return new Promise<never>(() => {});
         if (state.mode === 'fail') throw new Error('the prompt store is down');
         const prompt = stored.get(`${request.idOrSlug}|${request.version}`);
-        if (!prompt || prompt.organisationId !== request.organisationId) return {};
+        if (!prompt || (!state.leaky && prompt.organisationId !== request.organisationId)) return {};
         return { prompt };
       },
     },
@@ -103,6 +105,8 @@ export async function startPromptHarness(): Promise<PromptHarness> {
     store(prompt, versions = ['']) {
       const full: PromptInit = {
         id: randomUUID(),
+        partials: {},
+        partialVersionIds: {},
         name: prompt.slug,
         organisationId: h.organisationId,
         workspaceId: h.workspaceId,

@@ -29,6 +29,9 @@ import {
 import { PolicyGate } from './clients/policy-gate.ts';
 import { GuardrailDirectory } from './clients/guardrail-directory.ts';
 import { McpDirectory } from './clients/mcp-directory.ts';
+import { PromptDirectory } from './clients/prompt-directory.ts';
+import { PromptRuns } from './domain/prompt-runs.ts';
+import { PromptsRoute } from './http/prompts.ts';
 import { McpGateway } from './mcp/gateway.ts';
 import { McpSessions } from './mcp/sessions.ts';
 import { customHostRefused, inspectCustomHost, publicAddressLookup } from '@switchyard/rules';
@@ -104,6 +107,7 @@ export const gatewayService: ServiceDefinition = {
     'policy',
     'guardrailDirectory',
     'mcpDirectory',
+    'promptDirectory',
   ],
   // The hot path makes many promises; its own request-scope log lines name the request.
   requestLogContext: false,
@@ -123,6 +127,7 @@ export const gatewayService: ServiceDefinition = {
       describedOnly('authentication'),
       loadConfig(configSchema, {}).MAX_REQUEST_BODY,
       describedOnly('responses'),
+      describedOnly('prompts'),
       { gateway: describedOnly('MCP gateway') },
     ).routes(),
   async create({ bus, kv, clients, env: processEnv, logger, metrics, resolve = systemResolver }) {
@@ -226,6 +231,16 @@ export const gatewayService: ServiceDefinition = {
       logger,
       metrics,
     );
+    // Saved prompts are rendered into chat completion requests and answered as chat answers them.
+    const promptDirectory = new PromptDirectory(need(clients.promptDirectory, 'prompt directory client'));
+    const prompts = new PromptsRoute(
+      chatCompletions,
+      new PromptRuns(promptDirectory, logger),
+      validChatBody,
+      headerPrefix,
+      logger,
+      metrics,
+    );
     // A gateway running as a named deployment takes its callers' rules from that deployment.
     const deployment =
       deploymentConfig.DEPLOYMENT && deploymentConfig.DEPLOYMENT_ORGANISATION
@@ -279,6 +294,7 @@ export const gatewayService: ServiceDefinition = {
           deployment ? servedByDeployment(deployment, authentication) : authentication,
           config.MAX_REQUEST_BODY,
           responses,
+          prompts,
           { gateway: mcpGateway, baseUrl: config.MCP_GATEWAY_BASE_URL, issuer: config.OAUTH_ISSUER },
         ),
       ),
@@ -298,6 +314,9 @@ export const gatewayService: ServiceDefinition = {
           if (change.entity === 'secret_reference') {
             guardrails.invalidateOrganisation(change.organisationId);
             mcpServers.invalidateOrganisation(change.organisationId);
+          }
+          if (change.entity === 'prompt' || change.entity === 'prompt_partial') {
+            promptDirectory.invalidateOrganisation(change.organisationId);
           }
         });
       },

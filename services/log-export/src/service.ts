@@ -38,6 +38,7 @@ import { PartitionedRequestLogs1763700000027 } from './store/migrations/17637000
 import { LogExports1763700000028 } from './store/migrations/1763700000028-log-exports.ts';
 import { W3cTraceId1763700000040 } from './store/migrations/1763700000040-w3c-trace-id.ts';
 import { McpCalls1763700000041 } from './store/migrations/1763700000041-mcp-calls.ts';
+import { PromptRuns1763700000055 } from './store/migrations/1763700000055-prompt-runs.ts';
 import { LogExportRepository } from './store/log-export.repository.ts';
 import { LogExportService } from './domain/log-exports.ts';
 import { ExportRunner } from './domain/export-runner.ts';
@@ -113,6 +114,7 @@ export const logExportService: ServiceDefinition = {
       MaterialisedRollups1763700000029,
       W3cTraceId1763700000040,
       McpCalls1763700000041,
+      PromptRuns1763700000055,
     ],
   },
   bus: true,

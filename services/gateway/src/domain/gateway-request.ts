@@ -20,6 +20,7 @@ import {
   type RequestGuardrails,
 } from './guardrails.ts';
 import type { ChatProvider } from '../providers/types.ts';
+import type { PromptRunFields } from '../events/encoding.ts';
 import { NonPublicAddress } from '@switchyard/rules';
 import { resolveConfig, type ResolvedConfig, type SavedConfigs } from '../routing/config-source.ts';
 import { Cancellation } from '../routing/cancellation.ts';
@@ -91,6 +92,8 @@ export interface IncomingCall {
   route?: string | undefined;
   /** A header of the client's request by lower-case name (the first value of a repeated one). */
   clientHeader?(name: string): string | undefined;
+  /** The saved prompt the request runs (POST /v1/prompts/:id/completions), for its log. */
+  prompt?: PromptRunFields | undefined;
 }
 
 /** What was sent of a body: a bounded copy (for the log and the cache), and whether it holds the whole body, delivered in full. */
@@ -474,6 +477,7 @@ export class GatewayRequest {
         routePath: this.routePath,
         retries: this.retries,
         guardrails: this.guardrailRuns,
+        prompt: this.call.prompt,
       };
       const measured = measureRequest(done);
       const used = measured.usage ? { tokens: measured.tokens, cost: measured.cost } : undefined;

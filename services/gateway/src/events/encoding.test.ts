@@ -104,6 +104,9 @@ const requestLog: fc.Arbitrary<RequestLogFields> = fc.record({
     }),
     { nil: undefined },
   ),
+  prompt: fc.option(fc.record({ promptId: text, promptSlug: text, versionId: text, versionNumber: uint32 }), {
+    nil: undefined,
+  }),
 });
 
 const usageEvent: fc.Arbitrary<UsageFields> = fc.record({
@@ -151,6 +154,7 @@ describe('event encoders', () => {
       ['GuardrailOutcome', events.GuardrailOutcomeSchema],
       ['GuardrailCheckOutcome', events.GuardrailCheckOutcomeSchema],
       ['McpCall', events.McpCallSchema],
+      ['PromptRun', events.PromptRunSchema],
     ] as const) {
       assert.deepEqual(schema.fields.map((f) => f.localName).sort(), [...WRITTEN_FIELDS[name]].sort(), name);
     }

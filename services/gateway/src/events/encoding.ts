@@ -22,12 +22,14 @@ export type GuardrailOutcomeFields = Omit<Plain<events.GuardrailOutcome>, 'check
   checks: GuardrailCheckOutcomeFields[];
 };
 export type McpCallFields = Plain<events.McpCall>;
+export type PromptRunFields = Plain<events.PromptRun>;
 export type RequestLogFields = Omit<
   Plain<events.RequestLogEvent>,
-  'usage' | 'policy' | 'guardrails' | 'mcp'
+  'usage' | 'policy' | 'guardrails' | 'mcp' | 'prompt'
 > & {
   usage?: TokenUsageFields | undefined;
   mcp?: McpCallFields | undefined;
+  prompt?: PromptRunFields | undefined;
   policy?: PolicyOutcomeFields | undefined;
   guardrails: GuardrailOutcomeFields[];
 };
@@ -180,7 +182,9 @@ export const WRITTEN_FIELDS = {
     'guardrails',
     'w3cTraceId',
     'mcp',
+    'prompt',
   ],
+  PromptRun: ['promptId', 'promptSlug', 'versionId', 'versionNumber'],
   McpCall: [
     'serverId',
     'serverSlug',
@@ -249,6 +253,17 @@ function writeRequestLogEvent(w: BinaryWriter, e: RequestLogFields): void {
   for (const g of e.guardrails) guardrailOutcome(w, 32, g);
   string(w, 33, e.w3cTraceId);
   mcpCall(w, 34, e.mcp);
+  promptRun(w, 35, e.prompt);
+}
+
+function promptRun(w: BinaryWriter, field: number, value: PromptRunFields | undefined): void {
+  if (value === undefined) return;
+  w.tag(field, WireType.LengthDelimited).fork();
+  string(w, 1, value.promptId);
+  string(w, 2, value.promptSlug);
+  string(w, 3, value.versionId);
+  uint32(w, 4, value.versionNumber);
+  w.join();
 }
 
 function mcpCall(w: BinaryWriter, field: number, value: McpCallFields | undefined): void {

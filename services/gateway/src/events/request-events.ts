@@ -8,6 +8,7 @@ import {
   type GuardrailOutcomeFields,
   type McpCallFields,
   type PolicyOutcomeFields,
+  type PromptRunFields,
   type TokenUsageFields,
 } from './encoding.ts';
 import { costOf, type PricingMultiplier } from '../pricing/cost.ts';
@@ -75,6 +76,8 @@ export interface CompletedRequest {
   guardrails?: readonly GuardrailRun[] | undefined;
   /** A JSON-RPC request through the MCP gateway. */
   mcp?: McpCallFields | undefined;
+  /** The saved prompt a prompt completion ran (POST /v1/prompts/:id/completions). */
+  prompt?: PromptRunFields | undefined;
 }
 
 /** What a request used, from its answer's usage: tokens in all, and USD. */
@@ -227,6 +230,7 @@ export function publishRequestEvents(
       guardrails: done.guardrails?.map(guardrailOutcomeOf) ?? [],
       w3cTraceId: done.w3cTraceId ?? '',
       mcp: done.mcp,
+      prompt: done.prompt,
     }),
   });
   // An MCP request is usage only when it cost something (a tool call with a cost).

@@ -8,6 +8,9 @@ export const CHAT_COMPLETIONS_ROUTE = '/v1/chat/completions';
 /** The gateway's own routes beside the forwarded families, each counted under its own path. */
 const OWN_ROUTES = new Set([CHAT_COMPLETIONS_ROUTE, '/v1/messages']);
 
+/** A saved prompt's completions and render, counted under their templates. */
+const PROMPT_ROUTE = /^\/v1\/prompts\/[^/]+\/(completions|render)$/;
+
 /** Each forwarded family's own path, and the template of any deeper path under it. */
 const FAMILY_TEMPLATES = new Map<string, { root: string; deeper: string }>(
   FORWARDED_PREFIXES.map((family) => [family, { root: `/v1/${family}`, deeper: `/v1/${family}/*` }]),
@@ -28,6 +31,8 @@ const SPECIFIED_TEMPLATES = SPECIFIED_OPERATIONS.map((operation) => ({
  */
 export function dataPlaneRouteTemplate(method: string, path: string): string | undefined {
   if (OWN_ROUTES.has(path)) return path;
+  const prompt = PROMPT_ROUTE.exec(path);
+  if (prompt) return `/v1/prompts/:promptId/${prompt[1]}`;
   if (!path.startsWith('/v1/')) return undefined;
   const end = path.indexOf('/', 4);
   const family = FAMILY_TEMPLATES.get(end === -1 ? path.slice(4) : path.slice(4, end));

@@ -1,4 +1,5 @@
 import express, { type RequestHandler } from 'express';
+import { z } from 'zod';
 import { ScopedRouter, serveOpenApi } from '@switchyard/runtime';
 import type { ChatCompletionsRoute } from './chat-completions.ts';
 import { chatCompletionRequest } from './chat-request.schema.ts';
@@ -12,6 +13,9 @@ import { labelDataPlaneRoute } from './route-templates.ts';
 import type { ResponsesRoute } from './responses.ts';
 import { responsesRoutes } from './responses-routes.ts';
 import { mcpRoutes, type McpRouteOptions } from '../mcp/routes.ts';
+import { promptRunRequest } from '../domain/prompt-runs.ts';
+import type { PromptsRoute } from './prompts.ts';
+import { chatBodyJson } from './chat-body.ts';
 
 export function gatewayRouter(
   chat: ChatCompletionsRoute,
@@ -20,6 +24,7 @@ export function gatewayRouter(
   authentication: RequestHandler,
   maxBody: string,
   responses: ResponsesRoute,
+  prompts: PromptsRoute,
   mcp?: Omit<McpRouteOptions, 'authentication' | 'maxBody'>,
 ): ScopedRouter {
   const router = new ScopedRouter();
@@ -70,6 +75,41 @@ export function gatewayRouter(
     (req, res, _next, input) => messages.handle(req, res, input.body),
   );
   responsesRoutes(router, responses, rawBody);
+  const promptId = z.object({
+    promptId: z
+      .string()
+      .describe('The prompt’s id or slug, optionally followed by `@<version number>` or `@latest`.'),
+  });
+  router.post(
+    '/v1/prompts/:promptId/completions',
+    {
+      scope: 'completions.write',
+      summary:
+        'Runs a saved prompt: renders it with the variables and answers it as a chat completion (streamed or not).',
+      description:
+        "The prompt (its default version, `@<n>` or `@latest`) is rendered with `variables`; its parameters, overridden by those at the root of the body, its model and rendered messages make a chat completion request, sent to the prompt's integration unless the request chooses a provider or config itself. Routing, limits, guardrails, the cache and the log apply as on /v1/chat/completions, and the answer is the same: a chat completion, or its chunk stream.",
+      query: 'none',
+      params: promptId,
+      body: promptRunRequest,
+      streams: true,
+    },
+    rawBody,
+    async (req, res, _next, input) => prompts.completions(req, res, input.body(req, chatBodyJson(req.body))),
+  );
+  router.post(
+    '/v1/prompts/:promptId/render',
+    {
+      scope: 'prompts.render',
+      summary: 'Renders a saved prompt with the variables, without calling a model.',
+      description:
+        'Answers `{success: true, data}`: the chat completion request the prompt makes (model, messages, parameters), as /v1/prompts/{promptId}/completions would send it.',
+      query: 'none',
+      params: promptId,
+      body: promptRunRequest,
+    },
+    rawBody,
+    async (req, res, _next, input) => prompts.render(req, res, input.body(req, chatBodyJson(req.body))),
+  );
   router.all(
     FORWARDED_PATH,
     forwardedScope,

@@ -109,6 +109,7 @@ const KNOWN_PARAMETERS = [
   'policy_decision',
   'mcp_server',
   'tool_name',
+  'prompt_id',
   'limit',
   'cursor',
 ] as const;
@@ -170,6 +171,9 @@ export const listLogsQuery = z
     }),
     tool_name: commaList(name, 'tools').optional().meta({
       description: 'MCP tool calls of these tools, comma-separated.',
+    }),
+    prompt_id: commaList(name, 'prompts').optional().meta({
+      description: 'Prompt completions of these saved prompts (by id or slug), comma-separated.',
     }),
     limit: z
       .string()

@@ -266,6 +266,7 @@ export class LogSearchService {
       policyDecisions: query.policy_decision,
       mcpServers: query.mcp_server,
       toolNames: query.tool_name,
+      promptIds: query.prompt_id,
     };
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     // One more than the page: whether there is a next page, without a count.

@@ -1,7 +1,7 @@
 import { NotFound } from '@switchyard/core';
 import type { Principal } from '@switchyard/access';
 import type { events } from '@switchyard/proto';
-import type { RequestLog, RequestLogMcp } from '../store/entities.ts';
+import type { RequestLog, RequestLogMcp, RequestLogPrompt } from '../store/entities.ts';
 import type { RequestLogRepository } from '../store/request-log.repository.ts';
 
 /** Postgres text and jsonb cannot hold U+0000; it becomes U+FFFD so that the log can still be stored. */
@@ -69,6 +69,17 @@ function mcpOf(mcp: events.McpCall | undefined): RequestLogMcp | null {
   };
 }
 
+/** The saved prompt of a log, as stored; null for a request that ran none. */
+function promptOf(prompt: events.PromptRun | undefined): RequestLogPrompt | null {
+  if (!prompt) return null;
+  return {
+    prompt_id: storable(prompt.promptId),
+    prompt_slug: storable(prompt.promptSlug),
+    version_id: storable(prompt.versionId),
+    version_number: prompt.versionNumber,
+  };
+}
+
 export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
   const usage = event.usage;
   const mcp = mcpOf(event.mcp);
@@ -127,6 +138,7 @@ export function requestLogFromEvent(event: events.RequestLogEvent): RequestLog {
       : null,
     w3cTraceId: storable(event.w3cTraceId) || null,
     mcp,
+    prompt: promptOf(event.prompt),
     guardrails: event.guardrails.map((g) => ({
       phase: storable(g.phase),
       guardrail_id: storable(g.guardrailId),

@@ -125,6 +125,7 @@ describe('storing request logs', () => {
       policy: null,
       guardrails: [],
       mcp: null,
+      prompt: null,
       error_message: null,
       request: {
         method: 'POST',

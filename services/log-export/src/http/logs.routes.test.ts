@@ -232,6 +232,7 @@ describe('searching logs', () => {
         { phase: 'output', slug: 'words', action: 'warn' },
       ],
       mcp: null,
+      prompt: null,
       error_message: null,
       feedback: [],
     });

@@ -61,6 +61,8 @@ export function presentLogSummary(log: WithFeedback<RequestLogSummary>) {
       action: run.action,
     })),
     mcp: log.mcp ?? null,
+    // The saved prompt a prompt completion ran; null for any other request.
+    prompt: log.prompt ?? null,
     error_message: log.errorMessage,
     feedback: log.feedback.map(presentFeedback),
   };
@@ -101,6 +103,8 @@ export function presentRequestLog(log: WithFeedback<RequestLog>) {
     guardrails: log.guardrails ?? [],
     // The MCP call, for a request through the MCP gateway; null for any other.
     mcp: log.mcp ?? null,
+    // The saved prompt a prompt completion ran; null for any other request.
+    prompt: log.prompt ?? null,
     error_message: log.errorMessage,
     request: {
       method: log.method,
@@ -192,8 +196,8 @@ const EXPORT_VALUES: Record<ExportField, (log: RequestLog, feedback: Feedback[])
   response_status_code: (log) => log.status,
   mode: (log) => (log.stream ? 'stream' : 'sync'),
   config: (log) => log.configSlug,
-  // Prompts are not kept with logs yet.
-  prompt_slug: () => null,
+  // The saved prompt a prompt completion ran; null for any other request.
+  prompt_slug: (log) => log.prompt?.prompt_slug ?? null,
   metadata: (log) => log.metadata,
   workspace_id: (log) => log.workspaceId,
   api_key_id: (log) => log.apiKeyId,

@@ -49,6 +49,15 @@ export interface RequestLog {
   w3cTraceId: string | null;
   /** The MCP call, for a request through the MCP gateway; null for any other. */
   mcp: RequestLogMcp | null;
+  /** The saved prompt a prompt completion ran; null for any other request. */
+  prompt: RequestLogPrompt | null;
+}
+
+export interface RequestLogPrompt {
+  prompt_id: string;
+  prompt_slug: string;
+  version_id: string;
+  version_number: number;
 }
 
 export interface RequestLogMcp {
@@ -124,6 +133,7 @@ export const RequestLogEntity = new EntitySchema<RequestLog>({
     guardrails: { type: 'jsonb', nullable: true },
     w3cTraceId: { name: 'w3c_trace_id', type: 'text', nullable: true },
     mcp: { type: 'jsonb', nullable: true },
+    prompt: { type: 'jsonb', nullable: true },
   },
 });
 

@@ -39,6 +39,7 @@ function rowOf(log: RequestLog) {
     guardrails: log.guardrails,
     w3c_trace_id: log.w3cTraceId,
     mcp: log.mcp,
+    prompt: log.prompt,
   };
 }
 

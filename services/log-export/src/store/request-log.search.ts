@@ -3,6 +3,7 @@ import type {
   RequestLog,
   RequestLogGuardrail,
   RequestLogMcp,
+  RequestLogPrompt,
   RequestLogPolicy,
   RequestLogUsage,
 } from './entities.ts';
@@ -42,6 +43,8 @@ export interface RequestLogFilter {
   mcpServers?: string[] | undefined;
   /** MCP calls of one of these tools. */
   toolNames?: string[] | undefined;
+  /** Prompt completions of one of these saved prompts (by id or slug). */
+  promptIds?: string[] | undefined;
   /** Token counts of the log's usage, each bound inclusive. */
   totalTokensMin?: number | undefined;
   totalTokensMax?: number | undefined;
@@ -103,6 +106,7 @@ interface SummaryRow {
   guardrails: RequestLogGuardrail[] | null;
   w3c_trace_id: string | null;
   mcp: RequestLogMcp | null;
+  prompt: RequestLogPrompt | null;
   key_at: string;
 }
 
@@ -111,7 +115,7 @@ const SUMMARY_COLUMNS = `l.id, l.organisation_id, l.workspace_id, l.api_key_id, 
   l.parent_span_id, l.span_name, l.metadata, l.method, l.path, l.provider, l.model, l.integration_slug,
   l.status, l.stream, l.created_at, l.latency_ms, l.usage, l.cost, l.error_message, l.cache_status,
   l.config_slug, l.route_path, l.retry_count, l.cache_namespace, l.cache_force_refresh,
-  l.models_endpoint, l.policy, l.guardrails, l.w3c_trace_id, l.mcp,
+  l.models_endpoint, l.policy, l.guardrails, l.w3c_trace_id, l.mcp, l.prompt,
   to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS key_at`;
 
 const NEWEST_FIRST = 'ORDER BY created_at DESC, id DESC';
@@ -150,6 +154,7 @@ function fromRow(row: SummaryRow): RequestLogSummary {
     guardrails: row.guardrails,
     w3cTraceId: row.w3c_trace_id,
     mcp: row.mcp,
+    prompt: row.prompt,
     key: { at: row.key_at, id: row.id },
   };
 }
@@ -204,6 +209,12 @@ function conditionsOf(
   }
   if (filter.mcpServers?.length) where.push(`l.mcp->>'server_slug' = ANY(${p(filter.mcpServers)}::text[])`);
   if (filter.toolNames?.length) where.push(`l.mcp->>'tool_name' = ANY(${p(filter.toolNames)}::text[])`);
+  if (filter.promptIds?.length) {
+    const ids = p(filter.promptIds);
+    where.push(
+      `(l.prompt->>'prompt_id' = ANY(${ids}::text[]) OR l.prompt->>'prompt_slug' = ANY(${ids}::text[]))`,
+    );
+  }
   const tokens = [
     ['total_tokens', filter.totalTokensMin, filter.totalTokensMax],
     ['prompt_tokens', filter.promptTokensMin, filter.promptTokensMax],

@@ -47,6 +47,7 @@ export function storedRequestLog(
     guardrails: [],
     w3cTraceId: null,
     mcp: null,
+    prompt: null,
     ...fields,
   };
 }

@@ -29,6 +29,8 @@ import {
 import { PolicyGate } from './clients/policy-gate.ts';
 import { GuardrailDirectory } from './clients/guardrail-directory.ts';
 import { McpDirectory } from './clients/mcp-directory.ts';
+import { BatchRecords } from './clients/batch-records.ts';
+import { GatewayBatches } from './domain/batches.ts';
 import { McpGateway } from './mcp/gateway.ts';
 import { McpSessions } from './mcp/sessions.ts';
 import { customHostRefused, inspectCustomHost, publicAddressLookup } from '@switchyard/rules';
@@ -104,6 +106,7 @@ export const gatewayService: ServiceDefinition = {
     'policy',
     'guardrailDirectory',
     'mcpDirectory',
+    'batchRecords',
   ],
   // The hot path makes many promises; its own request-scope log lines name the request.
   requestLogContext: false,
@@ -206,11 +209,18 @@ export const gatewayService: ServiceDefinition = {
       logger,
       metrics,
     );
+    // Batches created through the gateway are recorded in control-plane, in the background.
+    const batchRecords = new BatchRecords(
+      need(clients.batchRecords, 'batch records client'),
+      logger,
+      context.metrics,
+    );
     const forwarded = new ForwardedOperationsRoute(
       new ForwardedOperations(context, new ModelCatalog(integrationDirectory(integrationsClient))),
       headerPrefix,
       logger,
       metrics,
+      new GatewayBatches(batchRecords, logger),
     );
     // Translated responses are chat completions, answered as /v1/chat/completions answers them.
     const storedResponses = new KeyValueStoredResponses(

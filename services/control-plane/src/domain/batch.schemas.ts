@@ -14,14 +14,9 @@ export const listBatchesQuery = z.object({
     .max(64)
     .optional()
     .meta({ description: 'Only batches the provider last reported in this status, e.g. `completed`.' }),
-  provider: z
-    .string()
-    .min(1)
-    .max(255)
-    .optional()
-    .meta({
-      description: 'Only batches of this provider family (`openai`) or, with a leading @, integration.',
-    }),
+  provider: z.string().min(1).max(255).optional().meta({
+    description: 'Only batches of this provider family (`openai`) or, with a leading @, integration.',
+  }),
   integration: z
     .string()
     .min(1)

@@ -1,19 +1,8 @@
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import { ServiceUnavailable, type Logger } from '@switchyard/core';
 import type { ServiceClient } from '@switchyard/runtime';
 import type { batches } from '@switchyard/proto';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.ts';
-
-/** What the gateway tells control-plane of one batch; empty fields keep the stored value. */
-export type BatchReport = Omit<MessageInitShape<typeof batches.BatchRecordSchema>, '$typeName'>;
-
-/** Where the gateway keeps and finds the records of the batches created through it. */
-export interface BatchRecordStore {
-  /** Records the batch; never rejects (a failure is logged and counted). */
-  record(report: BatchReport): Promise<void>;
-  /** The workspace's record of a batch; null when it has none. Rejects with a 503 when it cannot tell. */
-  find(organisationId: string, workspaceId: string, id: string): Promise<batches.BatchRecord | null>;
-}
+import type { BatchRecordStore, BatchReport } from '../domain/batches.ts';
 
 /** control-plane's BatchRecordService, each call bounded by a deadline. */
 export class BatchRecords implements BatchRecordStore {

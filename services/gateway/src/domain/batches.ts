@@ -1,6 +1,18 @@
 import type { Logger } from '@switchyard/core';
-import type { BatchRecordStore, BatchReport } from '../clients/batch-records.ts';
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { batches } from '@switchyard/proto';
 import type { GatewayRequest, Relayed } from './gateway-request.ts';
+
+/** What the gateway tells control-plane of one batch; empty fields keep the stored value. */
+export type BatchReport = Omit<MessageInitShape<typeof batches.BatchRecordSchema>, '$typeName'>;
+
+/** Where the gateway keeps and finds the records of the batches created through it. */
+export interface BatchRecordStore {
+  /** Records the batch; never rejects (a failure is logged and counted). */
+  record(report: BatchReport): Promise<void>;
+  /** The workspace's record of a batch; null when it has none. Rejects with a 503 when it cannot tell. */
+  find(organisationId: string, workspaceId: string, id: string): Promise<batches.BatchRecord | null>;
+}
 
 /** The batch operations whose answers are recorded, and the output route: by forwarded path (after `/v1`). */
 export type BatchOperation = { kind: 'create' } | { kind: 'read' | 'cancel' | 'output'; id: string };

@@ -48,6 +48,9 @@ const expected: Record<string, readonly ServiceName[]> = {
   'switchyard.guardrails.v1.GuardrailDirectoryService.ListGuardrails': ['gateway', 'admin'],
   // The gateway reads the MCP servers it serves, their upstream credentials decrypted.
   'switchyard.mcp.v1.McpDirectoryService.GetMcpServer': ['gateway'],
+  // The gateway records the batches created through it, and reads them to fetch their results.
+  'switchyard.batches.v1.BatchRecordService.RecordBatch': ['gateway'],
+  'switchyard.batches.v1.BatchRecordService.GetBatch': ['gateway'],
 };
 
 let h: ServiceHarness;

@@ -189,6 +189,87 @@ async function handle(
   res.end('data: [DONE]\n\n');
 }
 
+/** Batches the fakes created, by id, across every fake in the process (ids are unique). */
+const fakeBatches = new Map<string, Record<string, unknown>>();
+
+/**
+ * The Batch API as OpenAI answers it. A new batch is `validating`; the first read after that
+ * finds it `completed`, with output file `file-output-<batch id>` — unless its metadata holds
+ * `fake_status`, the status it then keeps (no output file but for `completed`).
+ */
+function batchOperation(
+  req: IncomingMessage,
+  res: ServerResponse,
+  raw: string,
+  id: string | undefined,
+  cancel: boolean,
+): boolean {
+  if (req.method === 'POST' && id === undefined) {
+    const body = JSON.parse(raw || '{}') as Record<string, unknown>;
+    const batch = {
+      id: `batch_fake_${fakeBatches.size + 1}_${Date.now().toString(36)}`,
+      object: 'batch',
+      endpoint: body.endpoint ?? '/v1/chat/completions',
+      errors: null,
+      input_file_id: body.input_file_id ?? null,
+      completion_window: body.completion_window ?? '24h',
+      status: 'validating',
+      output_file_id: null,
+      error_file_id: null,
+      created_at: 1_700_000_000,
+      in_progress_at: null,
+      expires_at: 1_700_086_400,
+      finalizing_at: null,
+      completed_at: null,
+      failed_at: null,
+      expired_at: null,
+      cancelling_at: null,
+      cancelled_at: null,
+      request_counts: { total: 0, completed: 0, failed: 0 },
+      metadata: body.metadata ?? null,
+    };
+    fakeBatches.set(batch.id, batch);
+    sendJson(res, batch);
+    return true;
+  }
+  if (req.method === 'GET' && id === undefined) {
+    const data = [...fakeBatches.values()].reverse();
+    sendJson(res, {
+      object: 'list',
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+      has_more: false,
+    });
+    return true;
+  }
+  const batch = id === undefined ? undefined : fakeBatches.get(id);
+  if (!batch) {
+    sendError(res, 404, `No batch found with id '${id ?? ''}'.`, 'invalid_request_error', null);
+    return true;
+  }
+  if (req.method === 'POST' && cancel) {
+    batch.status = 'cancelling';
+    batch.cancelling_at = 1_700_000_100;
+    sendJson(res, batch);
+    return true;
+  }
+  if (req.method === 'GET' && !cancel) {
+    const wanted = (batch.metadata as Record<string, unknown> | null)?.fake_status;
+    if (batch.status === 'validating') {
+      batch.status = typeof wanted === 'string' ? wanted : 'completed';
+      if (batch.status === 'completed') {
+        batch.output_file_id = `file-output-${batch.id as string}`;
+        batch.completed_at = 1_700_000_200;
+        batch.request_counts = { total: 1, completed: 1, failed: 0 };
+      }
+    }
+    sendJson(res, batch);
+    return true;
+  }
+  return false;
+}
+
 function sendJson(res: ServerResponse, body: unknown): void {
   res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_upstream_1' });
   res.end(JSON.stringify(body));
@@ -252,6 +333,9 @@ function otherOperation(req: IncomingMessage, res: ServerResponse, raw: string):
       integrations: [],
     });
     return true;
+  }
+  if ((m = /^\/v1\/batches(?:\/([^/]+)(\/cancel)?)?$/.exec(path))) {
+    return batchOperation(req, res, raw, m[1], m[2] !== undefined);
   }
   if (req.method === 'GET' && (m = /^\/v1\/files\/([^/]+)\/content$/.exec(path))) {
     res.writeHead(200, { 'content-type': 'application/octet-stream' });

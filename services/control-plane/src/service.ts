@@ -20,7 +20,7 @@ import {
   type ServiceDefinition,
   type ServiceInstance,
 } from '@switchyard/runtime';
-import { configs, guardrails as guardrailProto, identity, mcp, policy } from '@switchyard/proto';
+import { batches, configs, guardrails as guardrailProto, identity, mcp, policy } from '@switchyard/proto';
 import { systemResolver } from '@switchyard/rules';
 import { ConfigService } from './domain/config.service.ts';
 import { PolicyService } from './domain/policy.service.ts';
@@ -93,6 +93,10 @@ import { McpSyncSchedule } from './domain/mcp-sync-schedule.ts';
 import { mcpDirectoryCallers, mcpDirectoryHandlers } from './grpc/mcp-directory.handlers.ts';
 import { GuardrailSecretMappings1763700000053 } from './store/migrations/1763700000053-guardrail-secret-mappings.ts';
 import { SecretReferenceMappings } from './clients/secret-references.ts';
+import { Batches1763700000052 } from './store/migrations/1763700000052-batches.ts';
+import { BatchRepository } from './store/batch.repository.ts';
+import { BatchService } from './domain/batch.service.ts';
+import { batchRecordCallers, batchRecordHandlers } from './grpc/batch-records.handlers.ts';
 
 const apiKeyPrefix = env.string('sy-').meta({ description: 'prefix of newly issued API keys' });
 const adminKey = env.optionalString().meta({
@@ -160,6 +164,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       ApiKeyDefaults1763700000033,
       OAuthResource1763700000036,
       Mcp1763700000040,
+      Batches1763700000052,
       GuardrailSecretMappings1763700000053,
     ],
   },
@@ -196,6 +201,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
         servers: describedOnly('MCP servers'),
         gatewayBaseUrl: undefined,
       },
+      describedOnly('batch records'),
     ).routes(),
   async create({ db, bus, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
@@ -282,6 +288,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       logger,
     );
     const mcpSchedule = new McpSyncSchedule(mcpIntegrations, config.MCP_SYNC_INTERVAL_SECONDS, logger);
+    const batchRecords = new BatchService(new BatchRepository(manager));
     const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => apiKeys.resolveApiKey(hash), { ttlMs: 5_000 });
@@ -315,6 +322,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
           new FeedbackService(new FeedbackRepository(manager), workspaces, events),
           bodyLimitsFrom(config),
           { integrations: mcpIntegrations, servers: mcpServers, gatewayBaseUrl: config.MCP_GATEWAY_BASE_URL },
+          batchRecords,
         ),
       ),
       grpc: (server) =>
@@ -332,7 +340,8 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
             guardrailDirectoryHandlers(guardrails),
             guardrailDirectoryCallers,
           )
-          .add(mcp.McpDirectoryService, mcpDirectoryHandlers(mcpServers), mcpDirectoryCallers),
+          .add(mcp.McpDirectoryService, mcpDirectoryHandlers(mcpServers), mcpDirectoryCallers)
+          .add(batches.BatchRecordService, batchRecordHandlers(batchRecords), batchRecordCallers),
       bootstrap: (options) => bootstrap.bootstrap(options),
       async stop() {
         await mcpSchedule.stop();

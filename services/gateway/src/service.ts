@@ -32,6 +32,8 @@ import { McpDirectory } from './clients/mcp-directory.ts';
 import { PromptDirectory } from './clients/prompt-directory.ts';
 import { PromptRuns } from './domain/prompt-runs.ts';
 import { PromptsRoute } from './http/prompts.ts';
+import { BatchRecords } from './clients/batch-records.ts';
+import { GatewayBatches } from './domain/batches.ts';
 import { McpGateway } from './mcp/gateway.ts';
 import { McpSessions } from './mcp/sessions.ts';
 import { customHostRefused, inspectCustomHost, publicAddressLookup } from '@switchyard/rules';
@@ -108,6 +110,7 @@ export const gatewayService: ServiceDefinition = {
     'guardrailDirectory',
     'mcpDirectory',
     'promptDirectory',
+    'batchRecords',
   ],
   // The hot path makes many promises; its own request-scope log lines name the request.
   requestLogContext: false,
@@ -211,11 +214,18 @@ export const gatewayService: ServiceDefinition = {
       logger,
       metrics,
     );
+    // Batches created through the gateway are recorded in control-plane, in the background.
+    const batchRecords = new BatchRecords(
+      need(clients.batchRecords, 'batch records client'),
+      logger,
+      context.metrics,
+    );
     const forwarded = new ForwardedOperationsRoute(
       new ForwardedOperations(context, new ModelCatalog(integrationDirectory(integrationsClient))),
       headerPrefix,
       logger,
       metrics,
+      new GatewayBatches(batchRecords, logger),
     );
     // Translated responses are chat completions, answered as /v1/chat/completions answers them.
     const storedResponses = new KeyValueStoredResponses(

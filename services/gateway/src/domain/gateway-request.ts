@@ -158,6 +158,11 @@ export class GatewayRequest {
     this.route = call.route ?? 'unmatched';
   }
 
+  /** The target the request was last routed to (after `dispatch`); undefined before. */
+  get target(): Routed['target'] | undefined {
+    return this.routed?.target;
+  }
+
   /**
    * Calls the provider for the attempt `routed` is, counting the time waited on it by the
    * status it answered or failed with.

@@ -1,6 +1,6 @@
 import type { Scope } from '@switchyard/access';
 import type { BodyContent, PatternOperation, ScopedExample } from '@switchyard/runtime';
-import { FORWARDED_PREFIXES, SPECIFIED_OPERATIONS } from './forwarded-routes.ts';
+import { BATCH_OUTPUT_OPERATION, FORWARDED_PREFIXES, SPECIFIED_OPERATIONS } from './forwarded-routes.ts';
 
 type Family = (typeof FORWARDED_PREFIXES)[number];
 
@@ -45,6 +45,7 @@ export const FORWARDED_EXAMPLES: ScopedExample[] = [
   { method: 'POST', path: '/v1/threads/thread_1/runs/run_1', scope: 'assistants.write' },
   { method: 'POST', path: '/v1/fine_tuning/jobs/ftjob_1/cancel', scope: 'fine_tuning.write' },
   { method: 'GET', path: '/v1/files/file_1/content', scope: 'files.read' },
+  { method: 'GET', path: '/v1/batches/batch_1/output', scope: 'batches.read' },
   { method: 'DELETE', path: '/v1/files/file_1', scope: 'files.write' },
 ];
 
@@ -109,4 +110,5 @@ export const FORWARDED_OPERATIONS: PatternOperation[] = [
         ]),
   ]),
   ...SPECIFIED_OPERATIONS,
+  BATCH_OUTPUT_OPERATION,
 ];

@@ -23,7 +23,7 @@ export const FORWARDED_PREFIXES = [
 ] as const;
 
 /** An id in a specified operation's path, checked (decoded) before the request is forwarded. */
-const forwardedId = z.string().regex(/^[\w.:-]{1,256}$/);
+export const forwardedId = z.string().regex(/^[\w.:-]{1,256}$/);
 
 /**
  * Operations the interface specifies in detail (its operations 2 to 4): their path parameters
@@ -62,6 +62,18 @@ export const SPECIFIED_OPERATIONS = [
     forwarded: true,
   },
 ] as const satisfies readonly PatternOperation[];
+
+/** Results of a batch created through the gateway, fetched from the provider its record names. */
+export const BATCH_OUTPUT_OPERATION = {
+  method: 'GET',
+  path: '/v1/batches/:batch_id/output',
+  summary:
+    'Streams the output file of a batch created through the gateway, from the provider and integration its record names (the request need not name one).',
+  description:
+    "The file is the record's `internal_output_file_id` when set (PUT /v2/batches/:id), else the provider's `output_file_id`. A record without an output file yet has the provider asked for the batch first. 404 `batch_not_found` when the workspace has no record of the batch; 409 `batch_not_completed`, naming the status, while it runs.",
+  params: z.object({ batch_id: forwardedId }),
+  query: 'none',
+} as const satisfies PatternOperation;
 
 /** A specified operation as the handler matches it: its path after `/v1` as a pattern. */
 export const specified = SPECIFIED_OPERATIONS.map((operation) => ({

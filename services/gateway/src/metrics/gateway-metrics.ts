@@ -119,6 +119,7 @@ export class GatewayMetrics {
   readonly policyDenials: Counter<'service' | 'route' | 'reason'>;
   readonly mcpCalls: Counter<McpLabels>;
   readonly mcpDuration: Histogram<McpLabels>;
+  readonly batchRecords: Counter<'service' | 'operation' | 'outcome'>;
   /** The MCP server labels handed out so far (see mcpServerLabel). */
   private readonly mcpServers = new Set<string>();
   /** Where the event buffer's depth and drops are read from at each scrape. */
@@ -191,6 +192,11 @@ export class GatewayMetrics {
       help: 'JSON-RPC requests through the MCP gateway from arrival until answered, by MCP server, method and outcome.',
       labelNames: ['service', 'server', 'method', 'outcome'],
       buckets: REQUEST_BUCKETS,
+    });
+    this.batchRecords = counterOnce(registry, {
+      name: 'switchyard_gateway_batch_records_total',
+      help: "Calls to control-plane's batch records, by operation (record: a batch answer passed through; read: a batch's record looked up) and outcome (ok, failed: unreachable, past its deadline or refused).",
+      labelNames: ['service', 'operation', 'outcome'],
     });
     gauge(registry, {
       name: 'switchyard_gateway_event_buffer_depth',
@@ -313,6 +319,11 @@ export class GatewayMetrics {
 
   guardrailVerdict(route: string, phase: 'input' | 'output', verdict: string): void {
     this.guardrailVerdicts.inc({ service: SERVICE, route, guardrail_phase: phase, verdict });
+  }
+
+  /** One call to control-plane's batch records. */
+  batchRecord(operation: 'record' | 'read', outcome: 'ok' | 'failed'): void {
+    this.batchRecords.inc({ service: SERVICE, operation, outcome });
   }
 
   policyDenied(route: string, reason: DenialReason): void {

@@ -17,6 +17,8 @@ import type { PolicyService } from '../domain/policy.service.ts';
 import { policyRouter } from './policy.routes.ts';
 import type { McpIntegrationService } from '../domain/mcp-integration.service.ts';
 import type { McpServerService } from '../domain/mcp-server.service.ts';
+import type { AgentIntegrationService } from '../domain/agent-integration.service.ts';
+import { agentIntegrationRouter } from './agent.routes.ts';
 import { mcpIntegrationRouter, mcpRegistryRouter, mcpServerRouter } from './mcp.routes.ts';
 import { mountOAuth, type OAuthRouteOptions } from './oauth.routes.ts';
 import { userRouter, workspaceMemberRouter } from './member.routes.ts';
@@ -34,6 +36,7 @@ export function controlPlaneRouter(
   feedback: FeedbackService,
   bodyLimits: BodyLimits,
   mcp: { integrations: McpIntegrationService; servers: McpServerService; gatewayBaseUrl: string | undefined },
+  agents: AgentIntegrationService,
 ): ScopedRouter {
   const router = new ScopedRouter();
   const v2 = new ScopedRouter().use(authenticated);
@@ -44,6 +47,8 @@ export function controlPlaneRouter(
   v2.mount('/mcp-integrations', mcpIntegrationRouter(mcp.integrations, bodyLimits.management));
   v2.mount('/mcp-servers', mcpServerRouter(mcp.servers, bodyLimits.management, mcp.gatewayBaseUrl));
   v2.mount('/mcp-registry', mcpRegistryRouter(mcp.servers, mcp.gatewayBaseUrl));
+  // Agent integrations only: agent servers (`/agent-servers`) and invoking agents are not built.
+  v2.mount('/agent-integrations', agentIntegrationRouter(agents, bodyLimits.management));
   const feedbackRoutes = feedbackRouter(feedback, bodyLimits.management);
   v2.mount('/feedback', feedbackRoutes);
   // The SDKs send feedback to the gateway's base URL; the ingress routes /v1/feedback here.

@@ -1,0 +1,127 @@
+import http from 'node:http';
+import https from 'node:https';
+import { Readable, Transform } from 'node:stream';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { inspectCustomHost, publicAddressLookup, type Resolver } from '@switchyard/rules';
+
+/*
+ * The one way control-plane calls a URL a tenant chose (an MCP upstream, an agent's card): the
+ * unsafe-host check on the URL, and, for a host outside TRUSTED_CUSTOM_HOSTS, a connection only
+ * to public addresses, checked by the socket's own lookup when it connects.
+ */
+
+export interface GuardedFetchOptions {
+  /** TRUSTED_CUSTOM_HOSTS: hosts (and their subdomains) reached whatever they resolve to. */
+  trusted: readonly string[];
+  resolve: Resolver;
+  /** The most bytes of one answer read: the body errors (and the connection is cut) past it. */
+  maxBytes?: number | undefined;
+  /** The error a body past `maxBytes` fails with. */
+  tooLarge?: (() => Error) | undefined;
+  /** How long the TCP (and TLS) connection may take to open. */
+  connectTimeoutMs?: number | undefined;
+}
+
+/** A connection refused by the unsafe-host check (the URL, or the address its name resolved to). */
+export class UnsafeUpstream extends Error {}
+
+/** The connection did not open within `connectTimeoutMs`. */
+export class ConnectTimeout extends Error {
+  constructor(ms: number) {
+    super(`the connection did not open within ${ms} ms`);
+    this.name = 'ConnectTimeout';
+  }
+}
+
+/** The body of an answer was larger than `maxBytes`. */
+export class AnswerTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the answer is larger than ${maxBytes} bytes`);
+    this.name = 'AnswerTooLarge';
+  }
+}
+
+/**
+ * A fetch that connects only where a tenant's URL may lead. Redirects are not followed (a
+ * caller that follows one checks its target the same way, by fetching it with this); every
+ * request ends by `deadline`. The body streams: bytes are counted as they arrive, and the
+ * connection is cut as soon as they pass `maxBytes`.
+ */
+export function guardedFetch(options: GuardedFetchOptions, deadline: AbortSignal): FetchLike {
+  const lookup = publicAddressLookup(options.resolve);
+  const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+  const tooLarge = options.tooLarge ?? (() => new AnswerTooLarge(maxBytes));
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const inspected = inspectCustomHost(request.url, options.trusted);
+    if (inspected.refused !== undefined) throw new UnsafeUpstream(`the URL is refused: ${inspected.refused}`);
+    const { url, trusted } = inspected;
+    const signal = AbortSignal.any([request.signal, deadline]);
+    const body =
+      request.method === 'GET' || request.method === 'HEAD'
+        ? undefined
+        : Buffer.from(await request.arrayBuffer());
+    const headers: Record<string, string> = {};
+    request.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    const client = url.protocol === 'https:' ? https : http;
+    return new Promise<Response>((resolvePromise, reject) => {
+      const req = client.request(
+        url,
+        { method: request.method, headers, signal, ...(trusted ? {} : { lookup }) },
+        (res) => {
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (value === undefined) continue;
+            for (const one of Array.isArray(value) ? value : [value]) responseHeaders.append(name, one);
+          }
+          const status = res.statusCode ?? 502;
+          const empty = request.method === 'HEAD' || status === 204 || status === 205 || status === 304;
+          if (empty) res.resume();
+          let size = 0;
+          const bounded = res.pipe(
+            new Transform({
+              transform(chunk: Buffer, _encoding, done) {
+                size += chunk.length;
+                if (size > maxBytes) {
+                  // Stop reading: the rest of the answer is never taken off the socket.
+                  res.destroy();
+                  done(tooLarge());
+                } else done(null, chunk);
+              },
+            }),
+          );
+          res.on('error', (err) => bounded.destroy(err));
+          // A reader that gives up (cancels the body) closes the connection too.
+          bounded.on('close', () => {
+            if (!res.complete) res.destroy();
+          });
+          resolvePromise(
+            new Response(empty ? null : (Readable.toWeb(bounded) as unknown as ReadableStream<Uint8Array>), {
+              status,
+              headers: responseHeaders,
+            }),
+          );
+        },
+      );
+      if (options.connectTimeoutMs !== undefined) {
+        const ms = options.connectTimeoutMs;
+        req.on('socket', (socket) => {
+          if (!socket.connecting) return;
+          const timer = setTimeout(() => req.destroy(new ConnectTimeout(ms)), ms);
+          timer.unref();
+          const clear = () => clearTimeout(timer);
+          socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', clear);
+          socket.once('close', clear);
+        });
+      }
+      req.on('error', (err) => {
+        reject(
+          err instanceof Error && err.name === 'NonPublicAddress' ? new UnsafeUpstream(err.message) : err,
+        );
+      });
+      req.end(body);
+    });
+  };
+}

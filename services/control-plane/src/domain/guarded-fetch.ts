@@ -1,6 +1,5 @@
 import http from 'node:http';
 import https from 'node:https';
-import { Readable, Transform } from 'node:stream';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { inspectCustomHost, publicAddressLookup, type Resolver } from '@switchyard/rules';
 
@@ -79,29 +78,20 @@ export function guardedFetch(options: GuardedFetchOptions, deadline: AbortSignal
           const status = res.statusCode ?? 502;
           const empty = request.method === 'HEAD' || status === 204 || status === 205 || status === 304;
           if (empty) res.resume();
-          let size = 0;
-          const bounded = res.pipe(
-            new Transform({
-              transform(chunk: Buffer, _encoding, done) {
-                size += chunk.length;
-                if (size > maxBytes) {
-                  // Stop reading: the rest of the answer is never taken off the socket.
-                  res.destroy();
-                  done(tooLarge());
-                } else done(null, chunk);
-              },
-            }),
-          );
-          res.on('error', (err) => bounded.destroy(err));
-          // A reader that gives up (cancels the body) closes the connection too.
-          bounded.on('close', () => {
-            if (!res.complete) res.destroy();
-          });
+          const tooLong = !empty && Number(res.headers['content-length']) > maxBytes;
+          if (empty || tooLong) {
+            // An answer announced larger than the limit is not read at all.
+            if (tooLong) res.destroy();
+            resolvePromise(
+              new Response(
+                tooLong ? new ReadableStream({ start: (controller) => controller.error(tooLarge()) }) : null,
+                { status, headers: responseHeaders },
+              ),
+            );
+            return;
+          }
           resolvePromise(
-            new Response(empty ? null : (Readable.toWeb(bounded) as unknown as ReadableStream<Uint8Array>), {
-              status,
-              headers: responseHeaders,
-            }),
+            new Response(boundedBody(res, maxBytes, tooLarge), { status, headers: responseHeaders }),
           );
         },
       );
@@ -124,4 +114,56 @@ export function guardedFetch(options: GuardedFetchOptions, deadline: AbortSignal
       req.end(body);
     });
   };
+}
+
+/**
+ * The body of an answer as a web stream that reads only as fast as its reader (backpressure),
+ * counts bytes as they arrive and fails (cutting the connection) once they pass `maxBytes`. A
+ * reader that cancels it closes the connection.
+ */
+function boundedBody(
+  res: http.IncomingMessage,
+  maxBytes: number,
+  tooLarge: () => Error,
+): ReadableStream<Uint8Array> {
+  let size = 0;
+  let done = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        const finish = (err?: unknown) => {
+          if (done) return;
+          done = true;
+          if (err === undefined) controller.close();
+          else controller.error(err);
+        };
+        res.on('data', (chunk: Buffer) => {
+          if (done) return;
+          size += chunk.length;
+          if (size > maxBytes) {
+            // Stop reading: the rest of the answer is never taken off the socket.
+            res.destroy();
+            finish(tooLarge());
+            return;
+          }
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.length));
+          if ((controller.desiredSize ?? 1) <= 0) res.pause();
+        });
+        res.on('end', () => finish());
+        res.on('error', (err) => finish(err));
+        res.on('close', () => {
+          if (!res.complete) finish(new Error('the connection closed before the answer ended'));
+        });
+        res.pause();
+      },
+      pull() {
+        res.resume();
+      },
+      cancel() {
+        done = true;
+        if (!res.complete) res.destroy();
+      },
+    },
+    { highWaterMark: 65_536, size: (chunk) => chunk.byteLength },
+  );
 }

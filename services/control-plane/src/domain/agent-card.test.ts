@@ -378,6 +378,25 @@ describe('bounded timeouts', () => {
     assert.ok(Date.now() - started < 2_000, `gave up after ${Date.now() - started} ms`);
   });
 
+  test('a connection that does not open within the connect timeout: 504 naming it', async () => {
+    // The name passes the check, then the connection's own lookup never answers.
+    let n = 0;
+    const hanging: Resolver = async (hostname) =>
+      n++ === 0 ? resolve(hostname) : new Promise<string[]>(() => undefined);
+    const started = Date.now();
+    const err = await refusal(
+      fetchAgentCard(
+        'http://slow.test/',
+        {},
+        options({ trusted: [], resolve: hanging, connectTimeoutMs: 200, timeoutMs: 5_000 }),
+      ),
+    );
+    assert.equal(err.status, 504);
+    assert.equal(err.code, 'agent_card_timeout');
+    assert.match(err.message, /did not open within 200 ms/);
+    assert.ok(Date.now() - started < 2_000, `gave up after ${Date.now() - started} ms`);
+  });
+
   test('a slow-loris body is cut at the deadline', async () => {
     const seen = { closed: false };
     a.handle = (_req, res) => {

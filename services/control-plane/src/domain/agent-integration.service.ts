@@ -74,7 +74,7 @@ export class AgentIntegrationService {
       throw new NotFound(`Organisation '${input.organisation_id}' not found.`, { param: 'organisation_id' });
     }
     if (input.authType === 'oauth_auto' || input.authType === 'oauth_client_credentials') {
-      throw new NotImplemented(`authType \`${input.authType}\` is not built: use \`headers\` or \`none\`.`, {
+      throw new NotImplemented(`authType \`${input.authType}\` is not built yet: use \`headers\` or \`none\`.`, {
         param: 'authType',
       });
     }
@@ -293,7 +293,7 @@ export class AgentIntegrationService {
   private supported(authType: CreateAgentIntegrationInput['auth_type']): AgentAuthType {
     if (authType === 'oauth_auto' || authType === 'oauth_client_credentials') {
       throw new NotImplemented(
-        `auth_type \`${authType}\` is not built for agent integrations: use \`headers\` or \`none\`.`,
+        `auth_type \`${authType}\` is not built yet for agent integrations: use \`headers\` or \`none\`.`,
         { param: 'auth_type' },
       );
     }

@@ -174,7 +174,7 @@ export function agentIntegrationRouter(
     async (req) => {
       await integrations.get(requirePrincipal(req), req.params.id);
       throw new NotImplemented(
-        'Switching the skills of an agent integration is not built: GET lists the skills of its agent card.',
+        'Switching the skills of an agent integration is not built yet: GET lists the skills of its agent card.',
       );
     },
   );

@@ -74,9 +74,12 @@ export class AgentIntegrationService {
       throw new NotFound(`Organisation '${input.organisation_id}' not found.`, { param: 'organisation_id' });
     }
     if (input.authType === 'oauth_auto' || input.authType === 'oauth_client_credentials') {
-      throw new NotImplemented(`authType \`${input.authType}\` is not built yet: use \`headers\` or \`none\`.`, {
-        param: 'authType',
-      });
+      throw new NotImplemented(
+        `authType \`${input.authType}\` is not built yet: use \`headers\` or \`none\`.`,
+        {
+          param: 'authType',
+        },
+      );
     }
     const headers: Record<string, string> = { ...input.headers };
     if (input.authType === 'headers') {

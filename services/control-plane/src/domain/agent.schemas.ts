@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { headerNameProblem } from '@switchyard/core';
 
 /*
  * The wire form of the agent integration requests (snake_case, as the API spells them, except
@@ -13,11 +14,15 @@ const slug = z
   .min(3)
   .max(50)
   .regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, "_" and "-" only');
+/** A header a tenant may send to its agent: a valid name, not hop-by-hop, framing or a cookie (`authorization` may be). */
 const headerName = z
   .string()
   .min(1)
   .max(256)
-  .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a valid HTTP header name');
+  .superRefine((name, ctx) => {
+    const problem = headerNameProblem(name, undefined, true);
+    if (problem) ctx.addIssue({ code: 'custom', message: `header '${name}' ${problem}` });
+  });
 const headerValue = z
   .string()
   .max(8192)

@@ -124,6 +124,14 @@ describe('POST /v2/agent-integrations/fetch-agent-card', () => {
       [{ endpoint: 'https://a.example', url: 'https://b.example' }, 400, null, 'endpoint'],
       [{ endpoint: 'https://a.example', extra: 1 }, 400, null, null],
       [{ endpoint: 'https://a.example', headers: { 'bad header': 'x' } }, 400, null, null],
+      [{ endpoint: 'https://a.example', headers: { Host: 'internal' } }, 400, null, null],
+      [{ endpoint: 'https://a.example', headers: { 'Content-Length': '10' } }, 400, null, null],
+      [
+        { endpoint: 'https://a.example', authType: 'headers', authHeader: 'Cookie', authToken: 'x' },
+        400,
+        null,
+        null,
+      ],
       [{ endpoint: 'https://a.example', headers: { 'X-A': 'a\r\nInjected: 1' } }, 400, null, null],
       [{ endpoint: 'https://a.example', authType: 'oauth_auto' }, 501, 'not_implemented', 'authType'],
       [

@@ -15,6 +15,7 @@ import type { z } from 'zod';
 import type {
   AgentAuthType,
   AgentIntegration,
+  AgentIntegrationListItem,
   AgentRepository,
   AgentStoredConfigurations,
   AgentWorkspaceAccess,
@@ -143,7 +144,7 @@ export class AgentIntegrationService {
     principal: Principal,
     query: ListAgentIntegrationsInput,
     page: PageQuery,
-  ): Promise<[AgentIntegration[], number]> {
+  ): Promise<[AgentIntegrationListItem[], number]> {
     if (query.organisation_id !== undefined && query.organisation_id !== principal.organisationId) {
       throw new NotFound(`Organisation '${query.organisation_id}' not found.`, { param: 'organisation_id' });
     }

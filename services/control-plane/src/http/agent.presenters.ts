@@ -1,9 +1,10 @@
-import type { AgentIntegration } from '../store/agent.repository.ts';
+import type { AgentIntegration, AgentIntegrationListItem } from '../store/agent.repository.ts';
 import { maskConfigurations } from '../domain/mcp-secrets.ts';
 import { skillsOf } from '../domain/agent-integration.service.ts';
 
-/** An agent integration, its credentials masked. */
-export function presentAgentIntegration(integration: AgentIntegration) {
+/** An agent integration, its credentials masked; in a list, without its card (its name and skill count instead). */
+export function presentAgentIntegration(integration: AgentIntegration | AgentIntegrationListItem) {
+  const listed = 'skillsCount' in integration;
   return {
     id: integration.id,
     name: integration.name,
@@ -15,9 +16,11 @@ export function presentAgentIntegration(integration: AgentIntegration) {
     url: integration.url,
     auth_type: integration.authType,
     configurations: maskConfigurations(integration.configurations),
-    agent_card: integration.agentCard,
+    ...(listed
+      ? { agent_card_name: integration.agentCardName }
+      : { agent_card: integration.agentCard, agent_card_name: stringOrNull(integration.agentCard?.name) }),
     agent_card_fetched_at: integration.agentCardFetchedAt?.toISOString() ?? null,
-    skills_count: skillsOf(integration.agentCard).length,
+    skills_count: listed ? integration.skillsCount : skillsOf(integration.agentCard).length,
     global_workspace_access:
       integration.workspaceId === null ? { enabled: integration.globalWorkspaceAccess } : null,
     status: 'active',
@@ -37,3 +40,5 @@ export function presentAgentSkill(skill: Record<string, unknown>) {
     tags: Array.isArray(skill.tags) ? skill.tags : [],
   };
 }
+
+const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);

@@ -183,8 +183,14 @@ describe('agent integrations', () => {
     assert.equal(got.body.skills_count, 2);
     assert.ok(!got.text.includes(TOKEN));
     assert.ok(agent.seenAuthorization.includes(`Bearer ${TOKEN}`));
+    assert.equal(got.body.agent_card_name, 'Travel agent');
     const listed = await h.request('GET', '/v2/agent-integrations?page_size=1000', { key: h.adminKey });
-    assert.ok(listed.body.data.some((i: { id: string }) => i.id === created.id));
+    const item = listed.body.data.find((i: { id: string }) => i.id === created.id);
+    assert.ok(item);
+    assert.equal(item.agent_card, undefined, 'a list leaves the cards out');
+    assert.equal(item.agent_card_name, 'Travel agent');
+    assert.equal(item.skills_count, 2);
+    assert.deepEqual(item.configurations, { custom_headers: { Authorization: '********' } });
     assert.ok(!listed.text.includes(TOKEN));
     const [row] = await h
       .db('control-plane')

@@ -45,6 +45,12 @@ export type AgentIntegrationChanges = Partial<
   >
 >;
 
+/** An integration as a list shows it: its card left out (`agentCard` null), its name and skill count instead. */
+export type AgentIntegrationListItem = AgentIntegration & {
+  agentCardName: string | null;
+  skillsCount: number;
+};
+
 export interface AgentWorkspaceAccess {
   workspaceId: string;
   enabled: boolean;
@@ -53,6 +59,24 @@ export interface AgentWorkspaceAccess {
 }
 
 const T = 'control_plane.agent_integrations';
+const LIST_COLUMNS = [
+  'id',
+  'organisation_id',
+  'workspace_id',
+  'name',
+  'slug',
+  'description',
+  'url',
+  'auth_type',
+  'configurations',
+  'agent_card_fetched_at',
+  'global_workspace_access',
+  'owner_id',
+  'created_at',
+  'last_updated_at',
+]
+  .map((c) => `i.${c}`)
+  .join(', ');
 const W = 'control_plane.agent_integration_workspaces';
 
 type Row = Record<string, unknown>;
@@ -163,7 +187,7 @@ export class AgentRepository {
       search?: string | undefined;
     },
     page: PageQuery,
-  ): Promise<[AgentIntegration[], number]> {
+  ): Promise<[AgentIntegrationListItem[], number]> {
     const params: unknown[] = [organisationId];
     const where = ['i.organisation_id = $1'];
     const type = filter.type ?? 'all';
@@ -187,12 +211,24 @@ export class AgentRepository {
       `SELECT count(*)::int AS n FROM ${T} i WHERE ${where.join(' AND ')}`,
       params,
     );
+    // Not the cards themselves (up to 1 MB each): their name and how many skills they list.
     const rows: Row[] = await this.manager.query(
-      `SELECT i.* FROM ${T} i WHERE ${where.join(' AND ')}
+      `SELECT ${LIST_COLUMNS}, i.agent_card->>'name' AS agent_card_name,
+              (SELECT count(*)::int FROM jsonb_array_elements(
+                 CASE WHEN jsonb_typeof(i.agent_card->'skills') = 'array' THEN i.agent_card->'skills' ELSE '[]'::jsonb END
+               ) s WHERE jsonb_typeof(s) = 'object') AS skills_count
+         FROM ${T} i WHERE ${where.join(' AND ')}
         ORDER BY i.created_at DESC, i.id LIMIT ${page.limit} OFFSET ${page.offset}`,
       params,
     );
-    return [rows.map(integrationFrom), total[0]!.n as number];
+    return [
+      rows.map((row) => ({
+        ...integrationFrom(row),
+        agentCardName: (row.agent_card_name as string | null) ?? null,
+        skillsCount: row.skills_count as number,
+      })),
+      total[0]!.n as number,
+    ];
   }
 
   async update(id: string, changes: AgentIntegrationChanges): Promise<AgentIntegration | null> {

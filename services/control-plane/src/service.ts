@@ -97,6 +97,9 @@ import { Batches1763700000052 } from './store/migrations/1763700000052-batches.t
 import { BatchRepository } from './store/batch.repository.ts';
 import { BatchService } from './domain/batch.service.ts';
 import { batchRecordCallers, batchRecordHandlers } from './grpc/batch-records.handlers.ts';
+import { AgentIntegrations1763700000051 } from './store/migrations/1763700000051-agent-integrations.ts';
+import { AgentRepository } from './store/agent.repository.ts';
+import { AgentIntegrationService } from './domain/agent-integration.service.ts';
 
 const apiKeyPrefix = env.string('sy-').meta({ description: 'prefix of newly issued API keys' });
 const adminKey = env.optionalString().meta({
@@ -118,6 +121,14 @@ const configSchema = z.object({
   MCP_SYNC_TIMEOUT_MS: env.int(10_000, 500, 120_000).meta({
     description:
       'how long one read of an MCP integration’s capabilities (or a test of an MCP server) may take, in ms',
+  }),
+  AGENT_CARD_CONNECT_TIMEOUT_MS: env.int(5_000, 100, 60_000).meta({
+    description:
+      "how long opening the connection to an agent's endpoint (to fetch its agent card) may take, in ms",
+  }),
+  AGENT_CARD_TIMEOUT_MS: env.int(10_000, 200, 120_000).meta({
+    description:
+      'how long fetching an agent card may take in all (redirects and both discovery paths included), in ms',
   }),
   ...bodyLimitEnv,
 });
@@ -164,6 +175,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       ApiKeyDefaults1763700000033,
       OAuthResource1763700000036,
       Mcp1763700000040,
+      AgentIntegrations1763700000051,
       Batches1763700000052,
       GuardrailSecretMappings1763700000053,
     ],
@@ -202,6 +214,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
         gatewayBaseUrl: undefined,
       },
       describedOnly('batch records'),
+      describedOnly('agent integrations'),
     ).routes(),
   async create({ db, bus, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
@@ -289,6 +302,17 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
     );
     const mcpSchedule = new McpSyncSchedule(mcpIntegrations, config.MCP_SYNC_INTERVAL_SECONDS, logger);
     const batchRecords = new BatchService(new BatchRepository(manager));
+    const agentIntegrations = new AgentIntegrationService(
+      new AgentRepository(manager),
+      workspaces,
+      events,
+      new SecretBox(config.SWITCHYARD_ENCRYPTION_KEY),
+      {
+        ...mcpHosts,
+        connectTimeoutMs: config.AGENT_CARD_CONNECT_TIMEOUT_MS,
+        timeoutMs: config.AGENT_CARD_TIMEOUT_MS,
+      },
+    );
     const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => apiKeys.resolveApiKey(hash), { ttlMs: 5_000 });
@@ -323,6 +347,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
           bodyLimitsFrom(config),
           { integrations: mcpIntegrations, servers: mcpServers, gatewayBaseUrl: config.MCP_GATEWAY_BASE_URL },
           batchRecords,
+          agentIntegrations,
         ),
       ),
       grpc: (server) =>

@@ -1,12 +1,11 @@
-import http from 'node:http';
-import https from 'node:https';
-import { Readable, Transform } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { inspectCustomHost, publicAddressLookup, type Resolver } from '@switchyard/rules';
 import type { McpSyncResult } from '../store/mcp.repository.ts';
 import { MASKED_VALUE, type McpUpstreamCredentials } from './mcp-secrets.ts';
+import { guardedFetch, type GuardedFetchOptions } from './guarded-fetch.ts';
+
+export { guardedFetch, UnsafeUpstream } from './guarded-fetch.ts';
 
 /** The most pages of one list (tools, prompts…) a sync follows. */
 const MAX_PAGES = 20;
@@ -14,80 +13,13 @@ const MAX_PAGES = 20;
 const MAX_CAPABILITIES = 2_000;
 /** The most of one upstream answer read: listings far larger than this are not an MCP server's. */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+const answerTooLarge = () => new Error(`the MCP server answered more than ${MAX_ANSWER_BYTES} bytes`);
 /** The longest sync error kept. */
 const MAX_ERROR_LENGTH = 300;
 
-export interface McpClientOptions {
-  /** TRUSTED_CUSTOM_HOSTS: hosts (and their subdomains) reached whatever they resolve to. */
-  trusted: readonly string[];
-  resolve: Resolver;
+export interface McpClientOptions extends GuardedFetchOptions {
   /** How long a whole sync (or test) may take. */
   timeoutMs: number;
-}
-
-/** A connection refused by the unsafe-host check. */
-export class UnsafeUpstream extends Error {}
-
-/**
- * A fetch that connects only where a tenant's URL may lead: the unsafe-host check on the URL,
- * and, for a host outside TRUSTED_CUSTOM_HOSTS, only to public addresses, checked when the
- * connection is made (so a name that changes its answer cannot reach a private address).
- * Redirects are not followed; every request ends by `deadline`.
- */
-export function guardedFetch(options: McpClientOptions, deadline: AbortSignal): FetchLike {
-  const lookup = publicAddressLookup(options.resolve);
-  return async (input, init) => {
-    const request = new Request(input, init);
-    const inspected = inspectCustomHost(request.url, options.trusted);
-    if (inspected.refused !== undefined) throw new UnsafeUpstream(`the URL is refused: ${inspected.refused}`);
-    const { url, trusted } = inspected;
-    const signal = AbortSignal.any([request.signal, deadline]);
-    const body =
-      request.method === 'GET' || request.method === 'HEAD'
-        ? undefined
-        : Buffer.from(await request.arrayBuffer());
-    const headers: Record<string, string> = {};
-    request.headers.forEach((value, name) => {
-      headers[name] = value;
-    });
-    const client = url.protocol === 'https:' ? https : http;
-    return new Promise<Response>((resolvePromise, reject) => {
-      const req = client.request(
-        url,
-        { method: request.method, headers, signal, ...(trusted ? {} : { lookup }) },
-        (res) => {
-          const responseHeaders = new Headers();
-          for (const [name, value] of Object.entries(res.headers)) {
-            if (value === undefined) continue;
-            for (const one of Array.isArray(value) ? value : [value]) responseHeaders.append(name, one);
-          }
-          const status = res.statusCode ?? 502;
-          const empty = request.method === 'HEAD' || status === 204 || status === 205 || status === 304;
-          if (empty) res.resume();
-          let size = 0;
-          const bounded = res.pipe(
-            new Transform({
-              transform(chunk: Buffer, _encoding, done) {
-                size += chunk.length;
-                if (size > MAX_ANSWER_BYTES)
-                  done(new Error(`the MCP server answered more than ${MAX_ANSWER_BYTES} bytes`));
-                else done(null, chunk);
-              },
-            }),
-          );
-          res.on('error', (err) => bounded.destroy(err));
-          resolvePromise(
-            new Response(empty ? null : (Readable.toWeb(bounded) as unknown as ReadableStream<Uint8Array>), {
-              status,
-              headers: responseHeaders,
-            }),
-          );
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
-  };
 }
 
 /** Fetches a client-credentials access token from the integration's token endpoint. */
@@ -126,7 +58,7 @@ async function connect(
   options: McpClientOptions,
   deadline: AbortSignal,
 ): Promise<Client> {
-  const fetch = guardedFetch(options, deadline);
+  const fetch = guardedFetch({ ...options, maxBytes: MAX_ANSWER_BYTES, tooLarge: answerTooLarge }, deadline);
   const headers: Record<string, string> = { ...credentials.headers };
   if (credentials.type === 'oauth_client_credentials') {
     headers.authorization = `Bearer ${await clientCredentialsToken(credentials, fetch)}`;

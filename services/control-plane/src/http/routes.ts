@@ -17,6 +17,8 @@ import type { PolicyService } from '../domain/policy.service.ts';
 import { policyRouter } from './policy.routes.ts';
 import type { McpIntegrationService } from '../domain/mcp-integration.service.ts';
 import type { McpServerService } from '../domain/mcp-server.service.ts';
+import type { AgentIntegrationService } from '../domain/agent-integration.service.ts';
+import { agentIntegrationRouter } from './agent.routes.ts';
 import { mcpIntegrationRouter, mcpRegistryRouter, mcpServerRouter } from './mcp.routes.ts';
 import type { BatchService } from '../domain/batch.service.ts';
 import { batchRouter } from './batch.routes.ts';
@@ -37,6 +39,7 @@ export function controlPlaneRouter(
   bodyLimits: BodyLimits,
   mcp: { integrations: McpIntegrationService; servers: McpServerService; gatewayBaseUrl: string | undefined },
   batches: BatchService,
+  agents: AgentIntegrationService,
 ): ScopedRouter {
   const router = new ScopedRouter();
   const v2 = new ScopedRouter().use(authenticated);
@@ -48,6 +51,8 @@ export function controlPlaneRouter(
   v2.mount('/mcp-servers', mcpServerRouter(mcp.servers, bodyLimits.management, mcp.gatewayBaseUrl));
   v2.mount('/mcp-registry', mcpRegistryRouter(mcp.servers, mcp.gatewayBaseUrl));
   v2.mount('/batches', batchRouter(batches, bodyLimits.management));
+  // Agent integrations only: agent servers (`/agent-servers`) and invoking agents are not built.
+  v2.mount('/agent-integrations', agentIntegrationRouter(agents, bodyLimits.management));
   const feedbackRoutes = feedbackRouter(feedback, bodyLimits.management);
   v2.mount('/feedback', feedbackRoutes);
   // The SDKs send feedback to the gateway's base URL; the ingress routes /v1/feedback here.

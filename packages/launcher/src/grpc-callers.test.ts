@@ -46,6 +46,8 @@ const expected: Record<string, readonly ServiceName[]> = {
   'switchyard.guardrails.v1.GuardrailDirectoryService.ListGuardrails': ['gateway', 'admin'],
   // The gateway reads the MCP servers it serves, their upstream credentials decrypted.
   'switchyard.mcp.v1.McpDirectoryService.GetMcpServer': ['gateway'],
+  // The gateway runs and renders saved prompts of a workspace (or shared with it).
+  'switchyard.prompts.v1.PromptDirectoryService.GetPrompt': ['gateway'],
 };
 
 let h: ServiceHarness;

@@ -20,7 +20,14 @@ import {
   type ServiceDefinition,
   type ServiceInstance,
 } from '@switchyard/runtime';
-import { configs, guardrails as guardrailProto, identity, mcp, policy } from '@switchyard/proto';
+import {
+  configs,
+  guardrails as guardrailProto,
+  identity,
+  mcp,
+  policy,
+  prompts as promptProto,
+} from '@switchyard/proto';
 import { systemResolver } from '@switchyard/rules';
 import { ConfigService } from './domain/config.service.ts';
 import { PolicyService } from './domain/policy.service.ts';
@@ -91,6 +98,10 @@ import { McpIntegrationService } from './domain/mcp-integration.service.ts';
 import { McpServerService } from './domain/mcp-server.service.ts';
 import { McpSyncSchedule } from './domain/mcp-sync-schedule.ts';
 import { mcpDirectoryCallers, mcpDirectoryHandlers } from './grpc/mcp-directory.handlers.ts';
+import { Prompts1763700000050 } from './store/migrations/1763700000050-prompts.ts';
+import { PromptRepository } from './store/prompt.repository.ts';
+import { PromptService } from './domain/prompt.service.ts';
+import { promptDirectoryCallers, promptDirectoryHandlers } from './grpc/prompt-directory.handlers.ts';
 
 const apiKeyPrefix = env.string('sy-').meta({ description: 'prefix of newly issued API keys' });
 const adminKey = env.optionalString().meta({
@@ -158,6 +169,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       ApiKeyDefaults1763700000033,
       OAuthResource1763700000036,
       Mcp1763700000040,
+      Prompts1763700000050,
     ],
   },
   bus: true,
@@ -191,6 +203,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
         servers: describedOnly('MCP servers'),
         gatewayBaseUrl: undefined,
       },
+      describedOnly('prompts'),
     ).routes(),
   async create({ db, bus, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
@@ -274,6 +287,12 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       logger,
     );
     const mcpSchedule = new McpSyncSchedule(mcpIntegrations, config.MCP_SYNC_INTERVAL_SECONDS, logger);
+    const prompts = new PromptService(
+      new PromptRepository(manager),
+      workspaces,
+      (organisationId, ref) => repo.findWorkspace(organisationId, ref),
+      events,
+    );
     const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => apiKeys.resolveApiKey(hash), { ttlMs: 5_000 });
@@ -307,6 +326,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
           new FeedbackService(new FeedbackRepository(manager), workspaces, events),
           bodyLimitsFrom(config),
           { integrations: mcpIntegrations, servers: mcpServers, gatewayBaseUrl: config.MCP_GATEWAY_BASE_URL },
+          prompts,
         ),
       ),
       grpc: (server) =>
@@ -324,7 +344,8 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
             guardrailDirectoryHandlers(guardrails),
             guardrailDirectoryCallers,
           )
-          .add(mcp.McpDirectoryService, mcpDirectoryHandlers(mcpServers), mcpDirectoryCallers),
+          .add(mcp.McpDirectoryService, mcpDirectoryHandlers(mcpServers), mcpDirectoryCallers)
+          .add(promptProto.PromptDirectoryService, promptDirectoryHandlers(prompts), promptDirectoryCallers),
       bootstrap: (options) => bootstrap.bootstrap(options),
       async stop() {
         await mcpSchedule.stop();

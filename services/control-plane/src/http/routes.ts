@@ -18,6 +18,8 @@ import { policyRouter } from './policy.routes.ts';
 import type { McpIntegrationService } from '../domain/mcp-integration.service.ts';
 import type { McpServerService } from '../domain/mcp-server.service.ts';
 import { mcpIntegrationRouter, mcpRegistryRouter, mcpServerRouter } from './mcp.routes.ts';
+import type { PromptService } from '../domain/prompt.service.ts';
+import { promptRouter, removedOrganisationPromptRouter } from './prompt.routes.ts';
 import { mountOAuth, type OAuthRouteOptions } from './oauth.routes.ts';
 import { userRouter, workspaceMemberRouter } from './member.routes.ts';
 import { workspaceRouter } from './workspace.routes.ts';
@@ -34,6 +36,7 @@ export function controlPlaneRouter(
   feedback: FeedbackService,
   bodyLimits: BodyLimits,
   mcp: { integrations: McpIntegrationService; servers: McpServerService; gatewayBaseUrl: string | undefined },
+  prompts: PromptService,
 ): ScopedRouter {
   const router = new ScopedRouter();
   const v2 = new ScopedRouter().use(authenticated);
@@ -44,6 +47,9 @@ export function controlPlaneRouter(
   v2.mount('/mcp-integrations', mcpIntegrationRouter(mcp.integrations, bodyLimits.management));
   v2.mount('/mcp-servers', mcpServerRouter(mcp.servers, bodyLimits.management, mcp.gatewayBaseUrl));
   v2.mount('/mcp-registry', mcpRegistryRouter(mcp.servers, mcp.gatewayBaseUrl));
+  v2.mount('/prompts', promptRouter(prompts, bodyLimits.management));
+  // Prompts and partials belonged to the organisation once; they are a workspace's now (410).
+  v2.mount('/organisation/prompts', removedOrganisationPromptRouter());
   const feedbackRoutes = feedbackRouter(feedback, bodyLimits.management);
   v2.mount('/feedback', feedbackRoutes);
   // The SDKs send feedback to the gateway's base URL; the ingress routes /v1/feedback here.

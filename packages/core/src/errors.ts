@@ -74,6 +74,13 @@ export class Conflict extends AppError {
   }
 }
 
+/** A route that was served once and is removed for good: the message says where to go instead. */
+export class Gone extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super(410, 'invalid_request_error', message, { code: 'route_removed', ...options });
+  }
+}
+
 export class PayloadTooLarge extends AppError {
   constructor(message: string, options?: AppErrorOptions) {
     super(413, 'invalid_request_error', message, { code: 'payload_too_large', ...options });

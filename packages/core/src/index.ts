@@ -27,6 +27,7 @@ export {
   Conflict,
   type ErrorBody,
   Forbidden,
+  Gone,
   GuardrailDenied,
   InternalError,
   NotFound,

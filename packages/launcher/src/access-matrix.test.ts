@@ -180,6 +180,12 @@ describe('the route/permission matrix', () => {
         'GET /oauth/authorize',
         'POST /oauth/postAuthorizeConsent',
         'GET /v2/policies/usage',
+        // Removed: any caller gets the 410 that says where prompts live now.
+        ...['', '/*rest'].flatMap((rest) =>
+          ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].map(
+            (method) => `${method} /v2/organisation/prompts${rest}`,
+          ),
+        ),
       ],
       'only these routes need no scope (each tested on its own)',
     );

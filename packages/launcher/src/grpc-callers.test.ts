@@ -51,6 +51,8 @@ const expected: Record<string, readonly ServiceName[]> = {
   // The gateway records the batches created through it, and reads them to fetch their results.
   'switchyard.batches.v1.BatchRecordService.RecordBatch': ['gateway'],
   'switchyard.batches.v1.BatchRecordService.GetBatch': ['gateway'],
+  // The gateway runs and renders saved prompts of a workspace (or shared with it).
+  'switchyard.prompts.v1.PromptDirectoryService.GetPrompt': ['gateway'],
 };
 
 let h: ServiceHarness;

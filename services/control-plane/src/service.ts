@@ -20,7 +20,15 @@ import {
   type ServiceDefinition,
   type ServiceInstance,
 } from '@switchyard/runtime';
-import { batches, configs, guardrails as guardrailProto, identity, mcp, policy } from '@switchyard/proto';
+import {
+  batches,
+  configs,
+  guardrails as guardrailProto,
+  identity,
+  mcp,
+  policy,
+  prompts as promptProto,
+} from '@switchyard/proto';
 import { systemResolver } from '@switchyard/rules';
 import { ConfigService } from './domain/config.service.ts';
 import { PolicyService } from './domain/policy.service.ts';
@@ -100,6 +108,10 @@ import { batchRecordCallers, batchRecordHandlers } from './grpc/batch-records.ha
 import { AgentIntegrations1763700000051 } from './store/migrations/1763700000051-agent-integrations.ts';
 import { AgentRepository } from './store/agent.repository.ts';
 import { AgentIntegrationService } from './domain/agent-integration.service.ts';
+import { Prompts1763700000050 } from './store/migrations/1763700000050-prompts.ts';
+import { PromptRepository } from './store/prompt.repository.ts';
+import { PromptService } from './domain/prompt.service.ts';
+import { promptDirectoryCallers, promptDirectoryHandlers } from './grpc/prompt-directory.handlers.ts';
 
 const apiKeyPrefix = env.string('sy-').meta({ description: 'prefix of newly issued API keys' });
 const adminKey = env.optionalString().meta({
@@ -175,6 +187,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       ApiKeyDefaults1763700000033,
       OAuthResource1763700000036,
       Mcp1763700000040,
+      Prompts1763700000050,
       AgentIntegrations1763700000051,
       Batches1763700000052,
       GuardrailSecretMappings1763700000053,
@@ -215,6 +228,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
       },
       describedOnly('batch records'),
       describedOnly('agent integrations'),
+      describedOnly('prompts'),
     ).routes(),
   async create({ db, bus, clients, env: processEnv, logger, resolve = systemResolver }) {
     const config = loadConfig(configSchema, processEnv);
@@ -313,6 +327,12 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
         timeoutMs: config.AGENT_CARD_TIMEOUT_MS,
       },
     );
+    const prompts = new PromptService(
+      new PromptRepository(manager),
+      workspaces,
+      (organisationId, ref) => repo.findWorkspace(organisationId, ref),
+      events,
+    );
     const ssoSessions = new SsoSessionService(new SsoSessionRepository(manager), members, sessions);
     // Local lookups are cheap, but the cache keeps revocation semantics identical to other services.
     const keys = new ApiKeyCache((hash) => apiKeys.resolveApiKey(hash), { ttlMs: 5_000 });
@@ -348,6 +368,7 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
           { integrations: mcpIntegrations, servers: mcpServers, gatewayBaseUrl: config.MCP_GATEWAY_BASE_URL },
           batchRecords,
           agentIntegrations,
+          prompts,
         ),
       ),
       grpc: (server) =>
@@ -366,7 +387,8 @@ export const controlPlane: ServiceDefinition<ControlPlane> = {
             guardrailDirectoryCallers,
           )
           .add(mcp.McpDirectoryService, mcpDirectoryHandlers(mcpServers), mcpDirectoryCallers)
-          .add(batches.BatchRecordService, batchRecordHandlers(batchRecords), batchRecordCallers),
+          .add(batches.BatchRecordService, batchRecordHandlers(batchRecords), batchRecordCallers)
+          .add(promptProto.PromptDirectoryService, promptDirectoryHandlers(prompts), promptDirectoryCallers),
       bootstrap: (options) => bootstrap.bootstrap(options),
       async stop() {
         await mcpSchedule.stop();

@@ -163,18 +163,21 @@ export class WorkspaceService {
    * "not found", as is one deleted already (of concurrent deletes, one succeeds).
    *
    * Blocks (409): the organisation's default workspace (slug `default`, the one the
-   * organisation starts with and `default_workspace_user_api_key_auto_create` speaks of).
-   * Nothing else blocks. Nothing outside a workspace can point at what it holds: a workspace's
-   * default config must be one of its own configs, its configs name guardrails of their own
-   * workspace or of the organisation, and its policies, keys, members, tokens and sessions are
-   * its own. Shared prompts and partials, which the specification says block a delete, do not
-   * exist yet; they join the blocks when they do.
+   * organisation starts with and `default_workspace_user_api_key_auto_create` speaks of); and
+   * a workspace that shares prompts or partials with other workspaces (code
+   * `workspace_has_shared_prompts`, naming them): they must be unshared first. That check runs
+   * in the delete's transaction with the workspace row locked, a lock every share takes too, so
+   * a share made meanwhile is either seen or waits and finds the workspace gone. Nothing else
+   * blocks: a workspace's default config must be one of its own configs, its configs name
+   * guardrails of their own workspace or of the organisation, and its policies, keys, members,
+   * tokens and sessions are its own.
    *
    * Cascades, in one transaction with the workspace row locked: the workspace is archived (no
    * get, list, key or JWT finds it again, and its slug is free); its API keys are revoked, its
    * OAuth tokens and browser sessions too; its configs, guardrails, rate-limit and usage-limit
    * policies are archived by the same repository writes their own deletes use; its members
-   * are removed. After the commit each change is announced as the per-item deletes announce
+   * are removed; its prompts and partials are archived, and the shares of other workspaces'
+   * prompts with it removed. After the commit each change is announced as the per-item deletes announce
    * it, so gateways drop the keys, tokens, configs, guardrails and policies they hold at once.
    *
    * Left alone: integrations (admin service), whose workspace access may still name the
@@ -255,6 +258,11 @@ export class WorkspaceService {
       })),
       ...archived.policies.map((p) => ({ entity: 'policy', entityId: p.id, cacheKey: p.organisationId })),
       ...archived.members.map((userId) => ({ entity: 'workspace_member', entityId: userId })),
+      ...archived.prompts.map((p) => ({
+        entity: p.kind === 'prompt' ? 'prompt' : 'prompt_partial',
+        entityId: p.id,
+        cacheKey: `${p.organisationId}:${p.slug}`,
+      })),
     ];
     for (const change of changes) publishChange(this.bus, { ...owner, ...change });
     this.announceWorkspace(workspace, deleted);

@@ -22,6 +22,8 @@ import { agentIntegrationRouter } from './agent.routes.ts';
 import { mcpIntegrationRouter, mcpRegistryRouter, mcpServerRouter } from './mcp.routes.ts';
 import type { BatchService } from '../domain/batch.service.ts';
 import { batchRouter } from './batch.routes.ts';
+import type { PromptService } from '../domain/prompt.service.ts';
+import { promptRouter, removedOrganisationPromptRouter } from './prompt.routes.ts';
 import { mountOAuth, type OAuthRouteOptions } from './oauth.routes.ts';
 import { userRouter, workspaceMemberRouter } from './member.routes.ts';
 import { workspaceRouter } from './workspace.routes.ts';
@@ -40,6 +42,7 @@ export function controlPlaneRouter(
   mcp: { integrations: McpIntegrationService; servers: McpServerService; gatewayBaseUrl: string | undefined },
   batches: BatchService,
   agents: AgentIntegrationService,
+  prompts: PromptService,
 ): ScopedRouter {
   const router = new ScopedRouter();
   const v2 = new ScopedRouter().use(authenticated);
@@ -53,6 +56,9 @@ export function controlPlaneRouter(
   v2.mount('/batches', batchRouter(batches, bodyLimits.management));
   // Agent integrations only: agent servers (`/agent-servers`) and invoking agents are not built.
   v2.mount('/agent-integrations', agentIntegrationRouter(agents, bodyLimits.management));
+  v2.mount('/prompts', promptRouter(prompts, bodyLimits.management));
+  // Prompts and partials belonged to the organisation once; they are a workspace's now (410).
+  v2.mount('/organisation/prompts', removedOrganisationPromptRouter());
   const feedbackRoutes = feedbackRouter(feedback, bodyLimits.management);
   v2.mount('/feedback', feedbackRoutes);
   // The SDKs send feedback to the gateway's base URL; the ingress routes /v1/feedback here.

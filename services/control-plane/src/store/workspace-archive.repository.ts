@@ -12,6 +12,8 @@ import {
   type UsageLimitPolicy,
 } from './policy.entities.ts';
 import { PolicyRepository } from './policy.repository.ts';
+import { archivePromptsOf, sharedPromptsOf, type Prompt } from './prompt.repository.ts';
+import { Conflict } from '@switchyard/core';
 
 /*
  * TypeORM throughout, the per-item archives of configs, guardrails and policies included (each
@@ -30,6 +32,8 @@ export interface ArchivedWorkspace {
   members: string[];
   oauthTokens: Array<{ id: string; tokenHash: string }>;
   sessions: Array<{ tokenHash: string }>;
+  /** Its prompts and partials (archived), and those of other workspaces that were shared with it. */
+  prompts: Prompt[];
 }
 
 /** Deleting a workspace: everything of it, in one transaction. */
@@ -39,7 +43,8 @@ export class WorkspaceArchiveRepository {
   /**
    * Archives the live workspace and, in the same transaction, revokes its API keys, OAuth
    * tokens and sessions, archives its configs, guardrails and policies and removes its
-   * members. The workspace row stays locked until the commit, so of concurrent deletes one
+   * members, archives its prompts and partials and removes the shares of others' with it. Refuses
+   * (409) while it shares a prompt or partial with another workspace. The workspace row stays locked until the commit, so of concurrent deletes one
    * archives it and the others find nothing (null), and a key being issued into it waits.
    */
   archive(workspaceId: string, actorId: string): Promise<ArchivedWorkspace | null> {
@@ -50,6 +55,16 @@ export class WorkspaceArchiveRepository {
         lock: { mode: 'pessimistic_write' },
       });
       if (!workspace) return null;
+      // Under the workspace's lock, which a share takes too: no share slips in after this check.
+      const shared = await sharedPromptsOf(manager, workspaceId);
+      if (shared.length > 0) {
+        throw new Conflict(
+          `Workspace '${workspace.slug}' shares ${shared
+            .map((p) => `${p.kind === 'prompt' ? 'prompt' : 'partial'} '${p.slug}'`)
+            .join(', ')} with other workspaces: unshare them first.`,
+          { code: 'workspace_has_shared_prompts' },
+        );
+      }
       const now = new Date();
       // Cleared first: a config named as the workspace's default cannot be archived (nor one a
       // key's default names: the keys are revoked before the configs go).
@@ -119,6 +134,8 @@ export class WorkspaceArchiveRepository {
         [workspaceId],
       )) as [Array<{ tokenHash: string }>, number];
 
+      const prompts = await archivePromptsOf(manager, workspaceId);
+
       return {
         workspace: { ...workspace, userApiKeyConfigId: null, archivedAt: now, updatedAt: now },
         apiKeys,
@@ -128,6 +145,7 @@ export class WorkspaceArchiveRepository {
         members,
         oauthTokens: tokens.filter((token) => token.kind === 'access'),
         sessions,
+        prompts,
       };
     });
   }

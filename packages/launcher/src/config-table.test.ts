@@ -53,7 +53,7 @@ describe('the configuration table', () => {
     assert.deepEqual(row('OPENAI_API_KEY'), ['all-in-one', 'none']);
     // Every service that calls control-plane needs its address, whichever of its clients it uses.
     assert.deepEqual(row('CONTROL_PLANE_GRPC_ADDRESS'), ['gateway, admin, policy, log-export', 'required']);
-    assert.deepEqual(row('ADMIN_GRPC_ADDRESS'), ['gateway, log-export', 'required']);
+    assert.deepEqual(row('ADMIN_GRPC_ADDRESS'), ['gateway, control-plane, log-export', 'required']);
     assert.deepEqual(row('EXPORT_STORE'), ['log-export, all-in-one', '`local`']);
   });
 

@@ -163,7 +163,7 @@ describe('the rest of /v1, forwarded to OpenAI-format providers', () => {
       headers: { 'x-vendor-provider': '@fake' },
     });
     assert.equal(res.status, 404);
-    assert.match(res.body.error.message, /^openai error: Unknown request URL/);
+    assert.match(res.body.error.message, /^openai error: No batch found with id 'batch_1'/);
   });
 
   test('a forwarded operation is logged with its path and status', async () => {

@@ -37,6 +37,7 @@ import {
 } from './mcp-secrets.ts';
 import type { SecretMappingSource, StoredSecretMapping } from './secret-mapping.schemas.ts';
 import type { WorkspaceService } from './workspace.service.ts';
+import { resourceSlugFrom } from './slugs.ts';
 
 export type CreateMcpIntegrationInput = z.output<typeof createMcpIntegrationBody>;
 export type UpdateMcpIntegrationInput = z.output<typeof updateMcpIntegrationBody>;
@@ -76,14 +77,7 @@ const counts = (caps: McpCapability[]) => {
 export type McpCapabilityCounts = ReturnType<typeof counts>;
 
 function slugFromName(name: string): string {
-  const part = name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40)
-    .replace(/-+$/, '');
-  return `${part || 'mcp'}-${randomBytes(3).toString('hex')}`;
+  return resourceSlugFrom(name, 'mcp', randomBytes(3).toString('hex'));
 }
 
 export { slugFromName as mcpSlugFrom };

@@ -4,11 +4,11 @@ import { isUniqueViolation } from '@switchyard/adapters';
 import type { PageQuery } from '@switchyard/core';
 import {
   IntegrationWorkspaces,
-  integrationScopeFilter,
+  integrationListFilter,
   type IntegrationWorkspaceAccess,
   type WorkspaceAccessChange,
 } from './integration-workspaces.ts';
-import { byRef, date, escapeLike, rowsOf, type Row } from './sql.ts';
+import { byRef, date, rowsOf, setClause, type Row } from './sql.ts';
 
 /*
  * SQL for agent integrations (an upstream agent's endpoint, how to call it and its agent card,
@@ -172,13 +172,7 @@ export class AgentRepository {
     },
     page: PageQuery,
   ): Promise<[AgentIntegrationListItem[], number]> {
-    const params: unknown[] = [organisationId];
-    const where = ['i.organisation_id = $1'];
-    integrationScopeFilter(W, filter, where, params);
-    if (filter.search) {
-      params.push(`%${escapeLike(filter.search)}%`);
-      where.push(`(i.name ILIKE $${params.length} OR i.slug ILIKE $${params.length})`);
-    }
+    const { where, params } = integrationListFilter(W, organisationId, filter);
     const total: Row[] = await this.manager.query(
       `SELECT count(*)::int AS n FROM ${T} i WHERE ${where.join(' AND ')}`,
       params,
@@ -205,13 +199,7 @@ export class AgentRepository {
 
   async update(id: string, changes: AgentIntegrationChanges): Promise<AgentIntegration | null> {
     const params: unknown[] = [id];
-    const sets: string[] = [];
-    for (const [key, value] of Object.entries(changes)) {
-      const column = COLUMNS[key as keyof AgentIntegrationChanges];
-      if (!column || value === undefined) continue;
-      params.push(column[1] === 'json' && value !== null ? JSON.stringify(value) : value);
-      sets.push(`${column[0]} = $${params.length}${column[1] === 'json' ? '::jsonb' : ''}`);
-    }
+    const sets = setClause(changes, COLUMNS, params);
     const rows: unknown = await this.manager.query(
       `UPDATE ${T} SET ${[...sets, 'last_updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`,
       params,

@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { date, type Row } from './sql.ts';
+import { date, escapeLike, type Row } from './sql.ts';
 
 /*
  * Which workspaces may use an organisation-level integration (MCP or agent): a global switch on
@@ -28,16 +28,21 @@ export interface WorkspaceAccessChange {
 }
 
 /**
- * Adds to `where` (and `params`) the list filter of integrations: with `workspaceId`, that
+ * The list filter of an organisation's integrations (alias `i`): with `workspaceId`, that
  * workspace's own and (unless `type` says `workspace`) the organisation-level ones enabled for
- * it; otherwise all of the organisation's, narrowed by `type`. The integrations' alias is `i`.
+ * it; otherwise all of the organisation's, narrowed by `type`; `search` matches name or slug.
  */
-export function integrationScopeFilter(
+export function integrationListFilter(
   workspacesTable: string,
-  filter: { workspaceId?: string | undefined; type?: 'workspace' | 'organisation' | 'all' | undefined },
-  where: string[],
-  params: unknown[],
-): void {
+  organisationId: string,
+  filter: {
+    workspaceId?: string | undefined;
+    type?: 'workspace' | 'organisation' | 'all' | undefined;
+    search?: string | undefined;
+  },
+): { where: string[]; params: unknown[] } {
+  const params: unknown[] = [organisationId];
+  const where = ['i.organisation_id = $1'];
   const type = filter.type ?? 'all';
   if (filter.workspaceId) {
     params.push(filter.workspaceId);
@@ -51,6 +56,11 @@ export function integrationScopeFilter(
   } else if (type === 'organisation') {
     where.push('i.workspace_id IS NULL');
   }
+  if (filter.search) {
+    params.push(`%${escapeLike(filter.search)}%`);
+    where.push(`(i.name ILIKE $${params.length} OR i.slug ILIKE $${params.length})`);
+  }
+  return { where, params };
 }
 
 export class IntegrationWorkspaces {

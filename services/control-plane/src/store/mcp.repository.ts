@@ -6,11 +6,11 @@ import { isUuid } from '../domain/ids.ts';
 import type { StoredSecretMapping } from '../domain/secret-mapping.schemas.ts';
 import {
   IntegrationWorkspaces,
-  integrationScopeFilter,
+  integrationListFilter,
   type IntegrationWorkspaceAccess,
   type WorkspaceAccessChange,
 } from './integration-workspaces.ts';
-import { byRef, date, dateOrNull, escapeLike, rowsOf, type Row } from './sql.ts';
+import { byRef, date, dateOrNull, escapeLike, rowsOf, setClause, type Row } from './sql.ts';
 
 /*
  * SQL for MCP integrations, their workspace access and capabilities, and MCP servers. An MCP
@@ -258,21 +258,6 @@ const INTEGRATION_COLUMNS: Record<keyof McpIntegrationChanges, [string, 'json' |
   configurations: ['configurations', 'json'],
 };
 
-function setClause(
-  changes: Record<string, unknown>,
-  columns: Record<string, [string, 'json' | 'plain']>,
-  params: unknown[],
-): string[] {
-  const sets: string[] = [];
-  for (const [key, value] of Object.entries(changes)) {
-    const column = columns[key];
-    if (!column || value === undefined) continue;
-    params.push(column[1] === 'json' ? JSON.stringify(value) : value);
-    sets.push(`${column[0]} = $${params.length}${column[1] === 'json' ? '::jsonb' : ''}`);
-  }
-  return sets;
-}
-
 export class McpRepository {
   private readonly workspaces: IntegrationWorkspaces;
 
@@ -336,13 +321,7 @@ export class McpRepository {
     },
     page: PageQuery,
   ): Promise<[Array<McpIntegration & { workspacesCount: number }>, number]> {
-    const params: unknown[] = [organisationId];
-    const where = ['i.organisation_id = $1'];
-    integrationScopeFilter(W, filter, where, params);
-    if (filter.search) {
-      params.push(`%${escapeLike(filter.search)}%`);
-      where.push(`(i.name ILIKE $${params.length} OR i.slug ILIKE $${params.length})`);
-    }
+    const { where, params } = integrationListFilter(W, organisationId, filter);
     const total: Row[] = await this.manager.query(
       `SELECT count(*)::int AS n FROM ${T} i WHERE ${where.join(' AND ')}`,
       params,

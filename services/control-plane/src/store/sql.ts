@@ -17,6 +17,25 @@ export const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\
 /** `id = $n` for a UUID-shaped reference, `slug = $n` otherwise. */
 export const byRef = (ref: string, n: number) => (isUuid(ref) ? `id = $${n}::uuid` : `slug = $${n}`);
 
+/**
+ * `column = $n` for each change given (undefined ones left out), its value added to `params`;
+ * a JSON column's value as JSON text (null stays SQL NULL).
+ */
+export function setClause(
+  changes: Record<string, unknown>,
+  columns: Record<string, [string, 'json' | 'plain']>,
+  params: unknown[],
+): string[] {
+  const sets: string[] = [];
+  for (const [key, value] of Object.entries(changes)) {
+    const column = columns[key];
+    if (!column || value === undefined) continue;
+    params.push(column[1] === 'json' && value !== null ? JSON.stringify(value) : value);
+    sets.push(`${column[0]} = $${params.length}${column[1] === 'json' ? '::jsonb' : ''}`);
+  }
+  return sets;
+}
+
 /** A query's rows, whether TypeORM's Postgres driver answers rows or `[rows, count]` (UPDATE/DELETE … RETURNING). */
 export function rowsOf(result: unknown): Row[] {
   if (

@@ -1,12 +1,4 @@
-import {
-  BadRequest,
-  Conflict,
-  Forbidden,
-  NotFound,
-  NotImplemented,
-  type PageQuery,
-  type SecretBox,
-} from '@switchyard/core';
+import { BadRequest, NotFound, NotImplemented, type PageQuery, type SecretBox } from '@switchyard/core';
 import type { Principal } from '@switchyard/access';
 import { publishChange, type EventBus } from '@switchyard/adapters';
 import { events } from '@switchyard/proto';
@@ -33,6 +25,7 @@ import {
   type AgentCardFetchOptions,
   type FetchedAgentCard,
 } from './agent-card.ts';
+import { IntegrationAccess } from './integration-access.ts';
 import { mcpSlugFrom, actorOf } from './mcp-integration.service.ts';
 import { sealConfigurations } from './mcp-secrets.ts';
 import type { WorkspaceService } from './workspace.service.ts';
@@ -42,8 +35,6 @@ export type UpdateAgentIntegrationInput = z.output<typeof updateAgentIntegration
 export type ListAgentIntegrationsInput = z.output<typeof listAgentIntegrationsQuery>;
 export type AgentIntegrationWorkspacesInput = z.output<typeof agentIntegrationWorkspacesBody>;
 export type FetchAgentCardInput = z.output<typeof fetchAgentCardBody>;
-
-const SLUG_ATTEMPTS = 5;
 
 /** The skills an agent card lists (A2A `skills`: objects with an `id`, a `name`…). */
 export function skillsOf(card: Record<string, unknown> | null): Array<Record<string, unknown>> {
@@ -61,13 +52,17 @@ export function skillsOf(card: Record<string, unknown> | null): Array<Record<str
  * organisation-level ones enabled for its workspace. Anything else is "not found".
  */
 export class AgentIntegrationService {
+  private readonly access: IntegrationAccess<AgentIntegration>;
+
   constructor(
     private readonly repo: AgentRepository,
-    private readonly workspaces: Pick<WorkspaceService, 'getWorkspace'>,
+    workspaces: Pick<WorkspaceService, 'getWorkspace'>,
     private readonly bus: EventBus,
     private readonly secrets: SecretBox,
     private readonly fetchOptions: AgentCardFetchOptions,
-  ) {}
+  ) {
+    this.access = new IntegrationAccess('agent integration', repo, workspaces);
+  }
 
   /** POST /fetch-agent-card: the card of an endpoint, nothing stored. */
   async fetchCard(principal: Principal, input: FetchAgentCardInput): Promise<FetchedAgentCard> {
@@ -95,49 +90,37 @@ export class AgentIntegrationService {
 
   async create(principal: Principal, input: CreateAgentIntegrationInput): Promise<AgentIntegration> {
     const authType = this.supported(input.auth_type);
-    const workspaceId = await this.workspaceFor(principal, input);
+    const workspaceId = await this.access.workspaceFor(principal, input);
     await checkCustomHost(input.url, { ...this.fetchOptions, param: 'url' });
     const configurations = this.seal(input.configurations, {});
     this.checkAuth(authType, configurations);
     const card = await this.cardFor(input.url, authType, configurations, input);
-    for (let attempt = 0; attempt < (input.slug ? 1 : SLUG_ATTEMPTS); attempt++) {
-      const created = await this.repo.insert({
-        organisationId: principal.organisationId,
-        workspaceId,
-        name: input.name,
-        slug: input.slug ?? mcpSlugFrom(input.name).replace(/^mcp-/, 'agent-'),
-        description: input.description ?? null,
-        url: input.url,
-        authType,
-        configurations,
-        agentCard: card?.agentCard ?? null,
-        agentCardFetchedAt: card?.fetchedAt ?? null,
-        globalWorkspaceAccess: false,
-        ownerId: actorOf(principal),
-      });
-      if (created) {
-        this.announce(created, events.ChangeAction.CREATED);
-        return created;
-      }
-    }
-    if (input.slug) {
-      throw new Conflict(`The slug '${input.slug}' is taken in the organisation.`, {
-        param: 'slug',
-        code: 'slug_taken',
-      });
-    }
-    throw new Conflict('Could not find a free slug for the agent integration: try again.', {
-      code: 'slug_taken',
-    });
+    const created = await this.access.insertWithSlug(
+      input.slug,
+      () => mcpSlugFrom(input.name).replace(/^mcp-/, 'agent-'),
+      (slug) =>
+        this.repo.insert({
+          organisationId: principal.organisationId,
+          workspaceId,
+          name: input.name,
+          slug,
+          description: input.description ?? null,
+          url: input.url,
+          authType,
+          configurations,
+          agentCard: card?.agentCard ?? null,
+          agentCardFetchedAt: card?.fetchedAt ?? null,
+          globalWorkspaceAccess: false,
+          ownerId: actorOf(principal),
+        }),
+    );
+    this.announce(created, events.ChangeAction.CREATED);
+    return created;
   }
 
   /** By id or slug, when the caller may see it. */
-  async get(principal: Principal, ref: string): Promise<AgentIntegration> {
-    const found = await this.repo.find(principal.organisationId, ref);
-    if (!found || !(await this.visible(principal, found))) {
-      throw new NotFound(`Agent integration '${ref}' not found.`);
-    }
-    return found;
+  get(principal: Principal, ref: string): Promise<AgentIntegration> {
+    return this.access.get(principal, ref);
   }
 
   async list(
@@ -145,12 +128,7 @@ export class AgentIntegrationService {
     query: ListAgentIntegrationsInput,
     page: PageQuery,
   ): Promise<[AgentIntegrationListItem[], number]> {
-    if (query.organisation_id !== undefined && query.organisation_id !== principal.organisationId) {
-      throw new NotFound(`Organisation '${query.organisation_id}' not found.`, { param: 'organisation_id' });
-    }
-    const workspaceId = query.workspace_id
-      ? (await this.workspaces.getWorkspace(principal, query.workspace_id)).id
-      : (principal.workspaceId ?? undefined);
+    const workspaceId = await this.access.listWorkspace(principal, query);
     return this.repo.list(
       principal.organisationId,
       { workspaceId, type: query.type, search: query.search },
@@ -163,7 +141,7 @@ export class AgentIntegrationService {
     ref: string,
     input: UpdateAgentIntegrationInput,
   ): Promise<AgentIntegration> {
-    const found = await this.writable(principal, ref);
+    const found = await this.access.writable(principal, ref);
     const authType = input.auth_type === undefined ? found.authType : this.supported(input.auth_type);
     if (input.url !== undefined) await checkCustomHost(input.url, { ...this.fetchOptions, param: 'url' });
     const configurations =
@@ -183,27 +161,22 @@ export class AgentIntegrationService {
       configurations: input.configurations === undefined ? undefined : configurations,
       ...(card ? { agentCard: card.agentCard, agentCardFetchedAt: card.fetchedAt } : {}),
     });
-    if (!updated) throw new NotFound(`Agent integration '${ref}' not found.`);
+    if (!updated) throw this.access.notFound(ref);
     this.announce(updated, events.ChangeAction.UPDATED);
     return updated;
   }
 
   async delete(principal: Principal, ref: string): Promise<void> {
-    const found = await this.writable(principal, ref);
-    if (!(await this.repo.delete(found.id))) throw new NotFound(`Agent integration '${ref}' not found.`);
+    const found = await this.access.writable(principal, ref);
+    if (!(await this.repo.delete(found.id))) throw this.access.notFound(ref);
     this.announce(found, events.ChangeAction.DELETED);
   }
 
-  async workspaceAccess(
+  workspaceAccess(
     principal: Principal,
     ref: string,
   ): Promise<{ integration: AgentIntegration; workspaces: AgentWorkspaceAccess[] }> {
-    const integration = await this.get(principal, ref);
-    const all = await this.repo.workspaceAccess(integration.id);
-    const workspaces = principal.workspaceId
-      ? all.filter((w) => w.workspaceId === principal.workspaceId)
-      : all;
-    return { integration, workspaces };
+    return this.access.workspaceAccess(principal, ref);
   }
 
   /** Which workspaces may use an organisation-level integration: an organisation admin key's to say. */
@@ -212,33 +185,18 @@ export class AgentIntegrationService {
     ref: string,
     input: AgentIntegrationWorkspacesInput,
   ): Promise<void> {
-    const integration = await this.writable(principal, ref);
-    if (integration.workspaceId !== null || principal.workspaceId !== null) {
-      throw new BadRequest(
-        'Workspace access is set on organisation-level agent integrations, by an organisation admin key.',
-        { param: 'workspaces', code: 'not_organisation_level' },
-      );
-    }
-    const workspaces: Array<{ id: string; enabled: boolean }> = [];
-    for (const [index, raw] of input.workspaces.entries()) {
-      const entry = typeof raw === 'string' ? { id: raw, enabled: true } : raw;
-      try {
-        workspaces.push({
-          id: (await this.workspaces.getWorkspace(principal, entry.id)).id,
-          enabled: entry.enabled,
-        });
-      } catch (err) {
-        if (err instanceof NotFound) {
-          throw new NotFound(`Workspace '${entry.id}' not found.`, { param: `workspaces[${index}]` });
-        }
-        throw err;
-      }
-    }
-    await this.repo.setWorkspaceAccess(integration.id, {
-      global: input.global_workspace_access?.enabled,
-      override: input.override_existing_workspace_access,
-      workspaces,
-    });
+    const { integration, change } = await this.access.workspaceAccessChange(
+      principal,
+      ref,
+      {
+        ...input,
+        workspaces: input.workspaces.map((raw) =>
+          typeof raw === 'string' ? { id: raw, enabled: true } : raw,
+        ),
+      },
+      (index) => `workspaces[${index}]`,
+    );
+    await this.repo.setWorkspaceAccess(integration.id, change);
     this.announce(integration, events.ChangeAction.UPDATED);
   }
 
@@ -310,41 +268,6 @@ export class AgentIntegrationService {
         param: 'configurations.custom_headers',
       });
     }
-  }
-
-  private async visible(principal: Principal, integration: AgentIntegration): Promise<boolean> {
-    if (principal.workspaceId === null) return true;
-    return this.repo.enabledForWorkspace(integration, principal.workspaceId);
-  }
-
-  private async writable(principal: Principal, ref: string): Promise<AgentIntegration> {
-    const found = await this.get(principal, ref);
-    if (principal.workspaceId !== null && found.workspaceId === null) {
-      throw new Forbidden(
-        'Only an organisation admin key can change an organisation-level agent integration.',
-        { code: 'admin_key_required' },
-      );
-    }
-    return found;
-  }
-
-  private async workspaceFor(
-    principal: Principal,
-    input: CreateAgentIntegrationInput,
-  ): Promise<string | null> {
-    if (input.organisation_id !== undefined && input.organisation_id !== principal.organisationId) {
-      throw new NotFound(`Organisation '${input.organisation_id}' not found.`, { param: 'organisation_id' });
-    }
-    if (input.workspace_id) return (await this.workspaces.getWorkspace(principal, input.workspace_id)).id;
-    const organisationLevel = input.workspace_id === null || input.organisation_id !== undefined;
-    if (!organisationLevel || principal.workspaceId === null) return principal.workspaceId;
-    throw new Forbidden(
-      'Only an organisation admin key can create an organisation-level agent integration.',
-      {
-        param: input.workspace_id === null ? 'workspace_id' : 'organisation_id',
-        code: 'admin_key_required',
-      },
-    );
   }
 
   /** The change gateways (and caches) listen for: entity "agent_integration". */

@@ -1,5 +1,13 @@
 import { z } from 'zod';
 import { headerNameProblem } from '@switchyard/core';
+import {
+  integrationDescription as description,
+  integrationName as name,
+  integrationSlug as slug,
+  listIntegrationsQuery,
+  workspaceAccessSwitches,
+  workspaceReference,
+} from './integration.schemas.ts';
 
 /*
  * The wire form of the agent integration requests (snake_case, as the API spells them, except
@@ -7,13 +15,6 @@ import { headerNameProblem } from '@switchyard/core';
  * (400) everywhere.
  */
 
-const name = z.string().trim().min(1).max(255);
-const description = z.string().max(500).nullable();
-const slug = z
-  .string()
-  .min(3)
-  .max(50)
-  .regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, "_" and "-" only');
 /** A header a tenant may send to its agent: a valid name, not hop-by-hop, framing or a cookie (`authorization` may be). */
 const headerName = z
   .string()
@@ -30,13 +31,6 @@ const headerValue = z
 const headers = z.record(headerName, headerValue).refine((h) => Object.keys(h).length <= 50, {
   error: 'at most 50 headers',
 });
-
-/** A workspace id or slug; null or '' asks for an organisation-level integration (an organisation admin key's alone). */
-const workspaceReference = z
-  .string()
-  .max(255)
-  .nullable()
-  .transform((value) => (value === '' ? null : value));
 
 const authType = z.enum(['none', 'headers', 'oauth_auto', 'oauth_client_credentials']).meta({
   description:
@@ -97,12 +91,7 @@ export const updateAgentIntegrationBody = z
     error: 'give at least one field to change',
   });
 
-export const listAgentIntegrationsQuery = z.object({
-  organisation_id: z.string().min(1).max(255).optional(),
-  workspace_id: z.string().min(1).max(255).optional(),
-  type: z.enum(['workspace', 'organisation', 'all']).optional(),
-  search: z.string().max(255).optional(),
-});
+export const listAgentIntegrationsQuery = listIntegrationsQuery;
 
 export const agentIntegrationWorkspacesBody = z.strictObject({
   workspaces: z
@@ -117,14 +106,7 @@ export const agentIntegrationWorkspacesBody = z.strictObject({
       description:
         'Per workspace (id or slug): `{id, enabled}`, or the id alone (enabled). Merged into what is stored.',
     }),
-  global_workspace_access: z
-    .strictObject({ enabled: z.boolean() })
-    .nullable()
-    .optional()
-    .meta({ description: 'Whether every workspace without a setting of its own may use the integration.' }),
-  override_existing_workspace_access: z.boolean().default(false).meta({
-    description: 'With `global_workspace_access`: drop every per-workspace setting first.',
-  }),
+  ...workspaceAccessSwitches,
 });
 
 export const fetchAgentCardBody = z

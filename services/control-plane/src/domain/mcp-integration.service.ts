@@ -2,8 +2,6 @@ import { randomBytes } from 'node:crypto';
 import {
   BadRequest,
   Conflict,
-  Forbidden,
-  NotFound,
   NotImplemented,
   type Logger,
   type PageQuery,
@@ -29,6 +27,7 @@ import type {
   mcpIntegrationWorkspacesBody,
   updateMcpIntegrationBody,
 } from './mcp.schemas.ts';
+import { IntegrationAccess } from './integration-access.ts';
 import { readUpstream, syncErrorOf } from './mcp-client.ts';
 import {
   openCredentials,
@@ -38,6 +37,7 @@ import {
 } from './mcp-secrets.ts';
 import type { SecretMappingSource, StoredSecretMapping } from './secret-mapping.schemas.ts';
 import type { WorkspaceService } from './workspace.service.ts';
+import { resourceSlugFrom } from './slugs.ts';
 
 export type CreateMcpIntegrationInput = z.output<typeof createMcpIntegrationBody>;
 export type UpdateMcpIntegrationInput = z.output<typeof updateMcpIntegrationBody>;
@@ -57,7 +57,6 @@ export interface McpSyncOptions {
   intervalSeconds: number;
 }
 
-const SLUG_ATTEMPTS = 5;
 /** How many due integrations one scheduled round claims. */
 const SYNC_BATCH = 10;
 /** A sync's next attempt when the schedule is off: far enough never to come. */
@@ -78,14 +77,7 @@ const counts = (caps: McpCapability[]) => {
 export type McpCapabilityCounts = ReturnType<typeof counts>;
 
 function slugFromName(name: string): string {
-  const part = name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40)
-    .replace(/-+$/, '');
-  return `${part || 'mcp'}-${randomBytes(3).toString('hex')}`;
+  return resourceSlugFrom(name, 'mcp', randomBytes(3).toString('hex'));
 }
 
 export { slugFromName as mcpSlugFrom };
@@ -100,10 +92,11 @@ export { slugFromName as mcpSlugFrom };
 export class McpIntegrationService {
   /** Background syncs started by creates and updates, awaited by `stop` and by tests. */
   readonly pending = new Set<Promise<void>>();
+  private readonly access: IntegrationAccess<McpIntegration>;
 
   constructor(
     private readonly repo: McpRepository,
-    private readonly workspaces: Pick<WorkspaceService, 'getWorkspace'>,
+    workspaces: Pick<WorkspaceService, 'getWorkspace'>,
     private readonly bus: EventBus,
     private readonly secrets: SecretBox,
     private readonly hosts: McpHostOptions,
@@ -111,11 +104,21 @@ export class McpIntegrationService {
     /** Admin's secret references, which `secret_mappings` name. */
     private readonly mappings: SecretMappingSource,
     private readonly logger?: Pick<Logger, 'error' | 'warn'>,
-  ) {}
+  ) {
+    this.access = new IntegrationAccess(
+      'MCP integration',
+      {
+        find: (organisationId, ref) => repo.findIntegration(organisationId, ref),
+        enabledForWorkspace: (integration, workspaceId) => repo.enabledForWorkspace(integration, workspaceId),
+        workspaceAccess: (integrationId) => repo.workspaceAccess(integrationId),
+      },
+      workspaces,
+    );
+  }
 
   async create(principal: Principal, input: CreateMcpIntegrationInput): Promise<McpIntegration> {
     const authType = this.supported(input.auth_type, input.transport);
-    const workspaceId = await this.workspaceFor(principal, input);
+    const workspaceId = await this.access.workspaceFor(principal, input);
     await this.checkUrls(input.url, input.configurations?.token_url);
     const configurations = sealConfigurations(input.configurations ?? {}, this.secrets);
     const secretMappings = await this.mappings.check(
@@ -125,43 +128,31 @@ export class McpIntegrationService {
     );
     if (secretMappings.length > 0) configurations.secretMappings = secretMappings;
     this.checkAuth(authType, configurations);
-    for (let attempt = 0; attempt < (input.slug ? 1 : SLUG_ATTEMPTS); attempt++) {
-      const created = await this.repo.insertIntegration({
-        organisationId: principal.organisationId,
-        workspaceId,
-        name: input.name,
-        slug: input.slug ?? slugFromName(input.name),
-        description: input.description ?? null,
-        url: input.url,
-        authType,
-        transport: 'http',
-        configurations,
-        globalWorkspaceAccess: false,
-        ownerId: actorOf(principal),
-      });
-      if (created) {
-        this.syncInBackground(created.id);
-        return created;
-      }
-    }
-    if (input.slug) {
-      throw new Conflict(`The slug '${input.slug}' is taken in the organisation.`, {
-        param: 'slug',
-        code: 'slug_taken',
-      });
-    }
-    throw new Conflict('Could not find a free slug for the MCP integration: try again.', {
-      code: 'slug_taken',
-    });
+    const created = await this.access.insertWithSlug(
+      input.slug,
+      () => slugFromName(input.name),
+      (slug) =>
+        this.repo.insertIntegration({
+          organisationId: principal.organisationId,
+          workspaceId,
+          name: input.name,
+          slug,
+          description: input.description ?? null,
+          url: input.url,
+          authType,
+          transport: 'http',
+          configurations,
+          globalWorkspaceAccess: false,
+          ownerId: actorOf(principal),
+        }),
+    );
+    this.syncInBackground(created.id);
+    return created;
   }
 
   /** By id or slug, when the caller may see it. */
-  async get(principal: Principal, ref: string): Promise<McpIntegration> {
-    const found = await this.repo.findIntegration(principal.organisationId, ref);
-    if (!found || !(await this.visible(principal, found))) {
-      throw new NotFound(`MCP integration '${ref}' not found.`);
-    }
-    return found;
+  get(principal: Principal, ref: string): Promise<McpIntegration> {
+    return this.access.get(principal, ref);
   }
 
   async list(
@@ -169,12 +160,7 @@ export class McpIntegrationService {
     query: ListMcpIntegrationsInput,
     page: PageQuery,
   ): Promise<[Array<McpIntegration & { workspacesCount: number }>, number]> {
-    if (query.organisation_id !== undefined && query.organisation_id !== principal.organisationId) {
-      throw new NotFound(`Organisation '${query.organisation_id}' not found.`, { param: 'organisation_id' });
-    }
-    const workspaceId = query.workspace_id
-      ? (await this.workspaces.getWorkspace(principal, query.workspace_id)).id
-      : (principal.workspaceId ?? undefined);
+    const workspaceId = await this.access.listWorkspace(principal, query);
     return this.repo.listIntegrations(
       principal.organisationId,
       { workspaceId, type: query.type, search: query.search },
@@ -183,7 +169,7 @@ export class McpIntegrationService {
   }
 
   async update(principal: Principal, ref: string, input: UpdateMcpIntegrationInput): Promise<McpIntegration> {
-    const found = await this.writable(principal, ref);
+    const found = await this.access.writable(principal, ref);
     const authType =
       input.auth_type === undefined ? found.authType : this.supported(input.auth_type, input.transport);
     if (input.auth_type === undefined && input.transport !== undefined)
@@ -208,7 +194,7 @@ export class McpIntegrationService {
       authType: input.auth_type === undefined ? undefined : authType,
       configurations: changesConfigurations ? configurations : undefined,
     });
-    if (!updated) throw new NotFound(`MCP integration '${ref}' not found.`);
+    if (!updated) throw this.access.notFound(ref);
     await this.announce(updated, events.ChangeAction.UPDATED);
     // A new URL or credentials may reach another server: read its capabilities again.
     if (input.url !== undefined || changesConfigurations || input.auth_type !== undefined) {
@@ -219,26 +205,21 @@ export class McpIntegrationService {
 
   /** Deletes the integration with its capabilities; one an MCP server still uses is a 409. */
   async delete(principal: Principal, ref: string): Promise<void> {
-    const found = await this.writable(principal, ref);
+    const found = await this.access.writable(principal, ref);
     const deleted = await this.repo.deleteIntegration(found.id);
     if (deleted === null) {
       throw new Conflict('MCP servers use this integration: delete them first.', {
         code: 'mcp_integration_in_use',
       });
     }
-    if (!deleted) throw new NotFound(`MCP integration '${ref}' not found.`);
+    if (!deleted) throw this.access.notFound(ref);
   }
 
-  async workspaceAccess(
+  workspaceAccess(
     principal: Principal,
     ref: string,
   ): Promise<{ integration: McpIntegration; workspaces: McpWorkspaceAccess[] }> {
-    const integration = await this.get(principal, ref);
-    const all = await this.repo.workspaceAccess(integration.id);
-    const workspaces = principal.workspaceId
-      ? all.filter((w) => w.workspaceId === principal.workspaceId)
-      : all;
-    return { integration, workspaces };
+    return this.access.workspaceAccess(principal, ref);
   }
 
   /** Which workspaces may use an organisation-level integration: an organisation admin key's to say. */
@@ -247,32 +228,13 @@ export class McpIntegrationService {
     ref: string,
     input: McpIntegrationWorkspacesInput,
   ): Promise<void> {
-    const integration = await this.writable(principal, ref);
-    if (integration.workspaceId !== null || principal.workspaceId !== null) {
-      throw new BadRequest(
-        'Workspace access is set on organisation-level MCP integrations, by an organisation admin key.',
-        { param: 'workspaces', code: 'not_organisation_level' },
-      );
-    }
-    const workspaces: Array<{ id: string; enabled: boolean }> = [];
-    for (const [index, entry] of input.workspaces.entries()) {
-      try {
-        workspaces.push({
-          id: (await this.workspaces.getWorkspace(principal, entry.id)).id,
-          enabled: entry.enabled,
-        });
-      } catch (err) {
-        if (err instanceof NotFound) {
-          throw new NotFound(`Workspace '${entry.id}' not found.`, { param: `workspaces[${index}].id` });
-        }
-        throw err;
-      }
-    }
-    await this.repo.setWorkspaceAccess(integration.id, {
-      global: input.global_workspace_access?.enabled,
-      override: input.override_existing_workspace_access,
-      workspaces,
-    });
+    const { integration, change } = await this.access.workspaceAccessChange(
+      principal,
+      ref,
+      input,
+      (index) => `workspaces[${index}].id`,
+    );
+    await this.repo.setWorkspaceAccess(integration.id, change);
     await this.announce(integration, events.ChangeAction.UPDATED);
   }
 
@@ -301,7 +263,7 @@ export class McpIntegrationService {
     ref: string,
     switches: McpCapabilitySwitch[],
   ): Promise<void> {
-    const integration = await this.writable(principal, ref);
+    const integration = await this.access.writable(principal, ref);
     const missing = await this.repo.switchCapabilities(integration.id, switches);
     if (missing.length > 0) {
       throw new BadRequest(`Not a capability of the integration: ${missing.slice(0, 5).join(', ')}.`, {
@@ -314,7 +276,7 @@ export class McpIntegrationService {
 
   /** Reads the upstream now, and answers the integration as the sync left it. */
   async syncNow(principal: Principal, ref: string): Promise<McpIntegration> {
-    const integration = await this.writable(principal, ref);
+    const integration = await this.access.writable(principal, ref);
     await this.syncById(integration.id);
     return (await this.repo.integrationById(integration.id)) ?? integration;
   }
@@ -437,37 +399,6 @@ export class McpIntegrationService {
     if (tokenUrl !== undefined) {
       await checkCustomHost(tokenUrl, { ...this.hosts, param: 'configurations.token_url' });
     }
-  }
-
-  private async visible(principal: Principal, integration: McpIntegration): Promise<boolean> {
-    if (principal.workspaceId === null) return true;
-    return this.repo.enabledForWorkspace(integration, principal.workspaceId);
-  }
-
-  private async writable(principal: Principal, ref: string): Promise<McpIntegration> {
-    const found = await this.get(principal, ref);
-    if (principal.workspaceId !== null && found.workspaceId === null) {
-      throw new Forbidden(
-        'Only an organisation admin key can change an organisation-level MCP integration.',
-        {
-          code: 'admin_key_required',
-        },
-      );
-    }
-    return found;
-  }
-
-  private async workspaceFor(principal: Principal, input: CreateMcpIntegrationInput): Promise<string | null> {
-    if (input.organisation_id !== undefined && input.organisation_id !== principal.organisationId) {
-      throw new NotFound(`Organisation '${input.organisation_id}' not found.`, { param: 'organisation_id' });
-    }
-    if (input.workspace_id) return (await this.workspaces.getWorkspace(principal, input.workspace_id)).id;
-    const organisationLevel = input.workspace_id === null || input.organisation_id !== undefined;
-    if (!organisationLevel || principal.workspaceId === null) return principal.workspaceId;
-    throw new Forbidden('Only an organisation admin key can create an organisation-level MCP integration.', {
-      param: input.workspace_id === null ? 'workspace_id' : 'organisation_id',
-      code: 'admin_key_required',
-    });
   }
 
   /** Every server of the integration changes with it: gateways drop what they hold of them. */

@@ -1,30 +1,24 @@
 import { z } from 'zod';
 import { secretMappingsSchema } from './secret-mapping.schemas.ts';
+import {
+  integrationDescription as description,
+  integrationName as name,
+  integrationSlug as slug,
+  listIntegrationsQuery,
+  workspaceAccessSwitches,
+  workspaceReference,
+} from './integration.schemas.ts';
 
 /*
  * The wire form of the MCP integration, MCP server and MCP registry requests (snake_case, as
  * the API spells them). Unknown fields are refused (400) everywhere.
  */
 
-const name = z.string().trim().min(1).max(255);
-const description = z.string().max(500).nullable();
-const slug = z
-  .string()
-  .min(3)
-  .max(50)
-  .regex(/^[a-zA-Z0-9_-]+$/, 'letters, digits, "_" and "-" only');
 const headerName = z
   .string()
   .min(1)
   .max(256)
   .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'a valid HTTP header name');
-
-/** A workspace id or slug; null or '' asks for an organisation-level integration (an organisation admin key's alone). */
-const workspaceReference = z
-  .string()
-  .max(255)
-  .nullable()
-  .transform((value) => (value === '' ? null : value));
 
 const authType = z.enum(['none', 'headers', 'oauth_client_credentials', 'oauth_auto']).meta({
   description:
@@ -116,23 +110,11 @@ export const updateMcpIntegrationBody = z
     error: 'give at least one field to change',
   });
 
-export const listMcpIntegrationsQuery = z.object({
-  organisation_id: z.string().min(1).max(255).optional(),
-  workspace_id: z.string().min(1).max(255).optional(),
-  type: z.enum(['workspace', 'organisation', 'all']).optional(),
-  search: z.string().max(255).optional(),
-});
+export const listMcpIntegrationsQuery = listIntegrationsQuery;
 
 export const mcpIntegrationWorkspacesBody = z.strictObject({
   workspaces: z.array(z.strictObject({ id: z.string().min(1).max(255), enabled: z.boolean() })).max(1000),
-  global_workspace_access: z
-    .strictObject({ enabled: z.boolean() })
-    .nullable()
-    .optional()
-    .meta({ description: 'Whether every workspace without a setting of its own may use the integration.' }),
-  override_existing_workspace_access: z.boolean().default(false).meta({
-    description: 'With `global_workspace_access`: drop every per-workspace setting first.',
-  }),
+  ...workspaceAccessSwitches,
 });
 
 export const capabilityType = z.enum(['tool', 'prompt', 'resource', 'resource_template']);

@@ -24,6 +24,7 @@ import type {
   updateVersionBody,
 } from './prompt.schemas.ts';
 import type { WorkspaceService } from './workspace.service.ts';
+import { resourceSlugFrom } from './slugs.ts';
 
 export type CreatePromptInput = z.output<typeof createPromptBody> | z.output<typeof createPartialBody>;
 export type UpdatePromptInput = z.output<typeof updatePromptBody> | z.output<typeof updatePartialBody>;
@@ -43,14 +44,7 @@ const NOUN: Record<PromptKind, string> = { prompt: 'Prompt', partial: 'Prompt pa
 const ENTITY: Record<PromptKind, string> = { prompt: 'prompt', partial: 'prompt_partial' };
 
 function slugFromName(name: string): string {
-  const part = name
-    .toLowerCase()
-    .normalize('NFKD')
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40)
-    .replace(/-+$/, '');
-  return `${part || 'prompt'}-${randomBytes(3).toString('hex')}`;
+  return resourceSlugFrom(name, 'prompt', randomBytes(3).toString('hex'));
 }
 
 function refuseCollection(collectionId: string | undefined): void {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { configSlugFrom, guardrailSlugFrom, slugFrom } from './slugs.ts';
+import { configSlugFrom, guardrailSlugFrom, resourceSlugFrom, slugFrom } from './slugs.ts';
 
 test('a config slug is pc-, the first letters of the name, and the suffix', () => {
   assert.equal(configSlugFrom('Pplx Cache Test', 'ca7a87'), 'pc-pplx-c-ca7a87');
@@ -25,4 +25,10 @@ test('a guardrail slug is guard_, the first letters of the name, and the suffix'
   assert.equal(guardrailSlugFrom('PII Redaction', '7f1051ab'), 'guard_pii-re-7f1051ab');
   assert.equal(guardrailSlugFrom('Ab cd ef', '00000000'), 'guard_ab-cd-00000000');
   assert.equal(guardrailSlugFrom('!!!', '00000000'), 'guard_00000000');
+});
+
+test('an integration or prompt slug keeps up to 40 characters of the name, no dash doubled, the fallback for none', () => {
+  assert.equal(resourceSlugFrom('Weather Tools', 'mcp', 'abc123'), 'weather-tools-abc123');
+  assert.equal(resourceSlugFrom(`${'a'.repeat(39)} b`, 'mcp', 'abc123'), `${'a'.repeat(39)}-abc123`);
+  assert.equal(resourceSlugFrom('???', 'prompt', 'abc123'), 'prompt-abc123');
 });

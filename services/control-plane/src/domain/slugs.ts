@@ -23,3 +23,8 @@ export function guardrailSlugFrom(name: string, suffix: string): string {
   const part = namePart(name).slice(0, 6).replace(/-+$/, '');
   return part ? `guard_${part}-${suffix}` : `guard_${suffix}`;
 }
+
+/** An integration's or a prompt's slug: up to 40 characters of the name (`fallback` when none), then the suffix. */
+export function resourceSlugFrom(name: string, fallback: string, suffix: string): string {
+  return `${namePart(name).slice(0, 40).replace(/-+$/, '') || fallback}-${suffix}`;
+}

@@ -1,32 +1,20 @@
 import type { AgentIntegration, AgentIntegrationListItem } from '../store/agent.repository.ts';
 import { maskConfigurations } from '../domain/mcp-secrets.ts';
 import { skillsOf } from '../domain/agent-integration.service.ts';
+import { integrationHead, integrationTail } from './integration.presenters.ts';
 
 /** An agent integration, its credentials masked; in a list, without its card (its name and skill count instead). */
 export function presentAgentIntegration(integration: AgentIntegration | AgentIntegrationListItem) {
   const listed = 'skillsCount' in integration;
   return {
-    id: integration.id,
-    name: integration.name,
-    slug: integration.slug,
-    description: integration.description,
-    organisation_id: integration.organisationId,
-    workspace_id: integration.workspaceId,
-    type: integration.workspaceId === null ? ('organisation' as const) : ('workspace' as const),
-    url: integration.url,
-    auth_type: integration.authType,
+    ...integrationHead(integration),
     configurations: maskConfigurations(integration.configurations),
     ...(listed
       ? { agent_card_name: integration.agentCardName }
       : { agent_card: integration.agentCard, agent_card_name: stringOrNull(integration.agentCard?.name) }),
     agent_card_fetched_at: integration.agentCardFetchedAt?.toISOString() ?? null,
     skills_count: listed ? integration.skillsCount : skillsOf(integration.agentCard).length,
-    global_workspace_access:
-      integration.workspaceId === null ? { enabled: integration.globalWorkspaceAccess } : null,
-    status: 'active',
-    owner_id: integration.ownerId,
-    created_at: integration.createdAt.toISOString(),
-    last_updated_at: integration.updatedAt.toISOString(),
+    ...integrationTail(integration),
   };
 }
 

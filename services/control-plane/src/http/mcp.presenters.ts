@@ -1,28 +1,16 @@
 import type { McpCapability, McpIntegration, McpServer } from '../store/mcp.repository.ts';
 import { maskConfigurations } from '../domain/mcp-secrets.ts';
 import type { McpServerCapability } from '../domain/mcp-server.service.ts';
+import { integrationHead, integrationTail } from './integration.presenters.ts';
 
 /** An MCP integration, its credentials masked. */
 export function presentMcpIntegration(integration: McpIntegration & { workspacesCount?: number }) {
   return {
-    id: integration.id,
-    name: integration.name,
-    slug: integration.slug,
-    description: integration.description,
-    organisation_id: integration.organisationId,
-    workspace_id: integration.workspaceId,
-    type: integration.workspaceId === null ? ('organisation' as const) : ('workspace' as const),
-    url: integration.url,
-    auth_type: integration.authType,
+    ...integrationHead(integration),
     transport: integration.transport,
     configurations: maskConfigurations(integration.configurations),
     secret_mappings: integration.configurations.secretMappings ?? [],
-    global_workspace_access:
-      integration.workspaceId === null ? { enabled: integration.globalWorkspaceAccess } : null,
-    status: 'active',
-    owner_id: integration.ownerId,
-    created_at: integration.createdAt.toISOString(),
-    last_updated_at: integration.updatedAt.toISOString(),
+    ...integrationTail(integration),
     sync_status: integration.syncStatus,
     ...(integration.workspacesCount === undefined ? {} : { workspaces_count: integration.workspacesCount }),
   };

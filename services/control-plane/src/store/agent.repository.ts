@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { isUniqueViolation } from '@switchyard/adapters';
 import type { PageQuery } from '@switchyard/core';
-import { isUuid } from '../domain/ids.ts';
+import {
+  IntegrationWorkspaces,
+  integrationListFilter,
+  type IntegrationWorkspaceAccess,
+  type WorkspaceAccessChange,
+} from './integration-workspaces.ts';
+import { byRef, date, rowsOf, setClause, type Row } from './sql.ts';
 
 /*
  * SQL for agent integrations (an upstream agent's endpoint, how to call it and its agent card,
@@ -51,12 +57,7 @@ export type AgentIntegrationListItem = AgentIntegration & {
   skillsCount: number;
 };
 
-export interface AgentWorkspaceAccess {
-  workspaceId: string;
-  enabled: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type AgentWorkspaceAccess = IntegrationWorkspaceAccess;
 
 const T = 'control_plane.agent_integrations';
 const LIST_COLUMNS = [
@@ -78,9 +79,6 @@ const LIST_COLUMNS = [
   .map((c) => `i.${c}`)
   .join(', ');
 const W = 'control_plane.agent_integration_workspaces';
-
-type Row = Record<string, unknown>;
-const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
 
 function integrationFrom(row: Row): AgentIntegration {
   return {
@@ -105,11 +103,6 @@ function integrationFrom(row: Row): AgentIntegration {
   };
 }
 
-/** `id = $n` for a UUID-shaped reference, `slug = $n` otherwise. */
-const byRef = (ref: string, n: number) => (isUuid(ref) ? `id = $${n}::uuid` : `slug = $${n}`);
-
-const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 const COLUMNS: Record<keyof AgentIntegrationChanges, [string, 'json' | 'plain']> = {
   name: ['name', 'plain'],
   description: ['description', 'plain'],
@@ -120,21 +113,12 @@ const COLUMNS: Record<keyof AgentIntegrationChanges, [string, 'json' | 'plain']>
   agentCardFetchedAt: ['agent_card_fetched_at', 'plain'],
 };
 
-/** A query's rows, whether TypeORM answers rows or `[rows, count]` (UPDATE … RETURNING). */
-function rowsOf(result: unknown): Row[] {
-  if (
-    Array.isArray(result) &&
-    result.length === 2 &&
-    Array.isArray(result[0]) &&
-    typeof result[1] === 'number'
-  ) {
-    return result[0] as Row[];
-  }
-  return result as Row[];
-}
-
 export class AgentRepository {
-  constructor(private readonly manager: EntityManager) {}
+  private readonly workspaces: IntegrationWorkspaces;
+
+  constructor(private readonly manager: EntityManager) {
+    this.workspaces = new IntegrationWorkspaces(manager, { integrations: T, workspaces: W });
+  }
 
   /** Null when the slug is taken in the organisation. */
   async insert(input: NewAgentIntegration): Promise<AgentIntegration | null> {
@@ -188,25 +172,7 @@ export class AgentRepository {
     },
     page: PageQuery,
   ): Promise<[AgentIntegrationListItem[], number]> {
-    const params: unknown[] = [organisationId];
-    const where = ['i.organisation_id = $1'];
-    const type = filter.type ?? 'all';
-    if (filter.workspaceId) {
-      params.push(filter.workspaceId);
-      const own = `i.workspace_id = $${params.length}`;
-      const enabled = `(i.workspace_id IS NULL AND COALESCE(
-          (SELECT w.enabled FROM ${W} w WHERE w.integration_id = i.id AND w.workspace_id = $${params.length}),
-          i.global_workspace_access))`;
-      where.push(type === 'workspace' ? own : type === 'organisation' ? enabled : `(${own} OR ${enabled})`);
-    } else if (type === 'workspace') {
-      where.push('i.workspace_id IS NOT NULL');
-    } else if (type === 'organisation') {
-      where.push('i.workspace_id IS NULL');
-    }
-    if (filter.search) {
-      params.push(`%${escapeLike(filter.search)}%`);
-      where.push(`(i.name ILIKE $${params.length} OR i.slug ILIKE $${params.length})`);
-    }
+    const { where, params } = integrationListFilter(W, organisationId, filter);
     const total: Row[] = await this.manager.query(
       `SELECT count(*)::int AS n FROM ${T} i WHERE ${where.join(' AND ')}`,
       params,
@@ -233,13 +199,7 @@ export class AgentRepository {
 
   async update(id: string, changes: AgentIntegrationChanges): Promise<AgentIntegration | null> {
     const params: unknown[] = [id];
-    const sets: string[] = [];
-    for (const [key, value] of Object.entries(changes)) {
-      const column = COLUMNS[key as keyof AgentIntegrationChanges];
-      if (!column || value === undefined) continue;
-      params.push(column[1] === 'json' && value !== null ? JSON.stringify(value) : value);
-      sets.push(`${column[0]} = $${params.length}${column[1] === 'json' ? '::jsonb' : ''}`);
-    }
+    const sets = setClause(changes, COLUMNS, params);
     const rows: unknown = await this.manager.query(
       `UPDATE ${T} SET ${[...sets, 'last_updated_at = now()'].join(', ')} WHERE id = $1 RETURNING *`,
       params,
@@ -253,56 +213,17 @@ export class AgentRepository {
     return rowsOf(rows).length > 0;
   }
 
-  async workspaceAccess(integrationId: string): Promise<AgentWorkspaceAccess[]> {
-    const rows: Row[] = await this.manager.query(
-      `SELECT * FROM ${W} WHERE integration_id = $1 ORDER BY created_at, workspace_id`,
-      [integrationId],
-    );
-    return rows.map((row) => ({
-      workspaceId: row.workspace_id as string,
-      enabled: row.enabled as boolean,
-      createdAt: date(row.created_at),
-      updatedAt: date(row.last_updated_at),
-    }));
+  workspaceAccess(integrationId: string): Promise<AgentWorkspaceAccess[]> {
+    return this.workspaces.list(integrationId);
   }
 
   /** Whether an organisation-level integration may be used in the workspace (its own setting, else the global one). */
-  async enabledForWorkspace(integration: AgentIntegration, workspaceId: string): Promise<boolean> {
-    if (integration.workspaceId !== null) return integration.workspaceId === workspaceId;
-    const rows: Row[] = await this.manager.query(
-      `SELECT enabled FROM ${W} WHERE integration_id = $1 AND workspace_id = $2`,
-      [integration.id, workspaceId],
-    );
-    return rows[0] ? (rows[0].enabled as boolean) : integration.globalWorkspaceAccess;
+  enabledForWorkspace(integration: AgentIntegration, workspaceId: string): Promise<boolean> {
+    return this.workspaces.enabledFor(integration, workspaceId);
   }
 
   /** One transaction: the global switch, the override and every workspace's setting, or none of them. */
-  async setWorkspaceAccess(
-    integrationId: string,
-    change: {
-      global?: boolean | undefined;
-      override: boolean;
-      workspaces: Array<{ id: string; enabled: boolean }>;
-    },
-  ): Promise<void> {
-    await this.manager.transaction(async (manager) => {
-      if (change.global !== undefined) {
-        await manager.query(
-          `UPDATE ${T} SET global_workspace_access = $2, last_updated_at = now() WHERE id = $1`,
-          [integrationId, change.global],
-        );
-        if (change.override) {
-          await manager.query(`DELETE FROM ${W} WHERE integration_id = $1`, [integrationId]);
-        }
-      }
-      for (const workspace of change.workspaces) {
-        await manager.query(
-          `INSERT INTO ${W} (integration_id, workspace_id, enabled)
-           VALUES ($1, $2, $3)
-           ON CONFLICT (integration_id, workspace_id) DO UPDATE SET enabled = $3, last_updated_at = now()`,
-          [integrationId, workspace.id, workspace.enabled],
-        );
-      }
-    });
+  setWorkspaceAccess(integrationId: string, change: WorkspaceAccessChange): Promise<void> {
+    return this.workspaces.set(integrationId, change);
   }
 }

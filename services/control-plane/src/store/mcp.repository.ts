@@ -4,6 +4,13 @@ import { isUniqueViolation } from '@switchyard/adapters';
 import type { PageQuery } from '@switchyard/core';
 import { isUuid } from '../domain/ids.ts';
 import type { StoredSecretMapping } from '../domain/secret-mapping.schemas.ts';
+import {
+  IntegrationWorkspaces,
+  integrationListFilter,
+  type IntegrationWorkspaceAccess,
+  type WorkspaceAccessChange,
+} from './integration-workspaces.ts';
+import { byRef, date, dateOrNull, escapeLike, rowsOf, setClause, type Row } from './sql.ts';
 
 /*
  * SQL for MCP integrations, their workspace access and capabilities, and MCP servers. An MCP
@@ -160,20 +167,11 @@ export interface McpSyncResult {
   capabilities: Array<{ type: McpCapabilityType; name: string; definition: Record<string, unknown> }>;
 }
 
-export interface McpWorkspaceAccess {
-  workspaceId: string;
-  enabled: boolean;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type McpWorkspaceAccess = IntegrationWorkspaceAccess;
 
 const T = 'control_plane.mcp_integrations';
 const S = 'control_plane.mcp_servers';
-
-type Row = Record<string, unknown>;
-const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
-const dateOrNull = (value: unknown): Date | null =>
-  value === null || value === undefined ? null : date(value);
+const W = 'control_plane.mcp_integration_workspaces';
 
 function integrationFrom(row: Row): McpIntegration {
   return {
@@ -237,11 +235,6 @@ function capabilityFrom(row: Row): McpCapability {
   };
 }
 
-/** `id = $n` for a UUID-shaped reference, `slug = $n` otherwise. */
-const byRef = (ref: string, n: number) => (isUuid(ref) ? `id = $${n}::uuid` : `slug = $${n}`);
-
-const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\${c}`);
-
 const SERVER_COLUMNS: Record<keyof McpServerChanges, [string, 'json' | 'plain']> = {
   name: ['name', 'plain'],
   description: ['description', 'plain'],
@@ -265,23 +258,12 @@ const INTEGRATION_COLUMNS: Record<keyof McpIntegrationChanges, [string, 'json' |
   configurations: ['configurations', 'json'],
 };
 
-function setClause(
-  changes: Record<string, unknown>,
-  columns: Record<string, [string, 'json' | 'plain']>,
-  params: unknown[],
-): string[] {
-  const sets: string[] = [];
-  for (const [key, value] of Object.entries(changes)) {
-    const column = columns[key];
-    if (!column || value === undefined) continue;
-    params.push(column[1] === 'json' ? JSON.stringify(value) : value);
-    sets.push(`${column[0]} = $${params.length}${column[1] === 'json' ? '::jsonb' : ''}`);
-  }
-  return sets;
-}
-
 export class McpRepository {
-  constructor(private readonly manager: EntityManager) {}
+  private readonly workspaces: IntegrationWorkspaces;
+
+  constructor(private readonly manager: EntityManager) {
+    this.workspaces = new IntegrationWorkspaces(manager, { integrations: T, workspaces: W });
+  }
 
   /** Null when the slug is taken in the organisation. */
   async insertIntegration(input: NewMcpIntegration): Promise<McpIntegration | null> {
@@ -339,32 +321,13 @@ export class McpRepository {
     },
     page: PageQuery,
   ): Promise<[Array<McpIntegration & { workspacesCount: number }>, number]> {
-    const params: unknown[] = [organisationId];
-    const where = ['i.organisation_id = $1'];
-    const type = filter.type ?? 'all';
-    if (filter.workspaceId) {
-      params.push(filter.workspaceId);
-      const own = `i.workspace_id = $${params.length}`;
-      const enabled = `(i.workspace_id IS NULL AND COALESCE(
-          (SELECT w.enabled FROM control_plane.mcp_integration_workspaces w
-            WHERE w.integration_id = i.id AND w.workspace_id = $${params.length}),
-          i.global_workspace_access))`;
-      where.push(type === 'workspace' ? own : type === 'organisation' ? enabled : `(${own} OR ${enabled})`);
-    } else if (type === 'workspace') {
-      where.push('i.workspace_id IS NOT NULL');
-    } else if (type === 'organisation') {
-      where.push('i.workspace_id IS NULL');
-    }
-    if (filter.search) {
-      params.push(`%${escapeLike(filter.search)}%`);
-      where.push(`(i.name ILIKE $${params.length} OR i.slug ILIKE $${params.length})`);
-    }
+    const { where, params } = integrationListFilter(W, organisationId, filter);
     const total: Row[] = await this.manager.query(
       `SELECT count(*)::int AS n FROM ${T} i WHERE ${where.join(' AND ')}`,
       params,
     );
     const rows: Row[] = await this.manager.query(
-      `SELECT i.*, (SELECT count(*)::int FROM control_plane.mcp_integration_workspaces w
+      `SELECT i.*, (SELECT count(*)::int FROM ${W} w
                      WHERE w.integration_id = i.id AND w.enabled) AS workspaces_count
          FROM ${T} i WHERE ${where.join(' AND ')}
         ORDER BY i.created_at DESC, i.id LIMIT ${page.limit} OFFSET ${page.offset}`,
@@ -399,59 +362,18 @@ export class McpRepository {
     });
   }
 
-  async workspaceAccess(integrationId: string): Promise<McpWorkspaceAccess[]> {
-    const rows: Row[] = await this.manager.query(
-      `SELECT * FROM control_plane.mcp_integration_workspaces WHERE integration_id = $1 ORDER BY created_at, workspace_id`,
-      [integrationId],
-    );
-    return rows.map((row) => ({
-      workspaceId: row.workspace_id as string,
-      enabled: row.enabled as boolean,
-      createdAt: date(row.created_at),
-      updatedAt: date(row.last_updated_at),
-    }));
+  workspaceAccess(integrationId: string): Promise<McpWorkspaceAccess[]> {
+    return this.workspaces.list(integrationId);
   }
 
   /** Whether an organisation-level integration may be used in the workspace (its own setting, else the global one). */
-  async enabledForWorkspace(integration: McpIntegration, workspaceId: string): Promise<boolean> {
-    if (integration.workspaceId !== null) return integration.workspaceId === workspaceId;
-    const rows: Row[] = await this.manager.query(
-      `SELECT enabled FROM control_plane.mcp_integration_workspaces WHERE integration_id = $1 AND workspace_id = $2`,
-      [integration.id, workspaceId],
-    );
-    return rows[0] ? (rows[0].enabled as boolean) : integration.globalWorkspaceAccess;
+  enabledForWorkspace(integration: McpIntegration, workspaceId: string): Promise<boolean> {
+    return this.workspaces.enabledFor(integration, workspaceId);
   }
 
-  async setWorkspaceAccess(
-    integrationId: string,
-    change: {
-      global?: boolean | undefined;
-      override: boolean;
-      workspaces: Array<{ id: string; enabled: boolean }>;
-    },
-  ): Promise<void> {
-    await this.manager.transaction(async (manager) => {
-      if (change.global !== undefined) {
-        await manager.query(
-          `UPDATE ${T} SET global_workspace_access = $2, last_updated_at = now() WHERE id = $1`,
-          [integrationId, change.global],
-        );
-        if (change.override) {
-          await manager.query(
-            `DELETE FROM control_plane.mcp_integration_workspaces WHERE integration_id = $1`,
-            [integrationId],
-          );
-        }
-      }
-      for (const workspace of change.workspaces) {
-        await manager.query(
-          `INSERT INTO control_plane.mcp_integration_workspaces (integration_id, workspace_id, enabled)
-           VALUES ($1, $2, $3)
-           ON CONFLICT (integration_id, workspace_id) DO UPDATE SET enabled = $3, last_updated_at = now()`,
-          [integrationId, workspace.id, workspace.enabled],
-        );
-      }
-    });
+  /** One transaction: the global switch, the override and every workspace's setting, or none of them. */
+  setWorkspaceAccess(integrationId: string, change: WorkspaceAccessChange): Promise<void> {
+    return this.workspaces.set(integrationId, change);
   }
 
   async listCapabilities(
@@ -749,17 +671,4 @@ export class McpRepository {
       lastName: (row.last_name as string | null) ?? null,
     }));
   }
-}
-
-/** An UPDATE … RETURNING answers [rows, count] through TypeORM's Postgres driver. */
-function rowsOf(result: unknown): Row[] {
-  if (
-    Array.isArray(result) &&
-    result.length === 2 &&
-    Array.isArray(result[0]) &&
-    typeof result[1] === 'number'
-  ) {
-    return result[0] as Row[];
-  }
-  return result as Row[];
 }

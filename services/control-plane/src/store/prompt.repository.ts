@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { isUniqueViolation } from '@switchyard/adapters';
 import { NotFound, type PageQuery } from '@switchyard/core';
 import { isUuid } from '../domain/ids.ts';
+import { date, escapeLike, rowsOf, type Row } from './sql.ts';
 
 /*
  * SQL for prompts and prompt partials (one table, `kind` tells them apart), their versions
@@ -56,10 +57,6 @@ const P = 'control_plane.prompts';
 const V = 'control_plane.prompt_versions';
 const S = 'control_plane.prompt_shares';
 const W = 'control_plane.workspaces';
-
-type Row = Record<string, unknown>;
-const date = (value: unknown): Date => (value instanceof Date ? value : new Date(String(value)));
-const escapeLike = (value: string) => value.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 function promptFrom(row: Row): Prompt {
   return {
@@ -125,19 +122,6 @@ async function insertVersion(
     ],
   );
   return versionFrom(rows[0]!);
-}
-
-/** The rows of an UPDATE ... RETURNING as TypeORM hands them back for Postgres. */
-function rowsOf(result: unknown): Row[] {
-  if (
-    Array.isArray(result) &&
-    result.length === 2 &&
-    Array.isArray(result[0]) &&
-    typeof result[1] === 'number'
-  ) {
-    return result[0] as Row[];
-  }
-  return Array.isArray(result) ? (result as Row[]) : [];
 }
 
 export class PromptRepository {

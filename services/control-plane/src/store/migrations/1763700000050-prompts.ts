@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { grantWorkspaceScopes, revokeWorkspaceScopes } from './grant-scopes.ts';
 
 const PROMPT_SCOPES = ['create', 'read', 'list', 'update', 'delete', 'render'].map(
   (action) => `prompts.${action}`,
@@ -63,23 +64,11 @@ export class Prompts1763700000050 implements MigrationInterface {
         PRIMARY KEY (prompt_id, workspace_id)
       )`);
     await q.query(`CREATE INDEX prompt_shares_workspace_idx ON control_plane.prompt_shares (workspace_id)`);
-    for (const scope of PROMPT_SCOPES) {
-      const action = scope.slice(scope.indexOf('.') + 1);
-      await q.query(
-        `UPDATE control_plane.api_keys
-            SET scopes = scopes || jsonb_build_array($1::text)
-          WHERE NOT scopes @> jsonb_build_array($1::text)
-            AND (
-              (kind = 'organisation_admin' AND scopes @> '["organisation_settings.read"]'::jsonb)
-              OR (kind <> 'organisation_admin' AND scopes @> jsonb_build_array('configs.' || $2::text))
-            )`,
-        [scope, action === 'render' ? 'read' : action],
-      );
-    }
+    await grantWorkspaceScopes(q, PROMPT_SCOPES, (action) => (action === 'render' ? 'read' : action));
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`UPDATE control_plane.api_keys SET scopes = scopes - $1::text[]`, [PROMPT_SCOPES]);
+    await revokeWorkspaceScopes(q, PROMPT_SCOPES);
     await q.query(`DROP TABLE control_plane.prompt_shares`);
     await q.query(`DROP TABLE control_plane.prompt_versions`);
     await q.query(`DROP TABLE control_plane.prompts`);

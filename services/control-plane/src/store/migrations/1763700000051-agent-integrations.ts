@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { grantWorkspaceScopes, revokeWorkspaceScopes } from './grant-scopes.ts';
 
 const AGENT_SCOPES = ['create', 'read', 'list', 'update', 'delete'].map(
   (action) => `agent_integrations.${action}`,
@@ -48,23 +49,11 @@ export class AgentIntegrations1763700000051 implements MigrationInterface {
         last_updated_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (integration_id, workspace_id)
       )`);
-    for (const scope of AGENT_SCOPES) {
-      const action = scope.slice(scope.indexOf('.') + 1);
-      await q.query(
-        `UPDATE control_plane.api_keys
-            SET scopes = scopes || jsonb_build_array($1::text)
-          WHERE NOT scopes @> jsonb_build_array($1::text)
-            AND (
-              (kind = 'organisation_admin' AND scopes @> '["organisation_settings.read"]'::jsonb)
-              OR (kind <> 'organisation_admin' AND scopes @> jsonb_build_array('configs.' || $2::text))
-            )`,
-        [scope, action],
-      );
-    }
+    await grantWorkspaceScopes(q, AGENT_SCOPES);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`UPDATE control_plane.api_keys SET scopes = scopes - $1::text[]`, [AGENT_SCOPES]);
+    await revokeWorkspaceScopes(q, AGENT_SCOPES);
     await q.query(`DROP TABLE control_plane.agent_integration_workspaces`);
     await q.query(`DROP TABLE control_plane.agent_integrations`);
   }

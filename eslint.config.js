@@ -3,6 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 // A package is imported through its entry points only: '@switchyard/<name>', and
 // '@switchyard/<name>/testing' for the helpers other packages' tests use.
@@ -39,10 +40,15 @@ export default tseslint.config(
     // erased at run time, and import-x's no-cycle does not follow them.
     plugins: { 'import-x': importX },
     settings: {
-      'import-x/extensions': ['.ts', '.js', '.mjs'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/extensions': ['.ts', '.tsx', '.js', '.mjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
       'import-x/external-module-folders': ['node_modules'],
-      'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })],
+      'import-x/resolver-next': [
+        createTypeScriptImportResolver({
+          project: ['tsconfig.json', 'console/tsconfig.json'],
+          noWarnOnMultipleProjects: true,
+        }),
+      ],
     },
     rules: {
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
@@ -100,6 +106,29 @@ export default tseslint.config(
             message: `domain/ uses no I/O library: ${name} belongs to http/, store/, clients/, events/ or grpc/.`,
           })),
           patterns: [packageEntryPattern],
+        },
+      ],
+    },
+  },
+  {
+    // The console runs in the browser: DOM globals, React's rules of hooks, and nothing of the
+    // server packages (it speaks to the gateway over its public HTTP APIs only).
+    files: ['console/src/**/*.{ts,tsx}'],
+    ignores: ['console/src/**/*.test.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^@switchyard/',
+              message: 'The console talks to the gateway over its public HTTP APIs only (src/api.ts).',
+            },
+            { regex: '^node:', message: 'The console runs in the browser.' },
+          ],
         },
       ],
     },

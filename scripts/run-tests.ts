@@ -2,6 +2,7 @@
 //   unit      every *.test.ts beside the code (no external services needed)
 //   contract  every *.contract.test.ts: adapters against real Postgres, Kafka and Redis
 //   e2e       test-e2e/**/*.test.ts: the services as separate processes on real dependencies
+//   browser   console/test/**/*.test.ts: the console in Debian's Chromium (headless), against all-in-one
 //   clients   every *.clients.test.ts: client libraries (Node and Python) through the gateway,
 //             with the Python ones from the venv scripts/python-clients.sh makes
 import { spawn } from 'node:child_process';
@@ -33,8 +34,10 @@ const files = (() => {
       return sources.filter((f) => f.endsWith('.clients.test.ts'));
     case 'e2e':
       return walk(join(root, 'test-e2e')).filter((f) => f.endsWith('.test.ts'));
+    case 'browser':
+      return walk(join(root, 'console', 'test')).filter((f) => f.endsWith('.test.ts'));
     default:
-      console.error('usage: run-tests.ts unit|contract|e2e|clients [path-filter]');
+      console.error('usage: run-tests.ts unit|contract|e2e|clients|browser [path-filter]');
       process.exit(2);
   }
 })().filter((f) => !filter || f.includes(filter));

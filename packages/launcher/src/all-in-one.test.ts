@@ -1,103 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { providerRegistry } from '@switchyard/rules';
-import { eventually, startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
-
-const root = fileURLToPath(new URL('../../..', import.meta.url));
-const cli = join('packages', 'launcher', 'src', 'cli.ts');
-
-/** The variables all-in-one seeds provider integrations from, as the provider registry names them. */
-const providerVariables = new Set(
-  providerRegistry.flatMap(({ env }) => [env.apiKey, env.baseUrl].filter((name) => name !== undefined)),
-);
-
-/** Variables of the developer's shell that would change what all-in-one does. */
-const inheritedButIgnored = (name: string) =>
-  /^(SWITCHYARD_|HTTPS?_PROXY$|PORT$|HOST$)/i.test(name) || providerVariables.has(name.toUpperCase());
-
-interface Running {
-  child: ChildProcess;
-  url: string;
-  banner: string;
-  field(label: string): string | undefined;
-  required(label: string): string;
-  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
-}
-
-const running = new Set<ChildProcess>();
-
-/** Starts `switchyard all-in-one` as an operator would, and waits for its welcome text. */
-async function startAllInOne(dataDir: string, env: Record<string, string> = {}): Promise<Running> {
-  const childEnv: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !inheritedButIgnored(name)) childEnv[name] = value;
-  }
-  Object.assign(
-    childEnv,
-    { HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'warn', SWITCHYARD_DATA_DIR: dataDir },
-    env,
-  );
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, 'all-in-one'], {
-    cwd: root,
-    env: childEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-
-  const banner = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`no welcome text within 90 s:\n${stdout}\n${stderr}`)),
-      90_000,
-    );
-    // The welcome text is one write that ends with an empty line.
-    const check = () => {
-      const start = stdout.indexOf('Switchyard is running');
-      if (start >= 0 && stdout.endsWith('\n\n')) {
-        clearTimeout(timer);
-        resolve(stdout.slice(start));
-      }
-    };
-    child.stdout!.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`all-in-one exited with ${code} before it was ready:\n${stdout}\n${stderr}`));
-    });
-  });
-  const url = /running \(all-in-one\) at (http:\/\/\S+)/.exec(banner)?.[1];
-  assert.ok(url, banner);
-  const field = (label: string) => new RegExp(`^\\s*${label}:\\s+(\\S+)`, 'm').exec(banner)?.[1];
-  return {
-    child,
-    url,
-    banner,
-    field,
-    required: (label) => {
-      const value = field(label);
-      assert.ok(value, `no ${label} in:\n${banner}`);
-      return value;
-    },
-    stop: async () => {
-      const started = performance.now();
-      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-        child.once('exit', (code, signal) => resolve([code, signal])),
-      );
-      child.kill('SIGTERM');
-      const [code, signal] = await exited;
-      return { code, signal, ms: performance.now() - started };
-    },
-  };
-}
+import {
+  eventually,
+  runningAllInOnes,
+  startAllInOneProcess as startAllInOne,
+  startFakeOpenAi,
+  type AllInOneProcess as Running,
+  type FakeOpenAi,
+} from '@switchyard/testing';
 
 async function call(url: string, method: string, path: string, key: string, body?: unknown, headers = {}) {
   const res = await fetch(`${url}${path}`, {
@@ -132,7 +46,7 @@ before(async () => {
   fake = await startFakeOpenAi({ apiKey: upstreamKey });
 });
 after(async () => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of runningAllInOnes) child.kill('SIGKILL');
   await fake.close();
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });

@@ -20,7 +20,7 @@ import {
   tracingEnv,
   type Logger,
 } from '@switchyard/core';
-import { corsOptionsFrom, createHttpApp, listen, serverLimitsFrom } from '@switchyard/http';
+import { corsOptionsFrom, createHttpApp, listen, serveConsole, serverLimitsFrom } from '@switchyard/http';
 import {
   EventJournal,
   MemoryEventBus,
@@ -31,6 +31,7 @@ import { assembleInProcess } from '@switchyard/runtime';
 import { seedEnvSchema, seededBaseUrlHosts, type Admin } from '@switchyard/admin';
 import { bootstrapEnvSchema, type ControlPlane } from '@switchyard/control-plane';
 import { allServices } from './services.ts';
+import { defaultConsoleDir } from './console-dir.ts';
 import { printWelcome } from './welcome.ts';
 
 const configSchema = z.object({
@@ -41,6 +42,10 @@ const configSchema = z.object({
     .meta({ description: 'where all-in-one keeps its state' }),
   SWITCHYARD_ADMIN_KEY: bootstrapEnvSchema.shape.SWITCHYARD_ADMIN_KEY,
   SWITCHYARD_ENCRYPTION_KEY: env.optionalString().meta(encryptionKeyMeta()),
+  CONSOLE_DIR: env.optionalString().meta({
+    description:
+      "the folder of the console's built files served at `/` (default: `dist/console` beside the bundle, else `console/dist`)",
+  }),
   SHUTDOWN_GRACE_MS: baseEnvSchema.shape.SHUTDOWN_GRACE_MS,
   EMBEDDED_DB_TRANSACTION_TIMEOUT_MS: env.int(5_000, 100, 600_000).meta({
     description:
@@ -164,7 +169,10 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     metrics,
     readiness: services.readiness,
     isStopping: () => lifecycle.isStopping,
-    routers: [{ router: services.router }],
+    routers: [
+      { router: services.router },
+      { router: serveConsole(config.CONSOLE_DIR ?? defaultConsoleDir()) },
+    ],
     trustProxy: config.TRUST_PROXY,
     cors: corsOptionsFrom(config),
   });
@@ -173,6 +181,7 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
   lifecycle.onStop('http server', http.close);
   const host = config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST;
   printWelcome({
+    consoleUrl: `http://${host.includes(':') ? `[${host}]` : host}:${http.port}/`,
     baseUrl: `http://${host.includes(':') ? `[${host}]` : host}:${http.port}`,
     dataDir,
     bootstrap,

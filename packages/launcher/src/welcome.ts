@@ -2,6 +2,8 @@ import type { BootstrapResult } from '@switchyard/control-plane';
 
 export interface WelcomeInfo {
   baseUrl: string;
+  /** Where the console is served. */
+  consoleUrl: string;
   dataDir: string;
   bootstrap: BootstrapResult;
   seededIntegrations: string[];
@@ -15,6 +17,7 @@ export function printWelcome(info: WelcomeInfo): void {
   const lines = [
     '',
     `Switchyard is running (all-in-one) at ${info.baseUrl}`,
+    `  console:       ${info.consoleUrl} (sign in with a key below)`,
     `  data folder:   ${info.dataDir}`,
   ];
   if (bootstrap.created) {

@@ -15,3 +15,4 @@ export {
   type SpanAttribute,
   startOtlpReceiver,
 } from '@switchyard/core/testing';
+export * from './all-in-one-process.ts';

@@ -84,5 +84,42 @@ export function authRouter(sessions: SessionService): ScopedRouter {
       });
     },
   );
+  router.get(
+    '/key',
+    {
+      scope: 'authenticated',
+      summary:
+        'Who the calling API key is: its id, name, kind, organisation, workspace and scopes (API keys only; sessions, JWTs and OAuth tokens ask GET /v1/auth/self).',
+      query: 'none',
+    },
+    (req, res) => {
+      const principal = requirePrincipal(req);
+      if (principal.authMethod) {
+        throw new Forbidden(
+          'GET /v1/auth/key answers for an API key; a session, a JWT or an OAuth access token asks GET /v1/auth/self.',
+          { code: 'api_key_required' },
+        );
+      }
+      res.json({
+        object: 'auth.key',
+        id: principal.apiKeyId,
+        name: principal.name,
+        type: principal.kind === 'organisation_admin' ? 'organisation' : 'workspace',
+        sub_type:
+          principal.kind === 'workspace_user'
+            ? 'user'
+            : principal.kind === 'workspace_service'
+              ? 'service'
+              : 'admin',
+        organisation_id: principal.organisationId,
+        workspace: principal.workspaceId
+          ? { id: principal.workspaceId, slug: principal.workspaceSlug }
+          : null,
+        user_id: principal.userId,
+        scopes: principal.scopes,
+        expires_at: principal.expiresAt === null ? null : new Date(principal.expiresAt).toISOString(),
+      });
+    },
+  );
   return router;
 }

@@ -186,6 +186,31 @@ describe('JWT bearer tokens (JWKS of the deployment)', () => {
     assert.equal((await h.request('GET', '/v1/auth/self')).status, 401);
   });
 
+  test('GET /v1/auth/key answers an API key with who it is; a JWT is sent to /v1/auth/self', async () => {
+    const admin = await h.request('GET', '/v1/auth/key', { key: h.adminKey });
+    assert.equal(admin.status, 200, admin.text);
+    assert.equal(admin.body.object, 'auth.key');
+    assert.equal(admin.body.type, 'organisation');
+    assert.equal(admin.body.organisation_id, h.organisationId);
+    assert.equal(admin.body.workspace, null);
+    assert.ok(admin.body.scopes.includes('workspaces.create'), 'an admin key holds organisation scopes');
+    assert.ok(!JSON.stringify(admin.body).includes(h.adminKey), 'the key itself is never echoed');
+    const workspace = await h.request('GET', '/v1/auth/key', { key: h.workspaceKey });
+    assert.equal(workspace.status, 200, workspace.text);
+    assert.equal(workspace.body.type, 'workspace');
+    assert.equal(workspace.body.sub_type, 'service');
+    assert.equal(workspace.body.workspace.id, h.workspaceId);
+    assert.ok(workspace.body.scopes.includes('completions.write'));
+    assert.ok(
+      !workspace.body.scopes.includes('workspaces.create'),
+      'no organisation scope on a workspace key',
+    );
+    const jwt = await h.request('GET', '/v1/auth/key', { key: signJwt(ec, claims()) });
+    assert.equal(jwt.status, 403);
+    assert.equal(jwt.body.error.code, 'api_key_required');
+    assert.equal((await h.request('GET', '/v1/auth/key')).status, 401);
+  });
+
   test('a JWT opens a browser session: an HttpOnly cookie that acts like the token, writes only from this origin', async () => {
     const opened = await h.request('POST', '/v1/auth/sessions', { key: signJwt(rsa, claims()) });
     assert.equal(opened.status, 200, opened.text);

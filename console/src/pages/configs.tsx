@@ -1,0 +1,5 @@
+import { NotBuilt } from '../ui/page.tsx';
+
+export default function Page() {
+  return <NotBuilt title="Configs" />;
+}

@@ -1,0 +1,15 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Where the console's built files are: beside the bundle (dist/console, as the image lays it
+ * out), else in the source tree (console/dist, as `pnpm start` builds it).
+ */
+export function defaultConsoleDir(): string {
+  const candidates = [
+    process.argv[1] ? join(dirname(process.argv[1]), 'console') : undefined,
+    fileURLToPath(new URL('../../../console/dist', import.meta.url)),
+  ].filter((dir): dir is string => Boolean(dir));
+  return candidates.find((dir) => existsSync(join(dir, 'index.html'))) ?? candidates.at(-1)!;
+}

@@ -2,7 +2,7 @@ import { Suspense } from 'react';
 import { Navigate, Route, Routes, useLocation } from 'react-router';
 import { AuthProvider, useIdentity } from './auth.tsx';
 import { pages } from './pages/registry.ts';
-import SignIn from './pages/sign-in.tsx';
+import SignIn, { returnTo } from './pages/sign-in.tsx';
 import { ErrorBanner, Loading } from './ui/feedback.tsx';
 import { Layout, usePermittedPages } from './ui/layout.tsx';
 import { Page } from './ui/page.tsx';
@@ -46,7 +46,7 @@ export function App() {
     <AuthProvider identity={identity.data}>
       <Suspense fallback={<Loading />}>
         <Routes>
-          <Route path="/sign-in" element={<Navigate to="/" replace />} />
+          <Route path="/sign-in" element={<Navigate to={returnTo()} replace />} />
           <Route element={<Layout />}>
             {pages.map((p) => (
               <Route

@@ -40,6 +40,16 @@ describe('signing in to the console', () => {
     await page.getByRole('heading', { name: 'Not available' }).waitFor();
   });
 
+  test("signing in from a page's address returns to that page", async () => {
+    const page = await stack.newPage();
+    await page.goto('/logs?status=200');
+    await page.waitForURL(/\/sign-in\?next=/);
+    await page.getByLabel('API key', { exact: true }).fill(stack.workspaceKey);
+    await page.getByRole('button', { name: 'Sign in with key' }).click();
+    await page.waitForURL(/\/logs\?status=200$/);
+    await page.getByRole('heading', { level: 1, name: 'Logs' }).waitFor();
+  });
+
   test('the narrow window shows the navigation behind a menu button', async () => {
     const page = await stack.newPage({ width: 390, height: 800 });
     await signInWithKey(page, stack.adminKey);

@@ -19,8 +19,8 @@ export default function SignIn() {
     storeKey(value);
     const identity = await whoAmI();
     if (!identity) throw new Error('That key was not accepted: it is unknown, revoked or expired.');
+    // Signed in: the app now routes /sign-in on to the page asked for (returnTo).
     queryClient.setQueryData(['identity'], identity);
-    window.history.replaceState(null, '', returnTo());
   });
   const ssoStart = (event: React.FormEvent) => {
     event.preventDefault();
@@ -67,7 +67,7 @@ export default function SignIn() {
 }
 
 /** Where to go after signing in: the page the visitor asked for (`?next=`), else the overview. */
-function returnTo(): string {
+export function returnTo(): string {
   const next = new URLSearchParams(window.location.search).get('next');
   return next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
 }

@@ -68,9 +68,15 @@ function OrganisationUsers() {
       get<ListBody<User>>('/v1/admin/users', { email: email.trim() || undefined, page_size: 100 }),
   });
   const refresh = () => void queryClient.invalidateQueries({ queryKey: ['org-users'] });
+  const [changed, setChanged] = useState<string | null>(null);
   const changeRole = useMutation({
-    mutationFn: ({ id, role }: { id: string; role: string }) => put(`/v1/admin/users/${id}`, { role }),
-    onSuccess: refresh,
+    mutationFn: ({ id, role }: { id: string; role: string; email: string }) =>
+      put(`/v1/admin/users/${id}`, { role }),
+    onMutate: () => setChanged(null),
+    onSuccess: (_result, { email, role }) => {
+      setChanged(`${email} is now ${role === 'admin' ? 'an' : 'a'} ${role}.`);
+      refresh();
+    },
   });
   const remove = useMutation({
     mutationFn: (id: string) => del(`/v1/admin/users/${id}`),
@@ -106,6 +112,11 @@ function OrganisationUsers() {
       </label>
       {users.isPending ? <Loading /> : null}
       <ErrorBanner error={users.error ?? changeRole.error ?? remove.error} />
+      {changed ? (
+        <p role="status" className="ok-text">
+          {changed}
+        </p>
+      ) : null}
       {users.data && users.data.data.length === 0 ? <Empty>No users.</Empty> : null}
       {users.data && users.data.data.length > 0 ? (
         <table aria-label="Organisation users">
@@ -130,7 +141,7 @@ function OrganisationUsers() {
                     value={u.role}
                     roles={ORG_ROLES}
                     disabled={!can('organisation_users.update') || changeRole.isPending}
-                    onChange={(role) => changeRole.mutate({ id: u.id, role })}
+                    onChange={(role) => changeRole.mutate({ id: u.id, role, email: u.email })}
                   />
                 </td>
                 <td>

@@ -51,6 +51,7 @@ export default function PromptsPage() {
     }
     setParams(merged);
   };
+  const queryClient = useQueryClient();
   const [search, setSearch] = useState('');
   const list = useQuery({
     queryKey: ['prompts', kind, workspaceId, search],
@@ -133,7 +134,10 @@ export default function PromptsPage() {
               kind={kind}
               existing={null}
               workspaceId={workspaceId}
-              onSaved={(id) => select({ new: null, id })}
+              onSaved={(id) => {
+                void queryClient.invalidateQueries({ queryKey: ['prompts', kind] });
+                select({ new: null, id });
+              }}
               onCancel={() => select({ new: null })}
             />
           ) : selected ? (

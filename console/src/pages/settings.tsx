@@ -52,9 +52,7 @@ function OrganisationSettings() {
     <Section title="Organisation" id="organisation-settings">
       {settings.isPending ? <Loading /> : null}
       <ErrorBanner error={settings.error} />
-      {settings.data ? (
-        <OrganisationForm key={JSON.stringify(settings.data)} initial={settings.data} />
-      ) : null}
+      {settings.data ? <OrganisationForm initial={settings.data} /> : null}
     </Section>
   );
 }
@@ -318,7 +316,7 @@ function WorkspaceEditor({ id }: { id: string }) {
   });
   if (workspace.isPending) return <Loading />;
   if (workspace.error) return <ErrorBanner error={workspace.error} />;
-  return <WorkspaceForm key={workspace.data.last_updated_at} initial={workspace.data} />;
+  return <WorkspaceForm initial={workspace.data} />;
 }
 
 function WorkspaceForm({ initial }: { initial: Workspace }) {

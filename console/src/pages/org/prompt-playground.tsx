@@ -49,7 +49,8 @@ export function PromptPlayground({
   const [rendered, setRendered] = useState<Rendered['data'] | null>(null);
   const [answer, setAnswer] = useState<Completion | null>(null);
   const names = [...detected, ...extra.filter((n) => !detected.includes(n))];
-  const variables = Object.fromEntries(names.map((n) => [n, values[n] ?? '']));
+  // An empty field is a variable not given (the API names the ones a template needs).
+  const variables = Object.fromEntries(names.filter((n) => values[n]).map((n) => [n, values[n]]));
   const ref = version ? `${prompt.id}@${version}` : prompt.id;
   // The gateway runs prompts for a credential bound to a workspace; an admin key renders through
   // the control-plane's route, which takes it.
@@ -98,6 +99,7 @@ export function PromptPlayground({
           aria-describedby={variablesError ? 'variables-error' : undefined}
         >
           <legend>Variables</legend>
+          <p className="muted">Empty fields are left out.</p>
           {names.length === 0 ? <p className="muted">The template uses no variables.</p> : null}
           {names.map((name) => (
             <Field key={name} label={name}>

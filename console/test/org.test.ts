@@ -70,6 +70,7 @@ describe('organisation pages', () => {
       await page.getByRole('region', { name: 'Rendered messages' }).innerText(),
       /user\s+Write a release note about prompts/,
     );
+    await answer.scrollIntoViewIfNeeded();
     await screenshot(page, 'prompts');
 
     // Without the variable, the API's error is on the variables.

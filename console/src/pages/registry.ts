@@ -107,7 +107,7 @@ export const pages: readonly PageEntry[] = [
     path: '/sso',
     title: 'SSO and SCIM',
     section: 'Organisation',
-    anyOf: ['organisation_sso.read', 'organisation_scim.read'],
+    anyOf: ['organisation_sso.read', 'organisation_email_domains.list', 'organisation_scim.read'],
     component: lazy(() => import('./sso.tsx')),
   },
 ];

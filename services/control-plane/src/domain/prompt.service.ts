@@ -478,13 +478,21 @@ export class PromptService {
   }
 
   /** Syntax, and every included partial visible to the workspace, without cycles (400s). */
+  /** Its errors name the `string` field, where the template is. */
   private async checkTemplate(kind: PromptKind, workspaceId: string, slug: string, template: string) {
-    includedPartials(template);
-    const visible = Object.fromEntries(
-      [...(await this.partialTemplates(workspaceId))].map(([name, p]) => [name, p.template]),
-    );
-    if (kind === 'partial') visible[slug] = template;
-    checkPartials(template, visible);
+    try {
+      includedPartials(template);
+      const visible = Object.fromEntries(
+        [...(await this.partialTemplates(workspaceId))].map(([name, p]) => [name, p.template]),
+      );
+      if (kind === 'partial') visible[slug] = template;
+      checkPartials(template, visible);
+    } catch (error) {
+      if (error instanceof BadRequest && error.param === null) {
+        throw new BadRequest(error.message, { code: error.code, param: 'string' });
+      }
+      throw error;
+    }
   }
 
   private async workspaceFor(principal: Principal, ref: string | undefined): Promise<string> {

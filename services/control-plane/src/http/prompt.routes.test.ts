@@ -317,12 +317,14 @@ describe('partials and rendering', () => {
     });
     assert.equal(unknown.status, 400);
     assert.equal(unknown.body.error.code, 'prompt_partial_not_found');
+    assert.equal(unknown.body.error.param, 'string', 'the error names the template field');
     const syntax = await h.request('POST', '/v2/prompts', {
       key: h.workspaceKey,
       json: { name: 'Broken', string: 'Hi {{#open}}' },
     });
     assert.equal(syntax.status, 400);
     assert.equal(syntax.body.error.code, 'invalid_prompt_template');
+    assert.equal(syntax.body.error.param, 'string');
 
     const a = await create('/v2/prompts/partials', h.workspaceKey, {
       name: 'Cycle A',

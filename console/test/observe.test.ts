@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { eventually, startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
+import { screenshot, signInWithKey, startConsoleStack, type ConsoleStack } from './harness.ts';
+
+// The @mock integration lists a price of 0, and pricing adjustments only multiply list prices:
+// a request with a cost goes to a priced model (openai gpt-4o) of an integration whose upstream
+// is a fake OpenAI on loopback.
+const upstreamKey = 'sk-upstream-key-for-console-observe-0000';
+let fake: FakeOpenAi;
+let stack: ConsoleStack;
+let pricedLogId: string;
+let mockLogId: string;
+
+interface Log {
+  id: string;
+  model: string;
+  cost: number;
+  trace_id: string;
+}
+
+before(async () => {
+  fake = await startFakeOpenAi({ apiKey: upstreamKey });
+  stack = await startConsoleStack({ TRUSTED_CUSTOM_HOSTS: '127.0.0.1' });
+  const integration = await stack.api('POST', '/admin/v2/integrations', stack.adminKey, {
+    name: 'Fake OpenAI',
+    slug: 'fakeai',
+    ai_provider_id: 'openai',
+    key: upstreamKey,
+    configurations: { custom_host: fake.baseUrl },
+  });
+  assert.equal(integration.status, 200, JSON.stringify(integration.body));
+
+  const chat = async (model: string) => {
+    const res = await fetch(`${stack.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.workspaceKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello, console' }] }),
+    });
+    assert.equal(res.status, 200, await res.text());
+    return res.headers.get('x-request-id')!;
+  };
+  mockLogId = await chat('@mock/mock-1');
+  pricedLogId = await chat('@fakeai/gpt-4o');
+  // Logs are written through the event bus: wait until the API answers both.
+  for (const id of [mockLogId, pricedLogId]) {
+    await eventually(
+      async () => {
+        const res = await stack.api('GET', `/v1/logs/${id}`, stack.workspaceKey);
+        return res.status === 200 ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, what: `the log ${id}` },
+    );
+  }
+  const priced = (await stack.api('GET', `/v1/logs/${pricedLogId}`, stack.workspaceKey)).body as Log;
+  assert.ok(priced.cost > 0, `the gpt-4o request has a cost: ${priced.cost}`);
+});
+after(async () => {
+  await stack?.close();
+  await fake?.close();
+});
+
+describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
+  test('the logs explorer lists both requests with their cost; a filter that excludes them shows none', async () => {
+    const page = await stack.newPage();
+    await signInWithKey(page, stack.workspaceKey, '/logs');
+    const table = page.getByRole('table', { name: 'Request logs' });
+    const priced = table.getByRole('row').filter({ hasText: 'gpt-4o' });
+    await priced.waitFor();
+    assert.match(await priced.innerText(), /openai/);
+    assert.match(await priced.innerText(), /\$0\.0000\d\d/, 'the priced request shows its cost');
+    const mock = table.getByRole('row').filter({ hasText: 'mock-1' });
+    assert.match(await mock.innerText(), /\$0(\s|$)/);
+    await screenshot(page, 'logs');
+
+    // Server-side filters, kept in the URL: no log failed.
+    await page.getByLabel('Status', { exact: true }).fill('5xx');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/status=5xx/);
+    await page.getByText('No logs match these filters in this time range.').waitFor();
+    assert.equal(await table.count(), 0);
+
+    // The model filter keeps one; the URL alone restores it.
+    await page.goto('/logs?model=gpt-4o');
+    await priced.waitFor();
+    assert.equal(await table.getByRole('row').filter({ hasText: 'mock-1' }).count(), 0);
+    assert.equal(await page.getByLabel('Model', { exact: true }).inputValue(), 'gpt-4o');
+
+    // A filter the API refuses shows its message on that field.
+    await page.getByLabel('Status', { exact: true }).fill('abc');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const status = page.getByLabel('Status', { exact: true });
+    await page.locator('.field-invalid').filter({ has: status }).getByRole('alert').waitFor();
+    assert.equal(await status.getAttribute('aria-invalid'), 'true');
+  });
+
+  test('Enter on a row opens its detail; feedback is added, and a bad value is refused on its field', async () => {
+    const page = await stack.newPage();
+    await signInWithKey(page, stack.workspaceKey, '/logs');
+    const row = page
+      .getByRole('table', { name: 'Request logs' })
+      .getByRole('row')
+      .filter({ hasText: 'gpt-4o' });
+    await row.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(new RegExp(`/logs/${pricedLogId}$`));
+    await page.getByRole('heading', { name: 'Request and response' }).waitFor();
+    assert.match(await page.getByLabel('Request body').innerText(), /"content": "Hello, console"/);
+    assert.match(await page.getByLabel('Response body').innerText(), /"choices"/);
+    const timings = await page.getByRole('definition').allInnerTexts();
+    assert.ok(
+      timings.some((t) => /^\$0\.0000\d\d$/.test(t)),
+      `the cost is shown: ${timings.join(' | ')}`,
+    );
+    await page.getByText('No guardrail ran on this request.').waitFor();
+    await page.getByText("No feedback on this request's trace yet.").waitFor();
+
+    // Out of range: the API's error on the Value field.
+    const value = page.getByLabel('Value', { exact: true });
+    await value.fill('11');
+    await page.getByRole('button', { name: 'Send feedback' }).click();
+    const valueField = page.locator('.field').filter({ has: value });
+    await valueField.getByRole('alert').waitFor();
+    assert.match(await valueField.getByRole('alert').innerText(), /10/);
+    assert.equal(await value.getAttribute('aria-invalid'), 'true');
+
+    await value.fill('7');
+    await page.getByLabel('Weight', { exact: true }).fill('0.5');
+    await page.getByLabel('Feedback metadata').fill('{"reviewer":"console-test"}');
+    await page.getByRole('button', { name: 'Send feedback' }).click();
+    const feedback = page.getByRole('table', { name: 'Feedback on this trace' });
+    const entry = feedback.getByRole('row').filter({ hasText: 'console-test' });
+    await entry.waitFor({ timeout: 30_000 });
+    assert.match(await entry.innerText(), /^7\s+0\.5/);
+    await screenshot(page, 'log-detail');
+
+    // The API agrees.
+    const log = (await stack.api('GET', `/v1/logs/${pricedLogId}`, stack.workspaceKey)).body as {
+      feedback: { value: number }[];
+    };
+    assert.deepEqual(
+      log.feedback.map((f) => f.value),
+      [7],
+    );
+  });
+
+  test('the overview counts the requests in its summary, charts and by-model table', async () => {
+    const page = await stack.newPage();
+    await signInWithKey(page, stack.workspaceKey);
+    const summary = page.getByRole('definition').first();
+    await summary.waitFor();
+    const stat = (label: string) =>
+      page.locator('.stat').filter({ has: page.getByText(label, { exact: true }) });
+    await stat('Requests').getByText('2', { exact: true }).waitFor();
+    assert.match(await stat('Cost').innerText(), /\$0\.0000\d\d/);
+    assert.match(await stat('Tokens').innerText(), /\d/);
+    assert.match(await stat('Error rate').innerText(), /0%/);
+
+    const byModel = page.getByRole('table', { name: 'By model' });
+    await byModel.getByRole('row').filter({ hasText: 'gpt-4o' }).waitFor();
+    assert.match(await byModel.getByRole('row').filter({ hasText: 'mock-1' }).innerText(), /mock-1\s+1/);
+    await page
+      .getByRole('table', { name: 'By provider' })
+      .getByRole('row')
+      .filter({ hasText: 'openai' })
+      .waitFor();
+
+    // The requests chart's data (its hidden table) sums to the two requests.
+    const chart = page.getByRole('figure', { name: 'Requests' });
+    const cells = await chart.locator('tbody td:nth-child(2)').allInnerTexts();
+    assert.equal(
+      cells.reduce((sum, c) => sum + Number(c || 0), 0),
+      2,
+    );
+    await page.getByRole('figure', { name: 'Latency percentiles' }).waitFor();
+    await page.getByRole('figure', { name: 'Cache hit rate' }).waitFor();
+
+    // The range is in the URL: a shared link opens the same view.
+    await page.getByLabel('Time range').selectOption('7d');
+    await page.waitForURL(/range=7d/);
+    await stat('Requests').getByText('2', { exact: true }).waitFor();
+    await page.goto('/?range=1h');
+    assert.equal(await page.getByLabel('Time range').inputValue(), '1h');
+    await stat('Requests').getByText('2', { exact: true }).waitFor();
+    await screenshot(page, 'overview');
+  });
+});

@@ -63,7 +63,8 @@ after(async () => {
 describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
   test('the logs explorer lists both requests with their cost; a filter that excludes them shows none', async () => {
     const page = await stack.newPage();
-    await signInWithKey(page, stack.workspaceKey, '/logs');
+    await signInWithKey(page, stack.workspaceKey);
+    await page.goto('/logs');
     const table = page.getByRole('table', { name: 'Request logs' });
     const priced = table.getByRole('row').filter({ hasText: 'gpt-4o' });
     await priced.waitFor();
@@ -96,7 +97,8 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
 
   test('Enter on a row opens its detail; feedback is added, and a bad value is refused on its field', async () => {
     const page = await stack.newPage();
-    await signInWithKey(page, stack.workspaceKey, '/logs');
+    await signInWithKey(page, stack.workspaceKey);
+    await page.goto('/logs');
     const row = page
       .getByRole('table', { name: 'Request logs' })
       .getByRole('row')
@@ -152,9 +154,11 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
     const stat = (label: string) =>
       page.locator('.stat').filter({ has: page.getByText(label, { exact: true }) });
     await stat('Requests').getByText('2', { exact: true }).waitFor();
-    assert.match(await stat('Cost').innerText(), /\$0\.0000\d\d/);
-    assert.match(await stat('Tokens').innerText(), /\d/);
-    assert.match(await stat('Error rate').innerText(), /0%/);
+    await stat('Cost')
+      .getByText(/^\$0\.0000\d\d$/)
+      .waitFor();
+    await stat('Tokens').getByText(/^\d+$/).waitFor();
+    await stat('Error rate').getByText('0%', { exact: true }).waitFor();
 
     const byModel = page.getByRole('table', { name: 'By model' });
     await byModel.getByRole('row').filter({ hasText: 'gpt-4o' }).waitFor();
@@ -167,7 +171,10 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
 
     // The requests chart's data (its hidden table) sums to the two requests.
     const chart = page.getByRole('figure', { name: 'Requests' });
-    const cells = await chart.locator('tbody td:nth-child(2)').allInnerTexts();
+    const cells = await chart
+      .getByRole('table', { name: 'Requests' })
+      .locator('tbody td:nth-child(2)')
+      .allInnerTexts();
     assert.equal(
       cells.reduce((sum, c) => sum + Number(c || 0), 0),
       2,

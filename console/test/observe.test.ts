@@ -134,6 +134,7 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
     const entry = feedback.getByRole('row').filter({ hasText: 'console-test' });
     await entry.waitFor({ timeout: 30_000 });
     assert.match(await entry.innerText(), /^7\s+0\.5/);
+    await page.evaluate(() => window.scrollTo(0, 0));
     await screenshot(page, 'log-detail');
 
     // The API agrees.
@@ -190,5 +191,42 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
     assert.equal(await page.getByLabel('Time range').inputValue(), '1h');
     await stat('Requests').getByText('2', { exact: true }).waitFor();
     await screenshot(page, 'overview');
+  });
+
+  test('an organisation admin key reads the picked workspace or all workspaces, kept in the URL', async () => {
+    const page = await stack.newPage();
+    await signInWithKey(page, stack.adminKey);
+    await page.goto('/logs');
+    const table = page.getByRole('table', { name: 'Request logs' });
+    await table.getByRole('row').filter({ hasText: 'gpt-4o' }).waitFor();
+    await page.getByLabel('Show').selectOption('all');
+    await page.waitForURL(/workspaces=all/);
+    await table.getByRole('row').filter({ hasText: 'mock-1' }).waitFor();
+
+    await page.goto('/?workspaces=all&range=24h');
+    const byWorkspace = page.getByRole('table', { name: 'By workspace' });
+    const row = byWorkspace.getByRole('row').filter({ hasText: stack.workspaceId });
+    await row.waitFor();
+    assert.match(await row.innerText(), new RegExp(`${stack.workspaceId}\\s+2\\s+0`));
+  });
+
+  test('the explorer and its detail fit a narrow window', async () => {
+    const page = await stack.newPage({ width: 390, height: 800 });
+    await signInWithKey(page, stack.workspaceKey);
+    await page.goto('/logs');
+    await page
+      .getByRole('table', { name: 'Request logs' })
+      .getByRole('row')
+      .filter({ hasText: 'gpt-4o' })
+      .click();
+    await page.getByRole('heading', { name: 'Feedback', exact: true }).waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `the detail is ${overflow} px wider than the window`);
+    await page.goto('/');
+    await page.getByRole('table', { name: 'By model' }).waitFor();
+    const overviewOverflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - window.innerWidth,
+    );
+    assert.ok(overviewOverflow <= 0, `the overview is ${overviewOverflow} px wider than the window`);
   });
 });

@@ -134,7 +134,7 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
     const entry = feedback.getByRole('row').filter({ hasText: 'console-test' });
     await entry.waitFor({ timeout: 30_000 });
     assert.match(await entry.innerText(), /^7\s+0\.5/);
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate('window.scrollTo(0, 0)');
     await screenshot(page, 'log-detail');
 
     // The API agrees.
@@ -220,12 +220,12 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
       .filter({ hasText: 'gpt-4o' })
       .click();
     await page.getByRole('heading', { name: 'Feedback', exact: true }).waitFor();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
     assert.ok(overflow <= 0, `the detail is ${overflow} px wider than the window`);
     await page.goto('/');
     await page.getByRole('table', { name: 'By model' }).waitFor();
-    const overviewOverflow = await page.evaluate(
-      () => document.documentElement.scrollWidth - window.innerWidth,
+    const overviewOverflow = await page.evaluate<number>(
+      'document.documentElement.scrollWidth - window.innerWidth',
     );
     assert.ok(overviewOverflow <= 0, `the overview is ${overviewOverflow} px wider than the window`);
   });

@@ -30,6 +30,7 @@ export const LOG_FILTERS: readonly FilterDef[] = [
     label: 'Limit decision',
     hint: 'allowed, denied, exhausted, skipped, failed_open, failed_closed',
   },
+  { name: 'config', label: 'Config', hint: 'Saved configs by slug; comma-separated' },
   { name: 'prompt_id', label: 'Prompt', hint: 'Saved prompts by id or slug; comma-separated' },
   { name: 'mcp_server', label: 'MCP server', hint: 'Slugs; comma-separated' },
   { name: 'tool_name', label: 'MCP tool', hint: 'Comma-separated' },

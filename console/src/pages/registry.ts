@@ -16,7 +16,8 @@ export const pages: readonly PageEntry[] = [
     path: '/',
     title: 'Overview',
     section: 'Observe',
-    anyOf: ['logs.list', 'logs.view'],
+    // The analytics API reads with the scope of listing logs.
+    anyOf: ['logs.list'],
     component: lazy(() => import('./overview.tsx')),
   },
   {

@@ -110,6 +110,7 @@ const KNOWN_PARAMETERS = [
   'mcp_server',
   'tool_name',
   'prompt_id',
+  'config',
   'limit',
   'cursor',
 ] as const;
@@ -174,6 +175,9 @@ export const listLogsQuery = z
     }),
     prompt_id: commaList(name, 'prompts').optional().meta({
       description: 'Prompt completions of these saved prompts (by id or slug), comma-separated.',
+    }),
+    config: commaList(name, 'configs').optional().meta({
+      description: 'Requests run with these saved configs (by slug), comma-separated.',
     }),
     limit: z
       .string()

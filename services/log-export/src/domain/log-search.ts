@@ -267,6 +267,7 @@ export class LogSearchService {
       mcpServers: query.mcp_server,
       toolNames: query.tool_name,
       promptIds: query.prompt_id,
+      configSlugs: query.config,
     };
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     // One more than the page: whether there is a next page, without a count.

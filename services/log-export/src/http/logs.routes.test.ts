@@ -157,6 +157,7 @@ describe('searching logs', () => {
       createdAtMs: at(4),
       status: 502,
       apiKeyId: keyId,
+      configSlug: 'prod-chat',
       cost: 0.2,
       latencyMs: 2_500,
       cacheStatus: 'MISS',
@@ -266,6 +267,9 @@ describe('searching logs', () => {
     ['policy_decision=allowed,denied', ['search', 'limited']],
     ['model=gpt-4o&status=2xx&user=alice&latency_max=1000', ['search']],
     ['model=gpt-4o&provider=anthropic', []],
+    ['config=prod-chat', ['failed']],
+    ['config=staging,prod-chat', ['failed']],
+    ['config=staging', []],
   ];
   for (const [filters, expected] of cases) {
     test(`${filters} lists ${expected.length > 0 ? expected.join(', ') : 'nothing'}`, async () => {

@@ -32,3 +32,13 @@ case "$answer" in
   *'"content":"Mock response to: bundle check"'*) echo "bundle: dist/switchyard.mjs answered a chat completion" ;;
   *) echo "bundle: unexpected answer: $answer" >&2; exit 1 ;;
 esac
+# The console's built files (dist/console) are served at /, and a page of the app falls back to it.
+for path in / /logs; do
+  page=$(curl -sS --max-time 10 -H 'Accept: text/html' -D "$data/headers" "http://127.0.0.1:$port$path")
+  case "$page" in
+    *'<div id="root">'*) ;;
+    *) echo "bundle: GET $path did not answer the console's index.html: $page" >&2; exit 1 ;;
+  esac
+  grep -qi '^content-security-policy:' "$data/headers" || { echo "bundle: GET $path has no CSP header" >&2; exit 1; }
+done
+echo "bundle: dist/switchyard.mjs served the console at /"

@@ -31,7 +31,7 @@ import { assembleInProcess } from '@switchyard/runtime';
 import { seedEnvSchema, seededBaseUrlHosts, type Admin } from '@switchyard/admin';
 import { bootstrapEnvSchema, type ControlPlane } from '@switchyard/control-plane';
 import { allServices } from './services.ts';
-import { defaultConsoleDir } from './console-dir.ts';
+import { consoleDirEnv, defaultConsoleDir } from './console-dir.ts';
 import { printWelcome } from './welcome.ts';
 
 const configSchema = z.object({
@@ -42,10 +42,7 @@ const configSchema = z.object({
     .meta({ description: 'where all-in-one keeps its state' }),
   SWITCHYARD_ADMIN_KEY: bootstrapEnvSchema.shape.SWITCHYARD_ADMIN_KEY,
   SWITCHYARD_ENCRYPTION_KEY: env.optionalString().meta(encryptionKeyMeta()),
-  CONSOLE_DIR: env.optionalString().meta({
-    description:
-      "the folder of the console's built files served at `/` (default: `dist/console` beside the bundle, else `console/dist`)",
-  }),
+  CONSOLE_DIR: consoleDirEnv,
   SHUTDOWN_GRACE_MS: baseEnvSchema.shape.SHUTDOWN_GRACE_MS,
   EMBEDDED_DB_TRANSACTION_TIMEOUT_MS: env.int(5_000, 100, 600_000).meta({
     description:

@@ -27,7 +27,7 @@ import {
   MemoryKeyValueStore,
   startEmbeddedPostgres,
 } from '@switchyard/adapters';
-import { assembleInProcess } from '@switchyard/runtime';
+import { assembleInProcess, serviceForPath } from '@switchyard/runtime';
 import { seedEnvSchema, seededBaseUrlHosts, type Admin } from '@switchyard/admin';
 import { bootstrapEnvSchema, type ControlPlane } from '@switchyard/control-plane';
 import { allServices } from './services.ts';
@@ -73,6 +73,9 @@ export const allInOneSettings: z.ZodObject = (() => {
   }
   return z.object(shape);
 })();
+
+/** A path of a service's API: never answered with the console's index.html. */
+const isApiPath = (path: string) => serviceForPath(path) !== undefined;
 
 /** The encryption key for secrets at rest: from the environment, else created once in the data folder. */
 function encryptionKey(dataDir: string, fromEnv: string | undefined): string {
@@ -168,7 +171,8 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     isStopping: () => lifecycle.isStopping,
     routers: [
       { router: services.router },
-      { router: serveConsole(config.CONSOLE_DIR ?? defaultConsoleDir()) },
+      // Every path no service takes (the routing table's last route): the console.
+      { router: serveConsole(config.CONSOLE_DIR ?? defaultConsoleDir(), { isApiPath }) },
     ],
     trustProxy: config.TRUST_PROXY,
     cors: corsOptionsFrom(config),

@@ -11,6 +11,7 @@ import {
   loadConfig,
 } from '@switchyard/core';
 import { createHttpApp, listen, serveConsole, serverLimitsFrom } from '@switchyard/http';
+import { serviceForPath } from '@switchyard/runtime';
 import { consoleDirEnv, defaultConsoleDir } from './console-dir.ts';
 
 /** What `switchyard console` reads from its environment (the configuration table lists it). */
@@ -53,7 +54,8 @@ export async function startConsoleServer(
       },
     },
     isStopping: () => lifecycle?.isStopping ?? false,
-    routers: [{ router: serveConsole(dir) }],
+    // A path of a service's API (the ingress sends those elsewhere) gets the JSON 404, never the app.
+    routers: [{ router: serveConsole(dir, { isApiPath: (path) => serviceForPath(path) !== undefined }) }],
     trustProxy: config.TRUST_PROXY,
   });
   const http = await listen(app, config.HOST, config.PORT, serverLimitsFrom(config));

@@ -144,7 +144,7 @@ describe('all-in-one', { timeout: 240_000 }, () => {
       assert.equal(models.status, 200, models.text);
       const post = await fetch(`${app.url}/`, { method: 'POST', headers: html });
       assert.equal(post.status, 404);
-      assert.equal((await post.json()).error.type, 'not_found_error');
+      assert.equal(((await post.json()) as { error: { type: string } }).error.type, 'not_found_error');
     } finally {
       await expectCleanStop(app);
     }

@@ -27,7 +27,9 @@ export type ApiRoute = Route & { service: ServiceName };
 function checkedRoutes(table: ReadonlyArray<{ prefix: string; service: string; exact?: boolean }>): Route[] {
   return table.map((route, i) => {
     if (!isServiceName(route.service) && route.service !== CONSOLE) {
-      throw new Error(`files/routes.json: route ${i} (${route.prefix}) points to unknown service ${route.service}`);
+      throw new Error(
+        `files/routes.json: route ${i} (${route.prefix}) points to unknown service ${route.service}`,
+      );
     }
     return route as Route;
   });

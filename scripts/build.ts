@@ -1,9 +1,11 @@
 // Bundles every workspace package into dist/switchyard.mjs and the chunks it loads
 // (dist/chunks/), split along the launcher's per-command imports so that each service's process
 // loads only its own code; third-party packages stay external and come from node_modules at
-// run time (the image ships them).
-import { rmSync } from 'node:fs';
+// run time (the image ships them). The console's static files go to dist/console, beside the
+// bundle, where the launcher looks for them (packages/launcher/src/console-dir.ts).
+import { cpSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
+import { buildConsole, consoleBuildIsStale, consoleDist } from './console-build.ts';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -69,4 +71,10 @@ const databasePackages = [...staticPackages(gatewayChunk)].filter((p) =>
 if (databasePackages.length > 0) {
   throw new Error(`build: the gateway's code loads database packages: ${databasePackages.join(', ')}`);
 }
-console.log('built dist/switchyard.mjs and its chunks (the gateway loads no database package)');
+
+// The console: console/dist when it is up to date with its sources, else built afresh.
+if (consoleBuildIsStale()) await buildConsole();
+cpSync(consoleDist, `${root}dist/console`, { recursive: true });
+console.log(
+  'built dist/switchyard.mjs and its chunks (the gateway loads no database package), and dist/console',
+);

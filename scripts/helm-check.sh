@@ -90,11 +90,11 @@ expect "helm lint --strict (ingress off, mTLS off)" "$HELM" lint --strict "$CHAR
 # --- render -----------------------------------------------------------------
 echo "helm-check: template"
 cases=()
-render() { # render <name> <hpa> <ingress> <mtls> <helm template args...>; UID_BY=platform: the platform picks the user
+render() { # render <name> <hpa> <ingress> <mtls> <helm template args...>; UID_BY=platform: the platform picks the user; CONSOLE=off: no console
   local name="$1" hpa="$2" ingress="$3" mtls="$4"; shift 4
   if "$HELM" template "$@" >"$OUT/$name.yaml" 2>"$OUT/$name.err"; then
     pass "helm template ($name)"
-    cases+=(--case "name=$name,file=$OUT/$name.yaml,hpa=$hpa,ingress=$ingress,mtls=$mtls,uid=${UID_BY:-chart}")
+    cases+=(--case "name=$name,file=$OUT/$name.yaml,hpa=$hpa,ingress=$ingress,mtls=$mtls,uid=${UID_BY:-chart},console=${CONSOLE:-on}")
   else
     fail "helm template ($name)"; sed 's/^/       /' "$OUT/$name.err" | tail -n 20
   fi
@@ -125,11 +125,34 @@ UID_BY=platform render openshift off on off sy "$CHART" --namespace sy \
 expect "the OpenShift values leave the user to the platform and keep the rest as strict" \
   bash -c '! grep -q "runAsUser" "$0/openshift.yaml" && grep -q "readOnlyRootFilesystem: true" "$0/openshift.yaml" \
     && grep -q "mountPath: /etc/ssl/extra" "$0/openshift.yaml" && grep -q "name: proxy" "$0/openshift.yaml"' "$OUT"
-expect "one NetworkPolicy per service: HTTP from the ingress namespace, gRPC only from the release's own pods" \
-  bash -c 'test "$(grep -c "^kind: NetworkPolicy" "$0/openshift.yaml")" = 5 \
+expect "one NetworkPolicy per service and the console: HTTP from the ingress namespace, gRPC only from the release's own pods" \
+  bash -c 'test "$(grep -c "^kind: NetworkPolicy" "$0/openshift.yaml")" = 6 \
     && grep -q "kubernetes.io/metadata.name: ingress-nginx" "$0/openshift.yaml" \
     && grep -q "port: grpc" "$0/openshift.yaml" \
     && ! grep -q "^kind: NetworkPolicy" "$0/default.yaml"' "$OUT"
+# The console: its own workload, serving `/` (the table's last route) by default; without it,
+# no console objects and no `/` route.
+CONSOLE=off render no-console off on off nc "$CHART" --namespace nc --set components.console.enabled=false \
+  --set gatewayApi.httpRoute.enabled=true --set 'gatewayApi.httpRoute.parentRefs[0].name=public'
+expect "the console: a Deployment, a Service and \`/\` on the Ingress by default; none of them when disabled" \
+  bash -c 'test "$(grep -c "^kind: Deployment" "$0/default.yaml")" = 6 \
+    && grep -q "name: switchyard-console$" "$0/default.yaml" && grep -q "args: \[\"console\"\]" "$0/default.yaml" \
+    && grep -B1 -A4 "path: /$" "$0/default.yaml" | grep -q "name: switchyard-console" \
+    && test "$(grep -c "^kind: Deployment" "$0/no-console.yaml")" = 5 \
+    && ! grep -q "component: console" "$0/no-console.yaml" && ! grep -q "path: /$\|value: /$" "$0/no-console.yaml"' "$OUT"
+expect "the console reads no secret and no gRPC, Kafka, database or Redis setting" \
+  bash -c '"$0" template x "$1" --show-only templates/console/deployment.yaml > "$2/console.yaml" \
+    && "$0" template x "$1" --show-only templates/configmap.yaml \
+      | awk "BEGIN { RS = \"---\" } /component: console/" > "$2/console-env.yaml" \
+    && grep -q "PORT: \"8080\"" "$2/console-env.yaml" \
+    && ! grep -q "GRPC_\|KAFKA_\|DB_\|HEADER_PREFIX" "$2/console-env.yaml" \
+    && ! grep -q "secretKeyRef\|containerPort: 50051\|REDIS_URL\|DATABASE_URL" "$2/console.yaml" \
+    && grep -q "path: /readyz" "$2/console.yaml" && grep -q "readOnlyRootFilesystem: true" "$2/console.yaml"' "$HELM" "$CHART" "$OUT"
+expect "the console with mTLS on: no certificate Secret needed, none mounted" \
+  bash -c '"$0" template x "$1" --set grpcTls.enabled=true --set grpcTls.serviceSecrets.gateway=a \
+    --set grpcTls.serviceSecrets.control-plane=b --set grpcTls.serviceSecrets.admin=c \
+    --set grpcTls.serviceSecrets.policy=d --set grpcTls.serviceSecrets.log-export=e \
+    --show-only templates/console/deployment.yaml | { ! grep -q "grpc-tls"; }' "$HELM" "$CHART"
 # Prometheus Operator and Gateway API objects, validated against their own schemas; a
 # gateway autoscaled on a custom metric too.
 render autoscaled on on off auto "$CHART" --namespace auto --set defaults.autoscaling.enabled=true \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs whatever is missing, then runs every check and test.
 #   static checks -> unit tests -> client libraries (Node, Python) -> bundle smoke run ->
-#   real Postgres/Kafka/Redis -> adapter contract tests -> distributed e2e -> Helm chart checks
+#   console in a real browser (Debian's Chromium) -> real Postgres/Kafka/Redis -> adapter contract tests -> distributed e2e -> Helm chart checks
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -45,6 +45,10 @@ pnpm run test:clients
 
 step "bundle: build and run the image layout"
 bash scripts/bundle-smoke.sh
+
+step "console: browser tests (headless Debian Chromium against all-in-one)"
+bash deploy/local/chromium.sh
+pnpm run test:browser
 
 step "real dependencies: PostgreSQL, Redis, Kafka (KRaft)"
 bash deploy/local/deps.sh up

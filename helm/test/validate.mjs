@@ -29,6 +29,9 @@ const routesFile = join(here, '..', 'switchyard', 'files', 'routes.json');
 // What the application needs (kept independent of the chart on purpose).
 // ---------------------------------------------------------------------------
 const COMPONENTS = ['gateway', 'control-plane', 'admin', 'policy', 'log-export'];
+// The console: the web app's static files (`switchyard console`), no gRPC, no database, Kafka or
+// Redis, no secret; the routing table's last route, `/`, when it runs (case console=on, default).
+const CONSOLE = 'console';
 const GRPC_SERVERS = new Set(['control-plane', 'admin', 'policy']);
 const HTTP_CONTAINER_PORT = 8080;
 const GRPC_CONTAINER_PORT = 50051;
@@ -50,6 +53,18 @@ const ENV_ALL = [
   'GRPC_DEADLINE_MS',
 ];
 const ENV_TLS = ['GRPC_TLS_CA_FILE', 'GRPC_TLS_CERT_FILE', 'GRPC_TLS_KEY_FILE'];
+// What the console reads (packages/launcher/src/console-server.ts), and it alone.
+const ENV_CONSOLE = [
+  'LOG_LEVEL',
+  'PORT',
+  'HOST',
+  'NODE_ENV',
+  'SHUTDOWN_GRACE_MS',
+  'HTTP_HEADERS_TIMEOUT_MS',
+  'HTTP_REQUEST_TIMEOUT_MS',
+  'HTTP_KEEP_ALIVE_TIMEOUT_MS',
+  'HTTP_MAX_CONNECTIONS',
+];
 const ENV_BY_COMPONENT = {
   gateway: [
     'KAFKA_BROKERS',
@@ -159,6 +174,10 @@ function parseArgs() {
         if (!['on', 'off'].includes(spec[k])) throw new Error(`--case ${k} must be on or off`);
         spec[k] = spec[k] === 'on';
       }
+      // console=off: components.console.enabled=false (no console workload, no `/` route).
+      spec.console = spec.console ?? 'on';
+      if (!['on', 'off'].includes(spec.console)) throw new Error('--case console must be on or off');
+      spec.console = spec.console === 'on';
       // uid=platform: the platform assigns the user (OpenShift); the chart must not name one.
       spec.uid = spec.uid ?? 'chart';
       if (!['chart', 'platform'].includes(spec.uid)) throw new Error('--case uid must be chart or platform');
@@ -303,8 +322,11 @@ function checkPodSecurity(what, podSpec, uid) {
 async function validateCase(tc, routes) {
   scope = `[${tc.name}] `;
   console.log(
-    `case ${tc.name}: ${tc.file} (hpa=${tc.hpa ? 'on' : 'off'}, ingress=${tc.ingress ? 'on' : 'off'}, mtls=${tc.mtls ? 'on' : 'off'})`,
+    `case ${tc.name}: ${tc.file} (hpa=${tc.hpa ? 'on' : 'off'}, ingress=${tc.ingress ? 'on' : 'off'}, mtls=${tc.mtls ? 'on' : 'off'}, console=${tc.console ? 'on' : 'off'})`,
   );
+  const workloads = tc.console ? [...COMPONENTS, CONSOLE] : COMPONENTS;
+  // The routes the ingress must hold: the table, less the console's when it does not run.
+  const expectedRoutes = tc.console ? routes : routes.filter((r) => r.service !== CONSOLE);
   const before = { passed, failed };
 
   // --- parse -----------------------------------------------------------------
@@ -382,11 +404,16 @@ async function validateCase(tc, routes) {
 
   // --- services --------------------------------------------------------------
   const deployments = ofKind('Deployment');
-  check('exactly five Deployments', deployments.length === COMPONENTS.length, `got ${deployments.length}`);
+  check(
+    `exactly ${workloads.length} Deployments`,
+    deployments.length === workloads.length,
+    `got ${deployments.length}`,
+  );
   const checksums = { config: new Set(), secret: new Set() };
   const serviceByComponent = {};
 
-  for (const comp of COMPONENTS) {
+  for (const comp of workloads) {
+    const isConsole = comp === CONSOLE;
     const compLabel = (o) => o.metadata?.labels?.['app.kubernetes.io/component'] === comp;
     const dep = deployments.find(compLabel);
     if (!check(`${comp}: Deployment exists`, Boolean(dep))) continue;
@@ -473,19 +500,33 @@ async function validateCase(tc, routes) {
     const spillDir = env.get('EVENT_SPILL_DIR')?.value;
     const spillMount = spillDir && (c.volumeMounts ?? []).find((m) => m.mountPath === spillDir);
     const spillVolume = spillMount && (podSpec.volumes ?? []).find((v) => v.name === spillMount.name);
-    check(
-      `${w}: events spill to a writable, size-limited emptyDir (EVENT_SPILL_DIR)`,
-      Boolean(spillVolume?.emptyDir?.sizeLimit) && spillMount.readOnly !== true,
-      spillDir,
-    );
-    check(
-      `${w}: EVENT_SPILL_MAX_BYTES is a byte count`,
-      /^[1-9][0-9]*$/.test(env.get('EVENT_SPILL_MAX_BYTES')?.value ?? ''),
-    );
-    const required = [...ENV_ALL, ...ENV_BY_COMPONENT[comp], ...(tc.mtls ? ENV_TLS : [])];
+    if (isConsole) {
+      // Static files only: no gRPC, no event bus, no database or Redis, no secret of any kind.
+      check(`${w}: no EVENT_SPILL_DIR (publishes no events)`, !env.has('EVENT_SPILL_DIR'));
+      for (const [name, e] of env) {
+        check(`${w}: ${name} is not read from a Secret`, e.from !== 'secretKeyRef' && e.from !== 'secret');
+      }
+      for (const name of [...env.keys()].filter((n) =>
+        /^(GRPC_|KAFKA_|DB_|DATABASE_|REDIS_|CORS_)/.test(n),
+      )) {
+        check(`${w}: no ${name} (the console reads none)`, false);
+      }
+      for (const name of ENV_CONSOLE) check(`${w}: env ${name}`, env.has(name));
+    } else {
+      check(
+        `${w}: events spill to a writable, size-limited emptyDir (EVENT_SPILL_DIR)`,
+        Boolean(spillVolume?.emptyDir?.sizeLimit) && spillMount.readOnly !== true,
+        spillDir,
+      );
+      check(
+        `${w}: EVENT_SPILL_MAX_BYTES is a byte count`,
+        /^[1-9][0-9]*$/.test(env.get('EVENT_SPILL_MAX_BYTES')?.value ?? ''),
+      );
+    }
+    const required = isConsole ? [] : [...ENV_ALL, ...ENV_BY_COMPONENT[comp], ...(tc.mtls ? ENV_TLS : [])];
     for (const name of required) check(`${w}: env ${name}`, env.has(name));
     for (const name of SECRET_ENV) {
-      if (!ENV_BY_COMPONENT[comp].includes(name))
+      if (!(ENV_BY_COMPONENT[comp] ?? []).includes(name))
         check(`${w}: no ${name} (not used by ${comp})`, !env.has(name));
     }
     for (const name of ['GRPC_AUTH_TOKEN', ...SECRET_ENV]) {
@@ -525,7 +566,10 @@ async function validateCase(tc, routes) {
 
     // mTLS material
     const tlsMount = (c.volumeMounts ?? []).find((m) => m.mountPath === TLS_DIR);
-    if (tc.mtls) {
+    if (tc.mtls && isConsole) {
+      check(`${w}: no gRPC TLS mount (the console has no gRPC)`, !tlsMount);
+      for (const name of ENV_TLS) check(`${w}: no ${name} (the console has no gRPC)`, !env.has(name));
+    } else if (tc.mtls) {
       for (const [name, file] of [
         ['GRPC_TLS_CA_FILE', 'ca.crt'],
         ['GRPC_TLS_CERT_FILE', 'tls.crt'],
@@ -705,13 +749,23 @@ async function validateCase(tc, routes) {
         `${rw}: paths equal files/routes.json (prefix, service, exact, order)`,
         JSON.stringify(actual) ===
           JSON.stringify(
-            routes.map((r) => ({ prefix: r.prefix, service: r.service, exact: r.exact === true })),
+            expectedRoutes.map((r) => ({ prefix: r.prefix, service: r.service, exact: r.exact === true })),
           ),
-        `\n      got      ${JSON.stringify(actual)}\n      expected ${JSON.stringify(routes)}`,
+        `\n      got      ${JSON.stringify(actual)}\n      expected ${JSON.stringify(expectedRoutes)}`,
       );
+      const root = paths.findIndex((p) => p.path === '/');
+      if (tc.console) {
+        check(
+          `${rw}: / (Prefix) goes to the console, last`,
+          root === paths.length - 1 && paths[root].pathType === 'Prefix' && actual[root].service === CONSOLE,
+          JSON.stringify(paths.at(-1)),
+        );
+      } else {
+        check(`${rw}: no / path (console disabled)`, root === -1);
+      }
       check(`${rw}: paths unique`, new Set(paths.map((p) => p.path)).size === paths.length);
       paths.forEach((p, i) => {
-        const exact = routes.find((r) => r.prefix === p.path)?.exact === true;
+        const exact = expectedRoutes.find((r) => r.prefix === p.path)?.exact === true;
         check(
           `${rw}: ${p.path} pathType ${exact ? 'Exact' : 'Prefix'}`,
           p.pathType === (exact ? 'Exact' : 'Prefix'),
@@ -751,7 +805,61 @@ async function validateCase(tc, routes) {
     }
   }
   for (const r of routes)
-    check(`route ${r.prefix} -> known service ${r.service}`, COMPONENTS.includes(r.service));
+    check(`route ${r.prefix} -> known service ${r.service}`, [...COMPONENTS, CONSOLE].includes(r.service));
+  check(
+    'the routing table ends with / -> console, its one console route',
+    routes.at(-1)?.prefix === '/' &&
+      routes.at(-1)?.service === CONSOLE &&
+      routes.filter((r) => r.service === CONSOLE).length === 1,
+  );
+
+  // --- HTTPRoute (Gateway API) -------------------------------------------------
+  for (const hr of ofKind('HTTPRoute')) {
+    const hw = `HTTPRoute/${hr.metadata.name}`;
+    const matches = (hr.spec?.rules ?? []).flatMap((rule) =>
+      (rule.matches ?? []).map((m) => ({
+        prefix: m.path?.value,
+        exact: m.path?.type === 'Exact',
+        backend: rule.backendRefs?.[0]?.name,
+      })),
+    );
+    const serviceName = (comp) =>
+      ofKind('Service').find((s) => s.metadata?.labels?.['app.kubernetes.io/component'] === comp)?.metadata
+        ?.name;
+    const want = expectedRoutes.map((r) => ({
+      prefix: r.prefix,
+      exact: r.exact === true,
+      backend: serviceName(r.service),
+    }));
+    const key = (m) => `${m.prefix} ${m.exact} ${m.backend}`;
+    check(
+      `${hw}: matches equal files/routes.json (prefix, type, backend)`,
+      JSON.stringify(matches.map(key).sort()) === JSON.stringify(want.map(key).sort()),
+      `\n      got      ${JSON.stringify(matches)}\n      expected ${JSON.stringify(want)}`,
+    );
+    if (tc.console) {
+      check(
+        `${hw}: / (PathPrefix) goes to the console Service`,
+        matches.some((m) => m.prefix === '/' && !m.exact && m.backend === serviceName(CONSOLE)),
+      );
+    }
+  }
+
+  // --- NetworkPolicy ---------------------------------------------------------
+  for (const np of ofKind('NetworkPolicy')) {
+    if (np.metadata?.labels?.['app.kubernetes.io/component'] !== CONSOLE) continue;
+    const nw = `NetworkPolicy/${np.metadata.name}`;
+    const egress = np.spec?.egress ?? [];
+    check(`${nw}: restricts egress`, (np.spec?.policyTypes ?? []).includes('Egress'));
+    check(
+      `${nw}: egress to DNS (port 53) only`,
+      egress.length > 0 &&
+        egress.every((e) => (e.ports ?? []).length > 0 && e.ports.every((p) => p.port === 53)),
+      JSON.stringify(egress),
+    );
+    const ports = (np.spec?.ingress ?? []).flatMap((i) => (i.ports ?? []).map((p) => p.port));
+    check(`${nw}: admits the http port only`, ports.length > 0 && ports.every((p) => p === 'http'));
+  }
 
   // --- migrations hook -------------------------------------------------------
   const jobs = ofKind('Job');

@@ -110,8 +110,10 @@ Components
 */}}
 
 {{/*
-The five services and what each one needs. This is a property of the
-application, not a tunable, so it lives here rather than in values.
+The five services, the console, and what each one needs. This is a property of
+the application, not a tunable, so it lives here rather than in values.
+  grpc:           takes part in gRPC between services (GRPC_AUTH_TOKEN, gRPC TLS);
+                  the console (static files of the web app) does not
   grpcServer:     serves gRPC on GRPC_PORT (container port "grpc")
   database:       needs DATABASE_URL / DB_POOL_SIZE
   kafka:          needs KAFKA_BROKERS / KAFKA_CLIENT_ID
@@ -121,35 +123,66 @@ application, not a tunable, so it lives here rather than in values.
 */}}
 {{- define "switchyard.componentSpecs" -}}
 gateway:
+  grpc: true
   grpcServer: false
   database: false
   kafka: true
   redis: true
   controlPlaneClient: true
 control-plane:
+  grpc: true
   grpcServer: true
   database: true
   kafka: true
   redis: false
   controlPlaneClient: false
 admin:
+  grpc: true
   grpcServer: true
   database: true
   kafka: true
   redis: false
   controlPlaneClient: true
 policy:
+  grpc: true
   grpcServer: true
   database: false
   kafka: true
   redis: true
   controlPlaneClient: true
 log-export:
+  grpc: true
   grpcServer: false
   database: true
   kafka: true
   redis: false
   controlPlaneClient: true
+console:
+  grpc: false
+  grpcServer: false
+  database: false
+  kafka: false
+  redis: false
+  controlPlaneClient: false
+{{- end -}}
+
+{{/*
+The components this release runs, as a JSON array: the five services, then the
+console unless components.console.enabled is false.
+Usage: include "switchyard.componentNames" $ | fromJsonArray
+*/}}
+{{- define "switchyard.componentNames" -}}
+{{- $names := list "gateway" "control-plane" "admin" "policy" "log-export" -}}
+{{- if include "switchyard.consoleEnabled" . -}}
+{{- $names = append $names "console" -}}
+{{- end -}}
+{{- toJson $names -}}
+{{- end -}}
+
+{{/* "true" when the console runs (components.console.enabled, default true), else empty. */}}
+{{- define "switchyard.consoleEnabled" -}}
+{{- $console := index (default dict .Values.components) "console" | default dict -}}
+{{- if or (not (hasKey $console "enabled")) $console.enabled -}}true{{- end -}}
 {{- end -}}
 
 {{/* Spec of one component, as YAML. Usage: include "switchyard.componentSpec" (dict "root" $ "component" "gateway") | fromYaml */}}
@@ -193,7 +226,8 @@ Routes (files/routes.json)
 {{/*
 The ingress routing table, read from files/routes.json and checked: every
 route names a known component and a prefix starting with "/", and "exact",
-when given, is a boolean. Returns JSON
+when given, is a boolean. The console's route ("/", last) is left out when the
+console is disabled. Returns JSON
 {"routes": [{"prefix": ..., "service": ..., "exact": true|false}, ...]} in
 file order (most specific first); an exact route matches its path only
 (pathType Exact), the others the path and those below it (Prefix).
@@ -220,7 +254,9 @@ Usage: (include "switchyard.routes" $ | fromJson).routes
 {{- if and (hasKey $r "exact") (not (kindIs "bool" $r.exact)) -}}
 {{- fail (printf "files/routes.json: route %d (%v) exact must be true or false, not %v" $i $r.prefix $r.exact) -}}
 {{- end -}}
+{{- if or (ne (toString $r.service) "console") (include "switchyard.consoleEnabled" $) -}}
 {{- $routes = append $routes (dict "prefix" $r.prefix "service" $r.service "exact" (default false $r.exact)) -}}
+{{- end -}}
 {{- end -}}
 {{- dict "routes" $routes | toJson -}}
 {{- end -}}
@@ -371,6 +407,10 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- if $c.trustProxy -}}
 {{- $_ := set $env "TRUST_PROXY" (toString $c.trustProxy) -}}
 {{- end -}}
+{{- if not $spec.grpc -}}
+{{- /* The console serves static files: it reads no more than these (see consoleSettings). */ -}}
+{{- $env = pick $env "LOG_LEVEL" "NODE_ENV" "HOST" "PORT" "SHUTDOWN_GRACE_MS" "TRUST_PROXY" "HTTP_HEADERS_TIMEOUT_MS" "HTTP_REQUEST_TIMEOUT_MS" "HTTP_KEEP_ALIVE_TIMEOUT_MS" "HTTP_MAX_CONNECTIONS" -}}
+{{- else -}}
 {{- with $c.cors -}}
 {{- if .allowedOrigins -}}
 {{- $_ := set $env "CORS_ALLOWED_ORIGINS" (join "," .allowedOrigins) -}}
@@ -388,6 +428,7 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 {{- $_ := set $env "GRPC_TLS_CA_FILE" (printf "%s/ca.crt" $dir) -}}
 {{- $_ := set $env "GRPC_TLS_CERT_FILE" (printf "%s/tls.crt" $dir) -}}
 {{- $_ := set $env "GRPC_TLS_KEY_FILE" (printf "%s/tls.key" $dir) -}}
+{{- end -}}
 {{- end -}}
 {{- if $spec.grpcServer -}}
 {{- $_ := set $env "GRPC_HOST" (toString $c.grpcHost) -}}
@@ -520,7 +561,7 @@ ConfigMap). Usage: include "switchyard.componentConfig" (dict "root" $ "componen
 
 {{/*
 Secret environment of one component: env entries with secretKeyRef, each
-service getting only the secrets it uses.
+service getting only the secrets it uses (the console none).
 Usage: include "switchyard.componentSecretEnv" (dict "root" $ "component" "gateway")
 */}}
 {{- define "switchyard.componentSecretEnv" -}}
@@ -528,11 +569,13 @@ Usage: include "switchyard.componentSecretEnv" (dict "root" $ "component" "gatew
 {{- $spec := include "switchyard.componentSpec" . | fromYaml -}}
 {{- $app := include "switchyard.appSecretName" $root -}}
 {{- $keys := $root.Values.secrets.existingSecretKeys -}}
+{{- if $spec.grpc }}
 - name: GRPC_AUTH_TOKEN
   valueFrom:
     secretKeyRef:
       name: {{ $app }}
       key: {{ ternary $keys.grpcAuthToken "GRPC_AUTH_TOKEN" (not (empty $root.Values.secrets.existingSecret)) }}
+{{- end }}
 {{- if $spec.database }}
 - name: DATABASE_URL
   valueFrom:

@@ -1,6 +1,6 @@
 {{/*
-Workload templates shared by the five services. Each file under
-templates/<service>/ renders one of these for its service:
+Workload templates shared by the five services and the console. Each file
+under templates/<component>/ renders one of these for its component:
 
   {{ include "switchyard.deployment" (dict "root" $ "component" "gateway") }}
 */}}
@@ -85,8 +85,12 @@ spec:
             {{- with $v.extraEnvFrom }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
+          {{- $secretEnv := include "switchyard.componentSecretEnv" $ctx | trim }}
+          {{- if or $secretEnv (and $spec.kafka $v.eventSpill.enabled) $v.extraEnv }}
           env:
-            {{- include "switchyard.componentSecretEnv" $ctx | nindent 12 }}
+            {{- with $secretEnv }}
+            {{- . | nindent 12 }}
+            {{- end }}
             {{- if and $spec.kafka $v.eventSpill.enabled }}
             - name: EVENT_SPILL_DIR
               value: /var/spill
@@ -96,6 +100,7 @@ spec:
             {{- with $v.extraEnv }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
+          {{- end }}
           startupProbe:
             httpGet:
               path: /healthz
@@ -132,7 +137,7 @@ spec:
             - name: exports
               mountPath: /var/lib/switchyard/exports
             {{- end }}
-            {{- if $root.Values.grpcTls.enabled }}
+            {{- if and $spec.grpc $root.Values.grpcTls.enabled }}
             - name: grpc-tls
               mountPath: {{ $root.Values.grpcTls.mountPath }}
               readOnly: true
@@ -171,7 +176,7 @@ spec:
           emptyDir: {}
           {{- end }}
         {{- end }}
-        {{- if $root.Values.grpcTls.enabled }}
+        {{- if and $spec.grpc $root.Values.grpcTls.enabled }}
         - name: grpc-tls
           secret:
             secretName: {{ required "grpcTls.existingSecret (or grpcTls.serviceSecrets for every service) is required when grpcTls.enabled is true" (default $root.Values.grpcTls.existingSecret (index $root.Values.grpcTls.serviceSecrets $component)) }}

@@ -2,7 +2,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { type RequestHandler } from 'express';
 
-/** The console's client-side pages are these paths; none is an API prefix (see files/routes.json). */
 const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
@@ -21,16 +20,33 @@ function securityHeaders(res: express.Response): void {
   res.set('x-frame-options', 'DENY');
 }
 
+export interface ServeConsoleOptions {
+  /**
+   * Whether a path belongs to the APIs (the routing table's services): such a path is never
+   * answered with the app, even when a browser asks for HTML, so that an unknown API path gets
+   * the API's JSON 404.
+   */
+  isApiPath?: (path: string) => boolean;
+}
+
 /**
  * Serves the console's built files from `dir`: hashed assets cached for a year, every other
- * GET or HEAD that asks for HTML answered with index.html (the app routes on the client).
- * A path no file and no page serves falls through to `next` (the one 404 of the API).
+ * GET or HEAD that asks for HTML (and is no API path, has no file extension) answered with
+ * index.html (the app routes on the client). A path no file and no page serves falls through
+ * to `next` (the one 404 of the API). `express.static` refuses paths that leave `dir`.
  */
-export function serveConsole(dir: string): RequestHandler {
+export function serveConsole(dir: string, options: ServeConsoleOptions = {}): RequestHandler {
   const indexFile = join(dir, 'index.html');
+  const isApiPath = options.isApiPath ?? (() => false);
+  /** A request the app's index.html answers when no file does. */
+  const isPageRequest = (req: express.Request) =>
+    (req.method === 'GET' || req.method === 'HEAD') &&
+    !req.path.includes('.') &&
+    !isApiPath(req.path) &&
+    Boolean(req.accepts('html'));
   if (!existsSync(indexFile)) {
     return (req, res, next) => {
-      if ((req.method === 'GET' || req.method === 'HEAD') && req.path === '/') {
+      if (isPageRequest(req)) {
         res
           .status(503)
           .type('text/plain')
@@ -55,9 +71,9 @@ export function serveConsole(dir: string): RequestHandler {
     },
   });
   return (req, res, next) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || isApiPath(req.path)) return next();
     assets(req, res, () => {
-      if (!req.accepts('html') || req.path.includes('.')) return next();
+      if (!isPageRequest(req)) return next();
       securityHeaders(res);
       res.set('cache-control', 'no-cache').type('html').send(index);
     });

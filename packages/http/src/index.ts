@@ -11,4 +11,4 @@ export {
 } from './http.ts';
 export { type CorsOptions, corsOptionsFrom } from './cors.ts';
 export { serverLimitsFrom } from './server-limits.ts';
-export { serveConsole } from './console.ts';
+export { serveConsole, type ServeConsoleOptions } from './console.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -113,6 +113,41 @@ describe('all-in-one', { timeout: 240_000 }, () => {
     assert.equal(upstream.status, 200, upstream.text);
     assert.equal(fake.requests.at(-1)?.headers.authorization, `Bearer ${upstreamKey}`);
     await expectCleanStop(second);
+  });
+
+  test("serves the console at / after every service's routes: pages get the app, API paths the API's JSON", async () => {
+    const consoleDir = freshDataDir();
+    mkdirSync(join(consoleDir, 'assets'));
+    writeFileSync(join(consoleDir, 'index.html'), '<!doctype html><div id="root"></div>');
+    writeFileSync(join(consoleDir, 'assets', 'app-1a2b.js'), 'export {}');
+    const app = await startAllInOne(freshDataDir(), { CONSOLE_DIR: consoleDir });
+    try {
+      assert.match(app.banner, new RegExp(`console: +${app.url}/ `));
+      const html = { accept: 'text/html' };
+      for (const path of ['/', '/logs', '/api-keys/new']) {
+        const page = await fetch(`${app.url}${path}`, { headers: html });
+        assert.equal(page.status, 200, path);
+        assert.equal(await page.text(), '<!doctype html><div id="root"></div>', path);
+        assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'self'/, path);
+      }
+      const asset = await fetch(`${app.url}/assets/app-1a2b.js`);
+      assert.equal(asset.status, 200);
+      assert.match(asset.headers.get('cache-control') ?? '', /immutable/);
+      // The services' routes come first; a path of theirs never falls back to the app.
+      for (const path of ['/v1/unknown', '/v1/logs/nothing', '/admin/v2/nothing', '/openapi.json']) {
+        const res = await fetch(`${app.url}${path}`, { headers: html });
+        assert.match(res.headers.get('content-type') ?? '', /^application\/json/, path);
+        assert.ok(!(await res.text()).includes('id="root"'), path);
+      }
+      const key = app.required('workspace key');
+      const models = await call(app.url, 'GET', '/v1/models', key, undefined, html);
+      assert.equal(models.status, 200, models.text);
+      const post = await fetch(`${app.url}/`, { method: 'POST', headers: html });
+      assert.equal(post.status, 404);
+      assert.equal(((await post.json()) as { error: { type: string } }).error.type, 'not_found_error');
+    } finally {
+      await expectCleanStop(app);
+    }
   });
 
   test('answers 20 simultaneous writes to the same and to different resources right after starting', async () => {

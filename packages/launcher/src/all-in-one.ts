@@ -27,11 +27,11 @@ import {
   MemoryKeyValueStore,
   startEmbeddedPostgres,
 } from '@switchyard/adapters';
-import { assembleInProcess } from '@switchyard/runtime';
+import { assembleInProcess, serviceForPath } from '@switchyard/runtime';
 import { seedEnvSchema, seededBaseUrlHosts, type Admin } from '@switchyard/admin';
 import { bootstrapEnvSchema, type ControlPlane } from '@switchyard/control-plane';
 import { allServices } from './services.ts';
-import { defaultConsoleDir } from './console-dir.ts';
+import { consoleDirEnv, defaultConsoleDir } from './console-dir.ts';
 import { printWelcome } from './welcome.ts';
 
 const configSchema = z.object({
@@ -42,10 +42,7 @@ const configSchema = z.object({
     .meta({ description: 'where all-in-one keeps its state' }),
   SWITCHYARD_ADMIN_KEY: bootstrapEnvSchema.shape.SWITCHYARD_ADMIN_KEY,
   SWITCHYARD_ENCRYPTION_KEY: env.optionalString().meta(encryptionKeyMeta()),
-  CONSOLE_DIR: env.optionalString().meta({
-    description:
-      "the folder of the console's built files served at `/` (default: `dist/console` beside the bundle, else `console/dist`)",
-  }),
+  CONSOLE_DIR: consoleDirEnv,
   SHUTDOWN_GRACE_MS: baseEnvSchema.shape.SHUTDOWN_GRACE_MS,
   EMBEDDED_DB_TRANSACTION_TIMEOUT_MS: env.int(5_000, 100, 600_000).meta({
     description:
@@ -76,6 +73,9 @@ export const allInOneSettings: z.ZodObject = (() => {
   }
   return z.object(shape);
 })();
+
+/** A path of a service's API: never answered with the console's index.html. */
+const isApiPath = (path: string) => serviceForPath(path) !== undefined;
 
 /** The encryption key for secrets at rest: from the environment, else created once in the data folder. */
 function encryptionKey(dataDir: string, fromEnv: string | undefined): string {
@@ -171,7 +171,8 @@ export async function runAllInOne(processEnv = process.env): Promise<void> {
     isStopping: () => lifecycle.isStopping,
     routers: [
       { router: services.router },
-      { router: serveConsole(config.CONSOLE_DIR ?? defaultConsoleDir()) },
+      // Every path no service takes (the routing table's last route): the console.
+      { router: serveConsole(config.CONSOLE_DIR ?? defaultConsoleDir(), { isApiPath }) },
     ],
     trustProxy: config.TRUST_PROXY,
     cors: corsOptionsFrom(config),

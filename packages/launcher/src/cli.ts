@@ -16,6 +16,7 @@ Commands:
   all-in-one      every service in one process on embedded stand-ins (default)
   gateway | control-plane | admin | policy | log-export
                   run one service on real Postgres, Kafka and Redis
+  console         serve only the console's static files (the web app; the APIs are the services')
   migrate         apply every service's database migrations to DATABASE_URL
   bootstrap       create the first organisation, workspace and keys in DATABASE_URL
 `;
@@ -66,6 +67,7 @@ try {
         : {};
     await runStandalone(service, process.env, options);
   } else if (command === 'all-in-one') await (await import('./all-in-one.ts')).runAllInOne();
+  else if (command === 'console') await (await import('./console-server.ts')).runConsole();
   else if (command === 'migrate') {
     const [{ runMigrations }, { allServices }] = await Promise.all([
       import('@switchyard/runtime'),

@@ -37,7 +37,8 @@ describe('the configuration table', () => {
 
   test('shows who reads a variable and the default each applies', () => {
     const row = (variable: string) => rows.get(variable)?.[0]?.slice(1, 3);
-    assert.deepEqual(row('PORT'), ['every service, all-in-one', '`8080` (all-in-one: `8787`)']);
+    assert.deepEqual(row('PORT'), ['every service, all-in-one, console', '`8080` (all-in-one: `8787`)']);
+    assert.deepEqual(row('CONSOLE_DIR'), ['all-in-one, console', 'none']);
     assert.deepEqual(row('DATABASE_URL'), [
       'control-plane, admin, log-export, `migrate`, `bootstrap`',
       'required',

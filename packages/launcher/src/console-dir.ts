@@ -1,6 +1,13 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { env } from '@switchyard/core';
+
+/** CONSOLE_DIR, as all-in-one and the `console` command read it. */
+export const consoleDirEnv = env.optionalString().meta({
+  description:
+    "the folder of the console's built files served at `/` (default: `dist/console` beside the bundle, else `console/dist`)",
+});
 
 /**
  * Where the console's built files are: beside the bundle (dist/console, as the image lays it

@@ -2,10 +2,11 @@ import type { z } from 'zod';
 import { bootstrapEnvSchema } from '@switchyard/control-plane';
 import { migrateSettings, serviceNames, standaloneSettings, type ServiceName } from '@switchyard/runtime';
 import { allInOneSettings } from './all-in-one.ts';
+import { consoleSettings } from './console-server.ts';
 import { allServices } from './services.ts';
 
 /** A kind of process, as `switchyard <command>` starts it. */
-export type ProcessName = ServiceName | 'all-in-one' | 'migrate' | 'bootstrap';
+export type ProcessName = ServiceName | 'all-in-one' | 'console' | 'migrate' | 'bootstrap';
 
 export interface ProcessSettings {
   service: ProcessName;
@@ -21,6 +22,7 @@ export const processSettings: ProcessSettings[] = [
     return { service: name, schema: standaloneSettings(definition) };
   }),
   { service: 'all-in-one', schema: allInOneSettings },
+  { service: 'console', schema: consoleSettings },
   { service: 'migrate', schema: migrateSettings },
   { service: 'bootstrap', schema: bootstrapEnvSchema },
 ];

@@ -31,7 +31,19 @@ export {
   type OpenApiResponse,
   serveOpenApi,
 } from './openapi.ts';
-export { isServiceName, serviceForPath, type ServiceName, serviceNames } from './routes.ts';
+export {
+  apiRoutes,
+  type ApiRoute,
+  CONSOLE,
+  isServiceName,
+  type Route,
+  routeForPath,
+  routes,
+  type RouteTarget,
+  serviceForPath,
+  type ServiceName,
+  serviceNames,
+} from './routes.ts';
 export {
   applyV8Flags,
   type ClientName,

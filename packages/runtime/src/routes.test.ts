@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { routes, serviceForPath } from './routes.ts';
+import { apiRoutes, routeForPath, routes, serviceForPath } from './routes.ts';
 
 describe('the routing table (files/routes.json)', () => {
   test('sends /openapi.json, and that path only, to control-plane', () => {
@@ -28,5 +28,21 @@ describe('the routing table (files/routes.json)', () => {
         `${route.prefix}: exact is true or absent`,
       );
     }
+  });
+
+  test('sends every path no API route takes to the console, last, and no API path to it', () => {
+    const last = routes.at(-1)!;
+    assert.deepEqual(last, { prefix: '/', service: 'console' });
+    assert.equal(routes.filter((route) => route.service === 'console').length, 1);
+    for (const path of ['/', '/logs', '/logs/abc', '/assets/index-abc.js', '/nowhere', '/v1x']) {
+      assert.equal(routeForPath(path)?.service, 'console', path);
+      assert.equal(serviceForPath(path), undefined, path);
+    }
+    for (const route of apiRoutes) {
+      assert.notEqual(route.prefix, '/');
+      assert.equal(routeForPath(route.prefix)?.service, serviceForPath(route.prefix));
+      assert.notEqual(serviceForPath(route.prefix), undefined, route.prefix);
+    }
+    assert.equal(apiRoutes.length, routes.length - 1);
   });
 });

@@ -23,7 +23,11 @@ interface ApiKey {
   created_at: string;
   last_updated_at: string;
   expires_at: string | null;
-  defaults: { config_id: string | null; metadata: Record<string, string> | null; allow_config_override: boolean };
+  defaults: {
+    config_id: string | null;
+    metadata: Record<string, string> | null;
+    allow_config_override: boolean;
+  };
 }
 interface KeyList {
   total: number;
@@ -70,7 +74,9 @@ export default function ApiKeysPage() {
       get<KeyList>('/v2/api-keys', { current_page: pageParam, page_size: PAGE_SIZE }, signal),
     getNextPageParam: (last, pages) => (pages.length * PAGE_SIZE < last.total ? pages.length : undefined),
   });
-  const keys = list.data?.pages.flatMap((p) => p.data) ?? [];
+  const [showRevoked, setShowRevoked] = useState(false);
+  const all = list.data?.pages.flatMap((p) => p.data) ?? [];
+  const keys = showRevoked ? all : all.filter((k) => k.status === 'active');
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['api-keys'] });
 
   return (
@@ -84,7 +90,9 @@ export default function ApiKeysPage() {
         ) : null
       }
     >
-      {secret ? <SecretOnce label={secret.label} value={secret.value} onDone={() => setSecret(null)} /> : null}
+      {secret ? (
+        <SecretOnce label={secret.label} value={secret.value} onDone={() => setSecret(null)} />
+      ) : null}
       {view.mode === 'create' ? (
         <CreateKey
           onCancel={() => setView({ mode: 'list' })}
@@ -107,9 +115,15 @@ export default function ApiKeysPage() {
           onChanged={() => void refresh()}
         />
       ) : null}
+      <label className="row list-filter">
+        <input type="checkbox" checked={showRevoked} onChange={(e) => setShowRevoked(e.target.checked)} />
+        Show revoked keys
+      </label>
       {list.isPending ? <Loading what="Loading API keys" /> : null}
       <ErrorBanner error={list.error} />
-      {list.data && keys.length === 0 ? <Empty>No API keys yet.</Empty> : null}
+      {list.data && keys.length === 0 ? (
+        <Empty>{all.length ? 'No active API keys.' : 'No API keys yet.'}</Empty>
+      ) : null}
       {keys.length > 0 ? (
         <DataTable
           label="API keys"
@@ -126,7 +140,9 @@ export default function ApiKeysPage() {
             {
               key: 'status',
               header: 'Status',
-              render: (k) => <span className={`badge ${k.status === 'active' ? 'ok' : 'error'}`}>{k.status}</span>,
+              render: (k) => (
+                <span className={`badge ${k.status === 'active' ? 'ok' : 'error'}`}>{k.status}</span>
+              ),
               width: '6rem',
             },
             { key: 'scopes', header: 'Scopes', render: (k) => k.scopes.length, width: '5rem' },
@@ -182,7 +198,16 @@ function CreateKey({
     },
     (created) => onCreated(created),
   );
-  const fields = ['name', 'description', 'workspace_id', 'user_id', 'scopes', 'expires_at', 'defaults', 'sub-type'];
+  const fields = [
+    'name',
+    'description',
+    'workspace_id',
+    'user_id',
+    'scopes',
+    'expires_at',
+    'defaults',
+    'sub-type',
+  ];
   return (
     <form className="card build-form" onSubmit={(e) => void form.onSubmit(e)} aria-label="Create an API key">
       <h2>Create an API key</h2>
@@ -220,11 +245,19 @@ function CreateKey({
         </Field>
       ) : null}
       {kind === 'workspace/user' ? (
-        <Field label="User id" hint="The member the key belongs to (a UUID)." error={form.fieldError('user_id')}>
+        <Field
+          label="User id"
+          hint="The member the key belongs to (a UUID)."
+          error={form.fieldError('user_id')}
+        >
           <input value={userId} onChange={(e) => setUserId(e.target.value)} autoComplete="off" />
         </Field>
       ) : null}
-      <Field label="Expires" hint="Leave empty for a key that does not expire." error={form.fieldError('expires_at')}>
+      <Field
+        label="Expires"
+        hint="Leave empty for a key that does not expire."
+        error={form.fieldError('expires_at')}
+      >
         <input type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
       </Field>
       {inWorkspace ? (
@@ -409,7 +442,11 @@ function EditKey({ apiKey, onSaved }: { apiKey: ApiKey; onSaved: () => void }) {
       <Field label="Description" error={form.fieldError('description')}>
         <input value={description} onChange={(e) => setDescription(e.target.value)} autoComplete="off" />
       </Field>
-      <Field label="Expires" hint="Leave empty for a key that does not expire." error={form.fieldError('expires_at')}>
+      <Field
+        label="Expires"
+        hint="Leave empty for a key that does not expire."
+        error={form.fieldError('expires_at')}
+      >
         <input type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
       </Field>
       <ScopePicker
@@ -419,7 +456,9 @@ function EditKey({ apiKey, onSaved }: { apiKey: ApiKey; onSaved: () => void }) {
         onChange={setScopes}
         error={
           form.fieldError('scopes') ??
-          (form.error instanceof ApiError && form.error.code === 'scopes_exceed_role' ? form.error.message : undefined)
+          (form.error instanceof ApiError && form.error.code === 'scopes_exceed_role'
+            ? form.error.message
+            : undefined)
         }
         badScope={scopeNamed(form.fieldNames, sent)}
       />

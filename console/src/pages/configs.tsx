@@ -39,7 +39,11 @@ const EXAMPLE = `{
  * The editor's error: the client's JSON syntax check first, then the API's message with the
  * path inside the config it names (`config.retry.attempts` → `retry.attempts`).
  */
-function editorError(syntax: string | null, apiMessage: string | undefined, param: string | null): string | undefined {
+function editorError(
+  syntax: string | null,
+  apiMessage: string | undefined,
+  param: string | null,
+): string | undefined {
   if (syntax) return `Not valid JSON: ${syntax}`;
   if (!apiMessage) return undefined;
   const path = param && param.startsWith('config.') ? param.slice('config.'.length) : null;
@@ -188,7 +192,8 @@ function ConfigView({ slug, onClose }: { slug: string; onClose: () => void }) {
   const queryClient = useQueryClient();
   const config = useQuery({
     queryKey: ['configs', 'one', slug],
-    queryFn: ({ signal }) => get<{ data: ConfigDetail }>(`/v2/configs/${encodeURIComponent(slug)}`, undefined, signal),
+    queryFn: ({ signal }) =>
+      get<{ data: ConfigDetail }>(`/v2/configs/${encodeURIComponent(slug)}`, undefined, signal),
   });
   const [deleteError, setDeleteError] = useState<unknown>(null);
   if (config.isPending) return <Loading what="Loading the config" />;
@@ -205,13 +210,10 @@ function ConfigView({ slug, onClose }: { slug: string; onClose: () => void }) {
               question={`Delete ${c.name}? It is archived: requests naming it are refused.`}
               confirmLabel="Delete config"
               onConfirm={() =>
-                void del(`/v2/configs/${encodeURIComponent(c.slug)}`).then(
-                  () => {
-                    void queryClient.invalidateQueries({ queryKey: ['configs'] });
-                    onClose();
-                  },
-                  setDeleteError,
-                )
+                void del(`/v2/configs/${encodeURIComponent(c.slug)}`).then(() => {
+                  void queryClient.invalidateQueries({ queryKey: ['configs'] });
+                  onClose();
+                }, setDeleteError)
               }
             />
           ) : null}

@@ -74,7 +74,9 @@ export default function IntegrationsPage() {
           onCreated={(slug) => setView({ mode: 'one', slug })}
         />
       ) : null}
-      {view.mode === 'one' ? <IntegrationView slug={view.slug} onClose={() => setView({ mode: 'list' })} /> : null}
+      {view.mode === 'one' ? (
+        <IntegrationView slug={view.slug} onClose={() => setView({ mode: 'list' })} />
+      ) : null}
       {list.isPending ? <Loading what="Loading integrations" /> : null}
       <ErrorBanner error={list.error} />
       {list.data && rows.length === 0 ? <Empty>No integrations yet.</Empty> : null}
@@ -87,7 +89,12 @@ export default function IntegrationsPage() {
           height={360}
           columns={[
             { key: 'name', header: 'Name', render: (i) => i.name, width: 'minmax(8rem, 1.4fr)' },
-            { key: 'slug', header: 'Model prefix', render: (i) => <code>@{i.slug}</code>, width: 'minmax(7rem, 1fr)' },
+            {
+              key: 'slug',
+              header: 'Model prefix',
+              render: (i) => <code>@{i.slug}</code>,
+              width: 'minmax(7rem, 1fr)',
+            },
             {
               key: 'provider',
               header: 'Provider',
@@ -116,7 +123,13 @@ function useProviders() {
   });
 }
 
-function CreateIntegration({ onCancel, onCreated }: { onCancel: () => void; onCreated: (slug: string) => void }) {
+function CreateIntegration({
+  onCancel,
+  onCreated,
+}: {
+  onCancel: () => void;
+  onCreated: (slug: string) => void;
+}) {
   const { identity } = useAuth();
   const queryClient = useQueryClient();
   const providers = useProviders();
@@ -181,7 +194,12 @@ function CreateIntegration({ onCancel, onCreated }: { onCancel: () => void; onCr
           hint="Stored encrypted; never shown again, not even here."
           error={form.fieldError('key')}
         >
-          <input type="password" value={key} onChange={(e) => setKey(e.target.value)} autoComplete="new-password" />
+          <input
+            type="password"
+            value={key}
+            onChange={(e) => setKey(e.target.value)}
+            autoComplete="new-password"
+          />
         </Field>
       ) : null}
       {takes('custom_host') ? (
@@ -230,7 +248,8 @@ function IntegrationView({ slug, onClose }: { slug: string; onClose: () => void 
   const queryClient = useQueryClient();
   const one = useQuery({
     queryKey: ['integrations', 'one', slug],
-    queryFn: ({ signal }) => get<IntegrationDetail>(`/v1/integrations/${encodeURIComponent(slug)}`, undefined, signal),
+    queryFn: ({ signal }) =>
+      get<IntegrationDetail>(`/v1/integrations/${encodeURIComponent(slug)}`, undefined, signal),
   });
   const [deleteError, setDeleteError] = useState<unknown>(null);
   if (one.isPending) return <Loading what="Loading the integration" />;
@@ -321,8 +340,17 @@ function EditIntegration({ integration }: { integration: IntegrationDetail }) {
         <input value={description} onChange={(e) => setDescription(e.target.value)} autoComplete="off" />
       </Field>
       {takesKey ? (
-        <Field label="Replace provider key" hint="Leave empty to keep the stored key." error={form.fieldError('key')}>
-          <input type="password" value={key} onChange={(e) => setKey(e.target.value)} autoComplete="new-password" />
+        <Field
+          label="Replace provider key"
+          hint="Leave empty to keep the stored key."
+          error={form.fieldError('key')}
+        >
+          <input
+            type="password"
+            value={key}
+            onChange={(e) => setKey(e.target.value)}
+            autoComplete="new-password"
+          />
         </Field>
       ) : null}
       <FormError error={form.error} fields={['name', 'description', 'key']} />
@@ -357,7 +385,11 @@ function Models({ slug }: { slug: string }) {
   const models = useQuery({
     queryKey: ['integrations', 'models', slug],
     queryFn: ({ signal }) =>
-      get<{ total: number; models: Model[] }>(`/v1/integrations/${encodeURIComponent(slug)}/models`, undefined, signal),
+      get<{ total: number; models: Model[] }>(
+        `/v1/integrations/${encodeURIComponent(slug)}/models`,
+        undefined,
+        signal,
+      ),
   });
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -415,7 +447,13 @@ function Models({ slug }: { slug: string }) {
                     <span aria-hidden="true"> {m.enabled ? 'yes' : 'no'}</span>
                   </label>
                 </td>
-                <td>{m.is_finetune ? `fine-tune of ${m.base_model_slug ?? '?'}` : m.is_custom ? 'custom' : 'listed'}</td>
+                <td>
+                  {m.is_finetune
+                    ? `fine-tune of ${m.base_model_slug ?? '?'}`
+                    : m.is_custom
+                      ? 'custom'
+                      : 'listed'}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -442,7 +480,10 @@ function SharedWith({ slug }: { slug: string }) {
   const save = async (body: unknown) => {
     setError(null);
     try {
-      const next = await put<WorkspaceAccess>(`/v1/integrations/${encodeURIComponent(slug)}/workspaces`, body);
+      const next = await put<WorkspaceAccess>(
+        `/v1/integrations/${encodeURIComponent(slug)}/workspaces`,
+        body,
+      );
       queryClient.setQueryData(['integrations', 'workspaces', slug], next);
     } catch (err) {
       setError(err);
@@ -452,7 +493,8 @@ function SharedWith({ slug }: { slug: string }) {
   const data = access.data;
   const own = new Map(data?.workspaces.map((w) => [w.id, w.enabled]) ?? []);
   const editable = can('integrations.update');
-  const list = workspaces.data?.data ?? data?.workspaces.map((w) => ({ id: w.id, slug: w.id, name: '' })) ?? [];
+  const list =
+    workspaces.data?.data ?? data?.workspaces.map((w) => ({ id: w.id, slug: w.id, name: '' })) ?? [];
   return (
     <section aria-labelledby={`shared-${slug}`}>
       <h3 id={`shared-${slug}`}>Workspaces that may use it</h3>

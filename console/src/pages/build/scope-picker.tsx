@@ -40,9 +40,7 @@ export function ScopePicker({
     >
       <legend>Scopes</legend>
       <small id={`${id}-hint`} className="muted">
-        {selected.size === 0
-          ? emptyHint
-          : `${selected.size} checked.`}
+        {selected.size === 0 ? emptyHint : `${selected.size} checked.`}
       </small>
       {error ? (
         <small id={`${id}-error`} className="field-error" role="alert">

@@ -129,7 +129,14 @@ export function kindCanHold(kind: KeyKind, level: ScopeLevel, plane: ScopePlane)
 export function scopeArea(scope: string, plane: ScopePlane): string {
   if (plane === 'data') return 'Model calls (data plane)';
   const area = scope.slice(0, scope.indexOf('.'));
-  const named: Record<string, string> = { api_keys: 'API keys', mcp_integrations: 'MCP integrations', mcp_servers: 'MCP servers', audit_logs: 'Audit log', scim: 'SCIM', sso: 'SSO' };
+  const named: Record<string, string> = {
+    api_keys: 'API keys',
+    mcp_integrations: 'MCP integrations',
+    mcp_servers: 'MCP servers',
+    audit_logs: 'Audit log',
+    scim: 'SCIM',
+    sso: 'SSO',
+  };
   if (named[area]) return named[area];
   const words = area.replace(/^organisation_/, 'organisation ').replaceAll('_', ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);

@@ -42,7 +42,7 @@ describe('the Build pages', () => {
     await openAs(page, stack.adminKey, '/api-keys', 'API keys');
     await page.getByRole('button', { name: 'Create key' }).click();
     const form = page.getByRole('form', { name: 'Create an API key' });
-    await form.getByLabel('Workspace').selectOption(stack.workspaceId);
+    await form.getByLabel('Workspace', { exact: true }).selectOption(stack.workspaceId);
     await form.getByRole('checkbox', { name: 'completions.write' }).check();
     await form.getByRole('checkbox', { name: 'All Logs scopes' }).check();
     assert.equal(await form.getByRole('checkbox', { name: 'logs.export' }).isChecked(), true);
@@ -198,7 +198,22 @@ describe('the Build pages', () => {
       .filter({ hasText: '@mock' });
     await mock.click();
     await page.getByRole('heading', { name: 'Integration Mock provider' }).waitFor();
-    await page.getByRole('table', { name: 'Models of @mock' }).getByText('@mock/mock-1').waitFor();
+    // A model set on it, then disabled and enabled again from its checkbox.
+    const addModel = page.getByRole('form', { name: 'Add a model' });
+    await addModel.getByLabel('Model to add').fill('mock-1');
+    await addModel.getByRole('button', { name: 'Add model' }).click();
+    const models = page.getByRole('table', { name: 'Models of @mock' });
+    await models.getByText('@mock/mock-1').waitFor();
+    const enabled = models.getByRole('checkbox', { name: 'mock-1 enabled' });
+    assert.equal(await enabled.isChecked(), true);
+    await enabled.uncheck();
+    const row = models.getByRole('row').filter({ hasText: '@mock/mock-1' });
+    await row.getByText('no', { exact: true }).waitFor();
+    const set = await stack.api('GET', '/v1/integrations/mock/models', stack.adminKey);
+    assert.equal(set.body.models.find((m: { slug: string }) => m.slug === 'mock-1').enabled, false);
+    await enabled.check();
+    await row.getByText('yes', { exact: true }).waitFor();
+    assert.equal((await chat(stack.workspaceKey)).status, 200, 'the mock still answers');
     await screenshot(page, 'integrations');
     await page.getByRole('button', { name: 'Close' }).click();
 

@@ -390,7 +390,7 @@ function KeyDetail({
         ) : null}
       </div>
       {canUpdate ? (
-        <EditKey key={k.last_updated_at} apiKey={k} onSaved={onChanged} />
+        <EditKey key={k.id} apiKey={k} onSaved={onChanged} />
       ) : (
         <>
           <h3>Scopes</h3>

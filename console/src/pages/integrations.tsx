@@ -300,7 +300,7 @@ function IntegrationView({ slug, onClose }: { slug: string; onClose: () => void 
         <dt>Updated</dt>
         <dd>{when(i.last_updated_at)}</dd>
       </dl>
-      {can('integrations.update') ? <EditIntegration key={i.last_updated_at} integration={i} /> : null}
+      {can('integrations.update') ? <EditIntegration key={i.id} integration={i} /> : null}
       <Models slug={i.slug} />
       {i.workspace_id === null && can('integration_workspaces.read') ? <SharedWith slug={i.slug} /> : null}
     </section>
@@ -394,22 +394,41 @@ function Models({ slug }: { slug: string }) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const toggle = async (model: Model, enabled: boolean) => {
-    if (!models.data) return;
+    const before = models.data;
+    if (!before) return;
     setBusy(true);
     setError(null);
+    // Shown at once; put back as it was if the API refuses.
+    const changed = before.models.map((m) => (m.slug === model.slug ? { ...m, enabled } : m));
+    queryClient.setQueryData(['integrations', 'models', slug], { ...before, models: changed });
     try {
       const next = await put<{ total: number; models: Model[] }>(
         `/v1/integrations/${encodeURIComponent(slug)}/models`,
-        { models: models.data.models.map((m) => modelBody(m, m.slug === model.slug ? enabled : m.enabled)) },
+        { models: changed.map((m) => modelBody(m, m.enabled)) },
       );
       queryClient.setQueryData(['integrations', 'models', slug], next);
     } catch (err) {
+      queryClient.setQueryData(['integrations', 'models', slug], before);
       setError(err);
     } finally {
       setBusy(false);
     }
   };
   const editable = can('integrations.update');
+  const [newModel, setNewModel] = useState('');
+  const add = useApiForm(
+    () =>
+      put<{ total: number; models: Model[] }>(`/v1/integrations/${encodeURIComponent(slug)}/models`, {
+        models: [
+          ...(models.data?.models ?? []).map((m) => modelBody(m, m.enabled)),
+          { slug: newModel.trim(), enabled: true, is_custom: true },
+        ],
+      }),
+    (next) => {
+      setNewModel('');
+      queryClient.setQueryData(['integrations', 'models', slug], next);
+    },
+  );
   return (
     <section aria-labelledby={`models-${slug}`}>
       <h3 id={`models-${slug}`}>Models</h3>
@@ -458,6 +477,20 @@ function Models({ slug }: { slug: string }) {
             ))}
           </tbody>
         </table>
+      ) : null}
+      {editable && models.data ? (
+        <form className="row add-model" aria-label="Add a model" onSubmit={(e) => void add.onSubmit(e)}>
+          <Field
+            label="Model to add"
+            hint={`Requests name it @${slug}/<model>.`}
+            error={add.fieldError('models') ?? (add.error ? (add.error as Error).message : undefined)}
+          >
+            <input value={newModel} onChange={(e) => setNewModel(e.target.value)} autoComplete="off" />
+          </Field>
+          <button type="submit" disabled={add.busy || !newModel.trim()}>
+            Add model
+          </button>
+        </form>
       ) : null}
     </section>
   );

@@ -219,7 +219,7 @@ describe('the Build pages', () => {
 
     await page.getByRole('button', { name: 'New integration' }).click();
     const form = page.getByRole('form', { name: 'New integration' });
-    await form.getByLabel('Provider').selectOption('openai');
+    await form.getByLabel('Provider', { exact: true }).selectOption('openai');
     await form.getByLabel('Name', { exact: true }).fill('OpenAI');
     await form.getByLabel('Slug').fill('bad slug!');
     await form.getByLabel('Provider key').fill('sk-test-secret-value-1234');

@@ -228,7 +228,7 @@ function PolicyCard({
           mine.map((l) => (
             <div key={l.value_key}>
               <UsageMeter
-                label={`${name}: ${l.value_key || 'usage'}`}
+                label={`${name}: signed-in key (${l.value_key})`}
                 used={Math.max(0, l.limit - l.remaining)}
                 limit={l.limit}
                 unit={unit}

@@ -18,7 +18,7 @@ const chat = () =>
   });
 
 /** Sends requests until the gateway answers 429 (a policy change reaches it through a change event). */
-async function until429(): Promise<{ status: number; body: any }> {
+async function until429(): Promise<Awaited<ReturnType<typeof chat>>> {
   for (let i = 0; i < 200; i++) {
     const res = await chat();
     if (res.status === 429) return res;
@@ -30,14 +30,13 @@ async function until429(): Promise<{ status: number; body: any }> {
 /** The error message a control is described by (its field's error, wired by aria-describedby). */
 async function errorOf(control: Locator): Promise<string> {
   await control.and(control.page().locator('[aria-invalid="true"]')).waitFor();
-  return control.evaluate((el) =>
-    (el.getAttribute('aria-describedby') ?? '')
-      .split(' ')
-      .map((id) => document.getElementById(id))
-      .filter((e) => e?.classList.contains('field-error'))
-      .map((e) => e!.textContent)
-      .join(' '),
-  );
+  const ids = ((await control.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean);
+  const errors: string[] = [];
+  for (const id of ids) {
+    const described = control.page().locator(`[id="${id}"].field-error`);
+    if ((await described.count()) > 0) errors.push(await described.innerText());
+  }
+  return errors.join(' ');
 }
 
 /** The form the section's "New …" button opens. */
@@ -54,7 +53,7 @@ describe('limits', () => {
     await page.getByRole('heading', { name: 'Limits', level: 1 }).waitFor();
 
     // A bad value: the API's message on the field it names.
-    let form = await openForm(page, 'New rate limit', 'New rate limit');
+    const form = await openForm(page, 'New rate limit', 'New rate limit');
     await form.getByLabel('Name').fill('One a minute');
     await form.getByLabel('Limit').fill('0');
     await form.getByLabel('Count per').fill('workspace_id');

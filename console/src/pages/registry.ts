@@ -73,7 +73,7 @@ export const pages: readonly PageEntry[] = [
     path: '/guardrails',
     title: 'Guardrails',
     section: 'Govern',
-    anyOf: ['organisation_guardrails.list'],
+    anyOf: ['organisation_guardrails.list', 'organisation_settings.read', 'organisation_exclusions.list'],
     component: lazy(() => import('./guardrails.tsx')),
   },
   {

@@ -1,0 +1,395 @@
+import { useState } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { del, get, post, put } from '../../api.ts';
+import { useAuth } from '../../auth.tsx';
+import { Empty, ErrorBanner, Loading } from '../../ui/feedback.tsx';
+import { Field, FormError, useApiForm } from '../../ui/form.tsx';
+import { ConfirmButton, Section, words, type ListOf } from './common.tsx';
+import { CapabilityList } from './mcp-capabilities.tsx';
+import { useMcpIntegrations } from './mcp-integrations.tsx';
+
+interface McpServer {
+  id: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  workspace_id: string;
+  workspace_name?: string;
+  mcp_integration_id: string;
+  mcp_integration_slug?: string | null;
+  mcp_integration_url?: string | null;
+  auth_type?: string;
+  url: string;
+  default_tool_access: 'allow' | 'deny';
+  input_guardrails: string[];
+  output_guardrails: string[];
+  default_tool_cost: number;
+  default_key_access: 'allow' | 'deny';
+  default_user_access: 'allow' | 'deny';
+}
+interface TestResult {
+  success: boolean;
+  status_code: number | null;
+  response_time_ms: number;
+  url: string;
+  server_name: string;
+  error: string | null;
+}
+interface KeyAccess {
+  default_key_access: string;
+  key_access: {
+    api_key_id: string;
+    enabled: boolean;
+    allowed_tools: string[] | null;
+    denied_tools: string[] | null;
+  }[];
+}
+interface UserAccess {
+  data: {
+    user_id: string;
+    first_name: string | null;
+    last_name: string | null;
+    enabled: boolean;
+    has_override: boolean;
+  }[];
+}
+
+export function McpServers() {
+  const { can, workspaceId, identity } = useAuth();
+  const client = useQueryClient();
+  const [creating, setCreating] = useState(false);
+  const list = useQuery({
+    queryKey: ['mcp', 'servers', workspaceId],
+    queryFn: () =>
+      get<ListOf<McpServer>>('/v2/mcp-servers', {
+        page_size: 100,
+        workspace_id: identity.workspace === null ? workspaceId : undefined,
+      }),
+  });
+  const refresh = () => void client.invalidateQueries({ queryKey: ['mcp'] });
+  return (
+    <Section
+      title="MCP servers"
+      actions={
+        can('mcp_servers.create') && !creating ? (
+          <button type="button" onClick={() => setCreating(true)}>
+            New MCP server
+          </button>
+        ) : null
+      }
+    >
+      {creating ? (
+        <ServerForm
+          onCancel={() => setCreating(false)}
+          onSaved={() => {
+            setCreating(false);
+            refresh();
+          }}
+        />
+      ) : null}
+      {list.isPending ? <Loading what="Loading MCP servers" /> : null}
+      <ErrorBanner error={list.error} />
+      {list.data && list.data.data.length === 0 ? <Empty>No MCP servers in this workspace yet.</Empty> : null}
+      <ul className="policy-list" aria-label="MCP servers">
+        {list.data?.data.map((s) => (
+          <ServerCard key={s.id} server={s} onChanged={refresh} />
+        ))}
+      </ul>
+    </Section>
+  );
+}
+
+function ServerCard({ server, onChanged }: { server: McpServer; onChanged: () => void }) {
+  const { can } = useAuth();
+  const [open, setOpen] = useState<'edit' | 'tools' | 'access' | null>(null);
+  const [test, setTest] = useState<TestResult | null>(null);
+  const [testing, setTesting] = useState(false);
+  const [testError, setTestError] = useState<unknown>(null);
+  const runTest = () => {
+    setTesting(true);
+    setTestError(null);
+    setTest(null);
+    post<TestResult>(`/v2/mcp-servers/${server.id}/test`)
+      .then(setTest)
+      .catch(setTestError)
+      .finally(() => setTesting(false));
+  };
+  const toggle = (what: 'edit' | 'tools' | 'access') => setOpen(open === what ? null : what);
+  return (
+    <li className="card policy-card" aria-label={server.name}>
+      <div className="govern-section-head">
+        <h3>{server.name}</h3>
+        <div className="row">
+          {can('mcp_servers.read') ? (
+            <>
+              <button type="button" onClick={runTest} disabled={testing}>
+                {testing ? 'Testing…' : 'Test connection'}
+              </button>
+              <button type="button" aria-expanded={open === 'tools'} onClick={() => toggle('tools')}>
+                Tools
+              </button>
+              <button type="button" aria-expanded={open === 'access'} onClick={() => toggle('access')}>
+                Access
+              </button>
+            </>
+          ) : null}
+          {can('mcp_servers.update') ? (
+            <button type="button" aria-expanded={open === 'edit'} onClick={() => toggle('edit')}>
+              Edit
+            </button>
+          ) : null}
+          {can('mcp_servers.delete') ? (
+            <ConfirmButton
+              label="Delete"
+              confirmLabel={`Delete ${server.name}`}
+              onConfirm={async () => {
+                await del(`/v2/mcp-servers/${server.id}`);
+                onChanged();
+              }}
+            />
+          ) : null}
+        </div>
+      </div>
+      <dl className="policy-facts">
+        <dt>Gateway URL</dt>
+        <dd className="break">
+          <code>{server.url}</code>
+        </dd>
+        <dt>Integration</dt>
+        <dd>
+          {server.mcp_integration_slug ?? server.mcp_integration_id}
+          {server.mcp_integration_url ? (
+            <span className="muted break"> ({server.mcp_integration_url})</span>
+          ) : null}
+        </dd>
+        <dt>Tool access</dt>
+        <dd>
+          {server.default_tool_access === 'deny'
+            ? 'Only tools switched on here'
+            : 'Every tool not switched off'}
+        </dd>
+        <dt>Cost per call</dt>
+        <dd>{server.default_tool_cost} USD</dd>
+        <dt>Guardrails</dt>
+        <dd>
+          in: {server.input_guardrails.join(', ') || 'none'} · out:{' '}
+          {server.output_guardrails.join(', ') || 'none'}
+        </dd>
+      </dl>
+      {test ? (
+        <p className={`banner${test.success ? '' : ' banner-error'}`} role="status">
+          {test.success
+            ? `Connected: ${test.server_name || 'the upstream'} answered in ${test.response_time_ms} ms.`
+            : `Connection failed after ${test.response_time_ms} ms: ${test.error ?? 'no answer'}`}
+        </p>
+      ) : null}
+      <ErrorBanner error={testError} />
+      {open === 'edit' ? (
+        <ServerForm
+          server={server}
+          onCancel={() => setOpen(null)}
+          onSaved={() => {
+            setOpen(null);
+            onChanged();
+          }}
+        />
+      ) : null}
+      {open === 'tools' ? (
+        <CapabilityList
+          base={`/v2/mcp-servers/${server.id}`}
+          owner={server.name}
+          canSwitch={can('mcp_servers.update')}
+        />
+      ) : null}
+      {open === 'access' ? <Access server={server} /> : null}
+    </li>
+  );
+}
+
+/** Who may use the server: per-key rules and per-user settings (read-only here). */
+function Access({ server }: { server: McpServer }) {
+  const keys = useQuery({
+    queryKey: ['mcp', 'key-access', server.id],
+    queryFn: () => get<KeyAccess>(`/v2/mcp-servers/${server.id}/key-access`),
+  });
+  const users = useQuery({
+    queryKey: ['mcp', 'user-access', server.id],
+    queryFn: () => get<UserAccess>(`/v2/mcp-servers/${server.id}/user-access`, { page_size: 100 }),
+  });
+  return (
+    <div className="grid">
+      <div>
+        <h4>API keys</h4>
+        <ErrorBanner error={keys.error} />
+        {keys.data ? (
+          <>
+            <p>Keys without a rule: {keys.data.default_key_access}</p>
+            {keys.data.key_access.length === 0 ? (
+              <p className="muted">No per-key rules.</p>
+            ) : (
+              <ul aria-label="Key access rules">
+                {keys.data.key_access.map((k) => (
+                  <li key={k.api_key_id}>
+                    <code>{k.api_key_id}</code>: {k.enabled ? 'enabled' : 'shut out'}
+                    {k.allowed_tools?.length ? ` · only ${k.allowed_tools.join(', ')}` : ''}
+                    {k.denied_tools?.length ? ` · never ${k.denied_tools.join(', ')}` : ''}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </>
+        ) : null}
+      </div>
+      <div>
+        <h4>Users</h4>
+        <ErrorBanner error={users.error} />
+        {users.data ? (
+          <>
+            <p>Users without a setting: {server.default_user_access}</p>
+            {users.data.data.length === 0 ? (
+              <p className="muted">No users in the workspace.</p>
+            ) : (
+              <ul aria-label="User access">
+                {users.data.data.map((u) => (
+                  <li key={u.user_id}>
+                    {[u.first_name, u.last_name].filter(Boolean).join(' ') || u.user_id}:{' '}
+                    {u.enabled ? 'allowed' : 'denied'}
+                    {u.has_override ? ' (own setting)' : ''}
+                  </li>
+                ))}
+              </ul>
+            )}
+          </>
+        ) : null}
+      </div>
+    </div>
+  );
+}
+
+const FIELDS = [
+  'name',
+  'slug',
+  'description',
+  'mcp_integration_id',
+  'workspace_id',
+  'default_tool_access',
+  'default_tool_cost',
+  'input_guardrails',
+  'output_guardrails',
+  'tool_settings',
+];
+
+function ServerForm({
+  server,
+  onSaved,
+  onCancel,
+}: {
+  server?: McpServer;
+  onSaved: () => void;
+  onCancel: () => void;
+}) {
+  const { identity, workspaceId, can } = useAuth();
+  const integrations = useMcpIntegrations(can('mcp_integrations.list'));
+  const [name, setName] = useState(server?.name ?? '');
+  const [slug, setSlug] = useState('');
+  const [description, setDescription] = useState(server?.description ?? '');
+  const [integration, setIntegration] = useState('');
+  const [toolAccess, setToolAccess] = useState(server?.default_tool_access ?? 'allow');
+  const [cost, setCost] = useState(String(server?.default_tool_cost ?? 0));
+  const [inputGuardrails, setInputGuardrails] = useState(server?.input_guardrails.join(', ') ?? '');
+  const [outputGuardrails, setOutputGuardrails] = useState(server?.output_guardrails.join(', ') ?? '');
+  const form = useApiForm(async () => {
+    const body: Record<string, unknown> = {
+      name,
+      description: description || undefined,
+      default_tool_access: toolAccess,
+      default_tool_cost: cost.trim() !== '' && !Number.isNaN(Number(cost)) ? Number(cost) : cost,
+      input_guardrails: words(inputGuardrails),
+      output_guardrails: words(outputGuardrails),
+    };
+    if (server) return put(`/v2/mcp-servers/${server.id}`, body);
+    body.mcp_integration_id = integration;
+    if (slug) body.slug = slug;
+    if (identity.workspace === null && workspaceId) body.workspace_id = workspaceId;
+    return post('/v2/mcp-servers', body);
+  }, onSaved);
+  return (
+    <form
+      className="card govern-form"
+      noValidate
+      aria-label={server ? `Edit ${server.name}` : 'New MCP server'}
+      onSubmit={(e) => void form.onSubmit(e)}
+    >
+      <h3>{server ? `Edit ${server.name}` : 'New MCP server'}</h3>
+      <div className="grid">
+        <Field label="Name" error={form.fieldError('name')}>
+          <input value={name} onChange={(e) => setName(e.target.value)} />
+        </Field>
+        {!server ? (
+          <>
+            <Field
+              label="Slug"
+              hint="Served at /mcp/<slug>; made from the name when empty."
+              error={form.fieldError('slug')}
+            >
+              <input value={slug} onChange={(e) => setSlug(e.target.value)} />
+            </Field>
+            <Field label="MCP integration" error={form.fieldError('mcp_integration_id')}>
+              {integrations.data ? (
+                <select value={integration} onChange={(e) => setIntegration(e.target.value)}>
+                  <option value="">Choose an integration</option>
+                  {integrations.data.data.map((i) => (
+                    <option key={i.id} value={i.id}>
+                      {i.name} ({i.slug})
+                    </option>
+                  ))}
+                </select>
+              ) : (
+                <input
+                  value={integration}
+                  onChange={(e) => setIntegration(e.target.value)}
+                  placeholder="id or slug"
+                />
+              )}
+            </Field>
+          </>
+        ) : null}
+        <Field label="Description" error={form.fieldError('description')}>
+          <input value={description} onChange={(e) => setDescription(e.target.value)} />
+        </Field>
+        <Field label="Tool access" error={form.fieldError('default_tool_access')}>
+          <select value={toolAccess} onChange={(e) => setToolAccess(e.target.value as 'allow' | 'deny')}>
+            <option value="allow">Every tool not switched off</option>
+            <option value="deny">Only tools switched on here</option>
+          </select>
+        </Field>
+        <Field label="Cost per tool call (USD)" error={form.fieldError('default_tool_cost')}>
+          <input inputMode="decimal" value={cost} onChange={(e) => setCost(e.target.value)} />
+        </Field>
+        <Field
+          label="Input guardrails"
+          hint="Ids or slugs, comma-separated."
+          error={form.fieldError('input_guardrails')}
+        >
+          <input value={inputGuardrails} onChange={(e) => setInputGuardrails(e.target.value)} />
+        </Field>
+        <Field
+          label="Output guardrails"
+          hint="Ids or slugs, comma-separated."
+          error={form.fieldError('output_guardrails')}
+        >
+          <input value={outputGuardrails} onChange={(e) => setOutputGuardrails(e.target.value)} />
+        </Field>
+      </div>
+      <FormError error={form.error} fields={FIELDS} />
+      <div className="row">
+        <button type="submit" disabled={form.busy}>
+          {server ? 'Save' : 'Create MCP server'}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

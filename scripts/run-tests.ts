@@ -6,7 +6,7 @@
 //   clients   every *.clients.test.ts: client libraries (Node and Python) through the gateway,
 //             with the Python ones from the venv scripts/python-clients.sh makes
 import { spawn } from 'node:child_process';
-import { appendFileSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -47,6 +47,7 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+mkdirSync(join(root, '.data'), { recursive: true });
 const args = [
   '--import',
   'tsx',

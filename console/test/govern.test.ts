@@ -27,6 +27,17 @@ async function until429(): Promise<Awaited<ReturnType<typeof chat>>> {
   assert.fail('no 429 after 200 requests');
 }
 
+/** Sends requests until the gateway answers 200 again (a deleted policy stops counting once its change event lands). */
+async function until200(): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const res = await chat();
+    if (res.status === 200) return;
+    assert.equal(res.status, 429, JSON.stringify(res.body));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.fail('still refused 30 s after the policy was deleted');
+}
+
 /** The error message a control is described by (its field's error, wired by aria-describedby). */
 async function errorOf(control: Locator): Promise<string> {
   await control.and(control.page().locator('[aria-invalid="true"]')).waitFor();
@@ -54,7 +65,9 @@ describe('limits', () => {
 
     // A bad value: the API's message on the field it names.
     const form = await openForm(page, 'New rate limit', 'New rate limit');
-    await form.getByLabel('Name').fill('One a minute');
+    await form.getByLabel('Name').fill('One a day');
+    // A day's window: a minute's could roll over between the denial and the page's next read.
+    await form.getByLabel('Per', { exact: true }).selectOption('rpd');
     await form.getByLabel('Limit').fill('0');
     await form.getByLabel('Count per').fill('workspace_id');
     await form.getByRole('button', { name: 'Create rate limit' }).click();
@@ -64,12 +77,12 @@ describe('limits', () => {
     await limitField.fill('1');
     await form.getByRole('button', { name: 'Create rate limit' }).click();
     await form.waitFor({ state: 'detached' });
-    const card = page.getByRole('listitem', { name: 'One a minute' });
-    await card.getByText('1 requests a minute').waitFor();
+    const card = page.getByRole('listitem', { name: 'One a day' });
+    await card.getByText('1 requests a day').waitFor();
 
     const denied = await until429();
     assert.equal(denied.body.error.code, 'rate_limit_exceeded');
-    assert.match(denied.body.error.message, /One a minute|rate limit/i);
+    assert.match(denied.body.error.message, /One a day|rate limit/i);
 
     // The console reads the key's usage again by itself: the bar says the limit is reached.
     const meter = card.getByRole('progressbar');
@@ -80,8 +93,9 @@ describe('limits', () => {
 
     // Deleting it lifts the limit (the page asks twice).
     await card.getByRole('button', { name: 'Delete', exact: true }).click();
-    await card.getByRole('button', { name: 'Delete One a minute' }).click();
+    await card.getByRole('button', { name: 'Delete One a day' }).click();
     await card.waitFor({ state: 'detached' });
+    await until200();
   });
 
   test('a usage limit shows live usage per entity after requests, and an entity can be reset', async () => {

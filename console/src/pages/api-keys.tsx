@@ -333,7 +333,7 @@ function KeyDetail({
           Close
         </button>
       </div>
-      <dl className="facts">
+      <dl className="detail-facts">
         <dt>Key</dt>
         <dd>
           <code>{k.key}</code>

@@ -280,7 +280,7 @@ function IntegrationView({ slug, onClose }: { slug: string; onClose: () => void 
         </div>
       </div>
       <ErrorBanner error={deleteError} />
-      <dl className="facts">
+      <dl className="detail-facts">
         <dt>Model prefix</dt>
         <dd>
           <code>@{i.slug}/</code>

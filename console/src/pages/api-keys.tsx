@@ -6,7 +6,8 @@ import { Page } from '../ui/page.tsx';
 import { DataTable } from '../ui/data-table.tsx';
 import { Empty, ErrorBanner, Loading, SecretOnce } from '../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../ui/form.tsx';
-import { ConfirmButton, when } from './build/confirm.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { when } from '../ui/format.ts';
 import { ScopePicker, scopeNamed } from './build/scope-picker.tsx';
 import type { KeyKind } from './build/scopes.ts';
 
@@ -308,19 +309,6 @@ function KeyDetail({
     queryKey: ['api-keys', 'one', id],
     queryFn: ({ signal }) => get<ApiKey>(`/v2/api-keys/${id}`, undefined, signal),
   });
-  const [actionError, setActionError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const act = async (run: () => Promise<void>) => {
-    setBusy(true);
-    setActionError(null);
-    try {
-      await run();
-    } catch (err) {
-      setActionError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
   if (key.isPending) return <Loading what="Loading the key" />;
   if (key.error) return <ErrorBanner error={key.error} />;
   const k = key.data;
@@ -357,21 +345,17 @@ function KeyDetail({
         <dt>Default config</dt>
         <dd>{k.defaults.config_id ?? '—'}</dd>
       </dl>
-      <ErrorBanner error={actionError} />
       <div className="row">
         {canUpdate ? (
           <ConfirmButton
             label="Rotate"
             question="Rotate this key? Its current secret stops working at once."
             confirmLabel="Rotate now"
-            busy={busy}
-            onConfirm={() =>
-              void act(async () => {
-                const rotated = await post<ApiKey & { key: string }>(`/v2/api-keys/${k.id}/rotate`, {});
-                onSecret(`New secret of ${k.name}`, rotated.key);
-                await queryClient.invalidateQueries({ queryKey: ['api-keys'] });
-              })
-            }
+            onConfirm={async () => {
+              const rotated = await post<ApiKey & { key: string }>(`/v2/api-keys/${k.id}/rotate`, {});
+              onSecret(`New secret of ${k.name}`, rotated.key);
+              await queryClient.invalidateQueries({ queryKey: ['api-keys'] });
+            }}
           />
         ) : null}
         {can('api_keys.delete') && k.status === 'active' ? (
@@ -379,13 +363,10 @@ function KeyDetail({
             label="Revoke"
             question={`Revoke ${k.name}? Requests with it are refused from now on; this cannot be undone.`}
             confirmLabel="Revoke key"
-            busy={busy}
-            onConfirm={() =>
-              void act(async () => {
-                await del(`/v2/api-keys/${k.id}`);
-                onRevoked();
-              })
-            }
+            onConfirm={async () => {
+              await del(`/v2/api-keys/${k.id}`);
+              onRevoked();
+            }}
           />
         ) : null}
       </div>

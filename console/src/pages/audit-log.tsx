@@ -6,7 +6,9 @@ import { DataTable, type Column } from '../ui/data-table.tsx';
 import { Empty, Loading } from '../ui/feedback.tsx';
 import { Field, FormError } from '../ui/form.tsx';
 import { Page } from '../ui/page.tsx';
-import { Details, Section, when, type ListBody } from './org/common.tsx';
+import { when } from '../ui/format.ts';
+import { Section } from '../ui/section.tsx';
+import { Details, type ListBody } from './org/common.tsx';
 
 interface AuditEntry {
   id: string;

@@ -6,7 +6,8 @@ import { Page } from '../ui/page.tsx';
 import { DataTable } from '../ui/data-table.tsx';
 import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, jsonObjectError, useApiForm } from '../ui/form.tsx';
-import { ConfirmButton, when } from './build/confirm.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { when } from '../ui/format.ts';
 import { ConfigDiff, prettyJson } from './build/config-diff.tsx';
 
 interface ConfigSummary {
@@ -195,7 +196,6 @@ function ConfigView({ slug, onClose }: { slug: string; onClose: () => void }) {
     queryFn: ({ signal }) =>
       get<{ data: ConfigDetail }>(`/v2/configs/${encodeURIComponent(slug)}`, undefined, signal),
   });
-  const [deleteError, setDeleteError] = useState<unknown>(null);
   if (config.isPending) return <Loading what="Loading the config" />;
   if (config.error) return <ErrorBanner error={config.error} />;
   const c = config.data.data;
@@ -209,12 +209,11 @@ function ConfigView({ slug, onClose }: { slug: string; onClose: () => void }) {
               label="Delete"
               question={`Delete ${c.name}? It is archived: requests naming it are refused.`}
               confirmLabel="Delete config"
-              onConfirm={() =>
-                void del(`/v2/configs/${encodeURIComponent(c.slug)}`).then(() => {
-                  void queryClient.invalidateQueries({ queryKey: ['configs'] });
-                  onClose();
-                }, setDeleteError)
-              }
+              onConfirm={async () => {
+                await del(`/v2/configs/${encodeURIComponent(c.slug)}`);
+                void queryClient.invalidateQueries({ queryKey: ['configs'] });
+                onClose();
+              }}
             />
           ) : null}
           <button type="button" onClick={onClose}>
@@ -226,7 +225,6 @@ function ConfigView({ slug, onClose }: { slug: string; onClose: () => void }) {
         Slug <code>{c.slug}</code> · {c.status}
         {c.is_default ? ' · the workspace default' : ''} · updated {when(c.last_updated_at)}
       </p>
-      <ErrorBanner error={deleteError} />
       {can('configs.update') ? (
         <EditConfig key={c.version_id} config={c} />
       ) : (

@@ -6,7 +6,10 @@ import { useAuth } from '../auth.tsx';
 import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../ui/form.tsx';
 import { Page } from '../ui/page.tsx';
-import { ConfirmButton, Details, Section, StatusBadge, when, type ListBody } from './org/common.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { when } from '../ui/format.ts';
+import { Section } from '../ui/section.tsx';
+import { Details, StatusBadge, type ListBody } from './org/common.tsx';
 
 interface Deployment {
   id: string;
@@ -204,7 +207,7 @@ function DeploymentDetail({ id, onGone }: { id: string; onGone: () => void }) {
           {can('deployments.delete') && d.status !== 'archived' ? (
             <ConfirmButton
               label="Archive"
-              confirm={`Archive ${d.name}?`}
+              question={`Archive ${d.name}?`}
               onConfirm={() => archive.mutate()}
             />
           ) : null}

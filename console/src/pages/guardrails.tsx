@@ -5,7 +5,10 @@ import { useAuth } from '../auth.tsx';
 import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, jsonObjectError, useApiForm } from '../ui/form.tsx';
 import { Page } from '../ui/page.tsx';
-import { ConfirmButton, Section, jsonArrayError, when, type ListOf } from './govern/common.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { when } from '../ui/format.ts';
+import { Section } from '../ui/section.tsx';
+import { jsonArrayError, type ListOf } from './govern/common.tsx';
 
 interface GuardrailSummary {
   id: string;
@@ -48,7 +51,7 @@ export default function GuardrailsPage() {
       {can('organisation_guardrails.list') ? <GuardrailList /> : null}
       {can('organisation_settings.read') ? <OrganisationDefaults /> : null}
       {can('organisation_exclusions.list') ? (
-        <Section title="Workspace exclusions">
+        <Section card={false} title="Workspace exclusions">
           <p className="muted">
             Excluded workspaces skip the organisation’s default guardrails of that phase.
           </p>
@@ -77,6 +80,7 @@ function GuardrailList() {
   const refresh = () => void client.invalidateQueries({ queryKey: ['guardrails'] });
   return (
     <Section
+      card={false}
       title="Guardrails"
       actions={
         can('organisation_guardrails.create') && !creating ? (
@@ -117,7 +121,7 @@ function GuardrailCard({ guardrail, onChanged }: { guardrail: GuardrailSummary; 
   });
   return (
     <li className="card policy-card" aria-label={guardrail.name}>
-      <div className="govern-section-head">
+      <div className="section-head">
         <h3>{guardrail.name}</h3>
         <div className="row">
           {can('organisation_guardrails.update') ? (
@@ -321,7 +325,7 @@ function OrganisationDefaults() {
     setChosen({ ...current, [phase]: on ? [...current[phase], id] : current[phase].filter((x) => x !== id) });
   };
   return (
-    <Section title="Organisation defaults">
+    <Section card={false} title="Organisation defaults">
       <p className="muted">
         Default guardrails run on every request of the organisation, before a config’s own guardrails.
       </p>

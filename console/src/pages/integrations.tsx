@@ -6,7 +6,8 @@ import { Page } from '../ui/page.tsx';
 import { DataTable } from '../ui/data-table.tsx';
 import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../ui/form.tsx';
-import { ConfirmButton, when } from './build/confirm.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { when } from '../ui/format.ts';
 
 interface Integration {
   id: string;
@@ -251,7 +252,6 @@ function IntegrationView({ slug, onClose }: { slug: string; onClose: () => void 
     queryFn: ({ signal }) =>
       get<IntegrationDetail>(`/v1/integrations/${encodeURIComponent(slug)}`, undefined, signal),
   });
-  const [deleteError, setDeleteError] = useState<unknown>(null);
   if (one.isPending) return <Loading what="Loading the integration" />;
   if (one.error) return <ErrorBanner error={one.error} />;
   const i = one.data;
@@ -266,12 +266,11 @@ function IntegrationView({ slug, onClose }: { slug: string; onClose: () => void 
               label="Delete"
               question={`Delete ${i.name}? Requests to @${i.slug}/… are refused from then on.`}
               confirmLabel="Delete integration"
-              onConfirm={() =>
-                void del(`/v1/integrations/${encodeURIComponent(i.slug)}`).then(() => {
-                  void queryClient.invalidateQueries({ queryKey: ['integrations'] });
-                  onClose();
-                }, setDeleteError)
-              }
+              onConfirm={async () => {
+                await del(`/v1/integrations/${encodeURIComponent(i.slug)}`);
+                void queryClient.invalidateQueries({ queryKey: ['integrations'] });
+                onClose();
+              }}
             />
           ) : null}
           <button type="button" onClick={onClose}>
@@ -279,7 +278,6 @@ function IntegrationView({ slug, onClose }: { slug: string; onClose: () => void 
           </button>
         </div>
       </div>
-      <ErrorBanner error={deleteError} />
       <dl className="detail-facts">
         <dt>Model prefix</dt>
         <dd>

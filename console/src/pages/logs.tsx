@@ -6,7 +6,8 @@ import { useAuth } from '../auth.tsx';
 import { DataTable, type Column } from '../ui/data-table.tsx';
 import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Page } from '../ui/page.tsx';
-import { formatCount, formatMs, formatTime, formatUsd } from './observe/format.ts';
+import { when } from '../ui/format.ts';
+import { formatCount, formatMs, formatUsd } from './observe/format.ts';
 import { LogDetailPage } from './observe/log-detail.tsx';
 import { LOG_FILTERS, LogFilters } from './observe/log-filters.tsx';
 import type { LogPage, LogSummary } from './observe/log-types.ts';
@@ -21,7 +22,7 @@ function StatusBadge({ status }: { status: number }) {
 }
 
 const COLUMNS: Column<LogSummary>[] = [
-  { key: 'time', header: 'Time', render: (l) => formatTime(l.created_at), width: 'minmax(10rem, 1.4fr)' },
+  { key: 'time', header: 'Time', render: (l) => when(l.created_at), width: 'minmax(10rem, 1.4fr)' },
   { key: 'status', header: 'Status', render: (l) => <StatusBadge status={l.status} />, width: '5rem' },
   { key: 'model', header: 'Model', render: (l) => l.model ?? '—', width: 'minmax(8rem, 1.4fr)' },
   { key: 'provider', header: 'Provider', render: (l) => l.provider ?? '—', width: 'minmax(6rem, 1fr)' },

@@ -5,7 +5,9 @@ import { useAuth } from '../auth.tsx';
 import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../ui/form.tsx';
 import { Page } from '../ui/page.tsx';
-import { ConfirmButton, Section, type ListBody } from './org/common.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { Section } from '../ui/section.tsx';
+import { type ListBody } from './org/common.tsx';
 
 interface User {
   id: string;
@@ -148,7 +150,7 @@ function OrganisationUsers() {
                   {can('organisation_users.delete') ? (
                     <ConfirmButton
                       label={`Remove ${u.email}`}
-                      confirm={`Remove ${u.email} from the organisation?`}
+                      question={`Remove ${u.email} from the organisation?`}
                       onConfirm={() => remove.mutate(u.id)}
                     />
                   ) : null}
@@ -267,7 +269,7 @@ function WorkspaceMembers() {
                   {can('workspace_users.delete') ? (
                     <ConfirmButton
                       label={`Remove ${u.email} from the workspace`}
-                      confirm={`Remove ${u.email} from this workspace?`}
+                      question={`Remove ${u.email} from this workspace?`}
                       onConfirm={() => remove.mutate(u.id)}
                     />
                   ) : null}

@@ -4,8 +4,11 @@ import { del, get, put } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Page } from '../ui/page.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { when } from '../ui/format.ts';
+import { Section } from '../ui/section.tsx';
 import { PolicyForm, type PolicyKind } from './govern/policy-form.tsx';
-import { ConfirmButton, Section, UsageMeter, when, type ListOf } from './govern/common.tsx';
+import { UsageMeter, type ListOf } from './govern/common.tsx';
 
 interface Condition {
   key: string;
@@ -97,6 +100,7 @@ function PolicyList({ kind }: { kind: PolicyKind }) {
   const refresh = () => client.invalidateQueries({ queryKey: ['policies'] });
   return (
     <Section
+      card={false}
       title={kind === 'rate_limit' ? 'Rate limits' : 'Usage limits'}
       actions={
         can(`${scope}.create`) && !creating ? (
@@ -167,7 +171,7 @@ function PolicyCard({
   const unit = TYPE_UNIT[policy.type] ?? policy.type;
   return (
     <li className="card policy-card" aria-label={name}>
-      <div className="govern-section-head">
+      <div className="section-head">
         <h3>{name}</h3>
         <div className="row">
           {can(`${scope}.update`) && !editing ? (

@@ -5,7 +5,10 @@ import { del, get, put } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Page } from '../ui/page.tsx';
-import { ConfirmButton, Section, when, type ListBody } from './org/common.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { when } from '../ui/format.ts';
+import { Section } from '../ui/section.tsx';
+import { type ListBody } from './org/common.tsx';
 import { basePath, PromptEditor, type PromptDetail, type PromptKind } from './org/prompt-editor.tsx';
 import { PromptPlayground } from './org/prompt-playground.tsx';
 
@@ -215,7 +218,7 @@ function PromptDetailView({ kind, id, onGone }: { kind: PromptKind; id: string; 
               {can('prompts.delete') ? (
                 <ConfirmButton
                   label="Archive"
-                  confirm={`Archive ${prompt.name}?`}
+                  question={`Archive ${prompt.name}?`}
                   onConfirm={() => archive.mutate()}
                   busy={archive.isPending}
                 />

@@ -5,7 +5,9 @@ import { useAuth } from '../auth.tsx';
 import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../ui/form.tsx';
 import { Page } from '../ui/page.tsx';
-import { Section, splitList, when, type ListBody } from './org/common.tsx';
+import { when } from '../ui/format.ts';
+import { Section } from '../ui/section.tsx';
+import { splitList, type ListBody } from './org/common.tsx';
 
 interface OrgSettings {
   block_inline_config: boolean;

@@ -5,7 +5,10 @@ import { useAuth } from '../auth.tsx';
 import { Empty, ErrorBanner, Loading, SecretOnce } from '../ui/feedback.tsx';
 import { Field, FormError, jsonObjectError, useApiForm } from '../ui/form.tsx';
 import { Page } from '../ui/page.tsx';
-import { ConfirmButton, Section, splitList, when, type ListBody } from './org/common.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { when } from '../ui/format.ts';
+import { Section } from '../ui/section.tsx';
+import { splitList, type ListBody } from './org/common.tsx';
 
 interface SsoConnection {
   client_id: string;
@@ -137,7 +140,7 @@ function SsoConnections() {
                       </button>
                       <ConfirmButton
                         label={`Delete ${c.client_id}`}
-                        confirm={`Delete the connection ${c.client_id}?`}
+                        question={`Delete the connection ${c.client_id}?`}
                         onConfirm={() => remove.mutate(c.client_id)}
                       />
                     </>
@@ -354,7 +357,7 @@ function EmailDomains() {
                   {can('organisation_email_domains.delete') ? (
                     <ConfirmButton
                       label={`Release ${d.domain}`}
-                      confirm={`Release ${d.domain}?`}
+                      question={`Release ${d.domain}?`}
                       onConfirm={() => remove.mutate(d.domain)}
                     />
                   ) : null}
@@ -444,12 +447,12 @@ function ScimTokenSection() {
               <ConfirmButton
                 label="Replace token"
                 className=""
-                confirm="Replace the token? The current one stops working."
+                question="Replace the token? The current one stops working."
                 onConfirm={() => create.mutate(true)}
               />
               <ConfirmButton
                 label="Revoke token"
-                confirm="Revoke the SCIM token?"
+                question="Revoke the SCIM token?"
                 onConfirm={() => revoke.mutate()}
               />
             </>
@@ -556,7 +559,7 @@ function ScimMappings() {
                   {can('organisation_scim.update') ? (
                     <ConfirmButton
                       label={`Remove mapping of ${m.scim_group_name ?? m.scim_group_id}`}
-                      confirm="Remove this mapping?"
+                      question="Remove this mapping?"
                       onConfirm={() => remove.mutate(m.id)}
                     />
                   ) : null}

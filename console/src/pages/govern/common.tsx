@@ -1,6 +1,3 @@
-import { useState, type ReactNode } from 'react';
-import { ErrorBanner } from '../../ui/feedback.tsx';
-
 /** A list answer of the APIs. */
 export interface ListOf<T> {
   data: T[];
@@ -54,73 +51,6 @@ export function formatAmount(n: number): string {
   return Number.isInteger(n) ? n.toLocaleString('en') : n.toLocaleString('en', { maximumFractionDigits: 4 });
 }
 
-/** A destructive action asked twice: the first press arms it, the second runs it. */
-export function ConfirmButton({
-  label,
-  confirmLabel,
-  onConfirm,
-}: {
-  label: string;
-  confirmLabel: string;
-  onConfirm: () => Promise<unknown>;
-}) {
-  const [armed, setArmed] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  if (!armed) {
-    return (
-      <button type="button" onClick={() => setArmed(true)}>
-        {label}
-      </button>
-    );
-  }
-  return (
-    <span className="confirm">
-      <button
-        type="button"
-        className="danger"
-        disabled={busy}
-        onClick={() => {
-          setBusy(true);
-          setError(null);
-          onConfirm()
-            .then(() => setArmed(false))
-            .catch(setError)
-            .finally(() => setBusy(false));
-        }}
-      >
-        {confirmLabel}
-      </button>
-      <button type="button" onClick={() => setArmed(false)}>
-        Cancel
-      </button>
-      <ErrorBanner error={error} />
-    </span>
-  );
-}
-
-/** A titled part of a page. */
-export function Section({
-  title,
-  actions,
-  children,
-}: {
-  title: string;
-  actions?: ReactNode;
-  children: ReactNode;
-}) {
-  const id = `section-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
-  return (
-    <section className="govern-section" aria-labelledby={id}>
-      <div className="govern-section-head">
-        <h2 id={id}>{title}</h2>
-        {actions ? <div className="row">{actions}</div> : null}
-      </div>
-      {children}
-    </section>
-  );
-}
-
 /** JSON text that must parse to an array; null when it does, else why not. */
 export function jsonArrayError(text: string): string | null {
   try {
@@ -136,8 +66,4 @@ export function words(text: string): string[] {
     .split(/[\s,]+/)
     .map((w) => w.trim())
     .filter(Boolean);
-}
-
-export function when(iso: string | null | undefined): string {
-  return iso ? new Date(iso).toLocaleString() : '—';
 }

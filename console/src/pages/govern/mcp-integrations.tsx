@@ -4,7 +4,10 @@ import { del, get, post, put } from '../../api.ts';
 import { useAuth } from '../../auth.tsx';
 import { Empty, ErrorBanner, Loading } from '../../ui/feedback.tsx';
 import { Field, FormError, jsonObjectError, useApiForm } from '../../ui/form.tsx';
-import { ConfirmButton, Section, when, type ListOf } from './common.tsx';
+import { ConfirmButton } from '../../ui/confirm.tsx';
+import { when } from '../../ui/format.ts';
+import { Section } from '../../ui/section.tsx';
+import { type ListOf } from './common.tsx';
 import { CapabilityList } from './mcp-capabilities.tsx';
 
 export interface McpIntegration {
@@ -53,6 +56,7 @@ export function McpIntegrations() {
   const refresh = () => void client.invalidateQueries({ queryKey: ['mcp'] });
   return (
     <Section
+      card={false}
       title="MCP integrations"
       actions={
         can('mcp_integrations.create') && !creating ? (
@@ -108,7 +112,7 @@ function IntegrationCard({ integration, onChanged }: { integration: McpIntegrati
   const m = metadata.data;
   return (
     <li className="card policy-card" aria-label={integration.name}>
-      <div className="govern-section-head">
+      <div className="section-head">
         <h3>{integration.name}</h3>
         <div className="row">
           {can('mcp_integrations.update') ? (

@@ -4,7 +4,9 @@ import { del, get, post, put } from '../../api.ts';
 import { useAuth } from '../../auth.tsx';
 import { Empty, ErrorBanner, Loading } from '../../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../../ui/form.tsx';
-import { ConfirmButton, Section, words, type ListOf } from './common.tsx';
+import { ConfirmButton } from '../../ui/confirm.tsx';
+import { Section } from '../../ui/section.tsx';
+import { words, type ListOf } from './common.tsx';
 import { CapabilityList } from './mcp-capabilities.tsx';
 import { useMcpIntegrations } from './mcp-integrations.tsx';
 
@@ -69,6 +71,7 @@ export function McpServers() {
   const refresh = () => void client.invalidateQueries({ queryKey: ['mcp'] });
   return (
     <Section
+      card={false}
       title="MCP servers"
       actions={
         can('mcp_servers.create') && !creating ? (
@@ -117,7 +120,7 @@ function ServerCard({ server, onChanged }: { server: McpServer; onChanged: () =>
   const toggle = (what: 'edit' | 'tools' | 'access') => setOpen(open === what ? null : what);
   return (
     <li className="card policy-card" aria-label={server.name}>
-      <div className="govern-section-head">
+      <div className="section-head">
         <h3>{server.name}</h3>
         <div className="row">
           {can('mcp_servers.read') ? (

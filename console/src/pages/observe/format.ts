@@ -29,8 +29,3 @@ export function formatMs(ms: number | null | undefined): string {
 export function formatPercent(p: number | null | undefined): string {
   return p === null || p === undefined ? '—' : `${p.toFixed(p % 1 === 0 ? 0 : 2)}%`;
 }
-
-export function formatTime(iso: string): string {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
-}

@@ -6,7 +6,9 @@ import { useAuth } from '../../auth.tsx';
 import { ErrorBanner, Loading } from '../../ui/feedback.tsx';
 import { Field, FormError, jsonObjectError, useApiForm } from '../../ui/form.tsx';
 import { Page } from '../../ui/page.tsx';
-import { formatCount, formatMs, formatTime, formatUsd } from './format.ts';
+import { Section } from '../../ui/section.tsx';
+import { when } from '../../ui/format.ts';
+import { formatCount, formatMs, formatUsd } from './format.ts';
 import type { Feedback, LogDetail } from './log-types.ts';
 
 function pretty(body: unknown): string {
@@ -23,15 +25,6 @@ function Facts({ label, items }: { label: string; items: ReadonlyArray<readonly 
         </div>
       ))}
     </dl>
-  );
-}
-
-function Section({ id, title, children }: { id: string; title: string; children: ReactNode }) {
-  return (
-    <section className="card" aria-labelledby={id}>
-      <h2 id={id}>{title}</h2>
-      {children}
-    </section>
   );
 }
 
@@ -57,7 +50,7 @@ function FeedbackTable({ feedback }: { feedback: readonly Feedback[] }) {
               <td>
                 <code>{f.metadata && Object.keys(f.metadata).length ? JSON.stringify(f.metadata) : '—'}</code>
               </td>
-              <td>{formatTime(f.created_at)}</td>
+              <td>{when(f.created_at)}</td>
               <td>{f.created_by ?? '—'}</td>
             </tr>
           ))}
@@ -160,7 +153,7 @@ export function LogDetailPage() {
             <Facts
               label="Request facts"
               items={[
-                ['Time', formatTime(data.created_at)],
+                ['Time', when(data.created_at)],
                 [
                   'Status',
                   <span className={`badge ${data.status >= 400 ? 'error' : 'ok'}`}>{data.status}</span>,

@@ -9,6 +9,7 @@ import { Page } from '../ui/page.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
 import { Section } from '../ui/section.tsx';
+import { Table } from '../ui/table.tsx';
 import { Details, StatusBadge, type ListBody } from './org/common.tsx';
 
 interface Deployment {
@@ -76,43 +77,33 @@ export default function DeploymentsPage() {
       </label>
       {list.isPending ? <Loading /> : null}
       <ErrorBanner error={list.error} />
-      {list.data && list.data.data.length === 0 ? (
-        <Empty>No deployments. A deployment groups self-hosted gateways that report their health here.</Empty>
-      ) : null}
-      {list.data && list.data.data.length > 0 ? (
-        <table aria-label="Deployments">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Type</th>
-              <th>Health</th>
-              <th>Last report</th>
-              <th>Status</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((d) => (
-              <tr key={d.id} aria-current={selected === d.id ? 'true' : undefined}>
-                <td>
-                  <button type="button" className="link-button" onClick={() => setParams({ id: d.id })}>
-                    {d.name}
-                  </button>
-                  {d.is_default ? <span className="badge"> default</span> : null}
-                  <div className="muted">
-                    <code>{d.slug}</code>
-                  </div>
-                </td>
-                <td>{d.type === 'non_production' ? 'non-production' : d.type}</td>
-                <td>
-                  <StatusBadge status={d.connection_status} />
-                </td>
-                <td>{when(d.last_synced_at)}</td>
-                <td>{d.status}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <Table
+        label="Deployments"
+        rows={list.data?.data}
+        rowKey={(d) => d.id}
+        empty="No deployments. A deployment groups self-hosted gateways that report their health here."
+        current={(d) => selected === d.id}
+        columns={[
+          {
+            header: 'Name',
+            cell: (d) => (
+              <>
+                <button type="button" className="link-button" onClick={() => setParams({ id: d.id })}>
+                  {d.name}
+                </button>
+                {d.is_default ? <span className="badge"> default</span> : null}
+                <div className="muted">
+                  <code>{d.slug}</code>
+                </div>
+              </>
+            ),
+          },
+          { header: 'Type', cell: (d) => (d.type === 'non_production' ? 'non-production' : d.type) },
+          { header: 'Health', cell: (d) => <StatusBadge status={d.connection_status} /> },
+          { header: 'Last report', cell: (d) => when(d.last_synced_at) },
+          { header: 'Status', cell: (d) => d.status },
+        ]}
+      />
       {selected ? <DeploymentDetail key={selected} id={selected} onGone={() => setParams({})} /> : null}
     </Page>
   );

@@ -8,6 +8,7 @@ import { Page } from '../ui/page.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
 import { Section } from '../ui/section.tsx';
+import { CardListSection } from '../ui/card-list.tsx';
 import { jsonArrayError, type ListOf } from './govern/common.tsx';
 
 interface GuardrailSummary {
@@ -76,38 +77,27 @@ function GuardrailList() {
   const { can } = useAuth();
   const list = useGuardrails();
   const client = useQueryClient();
-  const [creating, setCreating] = useState(false);
   const refresh = () => void client.invalidateQueries({ queryKey: ['guardrails'] });
   return (
-    <Section
-      card={false}
+    <CardListSection
       title="Guardrails"
-      actions={
-        can('organisation_guardrails.create') && !creating ? (
-          <button type="button" onClick={() => setCreating(true)}>
-            New guardrail
-          </button>
-        ) : null
-      }
-    >
-      {creating ? (
+      label="Guardrails"
+      newLabel="New guardrail"
+      canCreate={can('organisation_guardrails.create')}
+      list={list}
+      loadingWhat="Loading guardrails"
+      empty="No guardrails yet."
+      form={(done) => (
         <GuardrailForm
-          onCancel={() => setCreating(false)}
+          onCancel={done}
           onSaved={() => {
-            setCreating(false);
+            done();
             refresh();
           }}
         />
-      ) : null}
-      {list.isPending ? <Loading what="Loading guardrails" /> : null}
-      <ErrorBanner error={list.error} />
-      {list.data && list.data.data.length === 0 ? <Empty>No guardrails yet.</Empty> : null}
-      <ul className="policy-list" aria-label="Guardrails">
-        {list.data?.data.map((g) => (
-          <GuardrailCard key={g.id} guardrail={g} onChanged={refresh} />
-        ))}
-      </ul>
-    </Section>
+      )}
+      card={(g) => <GuardrailCard key={g.id} guardrail={g} onChanged={refresh} />}
+    />
   );
 }
 

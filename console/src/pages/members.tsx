@@ -2,11 +2,12 @@ import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { del, get, post, put } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
+import { ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../ui/form.tsx';
 import { Page } from '../ui/page.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { Section } from '../ui/section.tsx';
+import { Table } from '../ui/table.tsx';
 import { type ListBody } from './org/common.tsx';
 
 interface User {
@@ -119,47 +120,40 @@ function OrganisationUsers() {
           {changed}
         </p>
       ) : null}
-      {users.data && users.data.data.length === 0 ? <Empty>No users.</Empty> : null}
-      {users.data && users.data.data.length > 0 ? (
-        <table aria-label="Organisation users">
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Name</th>
-              <th>Role</th>
-              <th>
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.data.data.map((u) => (
-              <tr key={u.id}>
-                <td>{u.email}</td>
-                <td>{nameOf(u)}</td>
-                <td>
-                  <RoleSelect
-                    label={`Role of ${u.email}`}
-                    value={u.role}
-                    roles={ORG_ROLES}
-                    disabled={!can('organisation_users.update') || changeRole.isPending}
-                    onChange={(role) => changeRole.mutate({ id: u.id, role, email: u.email })}
-                  />
-                </td>
-                <td>
-                  {can('organisation_users.delete') ? (
-                    <ConfirmButton
-                      label={`Remove ${u.email}`}
-                      question={`Remove ${u.email} from the organisation?`}
-                      onConfirm={() => remove.mutate(u.id)}
-                    />
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <Table
+        label="Organisation users"
+        rows={users.data?.data}
+        rowKey={(u) => u.id}
+        empty="No users."
+        columns={[
+          { header: 'Email', cell: (u) => u.email },
+          { header: 'Name', cell: nameOf },
+          {
+            header: 'Role',
+            cell: (u) => (
+              <RoleSelect
+                label={`Role of ${u.email}`}
+                value={u.role}
+                roles={ORG_ROLES}
+                disabled={!can('organisation_users.update') || changeRole.isPending}
+                onChange={(role) => changeRole.mutate({ id: u.id, role, email: u.email })}
+              />
+            ),
+          },
+          {
+            header: 'Actions',
+            hidden: true,
+            cell: (u) =>
+              can('organisation_users.delete') ? (
+                <ConfirmButton
+                  label={`Remove ${u.email}`}
+                  question={`Remove ${u.email} from the organisation?`}
+                  onConfirm={() => remove.mutate(u.id)}
+                />
+              ) : null,
+          },
+        ]}
+      />
     </Section>
   );
 }
@@ -236,49 +230,41 @@ function WorkspaceMembers() {
       {!workspaceId ? <p className="muted">Pick a workspace in the top bar.</p> : null}
       {members.isPending && workspaceId ? <Loading /> : null}
       <ErrorBanner error={members.error ?? changeRole.error ?? remove.error} />
-      {members.data && members.data.data.length === 0 ? <Empty>No members in this workspace.</Empty> : null}
-      {members.data && members.data.data.length > 0 ? (
-        <table aria-label="Workspace members">
-          <thead>
-            <tr>
-              <th>Email</th>
-              <th>Name</th>
-              <th>Workspace role</th>
-              <th>Status</th>
-              <th>
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {members.data.data.map((u) => (
-              <tr key={u.id}>
-                <td>{u.email}</td>
-                <td>{nameOf(u)}</td>
-                <td>
-                  <RoleSelect
-                    label={`Workspace role of ${u.email}`}
-                    value={u.role}
-                    roles={WORKSPACE_ROLES}
-                    disabled={!can('workspace_users.update') || changeRole.isPending}
-                    onChange={(role) => changeRole.mutate({ id: u.id, role })}
-                  />
-                </td>
-                <td>{u.status}</td>
-                <td>
-                  {can('workspace_users.delete') ? (
-                    <ConfirmButton
-                      label={`Remove ${u.email} from the workspace`}
-                      question={`Remove ${u.email} from this workspace?`}
-                      onConfirm={() => remove.mutate(u.id)}
-                    />
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <Table
+        label="Workspace members"
+        rows={members.data?.data}
+        rowKey={(u) => u.id}
+        empty="No members in this workspace."
+        columns={[
+          { header: 'Email', cell: (u) => u.email },
+          { header: 'Name', cell: nameOf },
+          {
+            header: 'Workspace role',
+            cell: (u) => (
+              <RoleSelect
+                label={`Workspace role of ${u.email}`}
+                value={u.role}
+                roles={WORKSPACE_ROLES}
+                disabled={!can('workspace_users.update') || changeRole.isPending}
+                onChange={(role) => changeRole.mutate({ id: u.id, role })}
+              />
+            ),
+          },
+          { header: 'Status', cell: (u) => u.status },
+          {
+            header: 'Actions',
+            hidden: true,
+            cell: (u) =>
+              can('workspace_users.delete') ? (
+                <ConfirmButton
+                  label={`Remove ${u.email} from the workspace`}
+                  question={`Remove ${u.email} from this workspace?`}
+                  onConfirm={() => remove.mutate(u.id)}
+                />
+              ) : null,
+          },
+        ]}
+      />
       {workspaceId && can('workspace_users.create') && can('organisation_users.list') ? (
         <AddMember workspaceId={workspaceId} onDone={refresh} />
       ) : null}

@@ -2,11 +2,11 @@ import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { del, get, put } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
+import { ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Page } from '../ui/page.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
-import { Section } from '../ui/section.tsx';
+import { CardListSection } from '../ui/card-list.tsx';
 import { PolicyForm, type PolicyKind } from './govern/policy-form.tsx';
 import { UsageMeter, type ListOf } from './govern/common.tsx';
 
@@ -86,7 +86,6 @@ function PolicyList({ kind }: { kind: PolicyKind }) {
   const scope = kind === 'rate_limit' ? 'rate_limits' : 'usage_limits';
   const noun = kind === 'rate_limit' ? 'rate limit' : 'usage limit';
   const client = useQueryClient();
-  const [creating, setCreating] = useState(false);
   const list = useQuery({
     queryKey: ['policies', kind],
     queryFn: () => get<ListOf<Policy>>(kindPath(kind), { page_size: 100 }),
@@ -99,43 +98,36 @@ function PolicyList({ kind }: { kind: PolicyKind }) {
   });
   const refresh = () => client.invalidateQueries({ queryKey: ['policies'] });
   return (
-    <Section
-      card={false}
+    <CardListSection
       title={kind === 'rate_limit' ? 'Rate limits' : 'Usage limits'}
-      actions={
-        can(`${scope}.create`) && !creating ? (
-          <button type="button" onClick={() => setCreating(true)}>
-            New {noun}
-          </button>
-        ) : null
-      }
-    >
-      {creating ? (
+      label={`${noun} policies`}
+      newLabel={`New ${noun}`}
+      canCreate={can(`${scope}.create`)}
+      list={list}
+      loadingWhat={`Loading ${noun}s`}
+      empty={`No ${noun} policies yet.`}
+      form={(done) => (
         <PolicyForm
           kind={kind}
-          onCancel={() => setCreating(false)}
+          onCancel={done}
           onSaved={() => {
-            setCreating(false);
+            done();
             void refresh();
           }}
         />
-      ) : null}
-      {list.isPending ? <Loading what={`Loading ${noun}s`} /> : null}
-      <ErrorBanner error={list.error} />
-      {list.data && list.data.data.length === 0 ? <Empty>No {noun} policies yet.</Empty> : null}
-      <ul className="policy-list" aria-label={`${noun} policies`}>
-        {list.data?.data.map((policy) => (
-          <PolicyCard
-            key={policy.id}
-            kind={kind}
-            policy={policy}
-            mine={mine.data?.data.filter((l) => l.policy_id === policy.id) ?? []}
-            onChanged={() => void refresh()}
-          />
-        ))}
-      </ul>
+      )}
+      card={(policy) => (
+        <PolicyCard
+          key={policy.id}
+          kind={kind}
+          policy={policy}
+          mine={mine.data?.data.filter((l) => l.policy_id === policy.id) ?? []}
+          onChanged={() => void refresh()}
+        />
+      )}
+    >
       <ErrorBanner error={mine.error} />
-    </Section>
+    </CardListSection>
   );
 }
 

@@ -2,11 +2,12 @@ import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { get, post, put } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
+import { ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../ui/form.tsx';
 import { Page } from '../ui/page.tsx';
 import { when } from '../ui/format.ts';
 import { Section } from '../ui/section.tsx';
+import { Table } from '../ui/table.tsx';
 import { splitList, type ListBody } from './org/common.tsx';
 
 interface OrgSettings {
@@ -231,33 +232,25 @@ function WorkspaceSettings() {
       ) : null}
       {list.isPending && can('workspaces.list') ? <Loading /> : null}
       <ErrorBanner error={list.error} />
-      {list.data && list.data.data.length === 0 ? <Empty>No workspaces.</Empty> : null}
-      {list.data && list.data.data.length > 0 ? (
-        <table aria-label="Workspaces">
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Slug</th>
-              <th>Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((w) => (
-              <tr key={w.id} aria-current={w.id === current ? 'true' : undefined}>
-                <td>
-                  <button type="button" className="link-button" onClick={() => setPicked(w.id)}>
-                    {w.name}
-                  </button>
-                </td>
-                <td>
-                  <code>{w.slug}</code>
-                </td>
-                <td>{when(w.created_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <Table
+        label="Workspaces"
+        rows={list.data?.data}
+        rowKey={(w) => w.id}
+        empty="No workspaces."
+        current={(w) => w.id === current}
+        columns={[
+          {
+            header: 'Name',
+            cell: (w) => (
+              <button type="button" className="link-button" onClick={() => setPicked(w.id)}>
+                {w.name}
+              </button>
+            ),
+          },
+          { header: 'Slug', cell: (w) => <code>{w.slug}</code> },
+          { header: 'Created', cell: (w) => when(w.created_at) },
+        ]}
+      />
       {current ? <WorkspaceEditor key={current} id={current} /> : null}
     </Section>
   );

@@ -2,12 +2,13 @@ import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, del, get, post, put } from '../api.ts';
 import { useAuth } from '../auth.tsx';
-import { Empty, ErrorBanner, Loading, SecretOnce } from '../ui/feedback.tsx';
+import { ErrorBanner, Loading, SecretOnce } from '../ui/feedback.tsx';
 import { Field, FormError, jsonObjectError, useApiForm } from '../ui/form.tsx';
 import { Page } from '../ui/page.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
 import { Section } from '../ui/section.tsx';
+import { Table } from '../ui/table.tsx';
 import { splitList, type ListBody } from './org/common.tsx';
 
 interface SsoConnection {
@@ -105,52 +106,37 @@ function SsoConnections() {
       ) : null}
       {list.isPending ? <Loading /> : null}
       <ErrorBanner error={list.error ?? remove.error} />
-      {list.data && list.data.data.length === 0 ? <Empty>No SSO connection.</Empty> : null}
-      {list.data && list.data.data.length > 0 ? (
-        <table aria-label="SSO connections">
-          <thead>
-            <tr>
-              <th>Client id</th>
-              <th>Issuer</th>
-              <th>Authentication</th>
-              <th>Secret</th>
-              <th>State</th>
-              <th>
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((c) => (
-              <tr key={c.client_id}>
-                <td>
-                  <code>{c.client_id}</code>
-                </td>
-                <td className="wrap">{c.issuer}</td>
-                <td>{c.token_endpoint_auth_method}</td>
-                <td>
-                  <code>{c.masked_client_secret ?? '—'}</code>
-                </td>
-                <td>{c.enabled ? 'enabled' : 'disabled'}</td>
-                <td className="row">
-                  {editable ? (
-                    <>
-                      <button type="button" onClick={() => setEditing(c)}>
-                        Edit {c.client_id}
-                      </button>
-                      <ConfirmButton
-                        label={`Delete ${c.client_id}`}
-                        question={`Delete the connection ${c.client_id}?`}
-                        onConfirm={() => remove.mutate(c.client_id)}
-                      />
-                    </>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <Table
+        label="SSO connections"
+        rows={list.data?.data}
+        rowKey={(c) => c.client_id}
+        empty="No SSO connection."
+        columns={[
+          { header: 'Client id', cell: (c) => <code>{c.client_id}</code> },
+          { header: 'Issuer', cell: (c) => c.issuer, className: 'wrap' },
+          { header: 'Authentication', cell: (c) => c.token_endpoint_auth_method },
+          { header: 'Secret', cell: (c) => <code>{c.masked_client_secret ?? '—'}</code> },
+          { header: 'State', cell: (c) => (c.enabled ? 'enabled' : 'disabled') },
+          {
+            header: 'Actions',
+            hidden: true,
+            className: 'row',
+            cell: (c) =>
+              editable ? (
+                <>
+                  <button type="button" onClick={() => setEditing(c)}>
+                    Edit {c.client_id}
+                  </button>
+                  <ConfirmButton
+                    label={`Delete ${c.client_id}`}
+                    question={`Delete the connection ${c.client_id}?`}
+                    onConfirm={() => remove.mutate(c.client_id)}
+                  />
+                </>
+              ) : null,
+          },
+        ]}
+      />
     </Section>
   );
 }
@@ -334,39 +320,29 @@ function EmailDomains() {
       </p>
       {list.isPending ? <Loading /> : null}
       <ErrorBanner error={list.error ?? remove.error} />
-      {list.data && list.data.data.length === 0 ? <Empty>No domain claimed.</Empty> : null}
-      {list.data && list.data.data.length > 0 ? (
-        <table aria-label="Email domains">
-          <thead>
-            <tr>
-              <th>Domain</th>
-              <th>Subdomains</th>
-              <th>Claimed</th>
-              <th>
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.data.data.map((d) => (
-              <tr key={d.id}>
-                <td>{d.domain}</td>
-                <td>{d.allow_subdomains ? 'included' : 'not included'}</td>
-                <td>{when(d.created_at)}</td>
-                <td>
-                  {can('organisation_email_domains.delete') ? (
-                    <ConfirmButton
-                      label={`Release ${d.domain}`}
-                      question={`Release ${d.domain}?`}
-                      onConfirm={() => remove.mutate(d.domain)}
-                    />
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <Table
+        label="Email domains"
+        rows={list.data?.data}
+        rowKey={(d) => d.id}
+        empty="No domain claimed."
+        columns={[
+          { header: 'Domain', cell: (d) => d.domain },
+          { header: 'Subdomains', cell: (d) => (d.allow_subdomains ? 'included' : 'not included') },
+          { header: 'Claimed', cell: (d) => when(d.created_at) },
+          {
+            header: 'Actions',
+            hidden: true,
+            cell: (d) =>
+              can('organisation_email_domains.delete') ? (
+                <ConfirmButton
+                  label={`Release ${d.domain}`}
+                  question={`Release ${d.domain}?`}
+                  onConfirm={() => remove.mutate(d.domain)}
+                />
+              ) : null,
+          },
+        ]}
+      />
       {can('organisation_email_domains.create') ? (
         <form aria-label="Claim a domain" onSubmit={(e) => void claim.onSubmit(e)}>
           <div className="row align-end">
@@ -514,61 +490,41 @@ function ScimMappings() {
       {groups.isPending || mappings.isPending ? <Loading /> : null}
       <ErrorBanner error={groups.error ?? mappings.error ?? remove.error} />
       <h3>Groups</h3>
-      {groups.data && groups.data.data.length === 0 ? <Empty>No SCIM group pushed yet.</Empty> : null}
-      {groups.data && groups.data.data.length > 0 ? (
-        <table aria-label="SCIM groups">
-          <thead>
-            <tr>
-              <th>Group</th>
-              <th>External id</th>
-              <th>Members</th>
-            </tr>
-          </thead>
-          <tbody>
-            {groups.data.data.map((g) => (
-              <tr key={g.id}>
-                <td>{g.display_name}</td>
-                <td>{g.external_id ?? '—'}</td>
-                <td>{g.members_count}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <Table
+        label="SCIM groups"
+        rows={groups.data?.data}
+        rowKey={(g) => g.id}
+        empty="No SCIM group pushed yet."
+        columns={[
+          { header: 'Group', cell: (g) => g.display_name },
+          { header: 'External id', cell: (g) => g.external_id ?? '—' },
+          { header: 'Members', cell: (g) => g.members_count },
+        ]}
+      />
       <h3>Mappings</h3>
-      {mappings.data && mappings.data.data.length === 0 ? <Empty>No mapping.</Empty> : null}
-      {mappings.data && mappings.data.data.length > 0 ? (
-        <table aria-label="SCIM workspace mappings">
-          <thead>
-            <tr>
-              <th>Group</th>
-              <th>Workspace</th>
-              <th>Role</th>
-              <th>
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {mappings.data.data.map((m) => (
-              <tr key={m.id}>
-                <td>{m.scim_group_name ?? m.scim_group_id}</td>
-                <td>{workspaceName(m.workspace_id)}</td>
-                <td>{m.role}</td>
-                <td>
-                  {can('organisation_scim.update') ? (
-                    <ConfirmButton
-                      label={`Remove mapping of ${m.scim_group_name ?? m.scim_group_id}`}
-                      question="Remove this mapping?"
-                      onConfirm={() => remove.mutate(m.id)}
-                    />
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <Table
+        label="SCIM workspace mappings"
+        rows={mappings.data?.data}
+        rowKey={(m) => m.id}
+        empty="No mapping."
+        columns={[
+          { header: 'Group', cell: (m) => m.scim_group_name ?? m.scim_group_id },
+          { header: 'Workspace', cell: (m) => workspaceName(m.workspace_id) },
+          { header: 'Role', cell: (m) => m.role },
+          {
+            header: 'Actions',
+            hidden: true,
+            cell: (m) =>
+              can('organisation_scim.update') ? (
+                <ConfirmButton
+                  label={`Remove mapping of ${m.scim_group_name ?? m.scim_group_id}`}
+                  question="Remove this mapping?"
+                  onConfirm={() => remove.mutate(m.id)}
+                />
+              ) : null,
+          },
+        ]}
+      />
       {can('organisation_scim.update') ? (
         <form aria-label="Map a group" onSubmit={(e) => void add.onSubmit(e)}>
           <div className="org-form-grid">

@@ -2,11 +2,11 @@ import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { del, get, post, put } from '../../api.ts';
 import { useAuth } from '../../auth.tsx';
-import { Empty, ErrorBanner, Loading } from '../../ui/feedback.tsx';
+import { ErrorBanner } from '../../ui/feedback.tsx';
 import { Field, FormError, jsonObjectError, useApiForm } from '../../ui/form.tsx';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { when } from '../../ui/format.ts';
-import { Section } from '../../ui/section.tsx';
+import { CardListSection } from '../../ui/card-list.tsx';
 import { type ListOf } from './common.tsx';
 import { CapabilityList } from './mcp-capabilities.tsx';
 
@@ -52,38 +52,27 @@ export function McpIntegrations() {
   const { can } = useAuth();
   const list = useMcpIntegrations();
   const client = useQueryClient();
-  const [creating, setCreating] = useState(false);
   const refresh = () => void client.invalidateQueries({ queryKey: ['mcp'] });
   return (
-    <Section
-      card={false}
+    <CardListSection
       title="MCP integrations"
-      actions={
-        can('mcp_integrations.create') && !creating ? (
-          <button type="button" onClick={() => setCreating(true)}>
-            New MCP integration
-          </button>
-        ) : null
-      }
-    >
-      {creating ? (
+      label="MCP integrations"
+      newLabel="New MCP integration"
+      canCreate={can('mcp_integrations.create')}
+      list={list}
+      loadingWhat="Loading MCP integrations"
+      empty="No MCP integrations yet."
+      form={(done) => (
         <IntegrationForm
-          onCancel={() => setCreating(false)}
+          onCancel={done}
           onSaved={() => {
-            setCreating(false);
+            done();
             refresh();
           }}
         />
-      ) : null}
-      {list.isPending ? <Loading what="Loading MCP integrations" /> : null}
-      <ErrorBanner error={list.error} />
-      {list.data && list.data.data.length === 0 ? <Empty>No MCP integrations yet.</Empty> : null}
-      <ul className="policy-list" aria-label="MCP integrations">
-        {list.data?.data.map((i) => (
-          <IntegrationCard key={i.id} integration={i} onChanged={refresh} />
-        ))}
-      </ul>
-    </Section>
+      )}
+      card={(i) => <IntegrationCard key={i.id} integration={i} onChanged={refresh} />}
+    />
   );
 }
 

@@ -2,10 +2,10 @@ import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { del, get, post, put } from '../../api.ts';
 import { useAuth } from '../../auth.tsx';
-import { Empty, ErrorBanner, Loading } from '../../ui/feedback.tsx';
+import { ErrorBanner } from '../../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../../ui/form.tsx';
 import { ConfirmButton } from '../../ui/confirm.tsx';
-import { Section } from '../../ui/section.tsx';
+import { CardListSection } from '../../ui/card-list.tsx';
 import { words, type ListOf } from './common.tsx';
 import { CapabilityList } from './mcp-capabilities.tsx';
 import { useMcpIntegrations } from './mcp-integrations.tsx';
@@ -59,7 +59,6 @@ interface UserAccess {
 export function McpServers() {
   const { can, workspaceId, identity } = useAuth();
   const client = useQueryClient();
-  const [creating, setCreating] = useState(false);
   const list = useQuery({
     queryKey: ['mcp', 'servers', workspaceId],
     queryFn: () =>
@@ -70,35 +69,25 @@ export function McpServers() {
   });
   const refresh = () => void client.invalidateQueries({ queryKey: ['mcp'] });
   return (
-    <Section
-      card={false}
+    <CardListSection
       title="MCP servers"
-      actions={
-        can('mcp_servers.create') && !creating ? (
-          <button type="button" onClick={() => setCreating(true)}>
-            New MCP server
-          </button>
-        ) : null
-      }
-    >
-      {creating ? (
+      label="MCP servers"
+      newLabel="New MCP server"
+      canCreate={can('mcp_servers.create')}
+      list={list}
+      loadingWhat="Loading MCP servers"
+      empty="No MCP servers in this workspace yet."
+      form={(done) => (
         <ServerForm
-          onCancel={() => setCreating(false)}
+          onCancel={done}
           onSaved={() => {
-            setCreating(false);
+            done();
             refresh();
           }}
         />
-      ) : null}
-      {list.isPending ? <Loading what="Loading MCP servers" /> : null}
-      <ErrorBanner error={list.error} />
-      {list.data && list.data.data.length === 0 ? <Empty>No MCP servers in this workspace yet.</Empty> : null}
-      <ul className="policy-list" aria-label="MCP servers">
-        {list.data?.data.map((s) => (
-          <ServerCard key={s.id} server={s} onChanged={refresh} />
-        ))}
-      </ul>
-    </Section>
+      )}
+      card={(s) => <ServerCard key={s.id} server={s} onChanged={refresh} />}
+    />
   );
 }
 

@@ -8,6 +8,7 @@ import { Empty, ErrorBanner, Loading, SecretOnce } from '../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../ui/form.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
+import { FormActions } from '../ui/form-actions.tsx';
 import { ScopePicker, scopeNamed } from './build/scope-picker.tsx';
 import type { KeyKind } from './build/scopes.ts';
 
@@ -278,14 +279,7 @@ function CreateKey({
         badScope={scopeNamed(form.fieldNames, sent)}
       />
       <FormError error={form.error} fields={fields} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          {form.busy ? 'Creating…' : 'Create key'}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={form.busy} submit={form.busy ? 'Creating…' : 'Create key'} onCancel={onCancel} />
     </form>
   );
 }

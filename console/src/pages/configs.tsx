@@ -8,6 +8,7 @@ import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, jsonObjectError, useApiForm } from '../ui/form.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
+import { FormActions } from '../ui/form-actions.tsx';
 import { ConfigDiff, prettyJson } from './build/config-diff.tsx';
 
 interface ConfigSummary {
@@ -176,14 +177,7 @@ function CreateConfig({ onCancel, onCreated }: { onCancel: () => void; onCreated
         />
       </Field>
       <FormError error={form.error} fields={['name', 'slug', 'config']} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          {form.busy ? 'Saving…' : 'Save config'}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={form.busy} submit={form.busy ? 'Saving…' : 'Save config'} onCancel={onCancel} />
     </form>
   );
 }

@@ -10,6 +10,7 @@ import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
 import { Section } from '../ui/section.tsx';
 import { Table } from '../ui/table.tsx';
+import { FormActions } from '../ui/form-actions.tsx';
 import { Details, StatusBadge, type ListBody } from './org/common.tsx';
 
 interface Deployment {
@@ -150,14 +151,7 @@ function CreateDeployment({ onDone }: { onDone: (id: string | null) => void }) {
         The organisation&apos;s default deployment
       </label>
       <FormError error={form.error} fields={['name', 'slug', 'type']} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          Create deployment
-        </button>
-        <button type="button" onClick={() => onDone(null)}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={form.busy} submit="Create deployment" onCancel={() => onDone(null)} />
     </form>
   );
 }

@@ -9,6 +9,7 @@ import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
 import { Section } from '../ui/section.tsx';
 import { CardListSection } from '../ui/card-list.tsx';
+import { FormActions } from '../ui/form-actions.tsx';
 import { jsonArrayError, type ListOf } from './govern/common.tsx';
 
 interface GuardrailSummary {
@@ -270,14 +271,11 @@ function GuardrailForm({
         <textarea rows={3} spellCheck={false} value={actions} onChange={(e) => setActions(e.target.value)} />
       </Field>
       <FormError error={localError ? null : form.error} fields={GUARDRAIL_FIELDS} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          {guardrail ? 'Save new version' : 'Create guardrail'}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions
+        busy={form.busy}
+        submit={guardrail ? 'Save new version' : 'Create guardrail'}
+        onCancel={onCancel}
+      />
     </form>
   );
 }

@@ -8,6 +8,7 @@ import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../ui/form.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
+import { FormActions } from '../ui/form-actions.tsx';
 
 interface Integration {
   id: string;
@@ -232,14 +233,11 @@ function CreateIntegration({
         </Field>
       ) : null}
       <FormError error={form.error} fields={fields} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          {form.busy ? 'Saving…' : 'Create integration'}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions
+        busy={form.busy}
+        submit={form.busy ? 'Saving…' : 'Create integration'}
+        onCancel={onCancel}
+      />
     </form>
   );
 }

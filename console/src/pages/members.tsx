@@ -8,6 +8,7 @@ import { Page } from '../ui/page.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { Section } from '../ui/section.tsx';
 import { Table } from '../ui/table.tsx';
+import { FormActions } from '../ui/form-actions.tsx';
 import { type ListBody } from './org/common.tsx';
 
 interface User {
@@ -194,14 +195,7 @@ function AddUser({ onDone }: { onDone: () => void }) {
         </Field>
       </div>
       <FormError error={form.error} fields={['email', 'first_name', 'last_name', 'role']} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          Add user
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={form.busy} submit="Add user" onCancel={onDone} />
     </form>
   );
 }

@@ -8,6 +8,7 @@ import { Page } from '../ui/page.tsx';
 import { when } from '../ui/format.ts';
 import { Section } from '../ui/section.tsx';
 import { Table } from '../ui/table.tsx';
+import { FormActions } from '../ui/form-actions.tsx';
 import { splitList, type ListBody } from './org/common.tsx';
 
 interface OrgSettings {
@@ -292,14 +293,7 @@ function CreateWorkspace({ onDone }: { onDone: (id: string | null) => void }) {
         </Field>
       </div>
       <FormError error={form.error} fields={['name', 'slug', 'description']} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          Create workspace
-        </button>
-        <button type="button" onClick={() => onDone(null)}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={form.busy} submit="Create workspace" onCancel={() => onDone(null)} />
     </form>
   );
 }

@@ -9,6 +9,7 @@ import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
 import { Section } from '../ui/section.tsx';
 import { Table } from '../ui/table.tsx';
+import { FormActions } from '../ui/form-actions.tsx';
 import { splitList, type ListBody } from './org/common.tsx';
 
 interface SsoConnection {
@@ -278,14 +279,7 @@ function SsoForm({ existing, onDone }: { existing: SsoConnection | null; onDone:
         not create people who are not members yet
       </label>
       <FormError error={localError ? null : form.error} fields={SSO_FIELDS} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          Save connection
-        </button>
-        <button type="button" onClick={onDone}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={form.busy} submit="Save connection" onCancel={onDone} />
     </form>
   );
 }

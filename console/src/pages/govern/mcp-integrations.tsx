@@ -7,6 +7,7 @@ import { Field, FormError, jsonObjectError, useApiForm } from '../../ui/form.tsx
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { when } from '../../ui/format.ts';
 import { CardListSection } from '../../ui/card-list.tsx';
+import { FormActions } from '../../ui/form-actions.tsx';
 import { type ListOf } from './common.tsx';
 import { CapabilityList } from './mcp-capabilities.tsx';
 
@@ -333,14 +334,11 @@ function IntegrationForm({
         </div>
       ) : null}
       <FormError error={headersProblem ? null : form.error} fields={FIELDS} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          {integration ? 'Save' : 'Create MCP integration'}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions
+        busy={form.busy}
+        submit={integration ? 'Save' : 'Create MCP integration'}
+        onCancel={onCancel}
+      />
     </form>
   );
 }

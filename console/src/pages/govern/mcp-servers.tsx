@@ -6,6 +6,7 @@ import { ErrorBanner } from '../../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../../ui/form.tsx';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { CardListSection } from '../../ui/card-list.tsx';
+import { FormActions } from '../../ui/form-actions.tsx';
 import { words, type ListOf } from './common.tsx';
 import { CapabilityList } from './mcp-capabilities.tsx';
 import { useMcpIntegrations } from './mcp-integrations.tsx';
@@ -374,14 +375,7 @@ function ServerForm({
         </Field>
       </div>
       <FormError error={form.error} fields={FIELDS} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          {server ? 'Save' : 'Create MCP server'}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={form.busy} submit={server ? 'Save' : 'Create MCP server'} onCancel={onCancel} />
     </form>
   );
 }

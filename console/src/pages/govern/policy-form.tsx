@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { post, put } from '../../api.ts';
 import { useAuth } from '../../auth.tsx';
 import { Field, FormError, useApiForm } from '../../ui/form.tsx';
+import { FormActions } from '../../ui/form-actions.tsx';
 import type { Policy, RateLimit, UsageLimit } from '../policies.tsx';
 import { jsonArrayError, words } from './common.tsx';
 
@@ -214,14 +215,7 @@ export function PolicyForm({
         </Field>
       ) : null}
       <FormError error={conditionsProblem ? null : form.error} fields={FIELDS} />
-      <div className="row">
-        <button type="submit" disabled={form.busy}>
-          {editing ? 'Save' : `Create ${noun}`}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={form.busy} submit={editing ? 'Save' : `Create ${noun}`} onCancel={onCancel} />
     </form>
   );
 }

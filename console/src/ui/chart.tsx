@@ -36,7 +36,14 @@ export function TimeSeriesChart({
         width: el.clientWidth || 600,
         height,
         legend: { show: true },
-        axes: [{}, { values: (_u, ticks) => ticks.map((t) => `${t}${unit ? ` ${unit}` : ''}`), size: 70 }],
+        axes: [
+          {},
+          {
+            values: (_u, ticks) => ticks.map((t) => `${t}${unit ? ` ${unit}` : ''}`),
+            // As wide as the longest label (small costs such as 0.00004 $ are long), at least 50 px.
+            size: (_u, values) => Math.max(50, ...(values ?? []).map((v) => String(v).length * 7 + 18)),
+          },
+        ],
         series: [
           {},
           ...series.map((s, i) => ({

@@ -11,8 +11,9 @@ import { formatCount, formatMs, formatUsd } from './observe/format.ts';
 import { LogDetailPage } from './observe/log-detail.tsx';
 import { LOG_FILTERS, LogFilters } from './observe/log-filters.tsx';
 import type { LogPage, LogSummary } from './observe/log-types.ts';
-import { ScopeSelect, useObserveScope } from './observe/scope.tsx';
-import { rangeFromUrl, resolveRange, TimeRangePicker, writeRange } from './observe/time-range.tsx';
+import { useObserveScope } from './observe/scope.tsx';
+import { ObserveControls } from './observe/controls.tsx';
+import { rangeFromUrl, resolveRange } from './observe/time-range.tsx';
 
 /** One page of the explorer: the API's default, small enough to answer fast over millions of logs. */
 export const PAGE_SIZE = 50;
@@ -122,21 +123,13 @@ function LogList() {
     <Page
       title="Logs"
       actions={
-        <div className="observe-controls">
-          <TimeRangePicker
-            key={`${range.range}|${range.from}|${range.to}`}
-            value={range}
-            errors={rangeErrors}
-            onChange={(next) => {
-              setNow(Date.now());
-              setParams(writeRange(params, next));
-            }}
-          />
-          <ScopeSelect params={params} onChange={setParams} />
-          <button type="button" onClick={() => setNow(Date.now())}>
-            Refresh
-          </button>
-        </div>
+        <ObserveControls
+          range={range}
+          errors={rangeErrors}
+          params={params}
+          setParams={setParams}
+          refresh={() => setNow(Date.now())}
+        />
       }
     >
       <LogFilters

@@ -6,8 +6,9 @@ import { TimeSeriesChart, type Series } from '../ui/chart.tsx';
 import { ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Page } from '../ui/page.tsx';
 import { formatCents, formatCount, formatMs, formatPercent } from './observe/format.ts';
-import { ScopeSelect, useObserveScope } from './observe/scope.tsx';
-import { rangeFromUrl, resolveRange, TimeRangePicker, writeRange } from './observe/time-range.tsx';
+import { useObserveScope } from './observe/scope.tsx';
+import { ObserveControls } from './observe/controls.tsx';
+import { rangeFromUrl, resolveRange } from './observe/time-range.tsx';
 
 interface Graph<S, P> {
   object: 'analytics-graph';
@@ -232,21 +233,13 @@ export default function Overview() {
     <Page
       title="Overview"
       actions={
-        <div className="observe-controls">
-          <TimeRangePicker
-            key={`${range.range}|${range.from}|${range.to}`}
-            value={range}
-            errors={rangeErrors}
-            onChange={(next) => {
-              setNow(Date.now());
-              setParams(writeRange(params, next));
-            }}
-          />
-          <ScopeSelect params={params} onChange={setParams} />
-          <button type="button" onClick={() => setNow(Date.now())}>
-            Refresh
-          </button>
-        </div>
+        <ObserveControls
+          range={range}
+          errors={rangeErrors}
+          params={params}
+          setParams={setParams}
+          refresh={() => setNow(Date.now())}
+        />
       }
     >
       <p className="muted scope-note">

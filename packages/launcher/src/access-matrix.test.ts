@@ -177,6 +177,7 @@ describe('the route/permission matrix', () => {
         'POST /v1/auth/sessions',
         'DELETE /v1/auth/sessions/current',
         'GET /v1/auth/self',
+        'GET /v1/auth/key',
         'GET /oauth/authorize',
         'POST /oauth/postAuthorizeConsent',
         'GET /v2/policies/usage',

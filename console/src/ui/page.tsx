@@ -22,14 +22,3 @@ export function Page({
     </section>
   );
 }
-
-/** A page this console does not have yet. */
-export function NotBuilt({ title }: { title: string }) {
-  return (
-    <Page title={title}>
-      <div className="banner" role="status">
-        This page is not built yet; the API it would use is documented in /openapi.json.
-      </div>
-    </Page>
-  );
-}

@@ -160,22 +160,15 @@ function CreateConfig({ onCancel, onCreated }: { onCancel: () => void; onCreated
       >
         <input value={slug} onChange={(e) => setSlug(e.target.value)} autoComplete="off" />
       </Field>
-      <Field
-        label="Config (JSON)"
+      <ConfigJsonField
         hint="Routing, fallbacks, retries and cache, as docs/configs describes; checked by the gateway on save."
+        text={text}
         error={editorError(syntax, form.fieldError('config'), form.fieldNames)}
-      >
-        <textarea
-          className="json-editor"
-          rows={14}
-          spellCheck={false}
-          value={text}
-          onChange={(e) => {
-            setText(e.target.value);
-            setSyntax(null);
-          }}
-        />
-      </Field>
+        onChange={(value) => {
+          setText(value);
+          setSyntax(null);
+        }}
+      />
       <FormError error={form.error} fields={['name', 'slug', 'config']} />
       <FormActions busy={form.busy} submit={form.busy ? 'Saving…' : 'Save config'} onCancel={onCancel} />
     </form>
@@ -254,22 +247,15 @@ function EditConfig({ config }: { config: ConfigDetail }) {
       <Field label="Name" error={form.fieldError('name')}>
         <input value={name} onChange={(e) => setName(e.target.value)} autoComplete="off" />
       </Field>
-      <Field
-        label="Config (JSON)"
+      <ConfigJsonField
         hint="Saving a changed config makes a new version."
+        text={text}
         error={editorError(syntax, form.fieldError('config'), form.fieldNames)}
-      >
-        <textarea
-          className="json-editor"
-          rows={14}
-          spellCheck={false}
-          value={text}
-          onChange={(e) => {
-            setText(e.target.value);
-            setSyntax(null);
-          }}
-        />
-      </Field>
+        onChange={(value) => {
+          setText(value);
+          setSyntax(null);
+        }}
+      />
       <FormError error={form.error} fields={['name', 'config']} />
       <button type="submit" disabled={form.busy}>
         {form.busy ? 'Saving…' : 'Save new version'}
@@ -363,5 +349,30 @@ function Versions({ slug, current }: { slug: string; current: string }) {
         <p className="muted">One version so far: save a change to compare versions.</p>
       )}
     </section>
+  );
+}
+
+/** The config's JSON text: what the create and edit forms edit, with its syntax or API error. */
+function ConfigJsonField({
+  hint,
+  text,
+  error,
+  onChange,
+}: {
+  hint: string;
+  text: string;
+  error: string | undefined;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <Field label="Config (JSON)" hint={hint} error={error}>
+      <textarea
+        className="json-editor"
+        rows={14}
+        spellCheck={false}
+        value={text}
+        onChange={(e) => onChange(e.target.value)}
+      />
+    </Field>
   );
 }

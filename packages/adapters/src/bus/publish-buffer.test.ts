@@ -163,6 +163,29 @@ describe('PublishBuffer', () => {
     });
   });
 
+  test('a failed batch is retried as it was; messages pushed during the outage wait for the next batch', async (t) => {
+    // The broker may have stored a batch whose answer was lost; the idempotent producer's retry
+    // is recognised by its sequence numbers, so it must carry the same records, not more.
+    const h = harness(
+      t,
+      (_batch, attempt) => {
+        if (attempt <= 2) throw new Error('answer lost');
+      },
+      { lingerMs: 1, maxBatch: 10, retryDelayMs: () => 20 },
+    );
+    h.buffer.push(message(0));
+    h.buffer.push(message(1));
+    await eventually(() => assert.equal(h.attempts.length, 1));
+    h.buffer.push(message(2));
+    h.buffer.push(message(3));
+
+    await eventually(() => assert.deepEqual(h.delivered, [0, 1, 2, 3]), { timeoutMs: 5_000 });
+    assert.deepEqual(
+      h.attempts.map((a) => a.batch),
+      [[0, 1], [0, 1], [0, 1], [2, 3]],
+    );
+  });
+
   test('counts buffered messages, including the batch in flight', async (t) => {
     const gate = deferred();
     const h = harness(t, () => gate.promise, { lingerMs: 1 });

@@ -119,12 +119,19 @@ export class PublishBuffer {
     if (this.sending) return;
     this.sending = true;
     let attempt = 0;
+    // A failed batch is retried exactly as it was, even when more messages have arrived since:
+    // the broker may have stored it and lost only its answer, and the idempotent producer's
+    // retry is recognised as that batch by its sequence numbers alone. A retry that packed
+    // more events under the same numbers would be acknowledged as the stored batch, and the
+    // events added to it would be lost.
+    let batch: OutgoingMessage[] | undefined;
     while (this.queue.length > 0 && !this.closed) {
-      const batch = this.queue.slice(0, this.maxBatch);
+      batch ??= this.queue.slice(0, this.maxBatch);
       try {
         await this.options.send(batch);
         this.queue.splice(0, batch.length);
         this.counters.published += batch.length;
+        batch = undefined;
         this.refill();
         attempt = 0;
         // What arrived while the batch was in flight waits for the linger like any other event,

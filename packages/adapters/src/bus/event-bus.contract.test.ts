@@ -2,6 +2,7 @@
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
@@ -568,6 +569,51 @@ describe('KafkaEventBus (real broker)', () => {
       const offsets = new Set(r.seen.map((m) => m.offset));
       assert.ok(offsets.size > 1 && offsets.size < 30, `${offsets.size} records`);
       assert.equal(bus.stats().published, 120);
+    });
+
+    test('a batch the broker stored but whose answer was lost is sent again as it was: what was published meanwhile is neither lost nor doubled', async (t) => {
+      const { bus } = await kafkaBus(t);
+      const topic = `lost-answer-${uniqueSuffix()}`;
+      const Broker = createRequire(import.meta.url)('kafkajs/src/broker/index.js') as {
+        prototype: { produce(request: { topicData: Array<{ topic: string }> }): Promise<unknown> };
+      };
+      const produce = Broker.prototype.produce;
+      t.after(() => {
+        Broker.prototype.produce = produce;
+      });
+      const publish = (from: number, to: number) => {
+        for (let i = from; i < to; i++)
+          bus.publish({ topic, key: 'workspace-1', value: encoder.encode(`e${i}`) });
+      };
+      let answersLost = 0;
+      // The broker stores the first batch of the topic, then the connection drops before its answer
+      // arrives (as when the broker is killed); more events are published before it is sent again.
+      Broker.prototype.produce = async function (this: unknown, request) {
+        const response = await produce.call(this, request);
+        if (answersLost === 0 && request.topicData.some((d) => d.topic === prefix + topic)) {
+          answersLost++;
+          publish(5, 15);
+          throw new Error('connection closed before the answer');
+        }
+        return response;
+      };
+      publish(0, 5);
+      await eventually(() => assert.equal(bus.stats().published, 15), within);
+      assert.equal(answersLost, 1);
+
+      const r = recorder();
+      const subscription = await bus.subscribe({
+        groupId: `group-lost-answer-${uniqueSuffix()}`,
+        topics: [topic],
+        fromBeginning: true,
+        handler: r.handler,
+      });
+      t.after(() => subscription.stop());
+      await eventually(() => assert.ok(r.seen.length >= 15, `${r.seen.length} of 15 events`), within);
+      assert.deepEqual(
+        r.values(),
+        Array.from({ length: 15 }, (_, i) => `e${i}`),
+      );
     });
 
     test('packed events each keep their trace context on the way through the broker', async (t) => {

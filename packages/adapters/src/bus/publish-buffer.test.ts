@@ -182,7 +182,12 @@ describe('PublishBuffer', () => {
     await eventually(() => assert.deepEqual(h.delivered, [0, 1, 2, 3]), { timeoutMs: 5_000 });
     assert.deepEqual(
       h.attempts.map((a) => a.batch),
-      [[0, 1], [0, 1], [0, 1], [2, 3]],
+      [
+        [0, 1],
+        [0, 1],
+        [0, 1],
+        [2, 3],
+      ],
     );
   });
 

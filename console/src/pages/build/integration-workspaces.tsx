@@ -35,9 +35,12 @@ export function IntegrationWorkspaces({ slug }: { slug: string }) {
   });
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const save = async (body: unknown) => {
+  /** Sends a change; `shown` is what it is expected to give, shown at once and put back if refused. */
+  const save = async (body: unknown, shown?: (before: WorkspaceAccess) => WorkspaceAccess) => {
+    const before = access.data;
     setError(null);
     setBusy(true);
+    if (before && shown) queryClient.setQueryData(queryKey, shown(before));
     try {
       const next = await put<WorkspaceAccess>(
         `/v1/integrations/${encodeURIComponent(slug)}/workspaces`,
@@ -45,6 +48,7 @@ export function IntegrationWorkspaces({ slug }: { slug: string }) {
       );
       queryClient.setQueryData(queryKey, next);
     } catch (err) {
+      if (before) queryClient.setQueryData(queryKey, before);
       setError(err);
     } finally {
       setBusy(false);
@@ -82,7 +86,13 @@ export function IntegrationWorkspaces({ slug }: { slug: string }) {
               type="checkbox"
               checked={data.global_workspace_access.enabled}
               disabled={!editable || busy}
-              onChange={(e) => void save({ global_workspace_access: { enabled: e.target.checked } })}
+              onChange={(e) => {
+                const enabled = e.target.checked;
+                void save({ global_workspace_access: { enabled } }, (b) => ({
+                  ...b,
+                  global_workspace_access: { enabled },
+                }));
+              }}
             />
             Default: every workspace without a setting of its own may use it
           </label>
@@ -109,7 +119,13 @@ export function IntegrationWorkspaces({ slug }: { slug: string }) {
                             type="checkbox"
                             checked={enabled}
                             disabled={!editable || busy}
-                            onChange={(e) => void save({ workspaces: [{ id, enabled: e.target.checked }] })}
+                            onChange={(e) => {
+                              const on = e.target.checked;
+                              void save({ workspaces: [{ id, enabled: on }] }, (b) => ({
+                                ...b,
+                                workspaces: [...b.workspaces.filter((w) => w.id !== id), { id, enabled: on }],
+                              }));
+                            }}
                           />
                           <span className="visually-hidden"> {name} may use it</span>
                           <span aria-hidden="true"> {enabled ? 'yes' : 'no'}</span>

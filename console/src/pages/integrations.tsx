@@ -1,6 +1,6 @@
 import { Fragment, useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { ApiError, del, get, post, put } from '../api.ts';
+import { del, get, post, put } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { Page } from '../ui/page.tsx';
 import { DataTable } from '../ui/data-table.tsx';
@@ -9,6 +9,25 @@ import { Field, FormError, useApiForm } from '../ui/form.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
 import { FormActions } from '../ui/form-actions.tsx';
+import {
+  HeaderRows,
+  MULTIPLIERS,
+  PricingFields,
+  SettingFields,
+  createConfigurations,
+  headerMap,
+  initialValues,
+  multiplierValues,
+  pricingBody,
+  settingLabel,
+  updateConfigurations,
+  useProviders,
+  type HeaderRow,
+  type PricingAdjustments,
+  type Provider,
+} from './build/integration-settings.tsx';
+import { IntegrationModels } from './build/integration-models.tsx';
+import { IntegrationWorkspaces } from './build/integration-workspaces.tsx';
 
 interface Integration {
   id: string;
@@ -24,29 +43,16 @@ interface Integration {
 }
 interface IntegrationDetail extends Integration {
   masked_key: string | null;
+  credentials: Record<string, string> | null;
   configurations: Record<string, unknown>;
-}
-interface Provider {
-  id: string;
-  name: string;
-  configurations: { name: string; secret: boolean; description: string }[];
-}
-interface Model {
-  slug: string;
-  enabled: boolean;
-  is_custom: boolean | null;
-  is_finetune: boolean | null;
-  base_model_slug: string | null;
-  configurations: { custom_host?: string } | null;
-  custom_headers: Record<string, string> | null;
-}
-interface WorkspaceAccess {
-  workspaces: { id: string; enabled: boolean }[];
-  global_workspace_access: { enabled: boolean };
+  pricing_adjustments: PricingAdjustments | null;
 }
 interface Workspaces {
   data: { id: string; slug: string; name: string }[];
 }
+
+/** The provider select's value for a legacy plugin provider (plugin_provider_id and credentials). */
+const PLUGIN = '__plugin';
 
 export default function IntegrationsPage() {
   const { can } = useAuth();
@@ -117,12 +123,21 @@ export default function IntegrationsPage() {
   );
 }
 
-function useProviders() {
-  return useQuery({
-    queryKey: ['providers'],
-    queryFn: () => get<{ data: Provider[] }>('/v1/providers/details'),
-    staleTime: Infinity,
-  });
+/** The fields a create or update may name, each shown on its own control. */
+function fieldParams(provider: Provider | undefined): string[] {
+  return [
+    'ai_provider_id',
+    'plugin_provider_id',
+    'credentials',
+    'name',
+    'slug',
+    'key',
+    'description',
+    'workspace_id',
+    'configurations.headers',
+    ...(provider?.configurations ?? []).map((f) => `configurations.${f.name}`),
+    ...MULTIPLIERS.map(([name]) => `pricing_adjustments.multiplier.${name}`),
+  ];
 }
 
 function CreateIntegration({
@@ -136,48 +151,74 @@ function CreateIntegration({
   const queryClient = useQueryClient();
   const providers = useProviders();
   const [provider, setProvider] = useState('');
+  const [pluginId, setPluginId] = useState('');
+  const [credentials, setCredentials] = useState<HeaderRow[]>([{ name: '', value: '' }]);
   const [name, setName] = useState('');
   const [slug, setSlug] = useState('');
-  const [key, setKey] = useState('');
   const [description, setDescription] = useState('');
-  const [customHost, setCustomHost] = useState('');
+  const [values, setValues] = useState<Record<string, string>>({});
+  const [headers, setHeaders] = useState<HeaderRow[]>([]);
+  const [pricing, setPricing] = useState<Record<string, string>>({});
   const [workspaceOnly, setWorkspaceOnly] = useState('');
   const workspaces = useQuery({
     queryKey: ['workspaces', 'picker'],
     queryFn: () => get<Workspaces>('/v2/workspaces', { page_size: 100 }),
     enabled: identity.workspace === null,
   });
-  const chosen = providers.data?.data.find((p) => p.id === provider);
-  const takes = (field: string) => !chosen || chosen.configurations.some((c) => c.name === field);
+  const plugin = provider === PLUGIN;
+  const chosen = plugin ? undefined : providers.data?.data.find((p) => p.id === provider);
+  const setValue = (field: string, value: string) => setValues((v) => ({ ...v, [field]: value }));
   const form = useApiForm(
     () =>
       post<{ id: string; slug: string }>('/v1/integrations', {
-        ai_provider_id: provider || undefined,
+        ...(plugin
+          ? { plugin_provider_id: pluginId.trim() || undefined, credentials: headerMap(credentials) }
+          : {
+              ai_provider_id: provider || undefined,
+              key: chosen && values.key ? values.key : undefined,
+              configurations: createConfigurations(chosen, values, headers),
+            }),
         name,
         slug: slug || undefined,
-        key: key || undefined,
         description: description || undefined,
         workspace_id: workspaceOnly || undefined,
-        configurations: customHost ? { custom_host: customHost } : undefined,
+        pricing_adjustments: pricingBody(pricing) ?? undefined,
       }),
     (created) => {
-      setKey('');
+      setValues({});
+      setCredentials([]);
       void queryClient.invalidateQueries({ queryKey: ['integrations'] });
       onCreated(created.slug);
     },
   );
-  const fields = ['ai_provider_id', 'name', 'slug', 'key', 'description', 'workspace_id', 'configurations'];
+  const fields = fieldParams(chosen);
   return (
     <form className="card build-form" aria-label="New integration" onSubmit={(e) => void form.onSubmit(e)}>
       <h2>New integration</h2>
-      <Field label="Provider" error={form.fieldError('ai_provider_id')}>
-        <select value={provider} onChange={(e) => setProvider(e.target.value)}>
+      <ErrorBanner error={providers.error} />
+      <Field
+        label="Provider"
+        hint={
+          chosen?.default_base_url
+            ? `Requests go to ${chosen.default_base_url} unless a custom host is set.`
+            : undefined
+        }
+        error={form.fieldError('ai_provider_id')}
+      >
+        <select
+          value={provider}
+          onChange={(e) => {
+            setProvider(e.target.value);
+            setValues({});
+          }}
+        >
           <option value="">Choose a provider</option>
           {(providers.data?.data ?? []).map((p) => (
             <option key={p.id} value={p.id}>
               {p.name} ({p.id})
             </option>
           ))}
+          <option value={PLUGIN}>A plugin provider (legacy: named credentials)</option>
         </select>
       </Field>
       <Field label="Name" error={form.fieldError('name')}>
@@ -190,29 +231,6 @@ function CreateIntegration({
       >
         <input value={slug} onChange={(e) => setSlug(e.target.value)} autoComplete="off" />
       </Field>
-      {takes('key') ? (
-        <Field
-          label="Provider key"
-          hint="Stored encrypted; never shown again, not even here."
-          error={form.fieldError('key')}
-        >
-          <input
-            type="password"
-            value={key}
-            onChange={(e) => setKey(e.target.value)}
-            autoComplete="new-password"
-          />
-        </Field>
-      ) : null}
-      {takes('custom_host') ? (
-        <Field
-          label="Custom host"
-          hint="Optional: the provider's base URL, for a proxy or a self-hosted endpoint."
-          error={form.fieldError('configurations')}
-        >
-          <input value={customHost} onChange={(e) => setCustomHost(e.target.value)} autoComplete="off" />
-        </Field>
-      ) : null}
       <Field label="Description" error={form.fieldError('description')}>
         <input value={description} onChange={(e) => setDescription(e.target.value)} autoComplete="off" />
       </Field>
@@ -232,6 +250,50 @@ function CreateIntegration({
           </select>
         </Field>
       ) : null}
+      {plugin ? (
+        <>
+          <Field
+            label="Plugin provider id"
+            hint="The plugin that serves requests: letters, digits, ., - and _."
+            error={form.fieldError('plugin_provider_id')}
+          >
+            <input value={pluginId} onChange={(e) => setPluginId(e.target.value)} autoComplete="off" />
+          </Field>
+          <HeaderRows
+            legend="Credentials"
+            item="credential"
+            secret
+            rows={credentials}
+            onChange={setCredentials}
+            error={form.fieldError('credentials')}
+          />
+        </>
+      ) : null}
+      {chosen ? (
+        <fieldset className="integration-settings">
+          <legend>{chosen.name} settings</legend>
+          {chosen.configurations.length === 0 ? (
+            <p className="muted">This provider takes no settings.</p>
+          ) : null}
+          <SettingFields provider={chosen} values={values} onChange={setValue} fieldError={form.fieldError} />
+          {chosen.configurations.some((f) => f.name === 'headers') ? (
+            <HeaderRows
+              legend="Upstream headers"
+              secret
+              rows={headers}
+              onChange={setHeaders}
+              error={form.fieldError('configurations.headers')}
+            />
+          ) : null}
+        </fieldset>
+      ) : null}
+      {provider ? (
+        <PricingFields
+          values={pricing}
+          onChange={(n, v) => setPricing((p) => ({ ...p, [n]: v }))}
+          fieldError={form.fieldError}
+        />
+      ) : null}
       <FormError error={form.error} fields={fields} />
       <FormActions
         busy={form.busy}
@@ -245,6 +307,7 @@ function CreateIntegration({
 function IntegrationView({ slug, onClose }: { slug: string; onClose: () => void }) {
   const { can } = useAuth();
   const queryClient = useQueryClient();
+  const providers = useProviders();
   const one = useQuery({
     queryKey: ['integrations', 'one', slug],
     queryFn: ({ signal }) =>
@@ -253,7 +316,10 @@ function IntegrationView({ slug, onClose }: { slug: string; onClose: () => void 
   if (one.isPending) return <Loading what="Loading the integration" />;
   if (one.error) return <ErrorBanner error={one.error} />;
   const i = one.data;
+  const provider = providers.data?.data.find((p) => p.id === i.ai_provider_id);
   const settings = Object.entries(i.configurations).filter(([name]) => name !== 'headers');
+  const headerNames = Object.keys((i.configurations.headers as Record<string, string> | undefined) ?? {});
+  const multipliers = Object.entries(i.pricing_adjustments?.multiplier ?? {}).filter(([, v]) => v !== null);
   return (
     <section className="card" aria-labelledby="integration-title">
       <div className="row spread">
@@ -276,80 +342,234 @@ function IntegrationView({ slug, onClose }: { slug: string; onClose: () => void 
           </button>
         </div>
       </div>
-      <dl className="detail-facts">
+      <dl className="detail-facts" aria-label="Integration facts">
         <dt>Model prefix</dt>
         <dd>
           <code>@{i.slug}/</code>
         </dd>
         <dt>Provider</dt>
-        <dd>{i.ai_provider_id ?? i.plugin_provider_id}</dd>
+        <dd>
+          {provider
+            ? `${provider.name} (${provider.id})`
+            : (i.ai_provider_id ?? `plugin ${i.plugin_provider_id}`)}
+        </dd>
         <dt>Level</dt>
         <dd>{i.workspace_id ? `Workspace ${i.workspace_id}` : 'Organisation'}</dd>
-        <dt>Provider key</dt>
-        <dd>{i.masked_key ? 'Stored (write-only: replace it below)' : 'None'}</dd>
+        {i.description ? (
+          <>
+            <dt>Description</dt>
+            <dd>{i.description}</dd>
+          </>
+        ) : null}
+        {i.plugin_provider_id === null ? (
+          <>
+            <dt>Provider key</dt>
+            <dd>
+              {i.masked_key ? (
+                <>
+                  <code>{i.masked_key}</code> <span className="muted">(masked; write-only)</span>
+                </>
+              ) : (
+                'None'
+              )}
+            </dd>
+          </>
+        ) : null}
+        {Object.entries(i.credentials ?? {}).map(([name, masked]) => (
+          <Fragment key={`credential-${name}`}>
+            <dt>Credential {name}</dt>
+            <dd>
+              <code>{masked}</code> <span className="muted">(masked; write-only)</span>
+            </dd>
+          </Fragment>
+        ))}
         {settings.map(([name, value]) => (
           <Fragment key={name}>
-            <dt>{name.replace(/^masked_/, '')}</dt>
+            <dt>{settingLabel(name.replace(/^masked_/, ''))}</dt>
             <dd>{name.startsWith('masked_') ? 'Stored (write-only)' : String(value)}</dd>
           </Fragment>
         ))}
+        {headerNames.length ? (
+          <>
+            <dt>Upstream headers</dt>
+            <dd>{headerNames.join(', ')} (values write-only)</dd>
+          </>
+        ) : null}
+        {multipliers.length ? (
+          <>
+            <dt>Cost multipliers</dt>
+            <dd>
+              {multipliers
+                .map(([name, v]) => `${MULTIPLIERS.find(([n]) => n === name)?.[1] ?? name} ×${String(v)}`)
+                .join(', ')}
+            </dd>
+          </>
+        ) : null}
+        <dt>Status</dt>
+        <dd>{i.status}</dd>
         <dt>Updated</dt>
         <dd>{when(i.last_updated_at)}</dd>
       </dl>
-      {can('integrations.update') ? <EditIntegration key={i.id} integration={i} /> : null}
-      <Models slug={i.slug} />
-      {i.workspace_id === null && can('integration_workspaces.read') ? <SharedWith slug={i.slug} /> : null}
+      {can('integrations.update') ? <EditIntegration key={i.id} integration={i} provider={provider} /> : null}
+      <IntegrationModels slug={i.slug} />
+      {i.workspace_id === null && can('integration_workspaces.read') ? (
+        <IntegrationWorkspaces slug={i.slug} />
+      ) : null}
     </section>
   );
 }
 
-function EditIntegration({ integration }: { integration: IntegrationDetail }) {
+function EditIntegration({
+  integration,
+  provider,
+}: {
+  integration: IntegrationDetail;
+  provider: Provider | undefined;
+}) {
   const queryClient = useQueryClient();
+  const plugin = integration.plugin_provider_id !== null;
   const [name, setName] = useState(integration.name);
   const [description, setDescription] = useState(integration.description ?? '');
-  const [key, setKey] = useState('');
+  const [values, setValues] = useState<Record<string, string>>(() =>
+    initialValues(integration.configurations),
+  );
+  const storedHeaders = Object.keys(
+    (integration.configurations.headers as Record<string, string> | undefined) ?? {},
+  );
+  const [replaceHeaders, setReplaceHeaders] = useState(false);
+  const [headers, setHeaders] = useState<HeaderRow[]>(storedHeaders.map((h) => ({ name: h, value: '' })));
+  const [pricing, setPricing] = useState<Record<string, string>>(() =>
+    multiplierValues(integration.pricing_adjustments),
+  );
+  const storedCredentials = Object.keys(integration.credentials ?? {});
+  const [credentials, setCredentials] = useState<HeaderRow[]>([]);
+  const [removed, setRemoved] = useState<string[]>([]);
   const [saved, setSaved] = useState(false);
+  const setValue = (field: string, value: string) => setValues((v) => ({ ...v, [field]: value }));
   const form = useApiForm(
     () => {
       setSaved(false);
+      const credentialChanges = {
+        ...Object.fromEntries(removed.map((n) => [n, null])),
+        ...headerMap(credentials.filter((c) => c.value)),
+      };
       return put<IntegrationDetail>(`/v1/integrations/${encodeURIComponent(integration.slug)}`, {
         name,
         description: description || null,
-        key: key || undefined,
+        ...(plugin
+          ? Object.keys(credentialChanges).length
+            ? { credentials: credentialChanges }
+            : {}
+          : {
+              key: values.key || undefined,
+              configurations: updateConfigurations(
+                provider,
+                integration.configurations,
+                values,
+                replaceHeaders ? headers : null,
+              ),
+            }),
+        pricing_adjustments: pricingBody(pricing),
       });
     },
     (updated) => {
-      setKey('');
+      // Secrets typed are sent once and then forgotten; the form shows what is stored now.
+      setValues(initialValues(updated.configurations));
+      setReplaceHeaders(false);
+      setHeaders(
+        Object.keys((updated.configurations.headers as Record<string, string> | undefined) ?? {}).map(
+          (h) => ({ name: h, value: '' }),
+        ),
+      );
+      setCredentials([]);
+      setRemoved([]);
       setSaved(true);
       queryClient.setQueryData(['integrations', 'one', integration.slug], updated);
       void queryClient.invalidateQueries({ queryKey: ['integrations'], exact: true });
     },
   );
-  const takesKey = integration.ai_provider_id !== 'mock' && integration.plugin_provider_id === null;
   return (
     <form className="build-form" aria-label="Edit the integration" onSubmit={(e) => void form.onSubmit(e)}>
       <h3>Edit</h3>
+      <p className="muted">Secrets are never shown: a blank secret field keeps the stored value.</p>
       <Field label="Name" error={form.fieldError('name')}>
         <input value={name} onChange={(e) => setName(e.target.value)} autoComplete="off" />
       </Field>
       <Field label="Description" error={form.fieldError('description')}>
         <input value={description} onChange={(e) => setDescription(e.target.value)} autoComplete="off" />
       </Field>
-      {takesKey ? (
-        <Field
-          label="Replace provider key"
-          hint="Leave empty to keep the stored key."
-          error={form.fieldError('key')}
-        >
-          <input
-            type="password"
-            value={key}
-            onChange={(e) => setKey(e.target.value)}
-            autoComplete="new-password"
+      {!plugin && provider ? (
+        <fieldset className="integration-settings">
+          <legend>{provider.name} settings</legend>
+          {provider.configurations.length === 0 ? (
+            <p className="muted">This provider takes no settings.</p>
+          ) : null}
+          <SettingFields
+            provider={provider}
+            values={values}
+            onChange={setValue}
+            fieldError={form.fieldError}
+            stored={{ configurations: integration.configurations, hasKey: integration.masked_key !== null }}
           />
-        </Field>
+          {provider.configurations.some((f) => f.name === 'headers') ? (
+            <>
+              <label className="row">
+                <input
+                  type="checkbox"
+                  checked={replaceHeaders}
+                  onChange={(e) => setReplaceHeaders(e.target.checked)}
+                />
+                Replace the upstream headers
+                <span className="muted">
+                  {storedHeaders.length ? `(stored: ${storedHeaders.join(', ')})` : '(none stored)'}
+                </span>
+              </label>
+              {replaceHeaders ? (
+                <HeaderRows
+                  legend="Upstream headers"
+                  secret
+                  rows={headers}
+                  onChange={setHeaders}
+                  error={form.fieldError('configurations.headers')}
+                />
+              ) : null}
+            </>
+          ) : null}
+        </fieldset>
       ) : null}
-      <FormError error={form.error} fields={['name', 'description', 'key']} />
+      {!plugin && !provider ? <Loading what="Loading the provider's settings" /> : null}
+      {plugin ? (
+        <fieldset className="integration-settings">
+          <legend>Credentials</legend>
+          {storedCredentials.map((c) => (
+            <label className="row" key={c}>
+              <input
+                type="checkbox"
+                checked={removed.includes(c)}
+                onChange={(e) => setRemoved((r) => (e.target.checked ? [...r, c] : r.filter((x) => x !== c)))}
+              />
+              Remove credential {c}
+            </label>
+          ))}
+          <HeaderRows
+            legend="Set credentials"
+            item="credential"
+            secret
+            rows={credentials}
+            onChange={setCredentials}
+            error={form.fieldError('credentials')}
+          />
+          <p className="muted">
+            A credential named here replaces the stored one of that name; others are kept.
+          </p>
+        </fieldset>
+      ) : null}
+      <PricingFields
+        values={pricing}
+        onChange={(n, v) => setPricing((p) => ({ ...p, [n]: v }))}
+        fieldError={form.fieldError}
+      />
+      <FormError error={form.error} fields={fieldParams(provider)} />
       {saved ? (
         <p role="status" className="muted">
           Saved.
@@ -359,208 +579,5 @@ function EditIntegration({ integration }: { integration: IntegrationDetail }) {
         {form.busy ? 'Saving…' : 'Save changes'}
       </button>
     </form>
-  );
-}
-
-/** A model as PUT .../models takes it back: nulls dropped where the API takes none. */
-function modelBody(m: Model, enabled: boolean) {
-  return {
-    slug: m.slug,
-    enabled,
-    is_custom: m.is_custom,
-    is_finetune: m.is_finetune,
-    base_model_slug: m.base_model_slug,
-    ...(m.configurations && Object.keys(m.configurations).length ? { configurations: m.configurations } : {}),
-    custom_headers: m.custom_headers ?? {},
-  };
-}
-
-function Models({ slug }: { slug: string }) {
-  const { can } = useAuth();
-  const queryClient = useQueryClient();
-  const models = useQuery({
-    queryKey: ['integrations', 'models', slug],
-    queryFn: ({ signal }) =>
-      get<{ total: number; models: Model[] }>(
-        `/v1/integrations/${encodeURIComponent(slug)}/models`,
-        undefined,
-        signal,
-      ),
-  });
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const toggle = async (model: Model, enabled: boolean) => {
-    const before = models.data;
-    if (!before) return;
-    setBusy(true);
-    setError(null);
-    // Shown at once; put back as it was if the API refuses.
-    const changed = before.models.map((m) => (m.slug === model.slug ? { ...m, enabled } : m));
-    queryClient.setQueryData(['integrations', 'models', slug], { ...before, models: changed });
-    try {
-      const next = await put<{ total: number; models: Model[] }>(
-        `/v1/integrations/${encodeURIComponent(slug)}/models`,
-        { models: changed.map((m) => modelBody(m, m.enabled)) },
-      );
-      queryClient.setQueryData(['integrations', 'models', slug], next);
-    } catch (err) {
-      queryClient.setQueryData(['integrations', 'models', slug], before);
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const editable = can('integrations.update');
-  const [newModel, setNewModel] = useState('');
-  const add = useApiForm(
-    () =>
-      put<{ total: number; models: Model[] }>(`/v1/integrations/${encodeURIComponent(slug)}/models`, {
-        models: [
-          ...(models.data?.models ?? []).map((m) => modelBody(m, m.enabled)),
-          { slug: newModel.trim(), enabled: true, is_custom: true },
-        ],
-      }),
-    (next) => {
-      setNewModel('');
-      queryClient.setQueryData(['integrations', 'models', slug], next);
-    },
-  );
-  return (
-    <section aria-labelledby={`models-${slug}`}>
-      <h3 id={`models-${slug}`}>Models</h3>
-      {models.isPending ? <Loading what="Loading models" /> : null}
-      <ErrorBanner error={models.error ?? error} />
-      {models.data && models.data.models.length === 0 ? (
-        <Empty>The provider lists no models; requests may still name any model it serves.</Empty>
-      ) : null}
-      {models.data && models.data.models.length > 0 ? (
-        <table aria-label={`Models of @${slug}`}>
-          <thead>
-            <tr>
-              <th scope="col">Model</th>
-              <th scope="col">Enabled</th>
-              <th scope="col">Kind</th>
-            </tr>
-          </thead>
-          <tbody>
-            {models.data.models.map((m) => (
-              <tr key={m.slug}>
-                <td>
-                  <code>
-                    @{slug}/{m.slug}
-                  </code>
-                </td>
-                <td>
-                  <label>
-                    <input
-                      type="checkbox"
-                      checked={m.enabled}
-                      disabled={!editable || busy}
-                      onChange={(e) => void toggle(m, e.target.checked)}
-                    />
-                    <span className="visually-hidden"> {m.slug} enabled</span>
-                    <span aria-hidden="true"> {m.enabled ? 'yes' : 'no'}</span>
-                  </label>
-                </td>
-                <td>
-                  {m.is_finetune
-                    ? `fine-tune of ${m.base_model_slug ?? '?'}`
-                    : m.is_custom
-                      ? 'custom'
-                      : 'listed'}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
-      {editable && models.data ? (
-        <form className="row add-model" aria-label="Add a model" onSubmit={(e) => void add.onSubmit(e)}>
-          <Field
-            label="Model to add"
-            hint={`Requests name it @${slug}/<model>.`}
-            error={add.fieldError('models') ?? (add.error ? (add.error as Error).message : undefined)}
-          >
-            <input value={newModel} onChange={(e) => setNewModel(e.target.value)} autoComplete="off" />
-          </Field>
-          <button type="submit" disabled={add.busy || !newModel.trim()}>
-            Add model
-          </button>
-        </form>
-      ) : null}
-    </section>
-  );
-}
-
-function SharedWith({ slug }: { slug: string }) {
-  const { can } = useAuth();
-  const queryClient = useQueryClient();
-  const access = useQuery({
-    queryKey: ['integrations', 'workspaces', slug],
-    queryFn: ({ signal }) =>
-      get<WorkspaceAccess>(`/v1/integrations/${encodeURIComponent(slug)}/workspaces`, undefined, signal),
-  });
-  const workspaces = useQuery({
-    queryKey: ['workspaces', 'picker'],
-    queryFn: () => get<Workspaces>('/v2/workspaces', { page_size: 100 }),
-    enabled: can('workspaces.list'),
-  });
-  const [error, setError] = useState<unknown>(null);
-  const save = async (body: unknown) => {
-    setError(null);
-    try {
-      const next = await put<WorkspaceAccess>(
-        `/v1/integrations/${encodeURIComponent(slug)}/workspaces`,
-        body,
-      );
-      queryClient.setQueryData(['integrations', 'workspaces', slug], next);
-    } catch (err) {
-      setError(err);
-    }
-  };
-  if (access.error instanceof ApiError && access.error.status === 403) return null;
-  const data = access.data;
-  const own = new Map(data?.workspaces.map((w) => [w.id, w.enabled]) ?? []);
-  const editable = can('integrations.update');
-  const list =
-    workspaces.data?.data ?? data?.workspaces.map((w) => ({ id: w.id, slug: w.id, name: '' })) ?? [];
-  return (
-    <section aria-labelledby={`shared-${slug}`}>
-      <h3 id={`shared-${slug}`}>Workspaces that may use it</h3>
-      {access.isPending ? <Loading what="Loading workspace access" /> : null}
-      <ErrorBanner error={access.error ?? error} />
-      {data ? (
-        <>
-          <label className="row">
-            <input
-              type="checkbox"
-              checked={data.global_workspace_access.enabled}
-              disabled={!editable}
-              onChange={(e) => void save({ global_workspace_access: { enabled: e.target.checked } })}
-            />
-            Every workspace without a setting of its own
-          </label>
-          <ul className="plain-list">
-            {list.map((w) => {
-              const enabled = own.get(w.id) ?? data.global_workspace_access.enabled;
-              return (
-                <li key={w.id}>
-                  <label className="row">
-                    <input
-                      type="checkbox"
-                      checked={enabled}
-                      disabled={!editable}
-                      onChange={(e) => void save({ workspaces: [{ id: w.id, enabled: e.target.checked }] })}
-                    />
-                    {w.name || w.slug}
-                    <span className="muted">{own.has(w.id) ? '(own setting)' : '(follows the default)'}</span>
-                  </label>
-                </li>
-              );
-            })}
-          </ul>
-        </>
-      ) : null}
-    </section>
   );
 }

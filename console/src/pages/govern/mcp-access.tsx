@@ -77,6 +77,8 @@ function KeyAccessEditor({ server }: { server: AccessServer }) {
     queryFn: () => get<ListOf<ApiKey>>('/v2/api-keys', { page_size: 100 }),
     enabled: can('api_keys.list'),
   });
+  // Here, not in the form: a save remounts the form with what is stored.
+  const [saved, setSaved] = useState(false);
   if (access.isPending) return <Loading what="Loading key access" />;
   if (access.error) return <ErrorBanner error={access.error} />;
   const workspaceKeys = keys.data?.data.filter((k) => k.workspace_id === server.workspace_id);
@@ -88,6 +90,8 @@ function KeyAccessEditor({ server }: { server: AccessServer }) {
       stored={access.data}
       keys={workspaceKeys}
       canEdit={can('mcp_servers.update')}
+      saved={saved}
+      setSaved={setSaved}
       onSaved={(next) => client.setQueryData(key, next)}
     />
   );
@@ -98,18 +102,21 @@ function KeyAccessForm({
   stored,
   keys,
   canEdit,
+  saved,
+  setSaved,
   onSaved,
 }: {
   server: AccessServer;
   stored: KeyAccess;
   keys: ApiKey[] | undefined;
   canEdit: boolean;
+  saved: boolean;
+  setSaved: (saved: boolean) => void;
   onSaved: (next: KeyAccess) => void;
 }) {
   const [fallback, setFallback] = useState(stored.default_key_access);
   const [rules, setRules] = useState<RuleDraft[]>(stored.key_access.map(draftOf));
   const [adding, setAdding] = useState('');
-  const [saved, setSaved] = useState(false);
   const form = useApiForm(
     () =>
       put<KeyAccess>(`/v2/mcp-servers/${server.id}/key-access`, {

@@ -1,14 +1,36 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createServer } from 'node:http';
 import type { Locator, Page } from 'playwright-core';
+import { listenOnLoopback } from '@switchyard/testing';
 import { screenshot, signInWithKey, startConsoleStack, type ConsoleStack } from './harness.ts';
 
 let stack: ConsoleStack;
+/** A fake agent on loopback: its card at /.well-known/agent-card.json; anything else 404. */
+let agent: { url: string; close(): Promise<void> };
+const CARD = {
+  name: 'Travel agent',
+  description: 'Books trips.',
+  url: 'http://127.0.0.1/a2a',
+  version: '1.2.0',
+  skills: [{ id: 'book', name: 'Book a trip', description: 'Books flights and hotels.', tags: ['travel'] }],
+};
 before(async () => {
-  stack = await startConsoleStack();
+  agent = await listenOnLoopback(
+    createServer((req, res) => {
+      if (req.url === '/.well-known/agent-card.json') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(CARD));
+      } else {
+        res.writeHead(404).end();
+      }
+    }),
+  );
+  // Loopback is trusted in this stack only, for the fake agent and MCP upstreams of these tests.
+  stack = await startConsoleStack({ TRUSTED_CUSTOM_HOSTS: '127.0.0.1' });
 });
 after(async () => {
   await stack?.close();
+  await agent?.close();
 });
 
 const chat = () =>
@@ -207,11 +229,184 @@ describe('MCP', () => {
 
     const form = await openForm(page, 'New MCP integration', 'New MCP integration');
     await form.getByLabel('Name').fill('CRM tools');
-    await form.getByLabel('Upstream URL').fill('http://127.0.0.1:9/mcp');
+    // A private address (loopback is trusted in this stack).
+    await form.getByLabel('Upstream URL').fill('http://10.1.2.3/mcp');
     await form.getByRole('button', { name: 'Create MCP integration' }).click();
     const url = form.getByLabel('Upstream URL');
     const message = await errorOf(url);
     assert.match(message, /loopback|private|not allowed|refused|unsafe/i);
     await screenshot(page, 'mcp');
+  });
+});
+
+/** The workspace's name and a key of it (as the admin key lists them). */
+async function workspaceFacts(): Promise<{ workspaceName: string; keyId: string; keyName: string }> {
+  const ws = await stack.api('GET', `/v2/workspaces/${stack.workspaceId}`, stack.adminKey);
+  assert.equal(ws.status, 200, JSON.stringify(ws.body));
+  const keys = await stack.api('GET', '/v2/api-keys?page_size=100', stack.adminKey);
+  assert.equal(keys.status, 200, JSON.stringify(keys.body));
+  const key = (
+    keys.body.data as { id: string; name: string; workspace_id: string | null; status: string }[]
+  ).find((k) => k.workspace_id === stack.workspaceId && k.status === 'active');
+  assert.ok(key, 'a key of the workspace');
+  return { workspaceName: ws.body.name as string, keyId: key.id, keyName: key.name };
+}
+
+describe('MCP access, workspaces and connections', () => {
+  test('key and user access edited in the console are saved and read back; a bad tool name is named', async () => {
+    const integration = await stack.api('POST', '/v2/mcp-integrations', stack.workspaceKey, {
+      name: 'Search upstream',
+      url: `${agent.url}/mcp`,
+      auth_type: 'none',
+      transport: 'http',
+    });
+    assert.equal(integration.status, 200, JSON.stringify(integration.body));
+    const server = await stack.api('POST', '/v2/mcp-servers', stack.workspaceKey, {
+      name: 'Search',
+      mcp_integration_id: integration.body.id,
+    });
+    assert.equal(server.status, 200, JSON.stringify(server.body));
+    const { keyId, keyName } = await workspaceFacts();
+
+    const page = await stack.newPage({ width: 390, height: 900 });
+    await signInWithKey(page, stack.adminKey, '/mcp-servers');
+    const card = page.getByRole('listitem', { name: 'Search', exact: true });
+    await card.getByRole('button', { name: 'Access' }).click();
+    const keysForm = card.getByRole('form', { name: 'API key access to Search' });
+    await keysForm.getByText('No per-key rules.').waitFor();
+    await keysForm.getByLabel('Keys without a rule').selectOption('deny');
+    await keysForm.getByLabel('Add a rule for').selectOption({ label: keyName });
+    await keysForm.getByRole('button', { name: 'Add rule' }).click();
+    const rule = keysForm.getByRole('listitem', { name: `Rule for ${keyName}` });
+    await rule.getByLabel(`Only these tools (${keyName})`).fill('search, fetch');
+    const denied = rule.getByLabel(`Never these tools (${keyName})`);
+    await denied.fill('x'.repeat(600));
+    await keysForm.getByRole('button', { name: 'Save key access' }).click();
+    assert.match(await errorOf(denied), /512|long|most/i);
+
+    await denied.fill('delete');
+    await keysForm.getByRole('button', { name: 'Save key access' }).click();
+    await keysForm.getByText('Key access saved.').waitFor();
+    const keyAccess = await stack.api('GET', `/v2/mcp-servers/${server.body.id}/key-access`, stack.adminKey);
+    assert.deepEqual(keyAccess.body, {
+      default_key_access: 'deny',
+      key_access: [
+        { api_key_id: keyId, enabled: true, allowed_tools: ['search', 'fetch'], denied_tools: ['delete'] },
+      ],
+    });
+
+    const usersForm = card.getByRole('form', { name: 'User access to Search' });
+    await usersForm.getByLabel('Users without a setting').selectOption('deny');
+    await usersForm.getByRole('button', { name: 'Save user access' }).click();
+    await usersForm.getByText('User access saved.').waitFor();
+    const userAccess = await stack.api(
+      'GET',
+      `/v2/mcp-servers/${server.body.id}/user-access`,
+      stack.adminKey,
+    );
+    assert.equal(userAccess.body.default_user_access, 'deny');
+    await screenshot(page, 'mcp-access');
+
+    // After a reload the page shows what is stored.
+    await page.reload();
+    await card.getByRole('button', { name: 'Access' }).click();
+    await keysForm.getByRole('listitem', { name: `Rule for ${keyName}` }).waitFor();
+    assert.equal(await keysForm.getByLabel('Keys without a rule').inputValue(), 'deny');
+    assert.equal(await usersForm.getByLabel('Users without a setting').inputValue(), 'deny');
+
+    await card.getByRole('button', { name: 'Connections' }).click();
+    await card
+      .getByRole('region', { name: 'Connections of Search' })
+      .getByText(/No user has connected an upstream account/)
+      .waitFor();
+  });
+
+  test('an organisation MCP integration enabled for a workspace in the console reaches that workspace', async () => {
+    const created = await stack.api('POST', '/v2/mcp-integrations', stack.adminKey, {
+      name: 'Shared docs',
+      url: `${agent.url}/docs-mcp`,
+      auth_type: 'none',
+      transport: 'http',
+    });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const seen = async () => {
+      const res = await stack.api('GET', '/v2/mcp-integrations?page_size=100', stack.workspaceKey);
+      return (res.body.data as { id: string }[]).some((i) => i.id === created.body.id);
+    };
+    assert.equal(await seen(), false, 'not enabled for the workspace yet');
+    const { workspaceName } = await workspaceFacts();
+
+    const page = await stack.newPage();
+    await signInWithKey(page, stack.adminKey, '/mcp-servers');
+    const card = page.getByRole('listitem', { name: 'Shared docs' });
+    await card.getByRole('button', { name: 'Workspaces' }).click();
+    const form = card.getByRole('form', { name: 'Workspaces of Shared docs' });
+    const box = form.getByRole('checkbox', {
+      name: new RegExp(`^${workspaceName} \\(follows the default\\)`),
+    });
+    assert.equal(await box.isChecked(), false);
+    await box.check();
+    await form.getByRole('button', { name: 'Save workspaces' }).click();
+    await form.getByText('Saved.').waitFor();
+    await form.getByRole('checkbox', { name: new RegExp(`^${workspaceName} \\(own setting\\)`) }).waitFor();
+
+    const access = await stack.api(
+      'GET',
+      `/v2/mcp-integrations/${created.body.id}/workspaces`,
+      stack.adminKey,
+    );
+    assert.deepEqual(
+      (access.body.data as { id: string; enabled: boolean }[]).map((w) => ({ id: w.id, enabled: w.enabled })),
+      [{ id: stack.workspaceId, enabled: true }],
+    );
+    assert.equal(await seen(), true, 'enabled for the workspace');
+  });
+});
+
+describe('agent integrations', () => {
+  test('an agent integration is created from a card the server fetched; a refused endpoint is named', async () => {
+    const page = await stack.newPage({ width: 390, height: 900 });
+    await signInWithKey(page, stack.adminKey, '/agent-integrations');
+    await page.getByRole('heading', { name: 'Agent integrations', level: 1 }).waitFor();
+    await page.getByText('No agent integrations yet.').waitFor();
+
+    const form = await openForm(page, 'New agent integration', 'New agent integration');
+    const endpoint = form.getByLabel('Agent endpoint');
+    await endpoint.fill('http://10.1.2.3/a2a');
+    await form.getByRole('button', { name: 'Fetch agent card' }).click();
+    assert.match(await errorOf(endpoint), /private|refused|not allowed|unsafe|loopback|reserved/i);
+
+    await endpoint.fill(`${agent.url}/a2a`);
+    await form.getByRole('button', { name: 'Fetch agent card' }).click();
+    const preview = form.getByRole('region', { name: 'Fetched agent card' });
+    await preview.getByRole('heading', { name: 'Travel agent' }).waitFor();
+    await preview.getByText(/1 skill/).waitFor();
+    assert.equal(await form.getByLabel('Name', { exact: true }).inputValue(), 'Travel agent');
+    await form.getByLabel('Slug').fill('travel');
+    await form.getByRole('button', { name: 'Create agent integration' }).click();
+    await form.waitFor({ state: 'detached' });
+
+    const card = page.getByRole('listitem', { name: 'Travel agent' });
+    await card.getByText(/1 skill/).waitFor();
+    await card.getByRole('button', { name: 'Skills' }).click();
+    await card.getByRole('cell', { name: /Book a trip/ }).waitFor();
+    await screenshot(page, 'agent-integrations');
+    const stored = await stack.api('GET', '/v2/agent-integrations/travel', stack.adminKey);
+    assert.equal(stored.status, 200, JSON.stringify(stored.body));
+    assert.deepEqual(stored.body.agent_card, CARD);
+
+    await card.getByRole('button', { name: 'Edit' }).click();
+    const edit = card.getByRole('form', { name: 'Edit Travel agent' });
+    await edit.getByLabel('Description').fill('Books trips for the team.');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'detached' });
+    const edited = await stack.api('GET', '/v2/agent-integrations/travel', stack.adminKey);
+    assert.equal(edited.body.description, 'Books trips for the team.');
+
+    await card.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('button', { name: 'Delete Travel agent' }).click();
+    await page.getByText('No agent integrations yet.').waitFor();
+    const gone = await stack.api('GET', '/v2/agent-integrations/travel', stack.adminKey);
+    assert.equal(gone.status, 404);
   });
 });

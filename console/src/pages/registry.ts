@@ -63,6 +63,13 @@ export const pages: readonly PageEntry[] = [
     component: lazy(() => import('./mcp.tsx')),
   },
   {
+    path: '/agent-integrations',
+    title: 'Agent integrations',
+    section: 'Build',
+    anyOf: ['agent_integrations.list'],
+    component: lazy(() => import('./agent-integrations.tsx')),
+  },
+  {
     path: '/policies',
     title: 'Limits',
     section: 'Govern',

@@ -10,6 +10,7 @@ import { CardListSection } from '../../ui/card-list.tsx';
 import { FormActions } from '../../ui/form-actions.tsx';
 import { type ListOf } from './common.tsx';
 import { CapabilityList } from './mcp-capabilities.tsx';
+import { WorkspaceEnablement } from './mcp-workspaces.tsx';
 
 export interface McpIntegration {
   id: string;
@@ -78,9 +79,9 @@ export function McpIntegrations() {
 }
 
 function IntegrationCard({ integration, onChanged }: { integration: McpIntegration; onChanged: () => void }) {
-  const { can } = useAuth();
+  const { can, identity } = useAuth();
   const client = useQueryClient();
-  const [open, setOpen] = useState<'edit' | 'tools' | null>(null);
+  const [open, setOpen] = useState<'edit' | 'tools' | 'workspaces' | null>(null);
   const metadata = useQuery({
     queryKey: ['mcp', 'metadata', integration.id],
     queryFn: () => get<Metadata>(`/v2/mcp-integrations/${integration.id}/metadata`),
@@ -126,6 +127,17 @@ function IntegrationCard({ integration, onChanged }: { integration: McpIntegrati
               onClick={() => setOpen(open === 'tools' ? null : 'tools')}
             >
               Capabilities
+            </button>
+          ) : null}
+          {can('mcp_integrations.read') &&
+          integration.workspace_id === null &&
+          identity.workspace === null ? (
+            <button
+              type="button"
+              aria-expanded={open === 'workspaces'}
+              onClick={() => setOpen(open === 'workspaces' ? null : 'workspaces')}
+            >
+              Workspaces
             </button>
           ) : null}
           {can('mcp_integrations.delete') ? (
@@ -179,6 +191,13 @@ function IntegrationCard({ integration, onChanged }: { integration: McpIntegrati
           base={`/v2/mcp-integrations/${integration.id}`}
           owner={integration.name}
           canSwitch={can('mcp_integrations.update')}
+        />
+      ) : null}
+      {open === 'workspaces' ? (
+        <WorkspaceEnablement
+          base={`/v2/mcp-integrations/${integration.id}`}
+          owner={integration.name}
+          canEdit={can('mcp_integrations.update')}
         />
       ) : null}
     </li>

@@ -10,6 +10,8 @@ import { FormActions } from '../../ui/form-actions.tsx';
 import { words, type ListOf } from './common.tsx';
 import { CapabilityList } from './mcp-capabilities.tsx';
 import { useMcpIntegrations } from './mcp-integrations.tsx';
+import { McpAccess } from './mcp-access.tsx';
+import { McpConnections } from './mcp-connections.tsx';
 
 interface McpServer {
   id: string;
@@ -37,24 +39,6 @@ interface TestResult {
   url: string;
   server_name: string;
   error: string | null;
-}
-interface KeyAccess {
-  default_key_access: string;
-  key_access: {
-    api_key_id: string;
-    enabled: boolean;
-    allowed_tools: string[] | null;
-    denied_tools: string[] | null;
-  }[];
-}
-interface UserAccess {
-  data: {
-    user_id: string;
-    first_name: string | null;
-    last_name: string | null;
-    enabled: boolean;
-    has_override: boolean;
-  }[];
 }
 
 export function McpServers() {
@@ -94,7 +78,7 @@ export function McpServers() {
 
 function ServerCard({ server, onChanged }: { server: McpServer; onChanged: () => void }) {
   const { can } = useAuth();
-  const [open, setOpen] = useState<'edit' | 'tools' | 'access' | null>(null);
+  const [open, setOpen] = useState<'edit' | 'tools' | 'access' | 'connections' | null>(null);
   const [test, setTest] = useState<TestResult | null>(null);
   const [testing, setTesting] = useState(false);
   const [testError, setTestError] = useState<unknown>(null);
@@ -107,7 +91,7 @@ function ServerCard({ server, onChanged }: { server: McpServer; onChanged: () =>
       .catch(setTestError)
       .finally(() => setTesting(false));
   };
-  const toggle = (what: 'edit' | 'tools' | 'access') => setOpen(open === what ? null : what);
+  const toggle = (what: 'edit' | 'tools' | 'access' | 'connections') => setOpen(open === what ? null : what);
   return (
     <li className="card policy-card" aria-label={server.name}>
       <div className="section-head">
@@ -123,6 +107,13 @@ function ServerCard({ server, onChanged }: { server: McpServer; onChanged: () =>
               </button>
               <button type="button" aria-expanded={open === 'access'} onClick={() => toggle('access')}>
                 Access
+              </button>
+              <button
+                type="button"
+                aria-expanded={open === 'connections'}
+                onClick={() => toggle('connections')}
+              >
+                Connections
               </button>
             </>
           ) : null}
@@ -194,68 +185,9 @@ function ServerCard({ server, onChanged }: { server: McpServer; onChanged: () =>
           canSwitch={can('mcp_servers.update')}
         />
       ) : null}
-      {open === 'access' ? <Access server={server} /> : null}
+      {open === 'access' ? <McpAccess server={server} /> : null}
+      {open === 'connections' ? <McpConnections server={server} /> : null}
     </li>
-  );
-}
-
-/** Who may use the server: per-key rules and per-user settings (read-only here). */
-function Access({ server }: { server: McpServer }) {
-  const keys = useQuery({
-    queryKey: ['mcp', 'key-access', server.id],
-    queryFn: () => get<KeyAccess>(`/v2/mcp-servers/${server.id}/key-access`),
-  });
-  const users = useQuery({
-    queryKey: ['mcp', 'user-access', server.id],
-    queryFn: () => get<UserAccess>(`/v2/mcp-servers/${server.id}/user-access`, { page_size: 100 }),
-  });
-  return (
-    <div className="grid">
-      <div>
-        <h4>API keys</h4>
-        <ErrorBanner error={keys.error} />
-        {keys.data ? (
-          <>
-            <p>Keys without a rule: {keys.data.default_key_access}</p>
-            {keys.data.key_access.length === 0 ? (
-              <p className="muted">No per-key rules.</p>
-            ) : (
-              <ul aria-label="Key access rules">
-                {keys.data.key_access.map((k) => (
-                  <li key={k.api_key_id}>
-                    <code>{k.api_key_id}</code>: {k.enabled ? 'enabled' : 'shut out'}
-                    {k.allowed_tools?.length ? ` · only ${k.allowed_tools.join(', ')}` : ''}
-                    {k.denied_tools?.length ? ` · never ${k.denied_tools.join(', ')}` : ''}
-                  </li>
-                ))}
-              </ul>
-            )}
-          </>
-        ) : null}
-      </div>
-      <div>
-        <h4>Users</h4>
-        <ErrorBanner error={users.error} />
-        {users.data ? (
-          <>
-            <p>Users without a setting: {server.default_user_access}</p>
-            {users.data.data.length === 0 ? (
-              <p className="muted">No users in the workspace.</p>
-            ) : (
-              <ul aria-label="User access">
-                {users.data.data.map((u) => (
-                  <li key={u.user_id}>
-                    {[u.first_name, u.last_name].filter(Boolean).join(' ') || u.user_id}:{' '}
-                    {u.enabled ? 'allowed' : 'denied'}
-                    {u.has_override ? ' (own setting)' : ''}
-                  </li>
-                ))}
-              </ul>
-            )}
-          </>
-        ) : null}
-      </div>
-    </div>
   );
 }
 

@@ -245,4 +245,172 @@ describe('organisation pages', () => {
     assert.match(await page.getByRole('banner').innerText(), /Signed in as ada@sso\.test/);
     assert.equal(new URL(page.url()).origin, stack.url);
   });
+  test('settings: deleting the default workspace is refused in the API’s words; another workspace is deleted', async () => {
+    const made = await stack.api('POST', '/v2/workspaces', stack.adminKey, {
+      name: 'Scratch',
+      slug: 'scratch',
+    });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    const defaultWorkspace = await stack.api('GET', `/v2/workspaces/${stack.workspaceId}`, stack.adminKey);
+    const defaultName = defaultWorkspace.body.name as string;
+
+    const page = await stack.newPage();
+    await openSignedIn(page, stack.adminKey, '/settings');
+    const table = page.getByRole('table', { name: 'Workspaces' });
+    await table.getByRole('button', { name: defaultName, exact: true }).click();
+    await page.getByRole('form', { name: `Settings of ${defaultName}` }).waitFor();
+    await page.getByRole('button', { name: `Delete workspace ${defaultName}` }).click();
+    const refusal = page.getByRole('alertdialog', { name: `Delete workspace ${defaultName}` });
+    assert.match(await refusal.innerText(), new RegExp(`Delete the workspace ${defaultName}`));
+    await refusal.getByRole('button', { name: `Yes, delete ${defaultName}` }).click();
+    await refusal
+      .getByRole('alert')
+      .filter({ hasText: /is the organisation's default workspace and cannot be deleted/ })
+      .waitFor();
+    await refusal.getByRole('button', { name: 'Cancel' }).click();
+
+    // The picker in the top bar lists Scratch until it is deleted.
+    const picker = page.getByRole('banner').getByLabel('Workspace');
+    assert.ok((await picker.locator('option').allInnerTexts()).includes('Scratch'));
+    await table.getByRole('button', { name: 'Scratch', exact: true }).click();
+    await page.getByRole('form', { name: 'Settings of Scratch' }).waitFor();
+    await page.getByRole('button', { name: 'Delete workspace Scratch' }).click();
+    const dialog = page.getByRole('alertdialog', { name: 'Delete workspace Scratch' });
+    assert.match(await dialog.innerText(), /API keys are revoked/);
+    await dialog.getByRole('button', { name: 'Yes, delete Scratch' }).click();
+    await page.getByRole('status').filter({ hasText: 'Deleted workspace Scratch.' }).waitFor();
+    await table.getByRole('button', { name: defaultName, exact: true }).waitFor();
+    assert.equal(await table.getByRole('button', { name: 'Scratch', exact: true }).count(), 0);
+    assert.ok(!(await picker.locator('option').allInnerTexts()).includes('Scratch'), 'gone from the picker');
+    const list = await stack.api('GET', '/v2/workspaces', stack.adminKey);
+    assert.ok(!list.body.data.some((w: { slug: string }) => w.slug === 'scratch'));
+  });
+
+  test('deployments: every field is edited; a bad URL is refused on its field', async () => {
+    const made = await stack.api('POST', '/v1/deployments', stack.adminKey, {
+      name: 'Harbor',
+      slug: 'harbor',
+    });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    const page = await stack.newPage({ width: 390, height: 900 });
+    await openSignedIn(page, stack.adminKey, `/deployments?id=${made.body.id as string}`);
+    await page.getByRole('heading', { name: 'Harbor', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Edit', exact: true }).click();
+    const form = page.getByRole('form', { name: 'Edit Harbor' });
+    await form.getByLabel('Name', { exact: true }).fill('Harbor EU');
+    await form.getByLabel('Gateway base URL', { exact: true }).fill('gateway.example');
+    await form.getByLabel('Tags', { exact: true }).fill('region=eu\nteam=platform');
+    await form.getByLabel('Type', { exact: true }).selectOption('non_production');
+    await form.getByRole('button', { name: 'Save deployment' }).click();
+    await fieldError(page, 'Gateway base URL', /http\(s\) URL/);
+    const unchanged = await stack.api('GET', '/v1/deployments/harbor', stack.adminKey);
+    assert.equal(unchanged.body.name, 'Harbor', 'nothing was saved');
+
+    await form.getByLabel('Gateway base URL', { exact: true }).fill('https://gateway.example');
+    await form.getByLabel('The playground may proxy through it').check();
+    const defaultWorkspace = await stack.api('GET', `/v2/workspaces/${stack.workspaceId}`, stack.adminKey);
+    await form
+      .getByRole('group', { name: 'Workspaces of this deployment' })
+      .getByLabel(defaultWorkspace.body.name as string)
+      .check();
+    await form.getByLabel('Credentials change', { exact: true }).selectOption('replace');
+    await form.getByLabel('Username', { exact: true }).fill('gateway-user');
+    await form.getByLabel('Password', { exact: true }).fill('s3cret-pass');
+    await form.getByRole('button', { name: 'Save deployment' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved Harbor EU.' }).waitFor();
+    await page.getByRole('heading', { name: 'Harbor EU', exact: true }).waitFor();
+    await screenshot(page, 'deployment-edited');
+    const saved = await stack.api('GET', `/v1/deployments/${made.body.id as string}`, stack.adminKey);
+    assert.equal(saved.body.name, 'Harbor EU');
+    assert.equal(saved.body.type, 'non_production');
+    assert.deepEqual(saved.body.tags, { region: 'eu', team: 'platform' });
+    assert.equal(saved.body.auth_settings.gateway_base_url, 'https://gateway.example');
+    assert.equal(saved.body.auth_settings.is_playground_proxy_allowed, 1);
+    assert.deepEqual(
+      saved.body.workspaces.map((w: { id: string }) => w.id),
+      [stack.workspaceId],
+    );
+    assert.equal(saved.body.credentials.username, 'gateway-user');
+    // Health is still shown in words.
+    await page.getByRole('button', { name: 'Check health' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Health: unknown — no gateway has reported yet \(checked / })
+      .waitFor();
+  });
+
+  test('prompts: shared with another workspace, which sees it and forks a copy of its own', async () => {
+    const design = await stack.api('POST', '/v2/workspaces', stack.adminKey, {
+      name: 'Design',
+      slug: 'design',
+    });
+    assert.equal(design.status, 200, JSON.stringify(design.body));
+    const made = await stack.api('POST', '/v2/prompts', stack.workspaceKey, {
+      name: 'Greeting',
+      slug: 'greeting',
+      string: 'Hello {{name}}',
+      model: '@mock/mock-1',
+    });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+
+    const page = await stack.newPage();
+    await openSignedIn(page, stack.workspaceKey, `/prompts?id=${made.body.id as string}`);
+    const sharing = page.getByRole('region', { name: 'Sharing' });
+    await sharing.getByRole('status').filter({ hasText: 'Not shared' }).waitFor();
+    const target = sharing.getByLabel('Share with workspace', { exact: true });
+    // A workspace key names the workspace (it may not list the others).
+    await target.fill('no-such-workspace');
+    await sharing.getByRole('button', { name: 'Share', exact: true }).click();
+    await fieldError(page, 'Share with workspace', /Workspace 'no-such-workspace' not found/);
+    await target.fill('design');
+    await sharing.getByRole('button', { name: 'Share', exact: true }).click();
+    await sharing.getByRole('status').filter({ hasText: 'Shared with 1 workspace' }).waitFor();
+    assert.match(await sharing.getByRole('list', { name: 'Shared with' }).innerText(), /design/);
+    await page
+      .getByRole('table', { name: 'Prompts' })
+      .getByRole('row', { name: /Greeting/ })
+      .filter({ hasText: 'with design' })
+      .waitFor();
+    const listed = await stack.api('GET', '/v2/prompts?show_prompt_share=true', stack.workspaceKey);
+    const greeting = listed.body.data.find((p: { slug: string }) => p.slug === 'greeting');
+    assert.deepEqual(
+      greeting.shared_with.map((w: { slug: string }) => w.slug),
+      ['design'],
+    );
+
+    // The admin, in the Design workspace, finds it among the prompts shared with Design and forks it.
+    const admin = await stack.newPage();
+    await openSignedIn(admin, stack.adminKey, '/prompts');
+    await admin.getByRole('banner').getByLabel('Workspace').selectOption({ label: 'Design' });
+    await admin.getByLabel('Whose prompts', { exact: true }).selectOption('shared');
+    await admin.getByRole('table', { name: 'Prompts' }).getByRole('link', { name: 'Greeting' }).click();
+    const shared = admin.getByRole('region', { name: 'Sharing' });
+    await shared.getByText(/Shared with this workspace by/).waitFor();
+    await shared.getByRole('button', { name: 'Fork…' }).click();
+    const fork = admin.getByRole('form', { name: 'Fork Greeting' });
+    assert.equal(await fork.getByLabel('Into workspace', { exact: true }).inputValue(), design.body.id);
+    await fork.getByLabel('Name of the copy', { exact: true }).fill('Greeting for design');
+    await fork.getByRole('button', { name: 'Fork', exact: true }).click();
+    await admin.getByRole('heading', { name: 'Greeting for design' }).waitFor();
+    await admin
+      .getByRole('table', { name: 'Prompts' })
+      .getByRole('link', { name: 'Greeting for design' })
+      .waitFor();
+    assert.equal(await admin.getByLabel('Whose prompts', { exact: true }).inputValue(), 'own');
+    await screenshot(admin, 'prompt-fork');
+    const copies = await stack.api(
+      'GET',
+      `/v2/prompts?workspace_id=${design.body.id as string}`,
+      stack.adminKey,
+    );
+    const copy = copies.body.data.find((p: { name: string }) => p.name === 'Greeting for design');
+    assert.ok(copy, 'the copy belongs to Design');
+    assert.equal(copy.workspace_id, design.body.id);
+
+    // Unshared, Design no longer lists it.
+    await sharing.getByRole('button', { name: 'Stop sharing with design' }).click();
+    await sharing.getByRole('status').filter({ hasText: 'Not shared' }).waitFor();
+    const sharedNow = await stack.api('GET', `/v2/prompts?type=shared&workspace_id=design`, stack.adminKey);
+    assert.equal(sharedNow.body.data.length, 0);
+  });
 });

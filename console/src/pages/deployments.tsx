@@ -12,6 +12,7 @@ import { Section } from '../ui/section.tsx';
 import { Table } from '../ui/table.tsx';
 import { FormActions } from '../ui/form-actions.tsx';
 import { Details, StatusBadge, type ListBody } from './org/common.tsx';
+import { DeploymentEditor, type EditableDeployment } from './org/deployment-editor.tsx';
 
 interface Deployment {
   id: string;
@@ -24,7 +25,9 @@ interface Deployment {
   last_synced_at: string | null;
   created_at: string;
   tags: Record<string, string>;
-  auth_settings: Record<string, unknown>;
+  auth_settings: EditableDeployment['auth_settings'];
+  deployment_config?: Record<string, unknown>;
+  client_auth?: string | null;
   workspaces: { id?: string; slug?: string }[] | string[];
   version: string | null;
   instances: { id?: string; hostname?: string; last_seen_at?: string; version?: string }[];
@@ -159,6 +162,8 @@ function CreateDeployment({ onDone }: { onDone: (id: string | null) => void }) {
 function DeploymentDetail({ id, onGone }: { id: string; onGone: () => void }) {
   const { can } = useAuth();
   const queryClient = useQueryClient();
+  const [editing, setEditing] = useState(false);
+  const [saved, setSaved] = useState(false);
   const detail = useQuery({
     queryKey: ['deployment', id],
     queryFn: () => get<Deployment>(`/v1/deployments/${id}`),
@@ -189,6 +194,17 @@ function DeploymentDetail({ id, onGone }: { id: string; onGone: () => void }) {
           <button type="button" onClick={() => ping.mutate()} disabled={ping.isPending}>
             Check health
           </button>
+          {can('deployments.update') && d.status !== 'archived' && !editing ? (
+            <button
+              type="button"
+              onClick={() => {
+                setSaved(false);
+                setEditing(true);
+              }}
+            >
+              Edit
+            </button>
+          ) : null}
           {can('deployments.delete') && d.status !== 'archived' ? (
             <ConfirmButton
               label="Archive"
@@ -200,6 +216,20 @@ function DeploymentDetail({ id, onGone }: { id: string; onGone: () => void }) {
       }
     >
       <ErrorBanner error={ping.error ?? archive.error} />
+      {editing ? (
+        <DeploymentEditor
+          deployment={d}
+          onDone={(done) => {
+            setEditing(false);
+            setSaved(done);
+          }}
+        />
+      ) : null}
+      {saved ? (
+        <p role="status" className="ok-text">
+          Saved {d.name}.
+        </p>
+      ) : null}
       <p role="status">
         Health: <StatusBadge status={health} /> — {HEALTH_TEXT[health] ?? health}
         {ping.data ? ` (checked ${new Date().toLocaleTimeString()})` : ''}.
@@ -212,8 +242,16 @@ function DeploymentDetail({ id, onGone }: { id: string; onGone: () => void }) {
           ['Default', d.is_default ? 'yes' : 'no'],
           ['Last report', when(ping.data?.last_synced_at ?? d.last_synced_at)],
           ['Gateway version', d.version],
-          ['Gateway base URL', (d.auth_settings.gateway_base_url as string | null) ?? null],
+          ['Gateway base URL', d.auth_settings.gateway_base_url ?? null],
+          ['MCP gateway base URL', d.auth_settings.mcp_gateway_base_url ?? null],
           ['All workspaces allowed', d.auth_settings.allow_all_workspaces ? 'yes' : 'no'],
+          [
+            'Workspaces',
+            (d.workspaces as ({ slug?: string; id?: string } | string)[])
+              .map((w) => (typeof w === 'string' ? w : (w.slug ?? w.id)))
+              .join(', '),
+          ],
+          ['Client auth', d.client_auth ? 'set' : 'none'],
           ['Credentials', d.credentials ? 'set (masked)' : 'none'],
           ['Created', when(d.created_at)],
         ]}

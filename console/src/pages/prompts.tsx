@@ -5,19 +5,25 @@ import { del, get, put } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { Empty, ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Page } from '../ui/page.tsx';
+import { Field } from '../ui/form.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { when } from '../ui/format.ts';
 import { Section } from '../ui/section.tsx';
 import { type ListBody } from './org/common.tsx';
 import { basePath, PromptEditor, type PromptDetail, type PromptKind } from './org/prompt-editor.tsx';
 import { PromptPlayground } from './org/prompt-playground.tsx';
+import { PromptSharing, type SharedSummary } from './org/prompt-sharing.tsx';
 
-interface PromptSummary {
-  id: string;
-  slug: string;
-  name: string;
+interface PromptSummary extends SharedSummary {
   default_version: number;
   last_updated_at: string;
+}
+
+/** A list item's sharing in words. */
+function sharingText(p: PromptSummary): string {
+  if (p.shared_from) return `from ${p.shared_from.workspace_slug ?? p.shared_from.workspace_id}`;
+  const n = p.shared_with?.length ?? 0;
+  return n === 0 ? '—' : `with ${p.shared_with!.map((w) => w.slug).join(', ')}`;
 }
 
 interface VersionRow {
@@ -41,9 +47,10 @@ function versionRows(raw: Record<string, unknown>[]): VersionRow[] {
 
 /** Saved prompts and partials of the workspace: create, edit (new versions), make default, try. */
 export default function PromptsPage() {
-  const { workspaceId, can } = useAuth();
+  const { workspaceId, setWorkspaceId, can } = useAuth();
   const [params, setParams] = useSearchParams();
   const kind: PromptKind = params.get('kind') === 'partial' ? 'partial' : 'prompt';
+  const view = params.get('view') === 'shared' ? 'shared' : 'own';
   const selected = params.get('id');
   const creating = params.get('new') === '1';
   const select = (next: Record<string, string | null>) => {
@@ -57,10 +64,12 @@ export default function PromptsPage() {
   const queryClient = useQueryClient();
   const [search, setSearch] = useState('');
   const list = useQuery({
-    queryKey: ['prompts', kind, workspaceId, search],
+    queryKey: ['prompts', kind, workspaceId, view, search],
     queryFn: () =>
       get<ListBody<PromptSummary>>(basePath(kind), {
         workspace_id: workspaceId ?? undefined,
+        type: view === 'shared' ? 'shared' : undefined,
+        show_prompt_share: 'true',
         search: search || undefined,
         page_size: 100,
       }),
@@ -94,19 +103,35 @@ export default function PromptsPage() {
       </div>
       <div className="org-split">
         <div className="org-list">
+          <Field label={`Whose ${noun}s`}>
+            <select
+              value={view}
+              onChange={(e) => select({ view: e.target.value === 'shared' ? 'shared' : null, id: null })}
+            >
+              <option value="own">This workspace&apos;s</option>
+              <option value="shared">Shared with this workspace</option>
+            </select>
+          </Field>
           <label className="field">
             <span>Search {noun}s</span>
             <input type="search" value={search} onChange={(e) => setSearch(e.target.value)} />
           </label>
           {list.isPending ? <Loading /> : null}
           <ErrorBanner error={list.error} />
-          {list.data && list.data.data.length === 0 ? <Empty>No {noun}s yet in this workspace.</Empty> : null}
+          {list.data && list.data.data.length === 0 ? (
+            <Empty>
+              {view === 'shared'
+                ? `No ${noun}s of other workspaces are shared with this workspace.`
+                : `No ${noun}s yet in this workspace.`}
+            </Empty>
+          ) : null}
           {list.data && list.data.data.length > 0 ? (
             <table aria-label={kind === 'prompt' ? 'Prompts' : 'Partials'}>
               <thead>
                 <tr>
                   <th>Name</th>
                   <th>Version</th>
+                  <th>Shared</th>
                   <th>Updated</th>
                 </tr>
               </thead>
@@ -115,7 +140,11 @@ export default function PromptsPage() {
                   <tr key={p.id} aria-current={p.id === selected ? 'true' : undefined}>
                     <td>
                       <Link
-                        to={`?${new URLSearchParams({ ...(kind === 'partial' ? { kind } : {}), id: p.id })}`}
+                        to={`?${new URLSearchParams({
+                          ...(kind === 'partial' ? { kind } : {}),
+                          ...(view === 'shared' ? { view } : {}),
+                          id: p.id,
+                        })}`}
                       >
                         {p.name}
                       </Link>
@@ -124,6 +153,7 @@ export default function PromptsPage() {
                       </div>
                     </td>
                     <td>{p.default_version}</td>
+                    <td>{sharingText(p)}</td>
                     <td>{when(p.last_updated_at)}</td>
                   </tr>
                 ))}
@@ -149,6 +179,10 @@ export default function PromptsPage() {
               kind={kind}
               id={selected}
               onGone={() => select({ id: null })}
+              onForked={(id, target) => {
+                if (target !== workspaceId) setWorkspaceId(target);
+                select({ view: null, id });
+              }}
             />
           ) : (
             <p className="muted">Pick a {noun} to see its versions and try it, or make a new one.</p>
@@ -159,8 +193,18 @@ export default function PromptsPage() {
   );
 }
 
-function PromptDetailView({ kind, id, onGone }: { kind: PromptKind; id: string; onGone: () => void }) {
-  const { can } = useAuth();
+function PromptDetailView({
+  kind,
+  id,
+  onGone,
+  onForked,
+}: {
+  kind: PromptKind;
+  id: string;
+  onGone: () => void;
+  onForked: (id: string, workspaceId: string) => void;
+}) {
+  const { can, identity } = useAuth();
   const queryClient = useQueryClient();
   const [editing, setEditing] = useState(false);
   const detail = useQuery({
@@ -191,6 +235,8 @@ function PromptDetailView({ kind, id, onGone }: { kind: PromptKind; id: string; 
   if (detail.isPending) return <Loading />;
   if (detail.error) return <ErrorBanner error={detail.error} />;
   const prompt = detail.data;
+  // A prompt shared with a workspace key's workspace is read-only to it (an admin key changes any).
+  const mayChange = identity.workspace === null || identity.workspace.id === prompt.workspace_id;
   return (
     <div>
       {editing ? (
@@ -210,12 +256,12 @@ function PromptDetailView({ kind, id, onGone }: { kind: PromptKind; id: string; 
           id="prompt-detail"
           actions={
             <>
-              {can('prompts.update') ? (
+              {can('prompts.update') && mayChange ? (
                 <button type="button" onClick={() => setEditing(true)}>
                   Edit
                 </button>
               ) : null}
-              {can('prompts.delete') ? (
+              {can('prompts.delete') && mayChange ? (
                 <ConfirmButton
                   label="Archive"
                   question={`Archive ${prompt.name}?`}
@@ -245,6 +291,7 @@ function PromptDetailView({ kind, id, onGone }: { kind: PromptKind; id: string; 
           <pre aria-label="Template of the default version">{prompt.string}</pre>
         </Section>
       )}
+      <PromptSharing kind={kind} prompt={prompt} onForked={onForked} />
       {kind === 'prompt' && can('prompts.render') ? (
         <PromptPlayground prompt={prompt} versions={versions.data?.map((v) => v.number) ?? []} />
       ) : null}
@@ -280,7 +327,7 @@ function PromptDetailView({ kind, id, onGone }: { kind: PromptKind; id: string; 
                     </details>
                   </td>
                   <td>
-                    {!v.isDefault && can('prompts.update') ? (
+                    {!v.isDefault && can('prompts.update') && mayChange ? (
                       <button
                         type="button"
                         onClick={() => makeDefault.mutate(v.number)}

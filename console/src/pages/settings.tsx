@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { get, post, put } from '../api.ts';
+import { api, get, post, put } from '../api.ts';
 import { useAuth } from '../auth.tsx';
 import { ErrorBanner, Loading } from '../ui/feedback.tsx';
 import { Field, FormError, useApiForm } from '../ui/form.tsx';
@@ -9,6 +9,7 @@ import { when } from '../ui/format.ts';
 import { Section } from '../ui/section.tsx';
 import { Table } from '../ui/table.tsx';
 import { FormActions } from '../ui/form-actions.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
 import { splitList, type ListBody } from './org/common.tsx';
 
 interface OrgSettings {
@@ -202,9 +203,10 @@ function OrganisationForm({ initial }: { initial: OrgSettings }) {
 }
 
 function WorkspaceSettings() {
-  const { can, identity, workspaceId } = useAuth();
+  const { can, identity, workspaceId, setWorkspaceId } = useAuth();
   const [picked, setPicked] = useState<string | null>(null);
   const [creating, setCreating] = useState(false);
+  const [deleted, setDeleted] = useState<string | null>(null);
   const list = useQuery({
     queryKey: ['workspaces', 'settings'],
     queryFn: () => get<ListBody<Workspace>>('/v2/workspaces', { page_size: 100 }),
@@ -227,7 +229,10 @@ function WorkspaceSettings() {
         <CreateWorkspace
           onDone={(id) => {
             setCreating(false);
-            if (id) setPicked(id);
+            if (id) {
+              setDeleted(null);
+              setPicked(id);
+            }
           }}
         />
       ) : null}
@@ -252,7 +257,23 @@ function WorkspaceSettings() {
           { header: 'Created', cell: (w) => when(w.created_at) },
         ]}
       />
-      {current ? <WorkspaceEditor key={current} id={current} /> : null}
+      {deleted ? (
+        <p role="status" className="ok-text">
+          Deleted workspace {deleted}.
+        </p>
+      ) : null}
+      {current ? (
+        <WorkspaceEditor
+          key={current}
+          id={current}
+          onDeleted={(gone) => {
+            setDeleted(gone.name);
+            setPicked(null);
+            // The top bar's workspace goes too: the picker falls back to the first one left.
+            if (workspaceId === gone.id) setWorkspaceId(null);
+          }}
+        />
+      ) : null}
     </Section>
   );
 }
@@ -298,17 +319,17 @@ function CreateWorkspace({ onDone }: { onDone: (id: string | null) => void }) {
   );
 }
 
-function WorkspaceEditor({ id }: { id: string }) {
+function WorkspaceEditor({ id, onDeleted }: { id: string; onDeleted: (gone: Workspace) => void }) {
   const workspace = useQuery({
     queryKey: ['workspace', id],
     queryFn: () => get<Workspace>(`/v2/workspaces/${id}`),
   });
   if (workspace.isPending) return <Loading />;
   if (workspace.error) return <ErrorBanner error={workspace.error} />;
-  return <WorkspaceForm initial={workspace.data} />;
+  return <WorkspaceForm initial={workspace.data} onDeleted={onDeleted} />;
 }
 
-function WorkspaceForm({ initial }: { initial: Workspace }) {
+function WorkspaceForm({ initial, onDeleted }: { initial: Workspace; onDeleted: (gone: Workspace) => void }) {
   const { can } = useAuth();
   const queryClient = useQueryClient();
   const editable = can('workspaces.update');
@@ -384,6 +405,28 @@ function WorkspaceForm({ initial }: { initial: Workspace }) {
               Saved.
             </span>
           ) : null}
+        </div>
+      ) : null}
+      {can('workspaces.delete') ? (
+        <div className="settings-danger">
+          <ConfirmButton
+            label={`Delete workspace ${initial.name}`}
+            question={
+              <>
+                Delete the workspace <strong>{initial.name}</strong> (<code>{initial.slug}</code>)? Its API
+                keys are revoked, its configs, guardrails, limit policies, prompts and partials archived, and
+                its members removed. This cannot be undone.
+              </>
+            }
+            confirmLabel={`Yes, delete ${initial.name}`}
+            onConfirm={async () => {
+              // The name confirms that the right workspace goes (the API refuses another).
+              await api('DELETE', `/v2/workspaces/${initial.id}`, { body: { name: initial.name } });
+              queryClient.removeQueries({ queryKey: ['workspace', initial.id] });
+              await queryClient.invalidateQueries({ queryKey: ['workspaces'] });
+              onDeleted(initial);
+            }}
+          />
         </div>
       ) : null}
     </form>

@@ -55,7 +55,7 @@ export interface ConsoleBenchResults {
   days: number;
   loadSeconds: number;
   analyzeSeconds: number;
-  /** How long log-export's rollup job took, after the load, to make every loaded hour. */
+  /** How long the rollup job took, after the load, to make every loaded hour. */
   rollupSeconds: number;
   viewport: { width: number; height: number };
   command: string;
@@ -114,7 +114,7 @@ export function toMarkdown(r: ConsoleBenchResults): string {
     `- Logs: ${int(r.logs)} over the last ${r.days} days, ${int(r.workspaceLogs)} of them in the signed-in key's workspace ` +
       `(the rest in other synthetic organisations and workspaces); loaded in ${r.loadSeconds.toFixed(0)} s ` +
       `(${int(r.logs / Math.max(r.loadSeconds, 0.001))} logs/s, COPY, with log-export stopped), ANALYZE ${r.analyzeSeconds.toFixed(0)} s; ` +
-      `then log-export's rollup job made every hour in ${r.rollupSeconds.toFixed(0)} s, before the first navigation`,
+      `rollups of every hour made in ${r.rollupSeconds.toFixed(0)} s before log-export started again (its job idle while timed)`,
     '',
     `Command: \`${r.command}\`. The five services run as separate processes on real PostgreSQL, Kafka and ` +
       'Redis (the e2e harness); the built console is served by `switchyard console`, behind an ingress that ' +

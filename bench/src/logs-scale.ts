@@ -34,17 +34,14 @@ import { RequestLogService, requestLogFromEvent } from '../../services/log-expor
 import { logExportService } from '../../services/log-export/src/service.ts';
 import { AnalyticsRepository } from '../../services/log-export/src/store/analytics.repository.ts';
 import type { RequestLog } from '../../services/log-export/src/store/entities.ts';
-import {
-  FeedbackRepository,
-  type Feedback,
-} from '../../services/log-export/src/store/feedback.repository.ts';
-import { RequestLogPartitions, dayOf } from '../../services/log-export/src/store/request-log-partitions.ts';
+import { FeedbackRepository } from '../../services/log-export/src/store/feedback.repository.ts';
 import { RequestLogRepository } from '../../services/log-export/src/store/request-log.repository.ts';
 import { RollupMaterialiser } from '../../services/log-export/src/store/rollups.ts';
 import { RequestLogSearch } from '../../services/log-export/src/store/request-log.search.ts';
-import { bulkStore } from './logs-scale/bulk-store.ts';
-import { makeWorld, syntheticEvent, syntheticFeedback, type World } from './logs-scale/synthetic.ts';
+import { DAY_MS, HOUR_MS, loadLogs, preparePartitions } from './logs-scale/load.ts';
+import { makeWorld, syntheticEvent, type World } from './logs-scale/synthetic.ts';
 import { RESULT_DIRS } from './report.ts';
+import { nearestRank } from './stats.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -69,8 +66,6 @@ const LOGS = count('logs', args.logs, 1_000, 100_000_000);
 const INGEST = count('ingest', args.ingest, 500, 10_000_000);
 /** As the consumer's (REQUEST_LOG_BATCH in request-log.consumer.ts). */
 const REQUEST_LOG_BATCH = 500;
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
 const DAYS = 30;
 const HOURS = DAYS * 24;
 /** Bulk writers: COPY on one connection while the next hour's rows are built for the other. */
@@ -119,10 +114,6 @@ interface IngestRun {
   storingEventsPerS: number;
 }
 
-/** Nearest-rank percentile of sorted values. */
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-
 async function time(
   run: () => Promise<number>,
 ): Promise<{ p50Ms: number; p95Ms: number; answered: number; runs: number }> {
@@ -140,7 +131,7 @@ async function time(
     ms.push(performance.now() - t);
   }
   ms.sort((a, b) => a - b);
-  return { p50Ms: percentile(ms, 50), p95Ms: percentile(ms, 95), answered, runs: ms.length };
+  return { p50Ms: nearestRank(ms, 50), p95Ms: nearestRank(ms, 95), answered, runs: ms.length };
 }
 
 const deps = await ensureDependencies();
@@ -161,45 +152,18 @@ const scratch = await startScratchDatabase({
 const { ds } = scratch;
 log(`scratch database ${scratch.name}`);
 
-/** The logs of hour `h` of the load (0 is the oldest): log numbers spread evenly over the hours. */
-function hourOf(world: World, firstHourMs: number, h: number, feedback: Feedback[]): RequestLog[] {
-  const from = Math.floor((h * LOGS) / HOURS);
-  const to = Math.floor(((h + 1) * LOGS) / HOURS);
-  const start = firstHourMs + h * HOUR_MS;
-  const logs: RequestLog[] = [];
-  for (let i = from; i < to; i++) {
-    const at = start + Math.floor(((i - from) * HOUR_MS) / (to - from));
-    const event = syntheticEvent(world, i, at);
-    logs.push(requestLogFromEvent(event));
-    const fb = syntheticFeedback(event, i, new Date(at + 60_000));
-    if (fb) feedback.push(fb);
-  }
-  return logs;
-}
-
 async function load(world: World, firstHourMs: number): Promise<{ seconds: number; feedback: number }> {
-  const feedback: Feedback[] = [];
-  let next = 0;
-  let done = 0;
-  const started = performance.now();
-  const write = async () => {
-    while (next < HOURS) {
-      const h = next++;
-      await bulkStore(ds, hourOf(world, firstHourMs, h, feedback));
-      if (++done % 24 === 0) {
-        const s = (performance.now() - started) / 1_000;
-        const stored = Math.floor((done * LOGS) / HOURS);
-        log(
-          `loaded ${done / 24} of ${DAYS} days: ${int(stored)} logs in ${s.toFixed(0)} s (${int(stored / s)}/s)`,
-        );
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: LOAD_WRITERS }, write));
-  // Feedback arrives as the feedback consumer stores it, one at a time.
-  const repo = new FeedbackRepository(ds.manager);
-  for (const fb of feedback) await repo.upsertNewest(fb);
-  return { seconds: (performance.now() - started) / 1_000, feedback: feedback.length };
+  return loadLogs(ds, {
+    world,
+    logs: LOGS,
+    firstHourMs,
+    hours: HOURS,
+    writers: LOAD_WRITERS,
+    onProgress: (hours, stored, s) =>
+      log(
+        `loaded ${hours / 24} of ${DAYS} days: ${int(stored)} logs in ${s.toFixed(0)} s (${int(stored / s)}/s)`,
+      ),
+  });
 }
 
 async function ingest(world: World, writers: number, offset: number): Promise<IngestRun> {
@@ -433,11 +397,7 @@ try {
   const world = makeWorld();
   const now = new Date();
   const firstHourMs = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - HOURS * HOUR_MS;
-  const partitions = new RequestLogPartitions(ds.manager);
-  for (let day = dayOf(new Date(firstHourMs)).getTime(); day < now.getTime(); day += DAY_MS) {
-    await partitions.create(new Date(day));
-  }
-  await partitions.prepare(now);
+  await preparePartitions(ds, firstHourMs, now);
 
   log(`loading ${int(LOGS)} logs over ${DAYS} days`);
   const loaded = await load(world, firstHourMs);

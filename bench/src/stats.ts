@@ -33,6 +33,12 @@ export interface Summary {
   max: number;
 }
 
+/** The nearest-rank `p`th percentile (0–100) of values sorted ascending (not empty). */
+export function nearestRank(sorted: ArrayLike<number>, p: number): number {
+  const n = sorted.length;
+  return sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))]!;
+}
+
 /** Exact nearest-rank percentiles of the given values (µs, rounded to whole µs). */
 export function summarize(values: Float64Array): Summary {
   const sorted = Float64Array.from(values).sort();
@@ -40,7 +46,7 @@ export function summarize(values: Float64Array): Summary {
   if (n === 0) return { count: 0, min: NaN, mean: NaN, p50: NaN, p90: NaN, p99: NaN, max: NaN };
   let sum = 0;
   for (const v of sorted) sum += v;
-  const at = (p: number) => sorted[Math.min(n - 1, Math.max(0, Math.ceil((p / 100) * n) - 1))]!;
+  const at = (p: number) => nearestRank(sorted, p);
   const round = (v: number) => Math.round(v);
   return {
     count: n,

@@ -6,18 +6,18 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
   runningAllInOnes,
   startAllInOneProcess,
   type AllInOneProcess,
   type AnyBody,
 } from '@switchyard/testing';
+import { chromiumPath, launchChromium } from './chromium.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The Chromium binary: CHROMIUM_PATH, else Debian's. */
-export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export { chromiumPath } from './chromium.ts';
 
 export interface ConsoleStack {
   app: AllInOneProcess;
@@ -43,13 +43,7 @@ export async function startConsoleStack(env: Record<string, string> = {}): Promi
   assert.ok(existsSync(chromiumPath), `no Chromium at ${chromiumPath}: install Debian's chromium package`);
   const dataDir = mkdtempSync(join(tmpdir(), 'switchyard-console-'));
   const app = await startAllInOneProcess(dataDir, env);
-  const browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    // Root in a container has no user namespace for Chromium's sandbox.
-    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
-    timeout: 60_000,
-  });
+  const browser = await launchChromium();
   const contexts: BrowserContext[] = [];
   return {
     app,

@@ -34,15 +34,28 @@ const ORGANISATION_SHARES = [0.6, 0.25, 0.1, 0.05];
 const WORKSPACES_PER_ORGANISATION = 4;
 const KEYS_PER_WORKSPACE = 12;
 
-export function makeWorld(): World {
-  const organisations = ORGANISATION_SHARES.map(() => {
-    const id = randomUUID();
+/** Real ids for the largest organisation, its largest workspace and that workspace's busiest key. */
+export interface WorldIds {
+  organisationId: string;
+  workspaceId: string;
+  apiKeyId: string;
+}
+
+/**
+ * The organisations (ids made up), or with `ids` the first organisation, its first workspace and
+ * that workspace's first key under those ids: traffic a running stack answers for as its own.
+ */
+export function makeWorld(ids?: WorldIds): World {
+  const organisations = ORGANISATION_SHARES.map((_, o) => {
+    const id = o === 0 && ids ? ids.organisationId : randomUUID();
     return {
       id,
-      workspaces: Array.from({ length: WORKSPACES_PER_ORGANISATION }, () => ({
-        id: randomUUID(),
+      workspaces: Array.from({ length: WORKSPACES_PER_ORGANISATION }, (_, w) => ({
+        id: o === 0 && w === 0 && ids ? ids.workspaceId : randomUUID(),
         organisationId: id,
-        keys: Array.from({ length: KEYS_PER_WORKSPACE }, () => randomUUID()),
+        keys: Array.from({ length: KEYS_PER_WORKSPACE }, (_, k) =>
+          o === 0 && w === 0 && k === 0 && ids ? ids.apiKeyId : randomUUID(),
+        ),
       })),
     };
   });

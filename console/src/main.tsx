@@ -4,6 +4,7 @@ import { BrowserRouter } from 'react-router';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { ApiError } from './api.ts';
 import { App } from './app.tsx';
+import { preloadPage } from './pages/registry.ts';
 import './styles.css';
 
 const queryClient = new QueryClient({
@@ -16,6 +17,8 @@ const queryClient = new QueryClient({
     },
   },
 });
+
+preloadPage(window.location.pathname);
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

@@ -129,18 +129,15 @@ export default function Overview() {
     from: param === 'time_of_generation_min' ? apiError!.message : undefined,
     to: param === 'time_of_generation_max' ? apiError!.message : undefined,
   };
-  const fieldError = (name: string) => {
-    if (!param) return undefined;
-    const matches =
-      name === 'metadata' ? param === 'metadata' || param.startsWith('metadata.') : param === name;
-    return matches ? apiError!.message : undefined;
-  };
+  // The filter a refused parameter belongs to: `status_code[0]` (an entry of a list) is `status_code`.
+  const paramBase = param === null ? null : param.split(/[.[]/)[0]!;
+  const fieldError = (name: string) => (paramBase === name ? apiError!.message : undefined);
   const shownOnField =
-    param !== null &&
-    (param === 'time_of_generation_min' ||
-      param === 'time_of_generation_max' ||
-      param === 'metadata' ||
-      filters.some((f) => f.name === param));
+    paramBase !== null &&
+    (paramBase === 'time_of_generation_min' ||
+      paramBase === 'time_of_generation_max' ||
+      paramBase === 'metadata' ||
+      filters.some((f) => f.name === paramBase));
 
   const filterBy = (name: string, value: string) => {
     setNow(Date.now());

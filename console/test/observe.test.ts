@@ -134,14 +134,13 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
       name: string;
       scopes: string[];
     };
-    if (self.scopes.includes('api_keys.list')) {
-      // The key is named, its id beside the name.
-      const keyFact = page.locator('.facts div').filter({ has: page.getByText('API key', { exact: true }) });
-      assert.match(
-        await keyFact.locator('dd').innerText(),
-        new RegExp(`^${escape(self.name)}\\s+${self.id}$`),
-      );
-    }
+    // The key is named (when this key may list keys), its id beside the name.
+    const keyFact = page.locator('.facts div').filter({ has: page.getByText('API key', { exact: true }) });
+    const named = self.scopes.includes('api_keys.list');
+    assert.match(
+      await keyFact.locator('dd').innerText(),
+      named ? new RegExp(`^${escape(self.name)}\\s+${self.id}$`) : new RegExp(`^${self.id}$`),
+    );
     await page.getByText("No feedback on this request's trace yet.").waitFor();
 
     // Out of range: the API's error on the Value field.

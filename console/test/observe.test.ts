@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eventually, startFakeOpenAi, type FakeOpenAi } from '@switchyard/testing';
 import { screenshot, signInWithKey, startConsoleStack, type ConsoleStack } from './harness.ts';
+import type { Page } from 'playwright-core';
 
 // The @mock integration lists a price of 0, and pricing adjustments only multiply list prices:
 // a request with a cost goes to a priced model (openai gpt-4o) of an integration whose upstream
@@ -11,6 +12,19 @@ let fake: FakeOpenAi;
 let stack: ConsoleStack;
 let pricedLogId: string;
 let mockLogId: string;
+
+/** A name as a regular expression's literal text. */
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** Opens a closed section of the overview by its heading. */
+async function openSection(page: Page, name: string): Promise<void> {
+  await page
+    .locator('details > summary')
+    .filter({ has: page.getByRole('heading', { name, exact: true }) })
+    .click();
+}
 
 interface Log {
   id: string;
@@ -115,6 +129,18 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
       `the cost is shown: ${timings.join(' | ')}`,
     );
     await page.getByText('No guardrail ran on this request.').waitFor();
+    const self = (await stack.api('GET', '/v1/auth/key', stack.workspaceKey)).body as {
+      id: string;
+      name: string;
+      scopes: string[];
+    };
+    // The key is named (when this key may list keys), its id beside the name.
+    const keyFact = page.locator('.facts div').filter({ has: page.getByText('API key', { exact: true }) });
+    const named = self.scopes.includes('api_keys.list');
+    assert.match(
+      await keyFact.locator('dd').innerText(),
+      named ? new RegExp(`^${escape(self.name)}\\s+${self.id}$`) : new RegExp(`^${self.id}$`),
+    );
     await page.getByText("No feedback on this request's trace yet.").waitFor();
 
     // Out of range: the API's error on the Value field.
@@ -181,6 +207,9 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
       2,
     );
     await page.getByRole('figure', { name: 'Latency percentiles' }).waitFor();
+    // Below the first screen, a section's charts load when it is opened.
+    assert.equal(await page.getByRole('figure', { name: 'Cache hit rate' }).count(), 0);
+    await openSection(page, 'Cache');
     await page.getByRole('figure', { name: 'Cache hit rate' }).waitFor();
 
     // The range is in the URL: a shared link opens the same view.
@@ -223,6 +252,28 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
     const row = byWorkspace.getByRole('row').filter({ hasText: stack.workspaceId });
     await row.waitFor();
     assert.match(await row.innerText(), new RegExp(`${stack.workspaceId}\\s+2\\s+0`));
+
+    // Groups name what the API answers as ids: the workspace, and the key that sent the requests.
+    const workspace = (await stack.api('GET', `/v2/workspaces/${stack.workspaceId}`, stack.adminKey))
+      .body as {
+      name: string;
+    };
+    const key = (await stack.api('GET', '/v1/auth/key', stack.workspaceKey)).body as {
+      id: string;
+      name: string;
+    };
+    assert.ok(workspace.name && key.name, 'the workspace and the key have names');
+    assert.match(await row.innerText(), new RegExp(`^${escape(workspace.name)}\\s`));
+    const keyRow = page
+      .getByRole('table', { name: 'By API key' })
+      .getByRole('row')
+      .filter({ hasText: key.id });
+    assert.match(await keyRow.innerText(), new RegExp(`^${escape(key.name)}\\s+${key.id}\\s+2`));
+
+    // Picking a workspace's row shows that workspace alone.
+    await row.click();
+    await page.waitForURL((url) => !url.searchParams.has('workspaces'));
+    await page.getByText('Requests of the workspace picked in the top bar.', { exact: false }).waitFor();
   });
 
   test('the explorer and its detail fit a narrow window', async () => {
@@ -239,10 +290,111 @@ describe('observe: logs explorer and overview', { timeout: 180_000 }, () => {
     assert.ok(overflow <= 0, `the detail is ${overflow} px wider than the window`);
     await page.goto('/');
     await page.getByRole('table', { name: 'By model' }).waitFor();
+    await openSection(page, 'Errors and retries');
+    await page.getByRole('figure', { name: 'Error rate' }).waitFor();
     const overviewOverflow = await page.evaluate<number>(
       'document.documentElement.scrollWidth - window.innerWidth',
     );
     assert.ok(overviewOverflow <= 0, `the overview is ${overviewOverflow} px wider than the window`);
+  });
+
+  test('the overview filters every chart and group by model, provider, key and status, kept in the URL', async () => {
+    const page = await stack.newPage();
+    await signInWithKey(page, stack.adminKey, '/?range=24h');
+    const stat = (label: string) =>
+      page.locator('dl[aria-label="Summary"] .stat').filter({ has: page.getByText(label, { exact: true }) });
+    const requestsCharted = async () => {
+      const cells = await page
+        .getByRole('figure', { name: 'Requests' })
+        .getByRole('table', { name: 'Requests' })
+        .locator('tbody td:nth-child(2)')
+        .allInnerTexts();
+      return cells.reduce((sum, c) => sum + Number(c || 0), 0);
+    };
+    const byModel = page.getByRole('table', { name: 'By model' });
+    await byModel.getByRole('row').filter({ hasText: 'mock-1' }).waitFor();
+    await stat('Requests').getByText('2', { exact: true }).waitFor();
+
+    // The model filter: one request in the summary, the chart's data and the groups.
+    await page.getByLabel('Model', { exact: true }).fill('gpt-4o');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/model=gpt-4o/);
+    await stat('Requests').getByText('1', { exact: true }).waitFor();
+    assert.equal(await requestsCharted(), 1);
+    await byModel.getByRole('row').filter({ hasText: 'gpt-4o' }).waitFor();
+    assert.equal(await byModel.getByRole('row').filter({ hasText: 'mock-1' }).count(), 0);
+    const byProvider = page.getByRole('table', { name: 'By provider' });
+    await byProvider.getByRole('row').filter({ hasText: 'openai' }).waitFor();
+    assert.equal(await byProvider.getByRole('row').filter({ hasText: 'mock' }).count(), 0);
+
+    // The URL alone restores it; the API key filter offers keys by name.
+    const key = (await stack.api('GET', '/v1/auth/key', stack.workspaceKey)).body as {
+      id: string;
+      name: string;
+    };
+    await page.goto('/?range=24h&provider=mock');
+    assert.equal(await page.getByLabel('Provider', { exact: true }).inputValue(), 'mock');
+    await stat('Requests').getByText('1', { exact: true }).waitFor();
+    assert.equal(await requestsCharted(), 1);
+    await page.getByLabel('API key', { exact: true }).selectOption({ label: key.name });
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(new RegExp(`api_key_ids=${key.id}`));
+    await stat('Requests').getByText('1', { exact: true }).waitFor();
+
+    // A status no request had: nothing; a status the API refuses: its words on that field.
+    await page.goto('/?range=24h&status_code=500');
+    await stat('Requests').getByText('0', { exact: true }).waitFor();
+    assert.equal(await requestsCharted(), 0);
+    await page.getByText('No requests in this range.').first().waitFor();
+    // A filter under "More filters" that is set keeps it open.
+    const status = page.getByLabel('Status code', { exact: true });
+    await status.fill('abc');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.locator('.field-invalid').filter({ has: status }).getByRole('alert').waitFor();
+    assert.equal(await status.getAttribute('aria-invalid'), 'true');
+  });
+
+  test('a group row filters the overview: by mouse, and by keyboard on its name', async () => {
+    const page = await stack.newPage();
+    await signInWithKey(page, stack.workspaceKey, '/?range=24h');
+    const stat = (label: string) =>
+      page.locator('dl[aria-label="Summary"] .stat').filter({ has: page.getByText(label, { exact: true }) });
+    await stat('Requests').getByText('2', { exact: true }).waitFor();
+
+    // A click anywhere on the provider's row.
+    const openai = page
+      .getByRole('table', { name: 'By provider' })
+      .getByRole('row')
+      .filter({ hasText: 'openai' });
+    await openai.locator('td').nth(1).click();
+    await page.waitForURL(/provider=openai/);
+    await stat('Requests').getByText('1', { exact: true }).waitFor();
+    assert.equal(await page.getByLabel('Provider', { exact: true }).inputValue(), 'openai');
+
+    // Keyboard: the model's name is a button.
+    await page.goto('/?range=24h');
+    const mock = page.getByRole('button', { name: 'Filter by model mock-1' });
+    await mock.focus();
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/model=mock-1/);
+    await stat('Requests').getByText('1', { exact: true }).waitFor();
+    const byModel = page.getByRole('table', { name: 'By model' });
+    await byModel.getByRole('row').filter({ hasText: 'mock-1' }).waitFor();
+    assert.equal(await byModel.getByRole('row').filter({ hasText: 'gpt-4o' }).count(), 0);
+
+    // The other sections open on demand and honour the filter; feedback is by range only.
+    await openSection(page, 'Errors and retries');
+    const failures = page.locator('dl[aria-label="Errors summary"] .stat').filter({
+      has: page.getByText('Failed requests', { exact: true }),
+    });
+    await failures.getByText('0', { exact: true }).waitFor();
+    await page.getByText('No request failed in this range.').first().waitFor();
+    await openSection(page, 'Feedback');
+    const feedback = page.locator('dl[aria-label="Feedback summary"] .stat').filter({
+      has: page.getByText('Feedback', { exact: true }),
+    });
+    await feedback.getByText('1', { exact: true }).waitFor();
+    await page.getByText('the filters above do not apply here', { exact: false }).waitFor();
   });
 
   // Last: it adds logs the tests above do not count.

@@ -1,79 +1,33 @@
-import { useMemo, useState } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { useSearchParams } from 'react-router';
-import { useQuery } from '@tanstack/react-query';
-import { ApiError, get, type Query } from '../api.ts';
-import { TimeSeriesChart, type Series } from '../ui/chart.tsx';
-import { ErrorBanner, Loading } from '../ui/feedback.tsx';
+import { ApiError, type Query } from '../api.ts';
+import { useAuth } from '../auth.tsx';
+import { ErrorBanner } from '../ui/feedback.tsx';
 import { Page } from '../ui/page.tsx';
 import { formatCents, formatCount, formatMs, formatPercent } from './observe/format.ts';
 import { useObserveScope } from './observe/scope.tsx';
 import { ObserveControls } from './observe/controls.tsx';
 import { rangeFromUrl, resolveRange } from './observe/time-range.tsx';
-
-interface Graph<S, P> {
-  object: 'analytics-graph';
-  summary: S;
-  data_points: Array<P & { timestamp: string }>;
-}
-type TotalGraph = Graph<{ total: number }, { total: number }>;
-type TotalAvgGraph = Graph<{ total: number; avg: number }, { total: number; avg: number }>;
-type LatencyGraph = Graph<
-  { avg: number; p50: number; p90: number; p99: number },
-  { avg: number; p50: number; p90: number; p99: number }
->;
-type RateGraph = Graph<{ rate: number }, { rate: number }>;
-type CacheGraph = Graph<{ total: number; rate: number }, { simple_hits: number; rate: number }>;
-
-interface GroupList<T> {
-  object: 'list';
-  total: number;
-  data: T[];
-}
-
-/** One analytics call, keyed by its path and query. */
-function useAnalytics<T>(path: string, query: Query) {
-  return useQuery({
-    queryKey: ['analytics', path, query],
-    queryFn: ({ signal }) => get<T>(`/v2/analytics${path}`, query, signal),
-  });
-}
-
-function seconds(points: readonly { timestamp: string }[]): number[] {
-  return points.map((p) => Math.floor(new Date(p.timestamp).getTime() / 1000));
-}
-
-/** A chart of a graph: one series per field named. */
-function GraphChart<P extends { timestamp: string }>({
-  title,
-  graph,
-  fields,
-  unit,
-  scale = 1,
-}: {
-  title: string;
-  graph: { data_points: P[] } | undefined;
-  fields: ReadonlyArray<readonly [keyof P & string, string]>;
-  unit?: string;
-  /** Multiplies every value (cents to dollars: 0.01). */
-  scale?: number;
-}) {
-  const points = graph?.data_points;
-  const timestamps = useMemo(() => seconds(points ?? []), [points]);
-  const series = useMemo<Series[]>(
-    () =>
-      fields.map(([field, label]) => ({
-        label,
-        values: (points ?? []).map((p) => {
-          const v = p[field];
-          return typeof v === 'number' ? Math.round(v * scale * 1e6) / 1e6 : null;
-        }),
-      })),
-    // Every call site passes a module constant as `fields`.
-    [points, scale, fields],
-  );
-  if (!graph) return <div className="chart chart-pending" aria-busy="true" aria-label={title} />;
-  return <TimeSeriesChart title={title} timestamps={timestamps} series={series} unit={unit} />;
-}
+import {
+  GraphChart,
+  useAnalytics,
+  type CacheGraph,
+  type LatencyGraph,
+  type RateGraph,
+  type TotalAvgGraph,
+  type TotalGraph,
+} from './observe/analytics.tsx';
+import { GroupTable, type GroupColumn } from './observe/group-table.tsx';
+import { LogFilters } from './observe/log-filters.tsx';
+import { analyticsFilters, filterQuery, OVERVIEW_KEEP, withFilter } from './observe/analytics-filters.ts';
+import { NamedId, useNames } from './observe/names.tsx';
+import {
+  CacheSection,
+  ErrorsSection,
+  FeedbackSection,
+  MetadataSection,
+  UsersSection,
+} from './observe/overview-sections.tsx';
 
 function Stat({ label, value }: { label: string; value: string }) {
   return (
@@ -81,70 +35,6 @@ function Stat({ label, value }: { label: string; value: string }) {
       <dt>{label}</dt>
       <dd>{value}</dd>
     </div>
-  );
-}
-
-interface GroupColumn<Row> {
-  header: string;
-  render: (row: Row) => string;
-  numeric?: boolean;
-}
-
-/** A grouped table of requests (by model, provider, key, workspace), most requests first. */
-function GroupTable<Row>({
-  title,
-  path,
-  query,
-  columns,
-}: {
-  title: string;
-  path: string;
-  query: Query;
-  columns: readonly GroupColumn<Row>[];
-}) {
-  const result = useAnalytics<GroupList<Row>>(path, { ...query, page_size: 20 });
-  const headingId = `group-${path.replace(/\W+/g, '-')}`;
-  return (
-    <section className="card group-table" aria-labelledby={headingId}>
-      <h2 id={headingId}>{title}</h2>
-      {result.error ? <ErrorBanner error={result.error} /> : null}
-      {result.isPending ? <Loading /> : null}
-      {result.data ? (
-        result.data.data.length === 0 ? (
-          <p className="muted">No requests in this range.</p>
-        ) : (
-          <div className="table-scroll">
-            <table aria-labelledby={headingId}>
-              <thead>
-                <tr>
-                  {columns.map((c) => (
-                    <th key={c.header} scope="col" className={c.numeric ? 'num' : undefined}>
-                      {c.header}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {result.data.data.map((row, i) => (
-                  <tr key={i}>
-                    {columns.map((c) => (
-                      <td key={c.header} className={c.numeric ? 'num' : undefined}>
-                        {c.render(row)}
-                      </td>
-                    ))}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            {result.data.total > result.data.data.length ? (
-              <p className="muted">
-                The top {result.data.data.length} of {formatCount(result.data.total)}.
-              </p>
-            ) : null}
-          </div>
-        )
-      ) : null}
-    </section>
   );
 }
 
@@ -166,7 +56,7 @@ type WorkspaceGroup = DetailGroup & { workspace_id: string | null };
 
 function detailColumns<Row extends DetailGroup>(
   header: string,
-  name: (row: Row) => string | null,
+  name: (row: Row) => ReactNode,
 ): GroupColumn<Row>[] {
   return [
     { header, render: (r) => name(r) ?? '(none)' },
@@ -183,8 +73,6 @@ const MODEL_COLUMNS: GroupColumn<ModelGroup>[] = [
   { header: 'Cost', render: (r) => formatCents(r.cost), numeric: true },
 ];
 const PROVIDER_COLUMNS = detailColumns<ProviderGroup>('Provider', (r) => r.provider);
-const KEY_COLUMNS = detailColumns<KeyGroup>('API key', (r) => r.api_key_id);
-const WORKSPACE_COLUMNS = detailColumns<WorkspaceGroup>('Workspace', (r) => r.workspace_id);
 
 const REQUESTS_FIELDS = [['total', 'Requests']] as const;
 const COST_FIELDS = [['total', 'Cost (USD)']] as const;
@@ -196,22 +84,35 @@ const LATENCY_FIELDS = [
   ['avg', 'Average'],
 ] as const;
 const ERRORS_FIELDS = [['total', 'Errors']] as const;
-const ERROR_RATE_FIELDS = [['rate', 'Error rate']] as const;
-const CACHE_FIELDS = [['rate', 'Hit rate']] as const;
 
 export default function Overview() {
   const [params, setParams] = useSearchParams();
+  const { setWorkspaceId } = useAuth();
+  const names = useNames();
   const range = rangeFromUrl(params, '24h');
   const scope = useObserveScope(params);
   // The instant presets count back from: taken when the range is chosen or refreshed, so every
   // chart asks for the same range.
   const [now, setNow] = useState(() => Date.now());
   const resolved = resolveRange(range, now);
-  const query: Query = {
-    time_of_generation_min: resolved.from ?? undefined,
-    time_of_generation_max: resolved.to ?? undefined,
-    workspace_id: scope.workspaceId,
-  };
+  const filters = useMemo(() => analyticsFilters(names.keys), [names.keys]);
+  const filterText = filterQuery(params, filters);
+  const filterKey = JSON.stringify(filterText);
+  const rangeQuery = useMemo<Query>(
+    () => ({
+      time_of_generation_min: resolved.from ?? undefined,
+      time_of_generation_max: resolved.to ?? undefined,
+      workspace_id: scope.workspaceId,
+    }),
+    [resolved.from, resolved.to, scope.workspaceId],
+  );
+  // Every chart and group of requests: the range, the workspace and the filters of the URL.
+  const query = useMemo<Query>(
+    () => ({ ...rangeQuery, ...(JSON.parse(filterKey) as Query) }),
+    [rangeQuery, filterKey],
+  );
+  const filtered = filterKey !== '{}';
+  const queryKey = JSON.stringify(query);
 
   const requests = useAnalytics<TotalGraph>('/graphs/requests', query);
   const cost = useAnalytics<TotalAvgGraph>('/graphs/cost', query);
@@ -222,12 +123,32 @@ export default function Overview() {
   const cache = useAnalytics<CacheGraph>('/graphs/cache/hit-rate', query);
 
   const failed = [requests, cost, tokens, latency, errors, errorRate, cache].find((q) => q.error)?.error;
-  const param = failed instanceof ApiError ? failed.param : null;
+  const apiError = failed instanceof ApiError ? failed : null;
+  const param = apiError?.param ?? null;
   const rangeErrors = {
-    from: param === 'time_of_generation_min' ? (failed as ApiError).message : undefined,
-    to: param === 'time_of_generation_max' ? (failed as ApiError).message : undefined,
+    from: param === 'time_of_generation_min' ? apiError!.message : undefined,
+    to: param === 'time_of_generation_max' ? apiError!.message : undefined,
   };
-  const rangeError = rangeErrors.from || rangeErrors.to;
+  // The filter a refused parameter belongs to: `status_code[0]` (an entry of a list) is `status_code`.
+  const paramBase = param === null ? null : param.split(/[.[]/)[0]!;
+  const fieldError = (name: string) => (paramBase === name ? apiError!.message : undefined);
+  const shownOnField =
+    paramBase !== null &&
+    (paramBase === 'time_of_generation_min' ||
+      paramBase === 'time_of_generation_max' ||
+      paramBase === 'metadata' ||
+      filters.some((f) => f.name === paramBase));
+
+  const filterBy = (name: string, value: string) => {
+    setNow(Date.now());
+    setParams(withFilter(params, name, value));
+  };
+  const keyColumns = detailColumns<KeyGroup>('API key', (r) =>
+    r.api_key_id ? <NamedId name={names.keyName(r.api_key_id)} id={r.api_key_id} /> : null,
+  );
+  const workspaceColumns = detailColumns<WorkspaceGroup>('Workspace', (r) =>
+    r.workspace_id ? <NamedId name={names.workspaceName(r.workspace_id)} id={r.workspace_id} /> : null,
+  );
 
   return (
     <Page
@@ -248,9 +169,21 @@ export default function Overview() {
             ? 'Requests of every workspace of the organisation.'
             : 'Requests of the workspace picked in the top bar.'
           : "Requests of this key's workspace."}{' '}
-        Costs in US dollars; hourly points up to 3 days, daily beyond.
+        Costs in US dollars; hourly points up to 3 days, daily beyond. Pick a row of a group to filter by it.
       </p>
-      {failed && !rangeError ? <ErrorBanner error={failed} /> : null}
+      <LogFilters
+        key={params.toString() + filters.length + (names.keys ? 'k' : '')}
+        params={params}
+        filters={filters}
+        keep={OVERVIEW_KEEP}
+        label="Overview filters"
+        onApply={(next) => {
+          setNow(Date.now());
+          setParams(next);
+        }}
+        fieldError={fieldError}
+      />
+      {failed && !shownOnField ? <ErrorBanner error={failed} /> : null}
       <dl className="stats" aria-label="Summary">
         <Stat label="Requests" value={formatCount(requests.data?.summary.total)} />
         <Stat label="Cost" value={formatCents(cost.data?.summary.total)} />
@@ -265,18 +198,85 @@ export default function Overview() {
         <GraphChart title="Tokens" graph={tokens.data} fields={TOKENS_FIELDS} />
         <GraphChart title="Latency percentiles" graph={latency.data} fields={LATENCY_FIELDS} unit="ms" />
         <GraphChart title="Errors" graph={errors.data} fields={ERRORS_FIELDS} />
-        <GraphChart title="Error rate" graph={errorRate.data} fields={ERROR_RATE_FIELDS} unit="%" />
-        <GraphChart title="Cache hit rate" graph={cache.data} fields={CACHE_FIELDS} unit="%" />
       </div>
       <div className="grid groups">
-        <GroupTable title="By model" path="/groups/ai-models" query={query} columns={MODEL_COLUMNS} />
-        <GroupTable title="By provider" path="/groups/providers" query={query} columns={PROVIDER_COLUMNS} />
-        <GroupTable title="By API key" path="/groups/api-keys" query={query} columns={KEY_COLUMNS} />
         <GroupTable
+          key={`m${queryKey}`}
+          title="By model"
+          path="/groups/ai-models"
+          query={query}
+          columns={MODEL_COLUMNS}
+          filter={(r) =>
+            r.ai_model
+              ? { label: `Filter by model ${r.ai_model}`, apply: () => filterBy('model', r.ai_model!) }
+              : null
+          }
+        />
+        <GroupTable
+          key={`p${queryKey}`}
+          title="By provider"
+          path="/groups/providers"
+          query={query}
+          columns={PROVIDER_COLUMNS}
+          filter={(r) =>
+            r.provider
+              ? { label: `Filter by provider ${r.provider}`, apply: () => filterBy('provider', r.provider!) }
+              : null
+          }
+        />
+        <GroupTable
+          key={`k${queryKey}`}
+          title="By API key"
+          path="/groups/api-keys"
+          query={query}
+          columns={keyColumns}
+          filter={(r) =>
+            r.api_key_id
+              ? {
+                  label: `Filter by API key ${names.keyName(r.api_key_id) ?? r.api_key_id}`,
+                  apply: () => filterBy('api_key_ids', r.api_key_id!),
+                }
+              : null
+          }
+        />
+        <GroupTable
+          key={`w${queryKey}`}
           title="By workspace"
           path="/groups/workspaces"
           query={query}
-          columns={WORKSPACE_COLUMNS}
+          columns={workspaceColumns}
+          // An organisation admin key reading all workspaces picks one (the top bar's workspace).
+          filter={(r) =>
+            scope.all && r.workspace_id
+              ? {
+                  label: `Show workspace ${names.workspaceName(r.workspace_id) ?? r.workspace_id}`,
+                  apply: () => {
+                    setWorkspaceId(r.workspace_id);
+                    const next = new URLSearchParams(params);
+                    next.delete('workspaces');
+                    setNow(Date.now());
+                    setParams(next);
+                  },
+                }
+              : null
+          }
+        />
+      </div>
+      <div className="overview-sections">
+        <ErrorsSection query={query} onStatus={(status) => filterBy('status_code', String(status))} />
+        <CacheSection query={query} />
+        <UsersSection query={query} onUser={(user) => filterBy('metadata._user', user)} />
+        <FeedbackSection rangeQuery={rangeQuery} filtered={filtered} />
+        <MetadataSection
+          query={query}
+          groupKey={params.get('group_key')}
+          onGroupKey={(key) => {
+            const next = new URLSearchParams(params);
+            if (key) next.set('group_key', key);
+            else next.delete('group_key');
+            setParams(next);
+          }}
+          onValue={(key, value) => filterBy(`metadata.${key}`, value)}
         />
       </div>
     </Page>

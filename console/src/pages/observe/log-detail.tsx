@@ -10,6 +10,7 @@ import { Section } from '../../ui/section.tsx';
 import { when } from '../../ui/format.ts';
 import { formatCount, formatMs, formatUsd } from './format.ts';
 import type { Feedback, LogDetail } from './log-types.ts';
+import { NamedId, useNames } from './names.tsx';
 
 function pretty(body: unknown): string {
   return typeof body === 'string' ? body : JSON.stringify(body, null, 2);
@@ -122,6 +123,7 @@ function AddFeedback({ log, onSent }: { log: LogDetail; onSent: (ids: string[]) 
 }
 
 export function LogDetailPage() {
+  const names = useNames();
   const { id = '' } = useParams();
   const { can } = useAuth();
   const location = useLocation();
@@ -166,8 +168,16 @@ export function LogDetailPage() {
                 ['Stream', data.stream ? 'yes' : 'no'],
                 ['Config', data.config],
                 ['Trace id', data.trace_id ? <code>{data.trace_id}</code> : null],
-                ['API key', data.api_key_id ? <code>{data.api_key_id}</code> : null],
-                ['Workspace', <code>{data.workspace_id}</code>],
+                [
+                  'API key',
+                  data.api_key_id ? (
+                    <NamedId name={names.keyName(data.api_key_id)} id={data.api_key_id} />
+                  ) : null,
+                ],
+                [
+                  'Workspace',
+                  <NamedId name={names.workspaceName(data.workspace_id)} id={data.workspace_id} />,
+                ],
                 ...(data.prompt
                   ? ([['Prompt', `${data.prompt.prompt_slug} v${data.prompt.version_number}`]] as const)
                   : []),

@@ -1,15 +1,16 @@
 import { useState, type FormEvent } from 'react';
 import { Field } from '../../ui/form.tsx';
 
-/** A filter of `GET /v1/logs`: its query parameter, label and hint. */
-interface FilterDef {
+/** A filter of `GET /v1/logs` (or of the analytics API): its query parameter, label and hint. */
+export interface FilterDef {
   name: string;
   label: string;
   hint?: string;
   /** Shown without opening "More filters". */
   primary?: boolean;
   inputMode?: 'numeric' | 'decimal';
-  options?: readonly string[];
+  /** A choice of these (and "Any") instead of free text; a value the URL holds that is not listed is kept. */
+  choices?: ReadonlyArray<{ value: string; label: string }>;
 }
 
 export const LOG_FILTERS: readonly FilterDef[] = [
@@ -50,29 +51,36 @@ export function LogFilters({
   params,
   onApply,
   fieldError,
+  filters = LOG_FILTERS,
+  label = 'Log filters',
+  keep = ['range', 'from', 'to', 'workspaces'],
 }: {
   params: URLSearchParams;
+  /** The filters offered (the logs API's by default). */
+  filters?: readonly FilterDef[];
+  label?: string;
+  /** The URL parameters that are not filters, kept as they are on apply and clear. */
+  keep?: readonly string[];
   onApply: (next: URLSearchParams) => void;
   /** The API's error for a parameter (a filter's name, or `metadata` for any metadata.<key>). */
   fieldError: (name: string) => string | undefined;
 }) {
   const [draft, setDraft] = useState<Record<string, string>>(() =>
-    Object.fromEntries(LOG_FILTERS.map((f) => [f.name, params.get(f.name) ?? ''])),
+    Object.fromEntries(filters.map((f) => [f.name, params.get(f.name) ?? ''])),
   );
   const [metadata, setMetadata] = useState(() => metadataLines(params));
   const [metadataError, setMetadataError] = useState<string | null>(null);
-  const secondaryActive = LOG_FILTERS.some((f) => !f.primary && params.get(f.name)) || metadata !== '';
-  const secondaryError =
-    LOG_FILTERS.some((f) => !f.primary && fieldError(f.name)) || !!fieldError('metadata');
+  const secondaryActive = filters.some((f) => !f.primary && params.get(f.name)) || metadata !== '';
+  const secondaryError = filters.some((f) => !f.primary && fieldError(f.name)) || !!fieldError('metadata');
 
   const apply = (event: FormEvent) => {
     event.preventDefault();
     const next = new URLSearchParams();
-    for (const keep of ['range', 'from', 'to', 'workspaces']) {
-      const value = params.get(keep);
-      if (value !== null) next.set(keep, value);
+    for (const name of keep) {
+      const value = params.get(name);
+      if (value !== null) next.set(name, value);
     }
-    for (const f of LOG_FILTERS) {
+    for (const f of filters) {
       const value = draft[f.name]?.trim();
       if (value) next.set(f.name, value);
     }
@@ -89,32 +97,44 @@ export function LogFilters({
     onApply(next);
   };
   const clear = () => {
-    setDraft(Object.fromEntries(LOG_FILTERS.map((f) => [f.name, ''])));
+    setDraft(Object.fromEntries(filters.map((f) => [f.name, ''])));
     setMetadata('');
     const next = new URLSearchParams();
-    for (const keep of ['range', 'from', 'to', 'workspaces']) {
-      const value = params.get(keep);
-      if (value !== null) next.set(keep, value);
+    for (const name of keep) {
+      const value = params.get(name);
+      if (value !== null) next.set(name, value);
     }
     onApply(next);
   };
-  const field = (f: FilterDef) => (
-    <Field key={f.name} label={f.label} hint={f.hint} error={fieldError(f.name)}>
-      <input
-        name={f.name}
-        value={draft[f.name] ?? ''}
-        inputMode={f.inputMode}
-        onChange={(e) => setDraft((d) => ({ ...d, [f.name]: e.target.value }))}
-      />
-    </Field>
-  );
+  const field = (f: FilterDef) => {
+    const value = draft[f.name] ?? '';
+    const set = (next: string) => setDraft((d) => ({ ...d, [f.name]: next }));
+    const choices = f.choices;
+    return (
+      <Field key={f.name} label={f.label} hint={f.hint} error={fieldError(f.name)}>
+        {choices ? (
+          <select name={f.name} value={value} onChange={(e) => set(e.target.value)}>
+            <option value="">Any</option>
+            {value && !choices.some((c) => c.value === value) ? <option value={value}>{value}</option> : null}
+            {choices.map((c) => (
+              <option key={c.value} value={c.value}>
+                {c.label}
+              </option>
+            ))}
+          </select>
+        ) : (
+          <input name={f.name} value={value} inputMode={f.inputMode} onChange={(e) => set(e.target.value)} />
+        )}
+      </Field>
+    );
+  };
   return (
-    <form className="card log-filters" onSubmit={apply} aria-label="Log filters">
-      <div className="filter-grid">{LOG_FILTERS.filter((f) => f.primary).map(field)}</div>
+    <form className="card log-filters" onSubmit={apply} aria-label={label}>
+      <div className="filter-grid">{filters.filter((f) => f.primary).map(field)}</div>
       <details open={secondaryActive || secondaryError}>
         <summary>More filters</summary>
         <div className="filter-grid">
-          {LOG_FILTERS.filter((f) => !f.primary).map(field)}
+          {filters.filter((f) => !f.primary).map(field)}
           <Field
             label="Metadata"
             hint="One key=value a line; every pair must hold"

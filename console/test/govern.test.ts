@@ -340,15 +340,13 @@ describe('MCP access, workspaces and connections', () => {
     await signInWithKey(page, stack.adminKey, '/mcp-servers');
     const card = page.getByRole('listitem', { name: 'Shared docs' });
     await card.getByRole('button', { name: 'Workspaces' }).click();
-    const form = card.getByRole('form', { name: 'Workspaces of Shared docs' });
-    const box = form.getByRole('checkbox', {
-      name: new RegExp(`^${workspaceName} \\(follows the default\\)`),
-    });
+    const table = card.getByRole('table', { name: 'Workspace access to Shared docs' });
+    const box = table.getByRole('checkbox', { name: `${workspaceName} may use it` });
     assert.equal(await box.isChecked(), false);
+    // Saved as it is switched: the workspace then has a setting of its own.
     await box.check();
-    await form.getByRole('button', { name: 'Save workspaces' }).click();
-    await form.getByText('Saved.').waitFor();
-    await form.getByRole('checkbox', { name: new RegExp(`^${workspaceName} \\(own setting\\)`) }).waitFor();
+    await table.getByRole('button', { name: `Follow the default (${workspaceName})` }).waitFor();
+    assert.equal(await box.isChecked(), true);
 
     const access = await stack.api(
       'GET',

@@ -1,178 +1,21 @@
-import { useState } from 'react';
 import { Link } from 'react-router';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { ApiError, get, put } from '../../api.ts';
 import { useAuth } from '../../auth.tsx';
-import { ErrorBanner, Loading } from '../../ui/feedback.tsx';
-import { ConfirmButton } from '../../ui/confirm.tsx';
+import { WorkspaceAccessTable } from '../../ui/workspace-access.tsx';
 
-/**
- * Which workspaces may use an organisation-level integration (GET/PUT .../workspaces): each
- * workspace's own setting wins; the others follow the default (global_workspace_access).
- */
-
-interface WorkspaceAccess {
-  workspaces: { id: string; enabled: boolean }[];
-  global_workspace_access: { enabled: boolean };
-}
-interface Workspaces {
-  data: { id: string; slug: string; name: string }[];
-}
-
+/** Which workspaces may use a provider integration, and where their limits are set instead. */
 export function IntegrationWorkspaces({ slug }: { slug: string }) {
   const { can } = useAuth();
-  const queryClient = useQueryClient();
-  const queryKey = ['integrations', 'workspaces', slug];
-  const access = useQuery({
-    queryKey,
-    queryFn: ({ signal }) =>
-      get<WorkspaceAccess>(`/v1/integrations/${encodeURIComponent(slug)}/workspaces`, undefined, signal),
-  });
-  const workspaces = useQuery({
-    queryKey: ['workspaces', 'picker'],
-    queryFn: () => get<Workspaces>('/v2/workspaces', { page_size: 100 }),
-    enabled: can('workspaces.list'),
-  });
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  /** Sends a change; `shown` is what it is expected to give, shown at once and put back if refused. */
-  const save = async (body: unknown, shown?: (before: WorkspaceAccess) => WorkspaceAccess) => {
-    const before = access.data;
-    setError(null);
-    setBusy(true);
-    if (before && shown) queryClient.setQueryData(queryKey, shown(before));
-    try {
-      const next = await put<WorkspaceAccess>(
-        `/v1/integrations/${encodeURIComponent(slug)}/workspaces`,
-        body,
-      );
-      queryClient.setQueryData(queryKey, next);
-    } catch (err) {
-      if (before) queryClient.setQueryData(queryKey, before);
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  if (access.error instanceof ApiError && access.error.status === 403) return null;
-  const data = access.data;
-  const own = new Map(data?.workspaces.map((w) => [w.id, w.enabled]) ?? []);
-  const editable = can('integrations.update');
-  const names = new Map((workspaces.data?.data ?? []).map((w) => [w.id, w.name || w.slug]));
-  // Every workspace listed, and any with a setting the list lacks (named by id).
-  const ids = [...names.keys(), ...[...own.keys()].filter((id) => !names.has(id))];
-  /** Drops one workspace's own setting: the API drops all (override) and the others are sent back. */
-  const followDefault = (id: string) =>
-    save({
-      override_existing_workspace_access: true,
-      global_workspace_access: { enabled: data?.global_workspace_access.enabled ?? true },
-      workspaces: (data?.workspaces ?? [])
-        .filter((w) => w.id !== id)
-        .map((w) => ({ id: w.id, enabled: w.enabled })),
-    });
   return (
-    <section aria-labelledby={`shared-${slug}`} className="integration-workspaces">
-      <h3 id={`shared-${slug}`}>Workspaces that may use it</h3>
+    <WorkspaceAccessTable
+      base={`/v1/integrations/${encodeURIComponent(slug)}`}
+      subject={`@${slug}`}
+      editable={can('integrations.update')}
+    >
       <p className="muted">
-        A workspace&apos;s own setting wins; a workspace without one follows the default, new workspaces
-        included. Requests from a workspace that may not use it are refused.
+        Limits per workspace: the API takes <code>usage_limits</code> and <code>rate_limits</code> here but
+        refuses any, since a limit policy cannot name an integration. To limit a workspace, set a usage or
+        rate limit policy with its workspace on the <Link to="/policies">Policies page</Link>.
       </p>
-      {access.isPending ? <Loading what="Loading workspace access" /> : null}
-      <ErrorBanner error={access.error ?? error} />
-      {data ? (
-        <>
-          <label className="row">
-            <input
-              type="checkbox"
-              checked={data.global_workspace_access.enabled}
-              disabled={!editable || busy}
-              onChange={(e) => {
-                const enabled = e.target.checked;
-                void save({ global_workspace_access: { enabled } }, (b) => ({
-                  ...b,
-                  global_workspace_access: { enabled },
-                }));
-              }}
-            />
-            Default: every workspace without a setting of its own may use it
-          </label>
-          {workspaces.error ? <ErrorBanner error={workspaces.error} /> : null}
-          <div className="table-scroll">
-            <table aria-label={`Workspace access to @${slug}`}>
-              <thead>
-                <tr>
-                  <th scope="col">Workspace</th>
-                  <th scope="col">May use it</th>
-                  <th scope="col">Setting</th>
-                </tr>
-              </thead>
-              <tbody>
-                {ids.map((id) => {
-                  const name = names.get(id) ?? id;
-                  const enabled = own.get(id) ?? data.global_workspace_access.enabled;
-                  return (
-                    <tr key={id}>
-                      <td>{name}</td>
-                      <td>
-                        <label>
-                          <input
-                            type="checkbox"
-                            checked={enabled}
-                            disabled={!editable || busy}
-                            onChange={(e) => {
-                              const on = e.target.checked;
-                              void save({ workspaces: [{ id, enabled: on }] }, (b) => ({
-                                ...b,
-                                workspaces: [...b.workspaces.filter((w) => w.id !== id), { id, enabled: on }],
-                              }));
-                            }}
-                          />
-                          <span className="visually-hidden"> {name} may use it</span>
-                          <span aria-hidden="true"> {enabled ? 'yes' : 'no'}</span>
-                        </label>
-                      </td>
-                      <td>
-                        {own.has(id) ? (
-                          <>
-                            Its own{' '}
-                            {editable ? (
-                              <button type="button" disabled={busy} onClick={() => void followDefault(id)}>
-                                Follow the default<span className="visually-hidden"> ({name})</span>
-                              </button>
-                            ) : null}
-                          </>
-                        ) : (
-                          <span className="muted">Follows the default</span>
-                        )}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
-          {editable && data.workspaces.length > 0 ? (
-            <ConfirmButton
-              label="Reset every workspace to the default"
-              className=""
-              question={`Drop the ${data.workspaces.length} workspace setting(s) of @${slug}? Every workspace then follows the default.`}
-              confirmLabel="Reset to the default"
-              onConfirm={() =>
-                save({
-                  override_existing_workspace_access: true,
-                  global_workspace_access: { enabled: data.global_workspace_access.enabled },
-                  workspaces: [],
-                })
-              }
-            />
-          ) : null}
-          <p className="muted">
-            Limits per workspace: the API takes <code>usage_limits</code> and <code>rate_limits</code> here
-            but refuses any, since a limit policy cannot name an integration. To limit a workspace, set a
-            usage or rate limit policy with its workspace on the <Link to="/policies">Policies page</Link>.
-          </p>
-        </>
-      ) : null}
-    </section>
+    </WorkspaceAccessTable>
   );
 }

@@ -9,7 +9,7 @@ import { when } from '../../ui/format.ts';
 import { CardListSection } from '../../ui/card-list.tsx';
 import { FormActions } from '../../ui/form-actions.tsx';
 import { type ListOf } from './common.tsx';
-import { WorkspaceEnablement } from './mcp-workspaces.tsx';
+import { WorkspaceAccessTable } from '../../ui/workspace-access.tsx';
 
 export interface AgentIntegration {
   id: string;
@@ -153,10 +153,10 @@ function AgentCard({ integration, onChanged }: { integration: AgentIntegration; 
       ) : null}
       {open === 'skills' ? <Skills integration={integration} /> : null}
       {open === 'workspaces' ? (
-        <WorkspaceEnablement
+        <WorkspaceAccessTable
           base={`/v2/agent-integrations/${integration.id}`}
-          owner={integration.name}
-          canEdit={can('agent_integrations.update')}
+          subject={integration.name}
+          editable={can('agent_integrations.update')}
         />
       ) : null}
     </li>

@@ -10,7 +10,7 @@ import { CardListSection } from '../../ui/card-list.tsx';
 import { FormActions } from '../../ui/form-actions.tsx';
 import { type ListOf } from './common.tsx';
 import { CapabilityList } from './mcp-capabilities.tsx';
-import { WorkspaceEnablement } from './mcp-workspaces.tsx';
+import { WorkspaceAccessTable } from '../../ui/workspace-access.tsx';
 
 export interface McpIntegration {
   id: string;
@@ -194,10 +194,10 @@ function IntegrationCard({ integration, onChanged }: { integration: McpIntegrati
         />
       ) : null}
       {open === 'workspaces' ? (
-        <WorkspaceEnablement
+        <WorkspaceAccessTable
           base={`/v2/mcp-integrations/${integration.id}`}
-          owner={integration.name}
-          canEdit={can('mcp_integrations.update')}
+          subject={integration.name}
+          editable={can('mcp_integrations.update')}
         />
       ) : null}
     </li>

@@ -345,6 +345,11 @@ describe('MCP access, workspaces and connections', () => {
     assert.equal(await box.isChecked(), false);
     // Saved as it is switched: the workspace then has a setting of its own.
     await box.check();
+    await card
+      .getByRole('region', { name: 'Workspaces that may use Shared docs' })
+      .getByRole('status')
+      .getByText('Saved.')
+      .waitFor();
     await table.getByRole('button', { name: `Follow the default (${workspaceName})` }).waitFor();
     assert.equal(await box.isChecked(), true);
 

@@ -214,9 +214,14 @@ describe('the Integrations page', () => {
     const workspace = await stack.api('GET', `/v2/workspaces/${stack.workspaceId}`, stack.adminKey);
     const name = (workspace.body.name || workspace.body.slug) as string;
     const access = page.getByRole('table', { name: 'Workspace access to @bedrock-eu' });
+    const saved = page
+      .getByRole('region', { name: 'Workspaces that may use @bedrock-eu' })
+      .getByRole('status')
+      .getByText('Saved.');
     const box = access.getByRole('checkbox', { name: `${name} may use it` });
     assert.equal(await box.isChecked(), true, 'open to every workspace by default');
     await box.uncheck();
+    await saved.waitFor();
     await access.getByRole('button', { name: `Follow the default (${name})` }).waitFor();
     const denied = await stack.api('GET', '/v1/integrations/bedrock-eu/workspaces', stack.adminKey);
     assert.deepEqual(
@@ -224,6 +229,7 @@ describe('the Integrations page', () => {
       [[stack.workspaceId, false]],
     );
     await access.getByRole('button', { name: `Follow the default (${name})` }).click();
+    await saved.waitFor();
     await access.getByRole('row').filter({ hasText: name }).getByText('Follows the default').waitFor();
     const back = await stack.api('GET', '/v1/integrations/bedrock-eu/workspaces', stack.adminKey);
     assert.deepEqual(back.body.workspaces, []);
@@ -232,6 +238,7 @@ describe('the Integrations page', () => {
     await page
       .getByRole('checkbox', { name: 'Default: every workspace without a setting of its own may use it' })
       .uncheck();
+    await saved.waitFor();
     await access.getByRole('row').filter({ hasText: name }).getByText('no', { exact: true }).waitFor();
     const closed = await stack.api('GET', '/v1/integrations/bedrock-eu/workspaces', stack.adminKey);
     assert.equal(closed.body.global_workspace_access.enabled, false);

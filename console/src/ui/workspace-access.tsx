@@ -60,15 +60,18 @@ export function WorkspaceAccessTable({
   });
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  const [saved, setSaved] = useState(false);
   /** Sends a change; `shown` is what it is expected to give, shown at once and put back if refused. */
   const save = async (body: unknown, shown?: (before: WorkspaceAccess) => WorkspaceAccess) => {
     const before = access.data;
     setError(null);
+    setSaved(false);
     setBusy(true);
     if (before && shown) queryClient.setQueryData(queryKey, shown(before));
     try {
       await put(`${base}/workspaces`, body);
       await queryClient.invalidateQueries({ queryKey });
+      setSaved(true);
     } catch (err) {
       if (before) queryClient.setQueryData(queryKey, before);
       setError(err);
@@ -104,6 +107,9 @@ export function WorkspaceAccessTable({
       </p>
       {access.isPending ? <Loading what="Loading workspace access" /> : null}
       <ErrorBanner error={access.error ?? error} />
+      <p role="status" className="muted">
+        {busy ? 'Saving…' : saved ? 'Saved.' : ''}
+      </p>
       {data ? (
         <>
           <label className="row">

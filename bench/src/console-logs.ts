@@ -57,7 +57,7 @@ import {
   type ConsoleBenchResults,
   type Navigation,
 } from './console-logs/report.ts';
-import { HOUR_MS, loadLogs, preparePartitions } from './logs-scale/load.ts';
+import { HOUR_MS, count, loadLogs, preparePartitions } from './logs-scale/load.ts';
 import { makeWorld } from './logs-scale/synthetic.ts';
 import { RESULT_DIRS } from './report.ts';
 
@@ -74,14 +74,6 @@ const { values: args } = parseArgs({
   },
   allowPositionals: false,
 });
-
-function count(name: string, raw: string | undefined, min: number, max: number): number {
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`--${name} must be a whole number from ${min} to ${max}, got ${raw}`);
-  }
-  return value;
-}
 
 const LOGS = count('logs', args.logs, 1_000, 100_000_000);
 const RUNS = count('runs', args.runs, 1, 1_000);

@@ -38,7 +38,7 @@ import { FeedbackRepository } from '../../services/log-export/src/store/feedback
 import { RequestLogRepository } from '../../services/log-export/src/store/request-log.repository.ts';
 import { RollupMaterialiser } from '../../services/log-export/src/store/rollups.ts';
 import { RequestLogSearch } from '../../services/log-export/src/store/request-log.search.ts';
-import { DAY_MS, HOUR_MS, loadLogs, preparePartitions } from './logs-scale/load.ts';
+import { DAY_MS, HOUR_MS, count, loadLogs, preparePartitions } from './logs-scale/load.ts';
 import { makeWorld, syntheticEvent, type World } from './logs-scale/synthetic.ts';
 import { RESULT_DIRS } from './report.ts';
 import { nearestRank } from './stats.ts';
@@ -53,14 +53,6 @@ const { values: args } = parseArgs({
   },
   allowPositionals: false,
 });
-
-function count(name: string, raw: string | undefined, min: number, max: number): number {
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`--${name} must be a whole number from ${min} to ${max}, got ${raw}`);
-  }
-  return value;
-}
 
 const LOGS = count('logs', args.logs, 1_000, 100_000_000);
 const INGEST = count('ingest', args.ingest, 500, 10_000_000);

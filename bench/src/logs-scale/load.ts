@@ -18,6 +18,15 @@ import {
 import { bulkStore } from './bulk-store.ts';
 import { syntheticEvent, syntheticFeedback, type World } from './synthetic.ts';
 
+/** A whole-number command-line option within its range, or an error naming it. */
+export function count(name: string, raw: string | undefined, min: number, max: number): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`--${name} must be a whole number from ${min} to ${max}, got ${raw}`);
+  }
+  return value;
+}
+
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
 

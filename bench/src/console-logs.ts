@@ -22,9 +22,7 @@
  *
  *   pnpm bench:console [--logs 10000000] [--runs 20] [--warmups 3] [--keep]
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -59,7 +57,7 @@ import {
 } from './console-logs/report.ts';
 import { HOUR_MS, count, loadLogs, preparePartitions } from './logs-scale/load.ts';
 import { makeWorld } from './logs-scale/synthetic.ts';
-import { RESULT_DIRS } from './report.ts';
+import { writeBenchResults } from './report.ts';
 
 type DataSource = ReturnType<typeof createDataSource>;
 
@@ -314,11 +312,7 @@ try {
     targets: targetsOf(cases),
   };
   const markdown = toMarkdown(results);
-  const dataDir = join(repoRoot, RESULT_DIRS.data);
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(join(dataDir, 'console.json'), `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(join(repoRoot, RESULT_DIRS.report, 'console-latest.md'), markdown);
-  console.log(`\n${markdown}`);
+  writeBenchResults(repoRoot, 'console', results, markdown);
 } catch (err) {
   failed = true;
   console.error(err);

@@ -18,9 +18,7 @@
  *
  *   pnpm bench:logs [--logs 10000000] [--ingest 200000] [--keep]
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startScratchDatabase } from '@switchyard/adapters';
@@ -40,7 +38,7 @@ import { RollupMaterialiser } from '../../services/log-export/src/store/rollups.
 import { RequestLogSearch } from '../../services/log-export/src/store/request-log.search.ts';
 import { DAY_MS, HOUR_MS, count, loadLogs, preparePartitions } from './logs-scale/load.ts';
 import { makeWorld, syntheticEvent, type World } from './logs-scale/synthetic.ts';
-import { RESULT_DIRS } from './report.ts';
+import { targetsSection, writeBenchResults } from './report.ts';
 import { nearestRank } from './stats.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -374,12 +372,7 @@ function toMarkdown(r: Results): string {
       `${SLOW_WARMUPS} calls, 3 to ${SLOW_RUNS} times (as many as fit in ${SLOW_BUDGET_MS / 1_000} s), so that a run ` +
       'ends in reasonable time.',
     '',
-    '## Targets',
-    '',
-    '| target | measured | holds |',
-    '|---|---|---|',
-    ...r.targets.map((t) => `| ${t.target} | ${t.measured} | ${t.holds ? 'yes' : 'no'} |`),
-    '',
+    ...targetsSection(r.targets),
   ];
   return lines.join('\n');
 }
@@ -459,11 +452,7 @@ try {
     targets: targetsOf(ingestRuns, timings),
   };
   const markdown = toMarkdown(results);
-  const dataDir = join(repoRoot, RESULT_DIRS.data);
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(join(dataDir, 'logs.json'), `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(join(repoRoot, RESULT_DIRS.report, 'logs-latest.md'), markdown);
-  console.log(`\n${markdown}`);
+  writeBenchResults(repoRoot, 'logs', results, markdown);
 } catch (err) {
   failed = true;
   console.error(err);

@@ -737,6 +737,32 @@ export const RESULT_DIRS = {
   report: join('bench', 'results'),
 };
 
+/**
+ * Writes a benchmark's numbers to `.data/bench/<name>.json` and its report to
+ * `bench/results/<name>-latest.md` (from the repository root), and prints the report.
+ */
+export function writeBenchResults(repoRoot: string, name: string, results: unknown, markdown: string): void {
+  const dataDir = join(repoRoot, RESULT_DIRS.data);
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(join(dataDir, `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(join(repoRoot, RESULT_DIRS.report, `${name}-latest.md`), markdown);
+  console.log(`\n${markdown}`);
+}
+
+/** The "Targets" section of a report. */
+export function targetsSection(
+  targets: ReadonlyArray<{ target: string; measured: string; holds: boolean }>,
+): string[] {
+  return [
+    '## Targets',
+    '',
+    '| target | measured | holds |',
+    '|---|---|---|',
+    ...targets.map((t) => `| ${t.target} | ${t.measured} | ${t.holds ? 'yes' : 'no'} |`),
+    '',
+  ];
+}
+
 export interface ResultFiles {
   /** `<data>/results.json` */
   json: string;

@@ -1,3 +1,4 @@
+import { targetsSection } from '../report.ts';
 /**
  * The figures and the report of `pnpm bench:console`: per case, the browser's times from
  * navigation start to the first log row and to the whole first page, their p50 and p95, and
@@ -133,11 +134,6 @@ export function toMarkdown(r: ConsoleBenchResults): string {
         `| ${c.label} | \`${c.path}\` | ${c.rows} | ${ms(c.firstRow)} | ${ms(c.firstPage)} | ${ms(c.logsSent)} | ${ms(c.logsRequest)} | ${c.runs} | ${c.warmups} |`,
     ),
     '',
-    '## Targets',
-    '',
-    '| target | measured | holds |',
-    '|---|---|---|',
-    ...r.targets.map((t) => `| ${t.target} | ${t.measured} | ${t.holds ? 'yes' : 'no'} |`),
-    '',
+    ...targetsSection(r.targets),
   ].join('\n');
 }

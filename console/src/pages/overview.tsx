@@ -172,7 +172,8 @@ export default function Overview() {
         Costs in US dollars; hourly points up to 3 days, daily beyond. Pick a row of a group to filter by it.
       </p>
       <LogFilters
-        key={params.toString() + filters.length + (names.keys ? 'k' : '')}
+        // Made again when the URL changes; never while filters or names load, which would drop what is typed.
+        key={params.toString()}
         params={params}
         filters={filters}
         keep={OVERVIEW_KEEP}

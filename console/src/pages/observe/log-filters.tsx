@@ -73,6 +73,9 @@ export function LogFilters({
   const secondaryActive = filters.some((f) => !f.primary && params.get(f.name)) || metadata !== '';
   const secondaryError = filters.some((f) => !f.primary && fieldError(f.name)) || !!fieldError('metadata');
 
+  /** What a filter holds: as typed, else (a filter offered after the form was shown) the URL's. */
+  const valueOf = (f: FilterDef) => draft[f.name] ?? params.get(f.name) ?? '';
+
   const apply = (event: FormEvent) => {
     event.preventDefault();
     const next = new URLSearchParams();
@@ -81,7 +84,7 @@ export function LogFilters({
       if (value !== null) next.set(name, value);
     }
     for (const f of filters) {
-      const value = draft[f.name]?.trim();
+      const value = valueOf(f).trim();
       if (value) next.set(f.name, value);
     }
     for (const line of metadata.split('\n')) {
@@ -107,7 +110,7 @@ export function LogFilters({
     onApply(next);
   };
   const field = (f: FilterDef) => {
-    const value = draft[f.name] ?? '';
+    const value = valueOf(f);
     const set = (next: string) => setDraft((d) => ({ ...d, [f.name]: next }));
     const choices = f.choices;
     return (
